@@ -1,0 +1,242 @@
+/**
+ * Coyote plugin SDK — the public, versioned contract between Coyote and the
+ * tools, agents and skills that extend it (first-party packs under `plugins/`
+ * and third-party plugins alike).
+ *
+ * A plugin is an ES module whose default export is the value returned by
+ * {@link definePlugin}. Third-party plugins run inside a Deno Worker whose
+ * permissions are the intersection of what the plugin declares in
+ * `permissions` and what the user's policy allows; see `docs/plugins.md`.
+ *
+ * Compatibility: {@link SDK_VERSION} follows semver. Fields may be added in a
+ * minor version; removing or changing the meaning of a field needs a major.
+ *
+ * This module has no imports at run time, so a bundled plugin stays small and
+ * self-contained.
+ * @module
+ */
+
+/** Semver of this SDK contract. */
+export const SDK_VERSION = "1.0.0";
+
+/** A JSON Schema object (draft 2020-12 subset understood by OpenAI tool calling). */
+export type JsonSchema = { [key: string]: unknown };
+
+/**
+ * The structural part of a zod (v4) schema that Coyote relies on. Any object with
+ * `safeParse` is treated as a validator; zod schemas are converted to JSON
+ * Schema with `z.toJSONSchema` by the host.
+ */
+export interface ZodLike<T = unknown> {
+  safeParse(
+    value: unknown,
+  ): { success: true; data: T } | { success: false; error: { message: string } };
+  /** Present on zod v4 schemas. */
+  readonly _zod?: unknown;
+  /** Type-level marker used for inference (zod's `_output`). */
+  readonly _output?: T;
+}
+
+/** Infers the input type of a tool from its schema (zod) or falls back to a record. */
+export type InferInput<S> = S extends ZodLike<infer T> ? T : { [key: string]: unknown };
+
+/**
+ * What a tool does, as ACP's `ToolKind` (agent-client-protocol, schema `ToolKind`).
+ * Frontends use it to pick an icon and to decide how much to show.
+ */
+export type ToolKind =
+  | "read"
+  | "edit"
+  | "delete"
+  | "move"
+  | "search"
+  | "execute"
+  | "think"
+  | "fetch"
+  | "switch_mode"
+  | "other";
+
+/**
+ * Permissions a plugin asks for. Nothing declared means nothing granted.
+ * Relative paths resolve against the session's workspace (cwd); `~` expands to
+ * the home directory. `net` entries are host names with an optional `:port`.
+ * `run` entries are program names or absolute paths. `env` entries are
+ * variable names.
+ */
+export interface PluginPermissions {
+  read?: string[];
+  write?: string[];
+  net?: string[];
+  run?: string[];
+  env?: string[];
+}
+
+/** A file location a tool touched, as ACP's `ToolCallLocation` (absolute path, 1-based line). */
+export interface ToolLocation {
+  path: string;
+  line?: number;
+}
+
+/** A text diff of one file, as ACP's `Diff` content (absolute path; `oldText` null for new files). */
+export interface ToolDiff {
+  path: string;
+  oldText: string | null;
+  newText: string;
+}
+
+/**
+ * What a tool returns. A plain string is shorthand for `{ content: string }`.
+ * `content` is what the model sees; `isError` marks a failed call (the model
+ * sees the content as an error and the `tool_call` ends `failed`).
+ */
+export interface ToolResult {
+  content: string;
+  isError?: boolean;
+  /** Diffs shown to the user (ACP `diff` tool-call content). */
+  diffs?: ToolDiff[];
+  locations?: ToolLocation[];
+  /** Structured output for frontends (ACP `rawOutput`); must be JSON-serialisable. */
+  rawOutput?: unknown;
+}
+
+/** Progress reported while a tool runs; surfaces as an ACP `tool_call_update`. */
+export interface ToolProgress {
+  /** Free-form text appended to the tool call's content. */
+  message?: string;
+  title?: string;
+  locations?: ToolLocation[];
+}
+
+/** A question for the human, resolved by the frontend (terminal prompt, ACP permission request, or headless denial). */
+export interface PermissionQuestion {
+  /** Short title, e.g. "Upload build.log to example.com". */
+  title: string;
+  /** Optional longer explanation. */
+  detail?: string;
+}
+
+/** Logger that writes to stderr / the event stream, never to stdout. */
+export interface ToolLogger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/**
+ * Host services that only first-party, in-process tools receive. When the
+ * frontend is an ACP client offering `fs` or `terminal` capabilities these
+ * route through the client (so unsaved editor buffers are seen); otherwise they
+ * use the local filesystem / processes. Third-party worker plugins never get
+ * these; they use Deno APIs under their granted permissions.
+ */
+export interface HostServices {
+  /** Reads a UTF-8 text file (absolute path). Throws `Deno.errors.NotFound` style errors. */
+  readTextFile?(path: string): Promise<string>;
+  /** Writes a UTF-8 text file (absolute path), creating parent folders. */
+  writeTextFile?(path: string, content: string): Promise<void>;
+  /**
+   * Runs a shell command in a client-side terminal (ACP `terminal/*`).
+   * Resolves when the command exits or the signal aborts (then the terminal is killed).
+   */
+  runInTerminal?(
+    command: string,
+    opts: { cwd: string; timeoutMs?: number; outputByteLimit?: number; signal: AbortSignal },
+  ): Promise<{ exitCode: number | null; signal: string | null; output: string; truncated: boolean }>;
+}
+
+/** The context a tool's `run` receives. */
+export interface ToolContext {
+  /** Absolute path of the session's working directory (workspace root). */
+  cwd: string;
+  /** Aborted when the turn is cancelled or the call times out. */
+  signal: AbortSignal;
+  /** The id of this tool call (ACP `toolCallId`). */
+  toolCallId: string;
+  log: ToolLogger;
+  /** Reports progress; shows up as a `tool_call_update`. */
+  progress(update: ToolProgress): void;
+  /**
+   * Asks the user for permission through the frontend. Resolves `true` when
+   * allowed; `false` when rejected, when headless, or when cancelled.
+   */
+  requestPermission(question: PermissionQuestion): Promise<boolean>;
+  /** First-party tools only; undefined inside plugin workers. */
+  host?: HostServices;
+}
+
+/** What a tool call needs from the policy; the engine checks these before `run`. */
+export type ToolAccess =
+  | { type: "execute"; command: string }
+  | { type: "read"; path: string }
+  | { type: "write"; path: string }
+  | { type: "net"; host: string }
+  | { type: "tool"; name: string };
+
+/** A tool, as the model sees it (`name`, `description`, `input` schema) plus its implementation. */
+export interface ToolDefinition<S = ZodLike | JsonSchema> {
+  /** Model-facing name: `^[a-zA-Z0-9_-]{1,64}$` (OpenAI function-name rule). */
+  name: string;
+  description: string;
+  /** zod schema or plain JSON Schema (`type: "object"`). */
+  input: S;
+  kind?: ToolKind;
+  /** True when the tool never changes anything; such calls may run concurrently. */
+  readOnly?: boolean;
+  /** Human title for a call, e.g. `Read src/main.ts`. */
+  title?(input: InferInput<S>): string;
+  /**
+   * What the call needs from the policy (first-party tools). Paths may be relative
+   * to `cwd`. Omitted: the tool is checked as `{type: "tool", name}`.
+   */
+  access?(input: InferInput<S>, cwd: string): ToolAccess[];
+  run(input: InferInput<S>, ctx: ToolContext): Promise<ToolResult | string> | ToolResult | string;
+}
+
+/** Defines a tool; returns it unchanged with its input type inferred from the schema. */
+export function defineTool<S extends ZodLike | JsonSchema>(def: ToolDefinition<S>): ToolDefinition<S> {
+  return def;
+}
+
+/**
+ * An agent: instructions plus the tools it may use and model settings.
+ * Built-in agents (Sisyphus and its specialists) load through this same shape.
+ */
+export interface AgentDefinition {
+  name: string;
+  description: string;
+  /** System-prompt text. */
+  instructions: string;
+  /** Tool names (globs allowed, e.g. `fs_*`, `mcp__github__*`). Omitted: all tools. */
+  tools?: string[];
+  model?: string;
+  temperature?: number;
+  maxTurns?: number;
+}
+
+/** A skill, as Agent Skills' `SKILL.md`: front-matter `name` and `description`, markdown body. */
+export interface SkillDefinition {
+  name: string;
+  description: string;
+  /** The markdown body (instructions), loaded when the skill is used. */
+  content: string;
+}
+
+/** A plugin: a named, versioned bundle of tools, agents and skills plus the permissions it needs. */
+export interface PluginDefinition {
+  name: string;
+  version: string;
+  description?: string;
+  /** SDK major the plugin was written for; defaults to the SDK it was built with. */
+  sdkVersion?: string;
+  permissions?: PluginPermissions;
+  // deno-lint-ignore no-explicit-any
+  tools?: ToolDefinition<any>[];
+  agents?: AgentDefinition[];
+  skills?: SkillDefinition[];
+}
+
+/** Defines a plugin; the module's default export. Returns it with `sdkVersion` filled in. */
+export function definePlugin(def: PluginDefinition): PluginDefinition {
+  return { sdkVersion: SDK_VERSION, ...def };
+}
