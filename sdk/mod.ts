@@ -97,6 +97,24 @@ export interface ToolResult {
   locations?: ToolLocation[];
   /** Structured output for frontends (ACP `rawOutput`); must be JSON-serialisable. */
   rawOutput?: unknown;
+  /** The model's full plan/todo list; the engine emits it as an ACP `plan` update. */
+  plan?: PlanItem[];
+}
+
+/** One plan entry, as ACP's `PlanEntry`. */
+export interface PlanItem {
+  content: string;
+  priority: "high" | "medium" | "low";
+  status: "pending" | "in_progress" | "completed";
+}
+
+/** A question for the human from the `user__*` tools (see `HostServices.askUser`). */
+export interface UserQuestion {
+  action: "select" | "confirm" | "input" | "checkbox";
+  question: string;
+  options?: string[];
+  /** Default answer, if any. */
+  default?: string | string[] | boolean;
 }
 
 /** Progress reported while a tool runs; surfaces as an ACP `tool_call_update`. */
@@ -131,6 +149,11 @@ export interface ToolLogger {
  * these; they use Deno APIs under their granted permissions.
  */
 export interface HostServices {
+  /**
+   * Asks the human a question (REPL prompt, ACP client). Undefined when nobody can
+   * answer (headless): the `user__*` tools then return `{"needs_human": true, ...}` at once.
+   */
+  askUser?(question: UserQuestion, signal: AbortSignal): Promise<string | string[] | boolean>;
   /** Reads a UTF-8 text file (absolute path). Throws `Deno.errors.NotFound` style errors. */
   readTextFile?(path: string): Promise<string>;
   /** Writes a UTF-8 text file (absolute path), creating parent folders. */

@@ -1,0 +1,34 @@
+/**
+ * The resolved application options every command and frontend receives:
+ * CLI flags merged over environment and config file (see core/cli.ts and
+ * core/config.ts for precedence: flag > env > config > default).
+ * @module
+ */
+
+/** Resolved options for one process. Paths are absolute. */
+export interface AppOptions {
+  /** Process working directory (the default workspace). */
+  cwd: string;
+  /** `$COYOTE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/coyote`, else `~/.config/coyote`. */
+  configDir: string;
+  /** `$COYOTE_DATA_DIR`, else `$XDG_DATA_HOME/coyote`, else `~/.local/share/coyote` (sessions live in `sessions/`). */
+  dataDir: string;
+  /** The validated config file (empty object when there is none). */
+  // deno-lint-ignore no-explicit-any
+  config: any;
+  /** Path of the config file that was read, if any. */
+  configPath?: string;
+  model?: string;
+  baseURL?: string;
+  apiKey?: string;
+  /** `--allow RULE` / `--deny RULE` (repeatable). */
+  allow: string[];
+  deny: string[];
+  dangerouslySkipPermissions: boolean;
+  /** `--plugin PATH` (repeatable). */
+  plugins: string[];
+  noWorkspaceMcp: boolean;
+  headless: boolean;
+  maxTurns: number;
+  agent?: string;
+}
