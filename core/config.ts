@@ -1,0 +1,286 @@
+/**
+ * Configuration: where Coyote keeps its files, the `config.yaml` schema, and how the
+ * provider settings are resolved from flags, environment and config.
+ *
+ * - Config dir: `$COYOTE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/coyote`, else `~/.config/coyote`
+ *   (XDG Base Directory spec); data dir likewise with `$COYOTE_DATA_DIR` / `$XDG_DATA_HOME`
+ *   / `~/.local/share/coyote`.
+ * - `config.yaml` keys are snake_case (except `mcpServers`, MCP's own name); unknown keys
+ *   are errors. Validated with zod; `yaml` and `zod` are loaded only when the file exists.
+ * - Provider precedence: flag > env (`OPENAI_BASE_URL`, `OPENAI_API_KEY`, `COYOTE_MODEL`)
+ *   > config (`model`, then `provider.*`) > default (`https://api.openai.com/v1` when only
+ *   a key is given).
+ *
+ * Example `config.yaml`:
+ * ```yaml
+ * model: qwen3-coder
+ * provider:
+ *   base_url: http://localhost:11434/v1
+ *   timeout_ms: 120000
+ * permissions:
+ *   allow: ["Execute(npm test)"]
+ *   deny: ["Execute(rm *)"]
+ * ```
+ * @module
+ */
+import type { ProviderConfig } from "./provider.ts";
+
+/** The `provider:` section of `config.yaml`. */
+export interface ProviderSection {
+  /** OpenAI-compatible base URL, e.g. `http://localhost:11434/v1`. */
+  base_url?: string;
+  api_key?: string;
+  model?: string;
+  /** Response/stream idle timeout in ms (positive integer). Default 600000. */
+  timeout_ms?: number;
+  /** Retries for 429/5xx/connection failures (0..10). Default 4. */
+  max_retries?: number;
+  /** Extra HTTP headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+/** The validated `config.yaml`. */
+export interface CoyoteConfig {
+  /** Model name (wins over `provider.model`). */
+  model?: string;
+  provider?: ProviderSection;
+  /** Guard rules (see docs for the syntax), merged with `--allow`/`--deny` flags. */
+  permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
+  /** Plugin module paths or URLs. */
+  plugins?: string[];
+  /** Turn limit (positive integer). */
+  max_turns?: number;
+  /** Default agent name. */
+  agent?: string;
+  /** MCP servers by name (shape validated by the MCP client, core/mcp/). */
+  mcpServers?: Record<string, unknown>;
+  /** Extra instruction files added to the system prompt. */
+  instructions?: string[];
+}
+
+/** Default `provider.timeout_ms`. */
+export const DEFAULT_TIMEOUT_MS = 600_000;
+/** Default `provider.max_retries`. */
+export const DEFAULT_MAX_RETRIES = 4;
+/** Base URL used when only an API key is configured. */
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+/** Sent as the key to servers that need none (local servers). */
+export const PLACEHOLDER_API_KEY = "coyote-no-key";
+
+/** A user error in configuration: one clear line (or a few), no stack trace wanted. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Anything with `get` like `Deno.env`. */
+export interface EnvLike {
+  get(name: string): string | undefined;
+}
+
+/** Config and data directories (absolute when HOME/XDG vars are absolute). */
+export function resolveDirs(env: EnvLike = Deno.env): { configDir: string; dataDir: string } {
+  const get = (k: string) => {
+    const v = env.get(k);
+    return v && v.trim() ? v : undefined;
+  };
+  const home = get("HOME") ?? get("USERPROFILE") ?? ".";
+  const configDir = get("COYOTE_CONFIG_DIR") ??
+    join(get("XDG_CONFIG_HOME") ?? join(home, ".config"), "coyote");
+  const dataDir = get("COYOTE_DATA_DIR") ??
+    join(get("XDG_DATA_HOME") ?? join(home, ".local", "share"), "coyote");
+  return { configDir, dataDir };
+}
+
+function join(...parts: string[]): string {
+  return parts.map((p, i) => (i === 0 ? p.replace(/\/+$/, "") : p.replace(/^\/+|\/+$/g, "")))
+    .filter((p, i) => p || i === 0).join("/") || "/";
+}
+
+/**
+ * Reads and validates `<configDir>/config.yaml`. A missing file gives `{ config: {} }`.
+ * @throws ConfigError naming the file and the key path (or the line, for YAML syntax errors).
+ */
+export async function loadConfig(
+  configDir: string,
+): Promise<{ config: CoyoteConfig; path?: string }> {
+  const path = join(configDir, "config.yaml");
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { config: {} };
+    if (e instanceof Deno.errors.IsADirectory) {
+      throw new ConfigError(`config error in ${path}: is a directory, expected a YAML file`);
+    }
+    throw new ConfigError(`config error in ${path}: cannot read: ${(e as Error).message}`);
+  }
+  return { config: await parseConfig(text, path), path };
+}
+
+/**
+ * Parses and validates config text; `path` is used in messages.
+ * @throws ConfigError
+ */
+export async function parseConfig(text: string, path: string): Promise<CoyoteConfig> {
+  const YAML = await import("yaml");
+  const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0];
+    const pos = e.linePos?.[0];
+    const where = pos ? `line ${pos.line}, column ${pos.col}: ` : "";
+    const msg = e.message.split("\n")[0].replace(/\s*at line \d+, column \d+:?\s*$/, "");
+    throw new ConfigError(`config error in ${path}: ${where}YAML syntax error: ${msg}`);
+  }
+  const data = doc.toJS();
+  if (data === null || data === undefined) return {};
+  if (typeof data !== "object" || Array.isArray(data)) {
+    throw new ConfigError(`config error in ${path}: expected a mapping of keys at the top level`);
+  }
+  const schema = await configSchema();
+  const result = schema.safeParse(data);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => formatIssue(issue));
+    throw new ConfigError(`config error in ${path}: ${lines.join("; ")}`);
+  }
+  return result.data as CoyoteConfig;
+}
+
+interface IssueLike {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  keys?: string[];
+}
+
+function formatIssue(issue: IssueLike): string {
+  const keyPath = (segs: PropertyKey[]) =>
+    segs.map((s, i) => typeof s === "number" ? `[${s}]` : (i ? "." : "") + String(s)).join("");
+  if (issue.code === "unrecognized_keys" && issue.keys?.length) {
+    return issue.keys.map((k) => `${keyPath([...issue.path, k])}: unknown key`).join("; ");
+  }
+  return `${issue.path.length ? keyPath(issue.path) : "(top level)"}: ${issue.message}`;
+}
+
+let schemaPromise: Promise<{ safeParse(v: unknown): SafeParse }> | undefined;
+type SafeParse =
+  | { success: true; data: unknown }
+  | { success: false; error: { issues: IssueLike[] } };
+
+function configSchema() {
+  schemaPromise ??= import("zod").then(({ z }) => {
+    const str = (what = "a string") => z.string({ error: `expected ${what}` });
+    const strList = () => z.array(str(), { error: "expected a list of strings" });
+    const posInt = () =>
+      z.number({ error: "expected a positive integer" }).int({
+        error: "expected a positive integer",
+      }).positive({ error: "expected a positive integer" });
+    const provider = z.strictObject({
+      base_url: z.url({
+        protocol: /^https?$/,
+        error: "expected an http(s) URL, e.g. http://localhost:11434/v1",
+      }).optional(),
+      api_key: str().optional(),
+      model: str().optional(),
+      timeout_ms: posInt().optional(),
+      max_retries: z.number({ error: "expected an integer from 0 to 10" }).int({
+        error: "expected an integer from 0 to 10",
+      }).min(0, { error: "expected an integer from 0 to 10" }).max(10, {
+        error: "expected an integer from 0 to 10",
+      }).optional(),
+      headers: z.record(str(), str("a string header value"), {
+        error: "expected a mapping of header names to strings",
+      }).optional(),
+    }, { error: "expected a mapping" });
+    const schema = z.strictObject({
+      model: str().optional(),
+      provider: provider.optional(),
+      permissions: z.strictObject({
+        allow: strList().optional(),
+        ask: strList().optional(),
+        deny: strList().optional(),
+      }, { error: "expected a mapping with allow/ask/deny lists" }).optional(),
+      plugins: strList().optional(),
+      max_turns: posInt().optional(),
+      agent: str().optional(),
+      mcpServers: z.record(
+        str(),
+        z.record(str(), z.unknown(), { error: "expected a mapping (an MCP server definition)" }),
+        { error: "expected a mapping of server names to definitions" },
+      ).optional(),
+      instructions: strList().optional(),
+    }, { error: "expected a mapping" });
+    // Compile-time check that the schema and the hand-written type agree.
+    const _typed: import("zod").ZodType<CoyoteConfig> = schema;
+    return schema as unknown as { safeParse(v: unknown): SafeParse };
+  });
+  return schemaPromise;
+}
+
+/** Provider-related flags (`-m/--model`, `--base-url`, `--api-key`). */
+export interface ProviderFlags {
+  model?: string;
+  baseURL?: string;
+  apiKey?: string;
+}
+
+/**
+ * Resolves the provider connection: flag > env > config > default.
+ * An API key may be absent when a base URL is set (local servers): a placeholder is sent.
+ * @throws ConfigError when there is no provider or no model; never includes secrets.
+ */
+export function resolveProvider(opts: {
+  flags: ProviderFlags;
+  env: EnvLike;
+  config: CoyoteConfig;
+  /** For messages: where the config file is (or would be). */
+  configPath?: string;
+}): ProviderConfig {
+  const { flags, env, config } = opts;
+  const e = (k: string) => {
+    const v = env.get(k);
+    return v && v.trim() ? v.trim() : undefined;
+  };
+  const p = config.provider ?? {};
+  const nonEmpty = (v: string | undefined) => (v && v.trim() ? v.trim() : undefined);
+  const baseURL = nonEmpty(flags.baseURL) ?? e("OPENAI_BASE_URL") ?? nonEmpty(p.base_url);
+  const apiKey = nonEmpty(flags.apiKey) ?? e("OPENAI_API_KEY") ?? nonEmpty(p.api_key);
+  const model = nonEmpty(flags.model) ?? e("COYOTE_MODEL") ?? nonEmpty(config.model) ??
+    nonEmpty(p.model);
+  const file = opts.configPath ?? "config.yaml in the config dir ($COYOTE_CONFIG_DIR)";
+
+  if (!baseURL && !apiKey) {
+    throw new ConfigError(
+      "no model provider configured. Set one of:\n" +
+        "  - environment: OPENAI_BASE_URL (any OpenAI-compatible server, e.g. http://localhost:11434/v1)" +
+        " and/or OPENAI_API_KEY, plus COYOTE_MODEL\n" +
+        `  - config file ${file}: provider: { base_url: ..., api_key: ... } and model: ...\n` +
+        "  - flags: --base-url URL --api-key KEY -m MODEL",
+    );
+  }
+  if (baseURL) {
+    let ok = false;
+    try {
+      const u = new URL(baseURL);
+      ok = u.protocol === "http:" || u.protocol === "https:";
+    } catch { /* not a URL */ }
+    if (!ok) {
+      throw new ConfigError(
+        `the provider base URL is not an http(s) URL: ${JSON.stringify(baseURL)} ` +
+          "(expected e.g. http://localhost:11434/v1)",
+      );
+    }
+  }
+  if (!model) {
+    throw new ConfigError(
+      "no model chosen. Pass -m/--model NAME, set COYOTE_MODEL, or put `model: NAME` in " + file,
+    );
+  }
+  return {
+    baseURL: baseURL ?? DEFAULT_BASE_URL,
+    apiKey: apiKey ?? PLACEHOLDER_API_KEY,
+    model,
+    timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+    maxRetries: p.max_retries ?? DEFAULT_MAX_RETRIES,
+    ...(p.headers ? { headers: { ...p.headers } } : {}),
+  };
+}
