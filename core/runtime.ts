@@ -1,13 +1,17 @@
 /**
- * STUB CONTRACT (owner: engine helper replaces the bodies, keeps the signatures).
  * Wires an AgentSession from resolved options: provider, policy, tools
  * (first-party packs + plugin workers + MCP servers), instructions, store.
  * Frontends (headless, ACP, REPL) only talk to this module and core/types.ts.
+ *
+ * Start-up: the plugin host and the MCP client are loaded with literal dynamic
+ * imports, and only when there is something to load (plugins configured or a
+ * plugin folder present; MCP servers discovered or passed in).
  * @module
  */
 import type { AppOptions } from "./app.ts";
-import type { HostServices } from "../sdk/mod.ts";
+import type { AgentDefinition, HostServices } from "../sdk/mod.ts";
 import type {
+  AnyTool,
   EngineEvent,
   EventSink,
   PermissionResolver,
@@ -15,6 +19,21 @@ import type {
   TurnResult,
 } from "./types.ts";
 import type { McpServerSpec } from "./mcp/mod.ts";
+import { Policy } from "./guard/policy.ts";
+import { corePlugins } from "../plugins/mod.ts";
+import { builtinAgents, DEFAULT_AGENT } from "../agents/mod.ts";
+import { Engine, type ModelClient } from "./engine.ts";
+import { filterTools, ToolRegistry } from "./tools.ts";
+import { buildSystemPrompt, findInstructions } from "./instructions.ts";
+import {
+  listStoredSessions,
+  loadSession,
+  newSessionId,
+  transcriptPath,
+  TranscriptWriter,
+} from "./sessions.ts";
+import { resolveProvider } from "./config.ts";
+import { createProvider } from "./provider.ts";
 
 /** Options for one session (one workspace). */
 export interface SessionInit {
@@ -31,6 +50,10 @@ export interface SessionInit {
   /** Override agent / model for this session. */
   agent?: string;
   model?: string;
+  /** Name for a new session (`--session NAME`); stored in the transcript header. */
+  name?: string;
+  /** Diagnostics (warnings) sink; stderr by default. Never stdout. */
+  log?: (line: string) => void;
 }
 
 /** A live session. `prompt` runs one turn; only one turn at a time. */
@@ -46,7 +69,10 @@ export interface AgentSession {
    * resolves when the turn ends. Never rejects for provider/tool faults: those end
    * the turn with `error` set. Rejects only if a turn is already running.
    */
-  prompt(input: PromptInput, opts: { signal?: AbortSignal; onEvent: EventSink }): Promise<TurnResult>;
+  prompt(
+    input: PromptInput,
+    opts: { signal?: AbortSignal; onEvent: EventSink },
+  ): Promise<TurnResult>;
   /** Adds a policy rule for the rest of this session (ACP `allow_always`). */
   addRule(decision: "allow" | "deny", rule: string): void;
   /** Stored events of this session so far, in order (for ACP `session/load` replay). */
@@ -65,10 +91,182 @@ export interface SessionInfo {
   name?: string;
 }
 
-export function createSession(_app: AppOptions, _init: SessionInit): Promise<AgentSession> {
-  throw new Error("not implemented");
+/**
+ * A user or configuration error (unknown agent, unknown session, no provider):
+ * frontends report the message without a stack trace (CLI exit code 2).
+ */
+export class UsageError extends Error {
+  override name = "UsageError";
 }
 
-export function listSessions(_app: AppOptions, _filter?: { cwd?: string }): Promise<SessionInfo[]> {
-  throw new Error("not implemented");
+/** All agents available to a session: built-in first, then plugin contributions. */
+export function availableAgents(extra: AgentDefinition[] = []): AgentDefinition[] {
+  const byName = new Map<string, AgentDefinition>();
+  for (const a of [...builtinAgents, ...extra]) if (!byName.has(a.name)) byName.set(a.name, a);
+  return [...byName.values()];
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when the plugin host has anything to discover for this workspace. */
+function wantsPlugins(app: AppOptions, cwd: string): boolean {
+  return app.plugins.length > 0 ||
+    (Array.isArray(app.config?.plugins) && app.config.plugins.length > 0) ||
+    exists(`${cwd}/.coyote/plugins`) || exists(`${app.configDir}/plugins`);
+}
+
+export async function createSession(app: AppOptions, init: SessionInit): Promise<AgentSession> {
+  const cwd = init.cwd;
+  const log = init.log ?? ((l: string) => console.error(l));
+  const resumed = init.resumeId ? await loadSession(app.dataDir, init.resumeId) : null;
+  if (init.resumeId && !resumed) throw new UsageError(`no stored session with id ${init.resumeId}`);
+  if (resumed?.skipped) {
+    log(`coyote: skipped ${resumed.skipped} unreadable line(s) of session ${init.resumeId}`);
+  }
+
+  // Provider first: a missing provider is a configuration error, before anything starts.
+  const explicitModel = init.model ?? app.model;
+  const providerCfg = resolveProvider({
+    flags: { model: explicitModel, baseURL: app.baseURL, apiKey: app.apiKey },
+    env: Deno.env,
+    config: app.config ?? {},
+    configPath: app.configPath,
+  });
+  const client = createProvider(providerCfg);
+
+  const policy = Policy.create(
+    app.config?.permissions ?? {},
+    { allow: app.allow, deny: app.deny },
+    {
+      workspace: cwd,
+      configDir: app.configDir,
+      dataDir: app.dataDir,
+      dangerouslySkipPermissions: app.dangerouslySkipPermissions,
+    },
+  );
+
+  const closers: (() => Promise<void>)[] = [];
+  const [plugins, mcp] = await Promise.all([
+    wantsPlugins(app, cwd)
+      ? import("./plugin_host/mod.ts").then((m) => m.loadPlugins(app, policy, cwd))
+      : Promise.resolve(null),
+    import("./mcp/mod.ts").then(async (m) => {
+      const found = await m.discoverMcpServers(app, cwd);
+      const byName = new Map(found.map((s) => [s.name, s]));
+      for (const [name, spec] of Object.entries(init.mcpServers ?? {})) {
+        byName.set(name, { name, spec, source: "acp" });
+      }
+      if (!byName.size) return null;
+      return await m.connectMcpServers([...byName.values()], { cwd });
+    }),
+  ]);
+  if (plugins) closers.push(() => plugins.close());
+  if (mcp) closers.push(() => mcp.close());
+  for (const w of [...(plugins?.warnings ?? []), ...(mcp?.warnings ?? [])]) {
+    log(`coyote: warning: ${w}`);
+  }
+
+  const agentName = init.agent ?? resumed?.header.agent ?? app.agent ?? DEFAULT_AGENT;
+  const agents = availableAgents(plugins?.agents);
+  const agent = agents.find((a) => a.name === agentName);
+  if (!agent) {
+    await Promise.all(closers.map((c) => c().catch(() => {})));
+    throw new UsageError(
+      `unknown agent "${agentName}"; available: ${agents.map((a) => a.name).join(", ")}`,
+    );
+  }
+  const allTools: AnyTool[] = [
+    ...corePlugins.flatMap((p) => p.tools ?? []),
+    ...(plugins?.tools ?? []),
+    ...(mcp?.tools ?? []),
+  ];
+  const registry = new ToolRegistry(filterTools(allTools, agent.tools));
+  for (const w of registry.warnings) log(`coyote: warning: ${w}`);
+
+  const model = explicitModel ?? agent.model ?? providerCfg.model;
+  const systemPrompt = buildSystemPrompt(agent.instructions, { cwd }, findInstructions(cwd));
+
+  let id: string;
+  let transcript: TranscriptWriter;
+  if (resumed) {
+    id = resumed.header.id;
+    transcript = TranscriptWriter.open(transcriptPath(app.dataDir, id));
+  } else {
+    id = newSessionId();
+    transcript = TranscriptWriter.create(app.dataDir, {
+      id,
+      cwd,
+      created: new Date().toISOString(),
+      model,
+      agent: agent.name,
+      ...(init.name ? { name: init.name } : {}),
+    });
+  }
+  closers.push(() => Promise.resolve(transcript.close()));
+
+  const engine = new Engine({
+    sessionId: id,
+    cwd,
+    client: client as unknown as ModelClient,
+    model,
+    temperature: agent.temperature,
+    registry,
+    policy,
+    permission: init.permission,
+    host: init.host,
+    systemPrompt,
+    maxTurns: app.maxTurns > 0 ? app.maxTurns : agent.maxTurns ?? 50,
+    history: resumed?.messages,
+    updates: resumed?.updates,
+    transcript,
+    log,
+  });
+
+  let closed = false;
+  const session: AgentSession = {
+    id,
+    cwd,
+    model,
+    agent: agent.name,
+    prompt(input, opts) {
+      if (closed) return Promise.reject(new Error("session is closed"));
+      engine.opts.model = session.model;
+      return engine.prompt(input, opts);
+    },
+    addRule(decision, rule) {
+      policy.addRule(decision, rule, "session");
+    },
+    history() {
+      return [...engine.updates];
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all(
+        closers.map((c) => c().catch((e) => log(`coyote: close failed: ${(e as Error).message}`))),
+      );
+    },
+  };
+  return session;
+}
+
+export async function listSessions(
+  app: AppOptions,
+  filter?: { cwd?: string },
+): Promise<SessionInfo[]> {
+  const list = await listStoredSessions(app.dataDir, { cwd: filter?.cwd });
+  return list.map((s) => ({
+    sessionId: s.id,
+    cwd: s.cwd,
+    title: s.title,
+    updatedAt: s.updated,
+    ...(s.name ? { name: s.name } : {}),
+  }));
 }

@@ -1,0 +1,298 @@
+/**
+ * Command-line interface (npm `commander`): parses flags, resolves
+ * {@link AppOptions} (flag > env > config > default), and dispatches to the
+ * one-shot/headless runner, the ACP server, or a subcommand.
+ *
+ * Usage errors (bad flags, missing prompt, bad config) print one line
+ * `coyote: <message>` on stderr and exit 2; never a stack trace.
+ * @module
+ */
+import { Command, CommanderError, Option } from "commander";
+import type { AppOptions } from "./app.ts";
+import { ConfigError, loadConfig, resolveDirs } from "./config.ts";
+import pkg from "../deno.json" with { type: "json" };
+
+/** Coyote's version (deno.json `version`). */
+export const VERSION: string = pkg.version;
+
+const EXIT_HELP = `
+Exit codes:
+  0    success
+  1    runtime failure (provider error after retries, stream cut, crash)
+  2    usage or configuration error (bad flag, no prompt, no provider, bad config)
+  3    turn limit reached (--max-turns; stop reason max_turn_requests)
+  130  cancelled (SIGINT; stop reason cancelled)
+
+Environment: OPENAI_BASE_URL, OPENAI_API_KEY, COYOTE_MODEL, COYOTE_CONFIG_DIR, COYOTE_DATA_DIR.
+Docs: README.md, docs/permissions.md (rule syntax), docs/plugins.md.`;
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+
+/** Everything `parseArgs` found. */
+export interface ParsedCli {
+  /** Subcommand to run, if any. */
+  command?: { name: "plugins" | "mcp" | "policy"; sub: string; args: string[] };
+  prompt: string[];
+  // deno-lint-ignore no-explicit-any
+  opts: Record<string, any>;
+  /** Set when commander already printed help/version (exit code inside). */
+  exit?: number;
+}
+
+class UsageError extends Error {}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new UsageError(`--max-turns must be a positive integer, got ${JSON.stringify(v)}`);
+  }
+  return n;
+}
+
+function buildProgram(result: ParsedCli): Command {
+  const program = new Command("coyote")
+    .description("Coyote: a coding agent for your terminal, CI and editors (ACP).")
+    .version(VERSION, "-V, --version")
+    .argument("[prompt...]", "the request; piped stdin is appended")
+    .option("-m, --model <model>", "model name (env COYOTE_MODEL; config model)")
+    .option("--base-url <url>", "OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    .option("--api-key <key>", "API key (prefer env OPENAI_API_KEY)")
+    .option("--headless", "never read from or prompt on the terminal; guard 'ask' is denied")
+    .addOption(
+      new Option("--output-format <format>", "output format").choices([
+        "text",
+        "json",
+        "stream-json",
+      ]).default(
+        "text",
+      ),
+    )
+    .option("-f, --file <path>", "add a file's contents to the prompt (repeatable)", collect, [])
+    .option("--max-turns <n>", "model requests allowed per turn (default 50)", positiveInt)
+    .option(
+      "--allow <rule>",
+      "add an allow rule, e.g. 'Execute(npm test)' (repeatable)",
+      collect,
+      [],
+    )
+    .option("--deny <rule>", "add a deny rule, e.g. 'Execute(rm *)' (repeatable)", collect, [])
+    .option("--dangerously-skip-permissions", "allow everything except deny rules")
+    .option("--plugin <path>", "load a plugin module (repeatable)", collect, [])
+    .option("--no-workspace-mcp", "ignore the workspace's .mcp.json / .coyote/mcp.json")
+    .option("--agent <name>", "agent to use (default coyote)")
+    .option("--session <name>", "continue (or start) the named session")
+    .option("--continue", "continue the latest session of this directory")
+    .option("--list-sessions", "list stored sessions and exit")
+    .option("--acp-server", "serve the Agent Client Protocol over stdio")
+    .addHelpText("after", EXIT_HELP)
+    .showSuggestionAfterError(true)
+    .action((prompt: string[], opts) => {
+      result.prompt = prompt;
+      result.opts = opts;
+    });
+
+  const plugins = program.command("plugins").description("list or check plugins");
+  plugins.command("list").description("show each plugin, its tools and its effective grant").action(
+    () => {
+      result.command = { name: "plugins", sub: "list", args: [] };
+    },
+  );
+  plugins.command("check").argument("<path>").description(
+    "validate a plugin without running a session",
+  ).action(
+    (path: string) => {
+      result.command = { name: "plugins", sub: "check", args: [path] };
+    },
+  );
+  program.command("mcp").description("MCP servers").command("list").description(
+    "show configured MCP servers, their source, status and tool counts",
+  ).action(() => {
+    result.command = { name: "mcp", sub: "list", args: [] };
+  });
+  program.command("policy").description("guard policy").command("show").description(
+    "print the effective policy and the derived Deno flags",
+  ).action(() => {
+    result.command = { name: "policy", sub: "show", args: [] };
+  });
+
+  for (const c of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
+    c.exitOverride();
+    c.configureOutput({
+      writeOut: (s) => Deno.stdout.writeSync(new TextEncoder().encode(s)),
+      writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
+      outputError: () => {}, // printed by parseArgs as one line
+    });
+  }
+  return program;
+}
+
+/** Parses argv (without the program name). Throws {@link UsageError} for bad input. */
+export function parseArgs(argv: string[]): ParsedCli {
+  const result: ParsedCli = { prompt: [], opts: {} };
+  const program = buildProgram(result);
+  try {
+    program.parse(argv, { from: "user" });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (
+        e.code === "commander.helpDisplayed" || e.code === "commander.version" ||
+        e.code === "commander.help"
+      ) {
+        return { ...result, exit: 0 };
+      }
+      if (e.code === "commander.executeSubCommandAsync" || e.exitCode === 0) {
+        return { ...result, exit: 0 };
+      }
+      throw new UsageError(e.message.replace(/^error: /, ""));
+    }
+    throw e;
+  }
+  // Global options given before a subcommand land on the program.
+  if (result.command) result.opts = program.opts();
+  return result;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  for await (const c of Deno.stdin.readable) chunks.push(c);
+  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let off = 0;
+  for (const c of chunks) all.set(c, off), off += c.length;
+  return new TextDecoder().decode(all);
+}
+
+/** Resolves AppOptions from parsed flags, environment and config file. */
+export async function resolveApp(opts: ParsedCli["opts"]): Promise<AppOptions> {
+  const { configDir, dataDir } = resolveDirs(Deno.env);
+  const { config, path } = await loadConfig(configDir);
+  return {
+    cwd: Deno.cwd(),
+    configDir,
+    dataDir,
+    config,
+    configPath: path,
+    model: opts.model,
+    baseURL: opts.baseUrl,
+    apiKey: opts.apiKey,
+    allow: opts.allow ?? [],
+    deny: opts.deny ?? [],
+    dangerouslySkipPermissions: !!opts.dangerouslySkipPermissions,
+    plugins: opts.plugin ?? [],
+    noWorkspaceMcp: opts.workspaceMcp === false,
+    headless: !!opts.headless || !!opts.acpServer,
+    maxTurns: opts.maxTurns ?? config.max_turns ?? 50,
+    agent: opts.agent ?? config.agent,
+  };
+}
+
+async function buildPrompt(words: string[], files: string[], readPiped: boolean): Promise<string> {
+  let prompt = words.join(" ").trim();
+  for (const f of files) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(f);
+    } catch (e) {
+      throw new UsageError(`cannot read --file ${f}: ${(e as Error).message}`);
+    }
+    prompt += `${prompt ? "\n\n" : ""}<file path="${f}">\n${text}\n</file>`;
+  }
+  if (readPiped) {
+    const piped = (await readStdin()).trim();
+    if (piped) prompt += `${prompt ? "\n\n" : ""}${piped}`;
+  }
+  return prompt;
+}
+
+function printSessions(
+  list: { sessionId: string; updatedAt: string; name?: string; cwd: string; title: string }[],
+) {
+  const enc = new TextEncoder();
+  if (!list.length) {
+    Deno.stderr.writeSync(enc.encode("no stored sessions\n"));
+    return;
+  }
+  const lines = ["ID\tUPDATED\tNAME\tCWD\tTITLE"];
+  for (const s of list) {
+    lines.push([s.sessionId, s.updatedAt, s.name ?? "-", s.cwd, s.title].join("\t"));
+  }
+  Deno.stdout.writeSync(enc.encode(lines.join("\n") + "\n"));
+}
+
+function usageExit(message: string): number {
+  Deno.stderr.writeSync(
+    new TextEncoder().encode(`coyote: ${message.split("\n").join("\n  ")}\n(see coyote --help)\n`),
+  );
+  return 2;
+}
+
+/** Runs the CLI; returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let parsed: ParsedCli;
+  try {
+    parsed = parseArgs(argv);
+  } catch (e) {
+    if (e instanceof UsageError) return usageExit(e.message);
+    throw e;
+  }
+  if (parsed.exit !== undefined) return parsed.exit;
+  const o = parsed.opts;
+  let app: AppOptions;
+  try {
+    app = await resolveApp(o);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      Deno.stderr.writeSync(new TextEncoder().encode(`coyote: ${e.message}\n`));
+      return 2;
+    }
+    throw e;
+  }
+
+  if (parsed.command) {
+    const { name, sub, args } = parsed.command;
+    if (name === "plugins") {
+      return await (await import("./plugin_host/cli.ts")).pluginsCommand(app, sub, args);
+    }
+    if (name === "mcp") {
+      return await (await import("./mcp/cli.ts")).mcpCommand(app, sub as "list", args);
+    }
+    return await (await import("./guard/cli.ts")).policyCommand(
+      app,
+      (s: string) =>
+        Deno.stdout.writeSync(new TextEncoder().encode(s.endsWith("\n") ? s : s + "\n")),
+    );
+  }
+  if (o.listSessions) {
+    const { listSessions } = await import("./runtime.ts");
+    printSessions(await listSessions(app));
+    return 0;
+  }
+  if (o.acpServer) {
+    if (parsed.prompt.length) return usageExit("--acp-server takes no prompt");
+    return await (await import("./acp/server.ts")).runAcpServer(app);
+  }
+  if (o.session !== undefined && o.continue) {
+    return usageExit("use either --session NAME or --continue, not both");
+  }
+
+  let prompt: string;
+  try {
+    prompt = await buildPrompt(parsed.prompt, o.file ?? [], !Deno.stdin.isTerminal());
+  } catch (e) {
+    if (e instanceof UsageError) return usageExit(e.message);
+    throw e;
+  }
+  if (!prompt) {
+    return usageExit(
+      o.headless
+        ? "--headless needs a prompt (argument, -f FILE, or piped stdin)"
+        : 'no prompt given (the interactive REPL is not available yet): coyote "your request"',
+    );
+  }
+  const { runPrompt } = await import("./headless.ts");
+  return await runPrompt(app, {
+    prompt,
+    format: o.outputFormat ?? "text",
+    sessionName: o.session,
+    continueLatest: !!o.continue,
+  });
+}

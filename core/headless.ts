@@ -1,0 +1,301 @@
+/**
+ * One-shot and headless frontends: run one prompt as one turn and print it.
+ *
+ * Output formats (`--output-format`):
+ * - `text` (default): the final answer on stdout; tool progress and warnings on stderr.
+ * - `json`: only the final {@link ResultEvent} object on stdout.
+ * - `stream-json`: one JSON object per line on stdout: first an {@link InitEvent}
+ *   (`schema_version` {@link STREAM_SCHEMA_VERSION}), then one `session_update` per engine
+ *   event (ACP `SessionUpdate` in `update`), then the {@link ResultEvent}. Nothing else.
+ *
+ * Guard `ask`: headless (`--headless`) denies at once and never touches the
+ * terminal, even when stdin is a TTY. One-shot without `--headless` asks y/n on
+ * stderr when stdin is a terminal, else denies like headless.
+ *
+ * Exit codes ({@link EXIT}): 0 success, 1 runtime failure, 2 usage/config error,
+ * 3 turn limit reached (`max_turn_requests`), 130 cancelled (SIGINT).
+ * @module
+ */
+import type { AppOptions } from "./app.ts";
+import type {
+  DeniedAction,
+  EngineEvent,
+  PermissionResolver,
+  TurnResult,
+  TurnUsage,
+} from "./types.ts";
+import type { HostServices, UserQuestion } from "../sdk/mod.ts";
+import { type AgentSession, createSession, UsageError } from "./runtime.ts";
+import { listStoredSessions } from "./sessions.ts";
+
+/** Process exit codes (README "Exit codes"). */
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  maxTurns: 3,
+  cancelled: 130,
+} as const;
+
+export const STREAM_SCHEMA_VERSION = 1;
+
+export type OutputFormat = "text" | "json" | "stream-json";
+
+/** First line of `stream-json`. */
+export interface InitEvent {
+  type: "init";
+  schema_version: number;
+  session_id: string;
+  cwd: string;
+  model: string;
+  agent: string;
+}
+
+/** Last line of `stream-json`; the only object of `json`. */
+export interface ResultEvent {
+  type: "result";
+  stop_reason: string | null;
+  usage: TurnUsage;
+  denied: DeniedAction[];
+  session_id: string | null;
+  text: string;
+  is_error: boolean;
+  exit_code: number;
+  error?: { code: string; message: string };
+}
+
+export interface RunOptions {
+  prompt: string;
+  format: OutputFormat;
+  /** `--session NAME`: continue the latest session with this name, or start one with it. */
+  sessionName?: string;
+  /** `--continue`: continue the latest session of this working directory. */
+  continueLatest?: boolean;
+}
+
+/** Exit code for a finished turn. */
+export function exitCodeFor(r: Pick<TurnResult, "stopReason" | "error">): number {
+  if (r.stopReason === "cancelled") return EXIT.cancelled;
+  if (r.error) return EXIT.failure;
+  if (r.stopReason === "max_turn_requests") return EXIT.maxTurns;
+  return EXIT.ok;
+}
+
+const enc = new TextEncoder();
+function writeAll(file: { writeSync(p: Uint8Array): number }, text: string) {
+  const bytes = enc.encode(text);
+  let off = 0;
+  while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+}
+const out = (text: string) => writeAll(Deno.stdout, text);
+const err = (text: string) => writeAll(Deno.stderr, text);
+
+/** Reads one line from the terminal (stdin); null at end of input. */
+async function readTtyLine(signal: AbortSignal): Promise<string | null> {
+  const buf = new Uint8Array(1);
+  const bytes: number[] = [];
+  while (!signal.aborted) {
+    const n = await Deno.stdin.read(buf);
+    if (n === null) return bytes.length ? new TextDecoder().decode(new Uint8Array(bytes)) : null;
+    if (buf[0] === 10) break;
+    bytes.push(buf[0]);
+  }
+  return new TextDecoder().decode(new Uint8Array(bytes)).replace(/\r$/, "");
+}
+
+function firstLine(s: string, max = 160): string {
+  const l = s.split("\n").find((x) => x.trim()) ?? "";
+  return l.length > max ? l.slice(0, max - 1) + "…" : l;
+}
+
+/** Headless permission: every `ask` is denied at once (never a prompt, never a hang). */
+export const denyAll: PermissionResolver = () => Promise.resolve("reject_once");
+
+/** Terminal permission prompt on stderr; one line answer from stdin. */
+function terminalPermission(): PermissionResolver {
+  return async (req, signal) => {
+    const why = req.verdicts.map((v) => v.reason).join("; ");
+    err(
+      `\ncoyote wants to run: ${req.title}\n  (${why})\n  allow? [y]es once / [a]lways / [n]o / [d]eny always: `,
+    );
+    const line = await readTtyLine(signal);
+    if (line === null || signal.aborted) return "cancelled";
+    const a = line.trim().toLowerCase();
+    if (a === "y" || a === "yes") return "allow_once";
+    if (a === "a" || a === "always") return "allow_always";
+    if (a === "d") return "reject_always";
+    return "reject_once";
+  };
+}
+
+function terminalHost(): HostServices {
+  return {
+    async askUser(q: UserQuestion, signal: AbortSignal) {
+      const opts = q.options?.length
+        ? `\n${q.options.map((o, i) => `  ${i + 1}. ${o}`).join("\n")}`
+        : "";
+      err(`\n${q.question}${opts}\n> `);
+      const line = (await readTtyLine(signal)) ?? "";
+      const t = line.trim();
+      if (q.action === "confirm") return /^y(es)?$/i.test(t) || (t === "" && q.default === true);
+      const pick = (s: string) => {
+        const n = Number(s);
+        return q.options && Number.isInteger(n) && n >= 1 && n <= q.options.length
+          ? q.options[n - 1]
+          : s;
+      };
+      if (q.action === "checkbox") return t.split(",").map((s) => pick(s.trim())).filter(Boolean);
+      if (q.action === "select") return pick(t);
+      return t || (typeof q.default === "string" ? q.default : "");
+    },
+  };
+}
+
+/** Text-mode progress on stderr: one line per tool call start and failure. */
+function textProgress(ev: EngineEvent) {
+  if (ev.sessionUpdate === "tool_call") err(`• ${ev.title}\n`);
+  else if (ev.sessionUpdate === "tool_call_update" && ev.status === "failed") {
+    const c = ev.content?.[0];
+    const text = c && c.type === "content" && c.content.type === "text" ? c.content.text : "failed";
+    err(`  ✗ ${firstLine(text)}\n`);
+  }
+}
+
+function isUserError(e: unknown): boolean {
+  const name = (e as Error)?.name;
+  return e instanceof UsageError || name === "ConfigError" || name === "UsageError";
+}
+
+/** Picks the stored session `--session NAME` / `--continue` refer to. */
+async function pickSession(
+  app: AppOptions,
+  o: RunOptions,
+): Promise<{ resumeId?: string; name?: string }> {
+  if (o.sessionName !== undefined) {
+    const [latest] = await listStoredSessions(app.dataDir, { name: o.sessionName });
+    return latest ? { resumeId: latest.id } : { name: o.sessionName };
+  }
+  if (o.continueLatest) {
+    const [latest] = await listStoredSessions(app.dataDir, { cwd: app.cwd });
+    if (!latest) throw new UsageError(`no earlier session for ${app.cwd} to continue`);
+    return { resumeId: latest.id };
+  }
+  return {};
+}
+
+/**
+ * Runs one prompt as one turn and prints it in `o.format`; returns the exit code.
+ * Installs SIGINT/SIGTERM handlers for the duration: the turn is aborted
+ * (children killed by their tools), the transcript stays intact, exit 130.
+ */
+export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number> {
+  const interactive = !app.headless && Deno.stdin.isTerminal();
+  const ctrl = new AbortController();
+  let interrupts = 0;
+  const onSignal = () => {
+    interrupts++;
+    if (interrupts > 1) Deno.exit(EXIT.cancelled);
+    ctrl.abort(new Error("interrupted"));
+  };
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  for (const s of signals) Deno.addSignalListener(s, onSignal);
+
+  const emitResult = (r: ResultEvent) => {
+    if (o.format === "text") {
+      if (r.text) out(r.text.endsWith("\n") ? r.text : r.text + "\n");
+    } else {
+      out(JSON.stringify(r) + "\n");
+    }
+  };
+
+  let session: AgentSession | null = null;
+  try {
+    let pick: { resumeId?: string; name?: string };
+    try {
+      pick = await pickSession(app, o);
+      session = await createSession(app, {
+        cwd: app.cwd,
+        permission: interactive ? terminalPermission() : denyAll,
+        host: interactive ? terminalHost() : undefined,
+        ...pick,
+      });
+    } catch (e) {
+      const code = isUserError(e) ? EXIT.usage : EXIT.failure;
+      err(`coyote: ${(e as Error)?.message ?? String(e)}\n`);
+      if (o.format !== "text") {
+        emitResult({
+          type: "result",
+          stop_reason: null,
+          usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 },
+          denied: [],
+          session_id: null,
+          text: "",
+          is_error: true,
+          exit_code: code,
+          error: {
+            code: code === EXIT.usage ? "usage" : "internal",
+            message: (e as Error)?.message ?? String(e),
+          },
+        });
+      }
+      return code;
+    }
+
+    const sid = session.id;
+    if (o.format === "stream-json") {
+      const init: InitEvent = {
+        type: "init",
+        schema_version: STREAM_SCHEMA_VERSION,
+        session_id: sid,
+        cwd: session.cwd,
+        model: session.model,
+        agent: session.agent,
+      };
+      out(JSON.stringify(init) + "\n");
+    }
+    const onEvent = o.format === "stream-json"
+      ? (update: EngineEvent) =>
+        out(JSON.stringify({ type: "session_update", session_id: sid, update }) + "\n")
+      : o.format === "text"
+      ? textProgress
+      : () => {};
+
+    let result: TurnResult;
+    try {
+      result = await session.prompt(o.prompt, { signal: ctrl.signal, onEvent });
+    } catch (e) {
+      // An engine bug: report it as a runtime failure, never a stack trace on stdout.
+      err(`coyote: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
+      result = {
+        stopReason: "end_turn",
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 },
+        denied: [],
+        text: "",
+        error: { code: "internal", message: (e as Error)?.message ?? String(e) },
+      };
+    }
+    const code = exitCodeFor(result);
+    if (result.stopReason === "cancelled") err("coyote: cancelled\n");
+    else if (result.stopReason === "max_turn_requests") {
+      err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);
+    } else if (result.error && o.format === "text") err(`coyote: ${result.error.message}\n`);
+    if (o.format === "text" && result.denied.length) {
+      err(`coyote: ${result.denied.length} action(s) denied${app.headless ? " (headless)" : ""}\n`);
+    }
+    emitResult({
+      type: "result",
+      stop_reason: result.stopReason,
+      usage: result.usage,
+      denied: result.denied,
+      session_id: sid,
+      text: result.text,
+      is_error: code !== EXIT.ok,
+      exit_code: code,
+      ...(result.error ? { error: result.error } : {}),
+    });
+    return code;
+  } finally {
+    for (const s of signals) Deno.removeSignalListener(s, onSignal);
+    await session?.close().catch(() => {});
+  }
+}

@@ -1,0 +1,356 @@
+/**
+ * Session store: every run is a session kept as an append-only JSONL transcript
+ * at `<dataDir>/sessions/<id>.jsonl`.
+ *
+ * Line shapes (one JSON object per line, `type` discriminates):
+ * - `{type:"session", id, cwd, created, model, agent, name?}` — header, first line.
+ * - `{type:"message", message, interrupted?}` — one OpenAI chat message of the model history
+ *   (`interrupted: true` when a stream was cut or cancelled mid-answer; the partial text is kept).
+ * - `{type:"update", update}` — one engine event (ACP `SessionUpdate`) for replay; consecutive
+ *   chunks of the same kind are coalesced before they are written.
+ * - `{type:"turn_end", stopReason, usage, error?}` — the end of a turn.
+ *
+ * Every line is written with one synchronous append write, so a crash leaves a
+ * readable file; a torn last line is skipped on load. Secrets (API keys,
+ * Authorization headers) are never part of any line.
+ * @module
+ */
+import type { EngineEvent, StopReason, TurnUsage } from "./types.ts";
+
+/** An OpenAI Chat Completions message as kept in the model history. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  // deno-lint-ignore no-explicit-any
+  content: string | null | any[];
+  tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+
+export interface SessionHeader {
+  type: "session";
+  id: string;
+  cwd: string;
+  created: string;
+  model: string;
+  agent: string;
+  name?: string;
+}
+
+export type TranscriptLine =
+  | SessionHeader
+  | { type: "message"; message: ChatMessage; interrupted?: boolean }
+  | { type: "update"; update: EngineEvent }
+  | {
+    type: "turn_end";
+    stopReason: StopReason;
+    usage: TurnUsage;
+    error?: { code: string; message: string };
+  };
+
+/** A loaded transcript. */
+export interface LoadedSession {
+  header: SessionHeader;
+  messages: ChatMessage[];
+  updates: EngineEvent[];
+  /** Lines that could not be parsed (a torn last line after a crash). */
+  skipped: number;
+}
+
+/** Listing entry (see `SessionInfo` in core/runtime.ts). */
+export interface StoredSessionInfo {
+  id: string;
+  cwd: string;
+  name?: string;
+  created: string;
+  /** ISO-8601 mtime of the transcript. */
+  updated: string;
+  /** First user prompt (one line, ≤ 80 chars). */
+  title: string;
+  path: string;
+}
+
+/**
+ * Time-sortable id in the UUID v7 layout (RFC 9562 §5.7): 48-bit Unix ms
+ * timestamp, version 7, variant 10, random rest.
+ */
+export function newSessionId(now = Date.now()): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  let t = now;
+  for (let i = 5; i >= 0; i--) {
+    b[i] = t % 256;
+    t = Math.floor(t / 256);
+  }
+  b[6] = (b[6] & 0x0f) | 0x70;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const ID_RE = /^[A-Za-z0-9_.-]{1,128}$/;
+
+export function sessionsDir(dataDir: string): string {
+  return `${dataDir}/sessions`;
+}
+
+/** Appends lines to one transcript file. Chunk events are coalesced until the kind changes. */
+export class TranscriptWriter {
+  #file: Deno.FsFile;
+  #enc = new TextEncoder();
+  #pending: EngineEvent | null = null;
+  #pendingSince = 0;
+  closed = false;
+
+  private constructor(file: Deno.FsFile, readonly path: string) {
+    this.#file = file;
+  }
+
+  /** Creates a new transcript with its header line. */
+  static create(dataDir: string, header: Omit<SessionHeader, "type">): TranscriptWriter {
+    const dir = sessionsDir(dataDir);
+    Deno.mkdirSync(dir, { recursive: true });
+    const path = `${dir}/${header.id}.jsonl`;
+    const file = Deno.openSync(path, { append: true, create: true });
+    const w = new TranscriptWriter(file, path);
+    w.#write({ type: "session", ...header });
+    return w;
+  }
+
+  /** Opens an existing transcript for appending (a torn last line is closed off first). */
+  static open(path: string): TranscriptWriter {
+    const file = Deno.openSync(path, { append: true, read: true });
+    const w = new TranscriptWriter(file, path);
+    const size = file.statSync().size;
+    if (size > 0) {
+      const last = new Uint8Array(1);
+      file.seekSync(size - 1, Deno.SeekMode.Start);
+      file.readSync(last);
+      // Terminate a torn line so the next record starts on a fresh line.
+      if (last[0] !== 10) file.writeSync(w.#enc.encode("\n"));
+    }
+    return w;
+  }
+
+  #write(line: TranscriptLine): void {
+    if (this.closed) return;
+    const bytes = this.#enc.encode(JSON.stringify(line) + "\n");
+    let off = 0;
+    while (off < bytes.length) off += this.#file.writeSync(bytes.subarray(off));
+  }
+
+  /** Writes a model-history message. */
+  message(message: ChatMessage, interrupted = false): void {
+    this.flush();
+    this.#write(
+      interrupted ? { type: "message", message, interrupted } : { type: "message", message },
+    );
+  }
+
+  /** Records an engine event (chunks are merged with the previous chunk of the same kind). */
+  update(ev: EngineEvent): void {
+    const kind = ev.sessionUpdate;
+    if (
+      (kind === "agent_message_chunk" || kind === "agent_thought_chunk") &&
+      ev.content.type === "text"
+    ) {
+      const p = this.#pending;
+      if (p && p.sessionUpdate === kind && p.content.type === "text") {
+        p.content = { type: "text", text: p.content.text + ev.content.text };
+        if (Date.now() - this.#pendingSince > 500) this.flush();
+        return;
+      }
+      this.flush();
+      this.#pending = { sessionUpdate: kind, content: { type: "text", text: ev.content.text } };
+      this.#pendingSince = Date.now();
+      return;
+    }
+    this.flush();
+    this.#write({ type: "update", update: ev });
+  }
+
+  turnEnd(
+    stopReason: StopReason,
+    usage: TurnUsage,
+    error?: { code: string; message: string },
+  ): void {
+    this.flush();
+    this.#write(
+      error
+        ? { type: "turn_end", stopReason, usage, error }
+        : { type: "turn_end", stopReason, usage },
+    );
+  }
+
+  /** Writes the coalesced chunk, if any. */
+  flush(): void {
+    const p = this.#pending;
+    if (!p) return;
+    this.#pending = null;
+    // A chunk that was continued must not be written twice: it is only written here.
+    this.#write({ type: "update", update: p });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.#file.close();
+  }
+}
+
+/** Parses a transcript's text. Unparseable lines (a torn tail) are counted and skipped. */
+export function parseTranscript(text: string): LoadedSession | null {
+  let header: SessionHeader | null = null;
+  const messages: ChatMessage[] = [];
+  const updates: EngineEvent[] = [];
+  let skipped = 0;
+  for (const raw of text.split("\n")) {
+    if (!raw.trim()) continue;
+    let line: TranscriptLine;
+    try {
+      line = JSON.parse(raw);
+    } catch {
+      skipped++;
+      continue;
+    }
+    if (!line || typeof line !== "object") {
+      skipped++;
+      continue;
+    }
+    if (line.type === "session" && !header) header = line;
+    else if (line.type === "message" && line.message) messages.push(line.message);
+    else if (line.type === "update" && line.update) updates.push(line.update);
+  }
+  if (!header) return null;
+  return { header, messages: repairHistory(messages), updates, skipped };
+}
+
+/**
+ * Makes a loaded history valid for the Chat Completions API: every assistant
+ * `tool_calls` entry needs a `tool` reply (a crash mid-tool leaves none), so a
+ * missing reply is filled in as an interrupted tool error.
+ */
+export function repairHistory(messages: ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    out.push(m);
+    if (m.role === "assistant" && m.tool_calls?.length) {
+      const answered = new Set<string>();
+      let j = i + 1;
+      while (j < messages.length && messages[j].role === "tool") {
+        answered.add(messages[j].tool_call_id ?? "");
+        out.push(messages[j]);
+        j++;
+      }
+      for (const tc of m.tool_calls) {
+        if (!answered.has(tc.id)) {
+          out.push({
+            role: "tool",
+            tool_call_id: tc.id,
+            content: "error: interrupted before this tool call finished",
+          });
+        }
+      }
+      i = j - 1;
+    }
+  }
+  return out;
+}
+
+export async function loadSession(dataDir: string, id: string): Promise<LoadedSession | null> {
+  if (!ID_RE.test(id)) return null;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(`${sessionsDir(dataDir)}/${id}.jsonl`);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+  return parseTranscript(text);
+}
+
+export function transcriptPath(dataDir: string, id: string): string {
+  return `${sessionsDir(dataDir)}/${id}.jsonl`;
+}
+
+/** Reads the header, first prompt and mtime of every stored session (newest first). */
+export async function listStoredSessions(
+  dataDir: string,
+  filter: { cwd?: string; name?: string } = {},
+): Promise<StoredSessionInfo[]> {
+  const dir = sessionsDir(dataDir);
+  const out: StoredSessionInfo[] = [];
+  let entries: Deno.DirEntry[];
+  try {
+    entries = Array.from(Deno.readDirSync(dir));
+  } catch {
+    return [];
+  }
+  await Promise.all(entries.map(async (e) => {
+    if (!e.isFile || !e.name.endsWith(".jsonl")) return;
+    const path = `${dir}/${e.name}`;
+    try {
+      const info = await readHead(path);
+      if (!info) return;
+      if (filter.cwd && info.cwd !== filter.cwd) return;
+      if (filter.name !== undefined && info.name !== filter.name) return;
+      out.push(info);
+    } catch {
+      // unreadable file: not a session
+    }
+  }));
+  out.sort((a, b) => (b.updated.localeCompare(a.updated)) || b.id.localeCompare(a.id));
+  return out;
+}
+
+async function readHead(path: string): Promise<StoredSessionInfo | null> {
+  const f = await Deno.open(path, { read: true });
+  try {
+    const st = await f.stat();
+    const buf = new Uint8Array(Math.min(st.size, 64 * 1024));
+    let n = 0;
+    while (n < buf.length) {
+      const r = await f.read(buf.subarray(n));
+      if (r === null) break;
+      n += r;
+    }
+    const text = new TextDecoder().decode(buf.subarray(0, n));
+    let header: SessionHeader | null = null;
+    let title = "";
+    for (const raw of text.split("\n")) {
+      if (!raw.trim()) continue;
+      let line: TranscriptLine;
+      try {
+        line = JSON.parse(raw);
+      } catch {
+        continue;
+      }
+      if (line.type === "session" && !header) header = line;
+      else if (line.type === "message" && line.message.role === "user") {
+        title = contentText(line.message.content);
+        break;
+      }
+    }
+    if (!header) return null;
+    title = title.replace(/\s+/g, " ").trim();
+    if (title.length > 80) title = title.slice(0, 79) + "…";
+    return {
+      id: header.id,
+      cwd: header.cwd,
+      name: header.name,
+      created: header.created,
+      updated: (st.mtime ?? new Date()).toISOString(),
+      title,
+      path,
+    };
+  } finally {
+    f.close();
+  }
+}
+
+// deno-lint-ignore no-explicit-any
+function contentText(c: string | null | any[]): string {
+  if (typeof c === "string") return c;
+  if (Array.isArray(c)) return c.map((p) => (p?.type === "text" ? p.text : "")).join(" ");
+  return "";
+}

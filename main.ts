@@ -1,0 +1,21 @@
+/**
+ * Coyote entry point. Kept tiny so `coyote --version` starts fast: everything
+ * else (commander, config, engine, frontends) is loaded lazily by core/cli.ts.
+ * @module
+ */
+import pkg from "./deno.json" with { type: "json" };
+
+const args = Deno.args;
+if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${pkg.version}\n`));
+  Deno.exit(0);
+}
+const { main } = await import("./core/cli.ts");
+try {
+  Deno.exit(await main(args));
+} catch (e) {
+  Deno.stderr.writeSync(
+    new TextEncoder().encode(`coyote: internal error: ${(e as Error)?.stack ?? e}\n`),
+  );
+  Deno.exit(1);
+}
