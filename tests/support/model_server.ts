@@ -216,6 +216,8 @@ export function startModelServer(opts: ModelServerOptions): Promise<ModelServer>
   const acceptLoop = (async () => {
     try {
       for await (const conn of listener) {
+        // Small writes (SSE chunks) must not wait for Nagle + delayed ACK (~40 ms each).
+        (conn as Deno.TcpConn).setNoDelay?.(true);
         conns.add(conn);
         const t = serveConn(conn);
         tasks.add(t);
@@ -383,15 +385,15 @@ async function writeOutput(conn: Deno.Conn, out: Output, closing: AbortSignal): 
   if (out.kind === "drop") return false;
   if (out.kind === "json") {
     const body = enc.encode(JSON.stringify(out.body));
-    await writeAll(
-      conn,
-      head(out.status, {
-        "content-type": "application/json",
-        "content-length": String(body.length),
-        ...out.headers,
-      }),
-    );
-    await writeAll(conn, body);
+    const h = head(out.status, {
+      "content-type": "application/json",
+      "content-length": String(body.length),
+      ...out.headers,
+    });
+    const all = new Uint8Array(h.length + body.length);
+    all.set(h);
+    all.set(body, h.length);
+    await writeAll(conn, all);
     return true;
   }
   const { reply, chunks } = out;
@@ -426,8 +428,11 @@ async function writeOutput(conn: Deno.Conn, out: Output, closing: AbortSignal): 
     await writeAll(conn, frame(`data: ${JSON.stringify(ch)}\n\n`));
     sent++;
   }
-  await writeAll(conn, frame("data: [DONE]\n\n"));
-  await writeAll(conn, enc.encode("0\r\n\r\n"));
+  const done = frame("data: [DONE]\n\n");
+  const end = new Uint8Array(done.length + 5);
+  end.set(done);
+  end.set(enc.encode("0\r\n\r\n"), done.length);
+  await writeAll(conn, end);
   return true;
 }
 
