@@ -1,0 +1,411 @@
+/**
+ * One plugin Worker and the host side of its RPC (see worker_main.ts for the
+ * message protocol).
+ *
+ * Guarantees, whatever the plugin does:
+ * - every call settles: with the tool's result, or a tool error for a throw, a
+ *   timeout (default 60 s; the worker is `terminate()`d because a busy loop
+ *   never yields), a cancellation (the plugin's `ctx.signal` aborts; a worker
+ *   that does not settle within `cancelGraceMs` is terminated), a crash
+ *   (uncaught error, unhandled rejection, `self.close()`), an oversized result
+ *   (> `maxResultBytes`) or a non-serialisable one;
+ * - a dead worker is restarted lazily on the next call;
+ * - worker messages are treated as untrusted input (shape-checked, capped).
+ * @module
+ */
+import type { PermissionQuestion, ToolProgress, ToolResult } from "../../sdk/mod.ts";
+import { WORKER_SOURCE } from "./worker_main.ts";
+
+/** Tunables of the RPC; all optional. */
+export interface RpcLimits {
+  /** Per-call timeout in milliseconds (default 60 000). */
+  timeoutMs?: number;
+  /** Largest accepted result, in bytes of its JSON text (default 1 MiB). */
+  maxResultBytes?: number;
+  /** How long a cancelled call may take to settle before the worker is terminated (default 1000 ms). */
+  cancelGraceMs?: number;
+  /** Most progress/log messages forwarded per call; the rest are dropped (default 1000). */
+  maxMessagesPerCall?: number;
+  /** Time allowed from worker start to `ready` (default 10 000 ms). */
+  loadTimeoutMs?: number;
+}
+
+/** Where a plugin's log lines go (default: stderr). Never stdout. */
+export type PluginLogSink = (plugin: string, level: string, message: string) => void;
+
+/** The manifest a plugin reports from its worker (plain data). */
+export interface PluginManifest {
+  name: string;
+  version: string;
+  description?: string;
+  sdkVersion?: string;
+  permissions: Record<string, unknown>;
+  tools: {
+    name: string;
+    description: string;
+    inputSchema: Record<string, unknown>;
+    kind?: string;
+    readOnly?: boolean;
+  }[];
+  agents: unknown[];
+  skills: unknown[];
+}
+
+/** The callbacks of one call (from the engine's ToolContext). */
+export interface CallHooks {
+  signal?: AbortSignal;
+  progress?(update: ToolProgress): void;
+  requestPermission?(question: PermissionQuestion): Promise<boolean>;
+}
+
+const DEFAULTS = {
+  timeoutMs: 60_000,
+  maxResultBytes: 1024 * 1024,
+  cancelGraceMs: 1000,
+  maxMessagesPerCall: 1000,
+  loadTimeoutMs: 10_000,
+};
+
+const WORKER_URL = `data:application/javascript;base64,${
+  btoa(String.fromCharCode(...new TextEncoder().encode(WORKER_SOURCE)))
+}`;
+
+/** Deno Worker permissions with every key false. */
+export const NO_PERMISSIONS: Deno.PermissionOptionsObject = {
+  read: false,
+  write: false,
+  net: false,
+  run: false,
+  env: false,
+  sys: false,
+  ffi: false,
+  import: false,
+};
+
+interface Pending {
+  resolve(r: ToolResult): void;
+  hooks: CallHooks;
+  messages: number;
+  timer?: ReturnType<typeof setTimeout>;
+  cleanup(): void;
+}
+
+/** A failure to start or load a plugin worker. */
+export class PluginLoadError extends Error {
+  override name = "PluginLoadError";
+}
+
+const errorResult = (plugin: string, message: string): ToolResult => ({
+  content: `plugin ${plugin}: ${message}`,
+  isError: true,
+});
+
+/**
+ * A lazily (re)started Worker running one plugin's code with a fixed grant.
+ * `start()` resolves with the manifest the plugin reports once evaluated.
+ */
+export class PluginWorker {
+  #worker?: Worker;
+  #ready?: Promise<PluginManifest>;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #limits: Required<RpcLimits>;
+  /** Number of times a worker was started (for tests and diagnostics). */
+  starts = 0;
+
+  constructor(
+    readonly name: string,
+    readonly code: string,
+    readonly permissions: Deno.PermissionOptionsObject,
+    limits: RpcLimits = {},
+    readonly log: PluginLogSink = defaultLogSink,
+  ) {
+    this.#limits = { ...DEFAULTS, ...stripUndefined(limits) };
+  }
+
+  /** True while a worker is running (or starting). */
+  get running(): boolean {
+    return this.#worker !== undefined;
+  }
+
+  /** Starts the worker if needed; resolves with the manifest when it is ready. */
+  start(): Promise<PluginManifest> {
+    if (this.#ready) return this.#ready;
+    this.starts++;
+    let worker: Worker;
+    try {
+      worker = new Worker(WORKER_URL, {
+        type: "module",
+        name: `plugin:${this.name}`,
+        deno: { permissions: this.permissions },
+      });
+    } catch (e) {
+      return Promise.reject(new PluginLoadError(`cannot start worker: ${(e as Error).message}`));
+    }
+    this.#worker = worker;
+    const ready = new Promise<PluginManifest>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        fail(`did not load within ${this.#limits.loadTimeoutMs} ms`);
+      }, this.#limits.loadTimeoutMs);
+      const fail = (message: string) => {
+        clearTimeout(timer);
+        this.#kill(message);
+        reject(new PluginLoadError(message));
+      };
+      worker.onmessage = (ev: MessageEvent) => {
+        const m = ev.data;
+        if (m?.type === "ready" && m.manifest && typeof m.manifest === "object") {
+          clearTimeout(timer);
+          worker.onmessage = (e) => this.#onMessage(e.data);
+          resolve(m.manifest as PluginManifest);
+        } else if (m?.type === "loadError" || m?.type === "crash") {
+          fail(String(m.message).slice(0, 2000));
+        }
+      };
+      worker.onerror = (ev) => {
+        ev.preventDefault();
+        fail(`worker error: ${ev.message}`);
+      };
+      worker.onmessageerror = () => fail("sent a message that cannot be received");
+    });
+    this.#ready = ready;
+    worker.postMessage({
+      type: "load",
+      code: this.code,
+      limits: { maxResultBytes: this.#limits.maxResultBytes },
+    });
+    ready.catch(() => {}); // callers observe the rejection; avoid unhandled noise
+    return ready;
+  }
+
+  /**
+   * Calls a tool in the worker. Never rejects: faults become `{isError: true}` results.
+   * @param tool tool name as declared by the plugin
+   * @param input already-validated input (JSON data)
+   */
+  async call(
+    tool: string,
+    input: unknown,
+    meta: { cwd: string; toolCallId: string },
+    hooks: CallHooks = {},
+  ): Promise<ToolResult> {
+    if (hooks.signal?.aborted) return errorResult(this.name, "cancelled");
+    try {
+      await this.start();
+    } catch (e) {
+      return errorResult(this.name, `cannot start: ${(e as Error).message}`);
+    }
+    const worker = this.#worker;
+    if (!worker) return errorResult(this.name, "worker is not running");
+    const id = this.#nextId++;
+    return await new Promise<ToolResult>((resolve) => {
+      const onAbort = () => {
+        if (!this.#pending.has(id)) return;
+        worker.postMessage({ type: "cancel", id });
+        this.#settle(id, errorResult(this.name, "cancelled"));
+        const grace = setTimeout(() => {
+          // A plugin that ignores its signal and keeps running loses its worker.
+          if (this.#worker === worker && this.#inflight.has(id)) {
+            this.#kill("did not stop after cancellation");
+          }
+        }, this.#limits.cancelGraceMs);
+        Deno.unrefTimer(grace);
+      };
+      const pending: Pending = {
+        resolve,
+        hooks,
+        messages: 0,
+        cleanup: () => {
+          clearTimeout(pending.timer);
+          hooks.signal?.removeEventListener("abort", onAbort);
+        },
+      };
+      pending.timer = setTimeout(() => {
+        this.#settle(
+          id,
+          errorResult(this.name, `tool "${tool}" timed out after ${this.#limits.timeoutMs} ms`),
+        );
+        this.#kill("timed out");
+      }, this.#limits.timeoutMs);
+      hooks.signal?.addEventListener("abort", onAbort, { once: true });
+      this.#pending.set(id, pending);
+      this.#inflight.add(id);
+      try {
+        worker.postMessage({
+          type: "call",
+          id,
+          tool,
+          input,
+          cwd: meta.cwd,
+          toolCallId: meta.toolCallId,
+        });
+      } catch (e) {
+        this.#settle(id, errorResult(this.name, `cannot send input: ${(e as Error).message}`));
+      }
+    });
+  }
+
+  /** Ids whose worker-side run has not reported back (includes cancelled ones). */
+  #inflight = new Set<number>();
+
+  #settle(id: number, result: ToolResult): void {
+    const p = this.#pending.get(id);
+    if (!p) return;
+    this.#pending.delete(id);
+    p.cleanup();
+    p.resolve(result);
+  }
+
+  #onMessage(m: unknown): void {
+    if (!m || typeof m !== "object") return;
+    const msg = m as Record<string, unknown>;
+    const id = typeof msg.id === "number" ? msg.id : -1;
+    switch (msg.type) {
+      case "result": {
+        this.#inflight.delete(id);
+        if (!this.#pending.has(id)) return;
+        const json = msg.json;
+        if (typeof json !== "string") {
+          return this.#settle(id, errorResult(this.name, "sent a malformed result"));
+        }
+        if (json.length > this.#limits.maxResultBytes) {
+          return this.#settle(
+            id,
+            errorResult(this.name, `result too large (> ${this.#limits.maxResultBytes} bytes)`),
+          );
+        }
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(json);
+        } catch {
+          return this.#settle(id, errorResult(this.name, "sent a malformed result"));
+        }
+        return this.#settle(id, sanitizeResult(parsed, this.name));
+      }
+      case "error": {
+        this.#inflight.delete(id);
+        return this.#settle(id, errorResult(this.name, String(msg.message).slice(0, 4000)));
+      }
+      case "progress": {
+        const p = this.#pending.get(id);
+        if (!p || !this.#countMessage(p)) return;
+        const update = sanitizeProgress(msg.update);
+        if (update) {
+          try {
+            p.hooks.progress?.(update);
+          } catch { /* the engine's sink must not break the RPC */ }
+        }
+        return;
+      }
+      case "log": {
+        const p = this.#pending.get(id);
+        if (p && !this.#countMessage(p)) return;
+        const level = ["debug", "info", "warn", "error"].includes(String(msg.level))
+          ? String(msg.level)
+          : "info";
+        this.log(this.name, level, String(msg.message).slice(0, 4096));
+        return;
+      }
+      case "permission": {
+        const p = this.#pending.get(id);
+        const reqId = msg.reqId;
+        const worker = this.#worker;
+        const q = msg.question as Record<string, unknown> | undefined;
+        const reply = (granted: boolean) =>
+          worker?.postMessage({ type: "permissionReply", reqId, granted });
+        if (!p || !p.hooks.requestPermission || !q) return reply(false);
+        const question: PermissionQuestion = {
+          title: `[plugin ${this.name}] ${String(q.title ?? "").slice(0, 500)}`,
+          detail: q.detail === undefined ? undefined : String(q.detail).slice(0, 4000),
+        };
+        p.hooks.requestPermission(question).then((g) => reply(g === true), () => reply(false));
+        return;
+      }
+      case "crash": {
+        this.#kill(String(msg.message).slice(0, 2000));
+        return;
+      }
+    }
+  }
+
+  #countMessage(p: Pending): boolean {
+    p.messages++;
+    if (p.messages === this.#limits.maxMessagesPerCall + 1) {
+      this.log(
+        this.name,
+        "warn",
+        `more than ${this.#limits.maxMessagesPerCall} progress/log messages in one call; dropping the rest`,
+      );
+    }
+    return p.messages <= this.#limits.maxMessagesPerCall;
+  }
+
+  /** Terminates the worker; pending calls fail with `reason`; the next call restarts it. */
+  #kill(reason: string): void {
+    const worker = this.#worker;
+    this.#worker = undefined;
+    this.#ready = undefined;
+    this.#inflight.clear();
+    try {
+      worker?.terminate();
+    } catch { /* already gone */ }
+    for (const id of [...this.#pending.keys()]) {
+      this.#settle(id, errorResult(this.name, `worker stopped: ${reason}`));
+    }
+  }
+
+  /** Terminates the worker (if any); pending calls fail. Idempotent. */
+  close(): void {
+    if (this.#worker) this.#kill("plugin host closed");
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Default log sink: one line on stderr per message. */
+export function defaultLogSink(plugin: string, level: string, message: string): void {
+  try {
+    Deno.stderr.writeSync(new TextEncoder().encode(`[plugin ${plugin}] ${level}: ${message}\n`));
+  } catch { /* stderr closed */ }
+}
+
+const str = (v: unknown) => typeof v === "string";
+
+/** Keeps only well-formed ToolResult fields from untrusted worker data. */
+export function sanitizeResult(v: unknown, plugin: string): ToolResult {
+  if (!v || typeof v !== "object" || !str((v as ToolResult).content)) {
+    return errorResult(plugin, "returned a malformed result");
+  }
+  const r = v as ToolResult;
+  const out: ToolResult = { content: r.content };
+  if (r.isError === true) out.isError = true;
+  if (Array.isArray(r.diffs)) {
+    out.diffs = r.diffs.filter((d) =>
+      d && str(d.path) && str(d.newText) && (d.oldText === null || str(d.oldText))
+    );
+  }
+  if (Array.isArray(r.locations)) {
+    out.locations = r.locations.filter((l) =>
+      l && str(l.path) && (l.line === undefined || Number.isInteger(l.line))
+    );
+  }
+  if (Array.isArray(r.plan)) {
+    out.plan = r.plan.filter((p) => p && str(p.content) && str(p.priority) && str(p.status));
+  }
+  if (r.rawOutput !== undefined) out.rawOutput = r.rawOutput;
+  return out;
+}
+
+function sanitizeProgress(v: unknown): ToolProgress | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const u = v as ToolProgress;
+  const out: ToolProgress = {};
+  if (str(u.message)) out.message = u.message!.slice(0, 4096);
+  if (str(u.title)) out.title = u.title!.slice(0, 500);
+  if (Array.isArray(u.locations)) {
+    out.locations = u.locations.filter((l) => l && str(l.path)).slice(0, 100);
+  }
+  return out;
+}

@@ -1,0 +1,273 @@
+/**
+ * The code that runs inside every plugin Worker, as a self-contained function
+ * whose source text (`Function.prototype.toString`) becomes the Worker's
+ * `data:` URL module. Keeping it a function (rather than a file the Worker
+ * loads by path) makes it type-checked here and loadable from a `deno compile`
+ * binary, where there is no file to load.
+ *
+ * Protocol (host ⇄ worker, `postMessage`, all plain JSON-cloneable objects):
+ *
+ * | direction | message |
+ * | --- | --- |
+ * | host → worker | `{type:"load", code, limits:{maxResultBytes}}` — evaluate the plugin text (no imports inside) |
+ * | worker → host | `{type:"ready", manifest}` or `{type:"loadError", message}` |
+ * | host → worker | `{type:"call", id, tool, input, cwd, toolCallId}` |
+ * | worker → host | `{type:"progress", id, update}`, `{type:"log", id?, level, message}`, `{type:"permission", id, reqId, question}` |
+ * | host → worker | `{type:"permissionReply", reqId, granted}`, `{type:"cancel", id}` |
+ * | worker → host | `{type:"result", id, json}` (JSON text of a ToolResult) or `{type:"error", id, message}` |
+ * | worker → host | `{type:"crash", message}` — uncaught error / unhandled rejection / `self.close()` |
+ *
+ * Before the plugin's text runs, the bootstrap neutralises
+ * `Deno.permissions.request` (always `denied`, so a plugin cannot prompt the
+ * user for more rights) and hooks `self.close`, `error` and
+ * `unhandledrejection` so that a crash is reported instead of hanging a call.
+ * The plugin code is evaluated from a `blob:` URL under the Worker's own
+ * permissions; it has already been checked to contain no imports.
+ * @module
+ */
+
+/** The worker's entry point. Must not reference anything outside its own body. */
+export function workerMain(): void {
+  // deno-lint-ignore no-explicit-any
+  type Any = any;
+  const g = self as Any;
+  const post: (m: unknown) => void = g.postMessage.bind(g);
+  const origClose: () => void = g.close.bind(g);
+  const stringify = JSON.stringify;
+  const encoder = new TextEncoder();
+  let maxResultBytes = 1024 * 1024;
+
+  // 1. No escalation: requests are answered "denied" without prompting.
+  const denied = (desc: Any) => {
+    const status = { state: "denied", name: desc?.name, partial: false, onchange: null };
+    return status;
+  };
+  const permProto = Object.getPrototypeOf(Deno.permissions);
+  for (const target of [permProto, Deno.permissions]) {
+    Object.defineProperty(target, "request", {
+      value: (desc: Any) => Promise.resolve(denied(desc)),
+      writable: false,
+      configurable: false,
+    });
+    Object.defineProperty(target, "requestSync", {
+      value: (desc: Any) => denied(desc),
+      writable: false,
+      configurable: false,
+    });
+  }
+  // 2. Crashes are reported, not silently hung.
+  Object.defineProperty(g, "close", {
+    value: () => {
+      post({ type: "crash", message: "the plugin closed its worker (self.close())" });
+      origClose();
+    },
+    writable: false,
+    configurable: false,
+  });
+  const errText = (e: Any): string => {
+    try {
+      if (e instanceof Error) return `${e.name}: ${e.message}`;
+      return String(e);
+    } catch {
+      return "unknown error";
+    }
+  };
+  g.addEventListener("error", (ev: Any) => {
+    ev.preventDefault();
+    post({ type: "crash", message: `uncaught error: ${errText(ev.error ?? ev.message)}` });
+  });
+  g.addEventListener("unhandledrejection", (ev: Any) => {
+    ev.preventDefault();
+    post({ type: "crash", message: `unhandled rejection: ${errText(ev.reason)}` });
+  });
+
+  let plugin: Any = null;
+  const tools = new Map<string, Any>();
+  const calls = new Map<number, AbortController>();
+  const permissionWaiters = new Map<number, (granted: boolean) => void>();
+  let nextReq = 1;
+
+  const isZod = (s: Any) => s && typeof s === "object" && typeof s.safeParse === "function";
+
+  function schemaOf(tool: Any): Any {
+    const input = tool.input;
+    if (isZod(input)) {
+      if (typeof input.toJSONSchema === "function") {
+        let js: Any;
+        try {
+          js = input.toJSONSchema({ io: "input", unrepresentable: "any" });
+        } catch {
+          js = input.toJSONSchema();
+        }
+        return JSON.parse(stringify(js));
+      }
+      throw new Error(
+        `tool "${tool.name}": its zod schema has no toJSONSchema() (zod/mini?); give a plain JSON Schema instead`,
+      );
+    }
+    if (input && typeof input === "object" && !Array.isArray(input)) {
+      return JSON.parse(stringify(input));
+    }
+    throw new Error(
+      `tool "${String(tool?.name)}": input must be a zod schema or a JSON Schema object`,
+    );
+  }
+
+  function plainData(value: Any, what: string): Any {
+    if (value === undefined) return undefined;
+    try {
+      return JSON.parse(stringify(value));
+    } catch (e) {
+      throw new Error(`${what} is not JSON data: ${errText(e)}`);
+    }
+  }
+
+  function manifest(p: Any): Any {
+    if (!p || typeof p !== "object") {
+      throw new Error(
+        "the module's default export is not a plugin (use `export default definePlugin({...})`)",
+      );
+    }
+    const toolList = Array.isArray(p.tools) ? p.tools : [];
+    const outTools = [];
+    for (const t of toolList) {
+      if (!t || typeof t !== "object" || typeof t.run !== "function") {
+        throw new Error(`tool "${String(t?.name)}" has no run() function`);
+      }
+      tools.set(String(t.name), t);
+      outTools.push({
+        name: String(t.name),
+        description: String(t.description ?? ""),
+        inputSchema: schemaOf(t),
+        kind: typeof t.kind === "string" ? t.kind : undefined,
+        readOnly: t.readOnly === true,
+      });
+    }
+    return {
+      name: p.name,
+      version: p.version,
+      description: p.description,
+      sdkVersion: p.sdkVersion,
+      permissions: plainData(p.permissions, "permissions") ?? {},
+      tools: outTools,
+      agents: plainData(p.agents, "agents") ?? [],
+      skills: plainData(p.skills, "skills") ?? [],
+    };
+  }
+
+  function checkSerialisable(value: Any, path: string, seen: Set<unknown>): void {
+    const t = typeof value;
+    if (t === "function" || t === "symbol" || t === "bigint") {
+      throw new Error(`${path} is a ${t}`);
+    }
+    if (value === null || t !== "object") return;
+    if (seen.has(value)) throw new Error(`${path} is circular`);
+    seen.add(value);
+    if (Array.isArray(value)) {
+      value.forEach((v, i) => checkSerialisable(v, `${path}[${i}]`, seen));
+    } else {
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) {
+        throw new Error(`${path} is a ${proto?.constructor?.name ?? "non-plain"} object`);
+      }
+      for (const k of Object.keys(value)) checkSerialisable(value[k], `${path}.${k}`, seen);
+      if (Object.getOwnPropertySymbols(value).length) throw new Error(`${path} has symbol keys`);
+    }
+    seen.delete(value);
+  }
+
+  function encodeResult(raw: Any): string {
+    const result = typeof raw === "string" ? { content: raw } : raw;
+    if (!result || typeof result !== "object" || typeof result.content !== "string") {
+      throw new Error("the tool returned neither a string nor a {content: string} result");
+    }
+    checkSerialisable(result, "result", new Set());
+    const json = stringify(result);
+    const size = encoder.encode(json).length;
+    if (size > maxResultBytes) {
+      throw new Error(`result too large (${size} bytes > limit ${maxResultBytes})`);
+    }
+    return json;
+  }
+
+  async function runCall(m: Any): Promise<void> {
+    const ac = new AbortController();
+    calls.set(m.id, ac);
+    try {
+      const tool = tools.get(m.tool);
+      if (!tool) throw new Error(`unknown tool "${m.tool}"`);
+      let input = m.input;
+      if (isZod(tool.input)) {
+        const parsed = tool.input.safeParse(input);
+        if (!parsed.success) throw new Error(`invalid input: ${parsed.error?.message}`);
+        input = parsed.data;
+      }
+      const log = (level: string) => (message: unknown) =>
+        post({ type: "log", id: m.id, level, message: String(message).slice(0, 4096) });
+      const ctx = {
+        cwd: m.cwd,
+        signal: ac.signal,
+        toolCallId: m.toolCallId,
+        log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
+        progress(update: Any) {
+          try {
+            post({ type: "progress", id: m.id, update: plainData(update, "progress") });
+          } catch { /* ignore bad progress */ }
+        },
+        requestPermission(question: Any): Promise<boolean> {
+          if (ac.signal.aborted) return Promise.resolve(false);
+          const reqId = nextReq++;
+          return new Promise<boolean>((resolve) => {
+            permissionWaiters.set(reqId, resolve);
+            post({
+              type: "permission",
+              id: m.id,
+              reqId,
+              question: {
+                title: String(question?.title ?? ""),
+                detail: question?.detail === undefined ? undefined : String(question.detail),
+              },
+            });
+          });
+        },
+      };
+      const raw = await tool.run(input, ctx);
+      // Always answer (also after a cancel) so the host knows the call has stopped.
+      post({ type: "result", id: m.id, json: encodeResult(raw) });
+    } catch (e) {
+      post({ type: "error", id: m.id, message: errText(e) });
+    } finally {
+      calls.delete(m.id);
+    }
+  }
+
+  g.onmessage = async (ev: MessageEvent) => {
+    const m: Any = ev.data;
+    if (!m || typeof m !== "object") return;
+    if (m.type === "load") {
+      if (typeof m.limits?.maxResultBytes === "number") maxResultBytes = m.limits.maxResultBytes;
+      try {
+        const url = URL.createObjectURL(new Blob([m.code], { type: "application/javascript" }));
+        const mod = await import(url);
+        URL.revokeObjectURL(url);
+        plugin = mod.default;
+        post({ type: "ready", manifest: manifest(plugin) });
+      } catch (e) {
+        post({ type: "loadError", message: errText(e) });
+      }
+    } else if (m.type === "call") {
+      runCall(m);
+    } else if (m.type === "cancel") {
+      const ac = calls.get(m.id);
+      calls.delete(m.id);
+      ac?.abort(new DOMException("cancelled by the host", "AbortError"));
+    } else if (m.type === "permissionReply") {
+      const w = permissionWaiters.get(m.reqId);
+      permissionWaiters.delete(m.reqId);
+      w?.(m.granted === true);
+    }
+  };
+}
+
+/** The bootstrap as module source text (what the Worker's `data:` URL contains). */
+export const WORKER_SOURCE = `(${workerMain.toString()})();\n`;
