@@ -1,0 +1,276 @@
+/**
+ * Test harness for `coyote --acp-server`: spawns `main.ts` as a subprocess with the
+ * `coyote` task's permission flags and drives it with the ACP SDK's own client
+ * (`acp.client()` + `ndJsonStream` over the child's stdio).
+ *
+ * Every stdout line is recorded raw so tests can assert that each one parses as a
+ * JSON-RPC 2.0 message ({@link AcpHarness.assertStdoutPure}). The fake client implements
+ * `session/request_permission` (answers from a queue), `fs/*` and `terminal/*` (real files
+ * and real processes), recording every call.
+ * @module
+ */
+import * as acp from "@agentclientprotocol/sdk";
+
+/** The `coyote` task's flags (deno.json), never `-A`. */
+export const COYOTE_FLAGS = [
+  "run",
+  "--no-prompt",
+  "--allow-read",
+  "--allow-write",
+  "--allow-net",
+  "--allow-env",
+  "--allow-run",
+  "--allow-sys",
+];
+export const MAIN_TS = new URL("../../main.ts", import.meta.url).pathname;
+
+export interface HarnessOptions {
+  /** Environment for the child (merged over a clean env with PATH/HOME). */
+  env: Record<string, string>;
+  /** Extra CLI arguments after `--acp-server`. */
+  args?: string[];
+  clientCapabilities?: acp.ClientCapabilities;
+  /** Answers permission requests in order; default `reject_once`. `"cancelled"` answers cancelled. */
+  permissionAnswers?: string[];
+  /** Skip the automatic `initialize`. */
+  noInitialize?: boolean;
+}
+
+export interface TerminalRecord {
+  id: string;
+  command: string;
+  args: string[];
+  cwd?: string;
+  released: boolean;
+  child: Deno.ChildProcess;
+  output: string;
+  exit?: { exitCode: number | null; signal: string | null };
+}
+
+export interface AcpHarness {
+  child: Deno.ChildProcess;
+  agent: acp.ClientContext;
+  connection: acp.ClientConnection;
+  init?: acp.InitializeResponse;
+  /** Raw stdout lines. */
+  lines: string[];
+  /** All `session/update` notifications in arrival order. */
+  updates: acp.SessionNotification[];
+  permissionRequests: acp.RequestPermissionRequest[];
+  /** Index into `updates` at the moment each permission request arrived. */
+  permissionAt: number[];
+  fsCalls: { method: string; path: string }[];
+  terminals: TerminalRecord[];
+  /** stderr text so far. */
+  stderr(): string;
+  updatesFor(sessionId: string): acp.SessionUpdate[];
+  /** Throws unless every stdout line is one JSON-RPC 2.0 message. */
+  assertStdoutPure(): void;
+  /** Closes stdin and waits for the process to exit; returns its exit code. */
+  close(): Promise<number>;
+}
+
+/** True when `v` is a JSON-RPC 2.0 request, notification or response. */
+export function isJsonRpc(v: unknown): boolean {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const m = v as Record<string, unknown>;
+  if (m.jsonrpc !== "2.0") return false;
+  if (typeof m.method === "string") return true;
+  return "id" in m && (("result" in m) !== ("error" in m));
+}
+
+/** Spawns `coyote --acp-server` and connects the SDK client. */
+export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
+  const env: Record<string, string> = {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    HOME: Deno.env.get("HOME") ?? "/tmp",
+    DENO_DIR: Deno.env.get("DENO_DIR") ?? "",
+    NO_COLOR: "1",
+    ...opts.env,
+  };
+  if (!env.DENO_DIR) delete env.DENO_DIR;
+  const child = new Deno.Command("deno", {
+    args: [...COYOTE_FLAGS, MAIN_TS, "--acp-server", ...(opts.args ?? [])],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env,
+    clearEnv: true,
+  }).spawn();
+  let stderrText = "";
+  const stderrDone = (async () => {
+    const dec = new TextDecoder();
+    for await (const c of child.stderr) stderrText += dec.decode(c, { stream: true });
+  })();
+  const lines: string[] = [];
+  const [forSdk, forLog] = child.stdout.tee();
+  const logDone = (async () => {
+    const dec = new TextDecoder();
+    let buf = "";
+    for await (const c of forLog) {
+      buf += dec.decode(c, { stream: true });
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        lines.push(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+      }
+    }
+    if (buf) lines.push(buf);
+  })();
+
+  const updates: acp.SessionNotification[] = [];
+  const permissionRequests: acp.RequestPermissionRequest[] = [];
+  const permissionAt: number[] = [];
+  const answers = [...(opts.permissionAnswers ?? [])];
+  const fsCalls: { method: string; path: string }[] = [];
+  const terminals: TerminalRecord[] = [];
+
+  const app = acp.client({ name: "coyote-test-client" })
+    .onNotification("session/update", ({ params }) => {
+      updates.push(params);
+    })
+    .onRequest("session/request_permission", ({ params }) => {
+      permissionRequests.push(params);
+      permissionAt.push(updates.length);
+      const a = answers.shift() ?? "reject_once";
+      if (a === "cancelled") return { outcome: { outcome: "cancelled" } };
+      return { outcome: { outcome: "selected", optionId: a } };
+    })
+    .onRequest("fs/read_text_file", async ({ params }) => {
+      fsCalls.push({ method: "fs/read_text_file", path: params.path });
+      try {
+        return { content: await Deno.readTextFile(params.path) };
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) throw acp.RequestError.resourceNotFound(params.path);
+        throw e;
+      }
+    })
+    .onRequest("fs/write_text_file", async ({ params }) => {
+      fsCalls.push({ method: "fs/write_text_file", path: params.path });
+      await Deno.writeTextFile(params.path, params.content);
+      return {};
+    })
+    .onRequest("terminal/create", ({ params }) => {
+      const id = `term-${terminals.length + 1}`;
+      const c = new Deno.Command(params.command, {
+        args: params.args ?? [],
+        cwd: params.cwd ?? undefined,
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const rec: TerminalRecord = {
+        id,
+        command: params.command,
+        args: params.args ?? [],
+        cwd: params.cwd ?? undefined,
+        released: false,
+        child: c,
+        output: "",
+      };
+      const dec = new TextDecoder();
+      const pump = async (s: ReadableStream<Uint8Array>) => {
+        for await (const chunk of s) rec.output += dec.decode(chunk, { stream: true });
+      };
+      const pumps = Promise.all([pump(c.stdout), pump(c.stderr)]);
+      (rec as TerminalRecord & { done: Promise<unknown> }).done = Promise.all([c.status, pumps])
+        .then(([st]) => {
+          rec.exit = { exitCode: st.signal ? null : st.code, signal: st.signal ?? null };
+        });
+      terminals.push(rec);
+      return { terminalId: id };
+    })
+    .onRequest("terminal/output", ({ params }) => {
+      const t = terminals.find((x) => x.id === params.terminalId)!;
+      return { output: t.output, truncated: false, ...(t.exit ? { exitStatus: t.exit } : {}) };
+    })
+    .onRequest("terminal/wait_for_exit", async ({ params }) => {
+      const t = terminals.find((x) => x.id === params.terminalId)! as TerminalRecord & {
+        done: Promise<unknown>;
+      };
+      await t.done;
+      return t.exit!;
+    })
+    .onRequest("terminal/kill", ({ params }) => {
+      const t = terminals.find((x) => x.id === params.terminalId)!;
+      try {
+        t.child.kill("SIGKILL");
+      } catch { /* exited */ }
+      return {};
+    })
+    .onRequest("terminal/release", async ({ params }) => {
+      const t = terminals.find((x) => x.id === params.terminalId)! as TerminalRecord & {
+        done: Promise<unknown>;
+      };
+      t.released = true;
+      try {
+        t.child.kill("SIGKILL");
+      } catch { /* exited */ }
+      await t.done;
+      return {};
+    });
+
+  const stream = acp.ndJsonStream(child.stdin, forSdk);
+  const connection = app.connect(stream);
+  const h: AcpHarness = {
+    child,
+    agent: connection.agent,
+    connection,
+    lines,
+    updates,
+    permissionRequests,
+    permissionAt,
+    fsCalls,
+    terminals,
+    stderr: () => stderrText,
+    updatesFor: (sid) => updates.filter((u) => u.sessionId === sid).map((u) => u.update),
+    assertStdoutPure() {
+      for (const l of lines) {
+        let v: unknown;
+        try {
+          v = JSON.parse(l);
+        } catch {
+          throw new Error(`stdout line is not JSON: ${JSON.stringify(l.slice(0, 200))}`);
+        }
+        if (!isJsonRpc(v)) throw new Error(`stdout line is not JSON-RPC 2.0: ${l.slice(0, 200)}`);
+      }
+    },
+    async close() {
+      connection.close();
+      try {
+        await child.stdin.close();
+      } catch { /* already closed by the connection */ }
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* exited */ }
+      }, 15_000);
+      const st = await child.status;
+      clearTimeout(timer);
+      await Promise.allSettled([stderrDone, logDone]);
+      for (const t of terminals) {
+        try {
+          t.child.kill("SIGKILL");
+        } catch { /* exited */ }
+        await (t as TerminalRecord & { done: Promise<unknown> }).done.catch(() => {});
+      }
+      return st.code;
+    },
+  };
+  if (!opts.noInitialize) {
+    h.init = await h.agent.request("initialize", {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: opts.clientCapabilities ?? {},
+      clientInfo: { name: "coyote-test-client", version: "1.0.0" },
+    });
+  }
+  return h;
+}
+
+/** Waits until `cond()` is true (polling every 10 ms) or throws after `ms`. */
+export async function waitFor(cond: () => boolean, ms = 10_000, what = "condition"): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
