@@ -18,8 +18,12 @@
  * - `timeoutMs` bounds the wait for the response headers and every silence between two
  *   stream chunks (an idle timeout, so long answers are not cut); a timeout is not retried.
  *
- * The `openai` package is loaded lazily on the first request (import of this module is cheap);
- * {@link createProvider} starts loading it in the background.
+ * From `npm:openai` we use the wire types, the SSE decoder (`Stream.fromSSEResponse`: `[DONE]`,
+ * in-stream `error` payloads) and the error classes (`APIError.generate`); the request itself
+ * is a plain `fetch`, because importing the `OpenAI` client class costs 45–75 ms (it pulls in
+ * every API resource) against ~3 ms for these modules. They are loaded lazily;
+ * {@link createProvider} starts loading them in the background, so importing this module is
+ * cheap. The request carries `Authorization: Bearer <apiKey>` plus `headers` from config.
  * @module
  */
 import type OpenAI from "openai";
@@ -128,43 +132,39 @@ export interface Provider {
 export const MAX_RETRY_AFTER_MS = 60_000;
 const MAX_BACKOFF_MS = 8_000;
 
-type OpenAIModule = typeof import("openai");
-let sdk: Promise<OpenAIModule> | undefined;
-function loadSdk(): Promise<OpenAIModule> {
-  sdk ??= import("openai");
+interface Sdk {
+  Stream: typeof import("openai/core/streaming").Stream;
+  APIError: typeof import("openai/core/error").APIError;
+}
+let sdk: Promise<Sdk> | undefined;
+/**
+ * Loads the SDK's SSE decoder and error classes (~3 ms) rather than the `OpenAI` client
+ * class, whose import (every API resource) costs 45–75 ms on this machine and would eat
+ * the start-up budget (process start → first request ≤ 150 ms).
+ */
+function loadSdk(): Promise<Sdk> {
+  sdk ??= Promise.all([import("openai/core/streaming"), import("openai/core/error")]).then((
+    [s, e],
+  ) => ({ Stream: s.Stream, APIError: e.APIError }));
   return sdk;
 }
 
-/** Creates a provider; starts loading the `openai` package in the background. */
+/** Creates a provider; starts loading the `openai` modules in the background. */
 export function createProvider(cfg: ProviderConfig): Provider {
   loadSdk().catch(() => {/* reported on first request */});
-  let client: OpenAI | undefined;
   const redact = makeRedactor(cfg.apiKey);
-
-  async function getClient(): Promise<OpenAI> {
-    if (client) return client;
-    const mod = await loadSdk();
-    client = new mod.default({
-      apiKey: cfg.apiKey,
-      baseURL: cfg.baseURL,
-      maxRetries: 0,
-      timeout: cfg.timeoutMs,
-      defaultHeaders: cfg.headers,
-    });
-    return client;
-  }
 
   return {
     async complete(req, callbacks = {}, signal) {
-      let c: OpenAI;
+      let lib: Sdk;
       try {
-        c = await getClient();
+        lib = await loadSdk();
       } catch (e) {
         throw new ProviderError("bad_request", `cannot load the openai package: ${oneLine(e)}`);
       }
       const base = cfg.retryBaseMs ?? 500;
       for (let attempt = 0;; attempt++) {
-        const result = await attemptOnce(c, cfg, req, callbacks, signal, redact, attempt + 1);
+        const result = await attemptOnce(lib, cfg, req, callbacks, signal, redact, attempt + 1);
         if (result.ok) return result.response;
         const err = result.error;
         if (!result.retryable || attempt >= cfg.maxRetries) throw finalError(err, attempt + 1);
@@ -214,7 +214,7 @@ interface ToolAcc {
 }
 
 async function attemptOnce(
-  client: OpenAI,
+  lib: Sdk,
   cfg: ProviderConfig,
   req: ModelRequest,
   cb: ModelCallbacks,
@@ -262,12 +262,37 @@ async function attemptOnce(
     };
     if (req.tools?.length) params.tools = req.tools;
     if (req.temperature !== undefined) params.temperature = req.temperature;
-    const stream = await client.chat.completions.create(params, {
+    const res = await fetch(`${cfg.baseURL.replace(/\/+$/, "")}/chat/completions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "accept": "text/event-stream, application/json",
+        "authorization": `Bearer ${cfg.apiKey}`,
+        "user-agent": "coyote",
+        ...cfg.headers,
+      },
+      body: JSON.stringify(params),
       signal: ctl.signal,
-      maxRetries: 0,
-      timeout: cfg.timeoutMs,
     });
+    if (!res.ok) {
+      // Same error objects as the OpenAI client: status, headers, parsed `error` body.
+      const body = await res.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch { /* plain-text error body */ }
+      throw lib.APIError.generate(
+        res.status,
+        parsed as object | undefined,
+        parsed ? undefined : body.slice(0, 500) || undefined,
+        res.headers,
+      );
+    }
     arm();
+    const stream: AsyncIterable<OpenAI.ChatCompletionChunk> =
+      (res.headers.get("content-type") ?? "").includes("application/json")
+        ? completionAsChunks(await res.json())
+        : lib.Stream.fromSSEResponse<OpenAI.ChatCompletionChunk>(res, ctl);
     for await (const chunk of stream) {
       arm();
       if (chunk.usage) usage = pickUsage(chunk.usage);
@@ -343,6 +368,39 @@ async function attemptOnce(
   }
 }
 
+/** A server that ignored `stream: true` and sent a whole `chat.completion`: replay it as one chunk. */
+async function* completionAsChunks(
+  c: OpenAI.ChatCompletion,
+): AsyncGenerator<OpenAI.ChatCompletionChunk> {
+  const choice = c.choices?.[0];
+  const msg = (choice?.message ?? {}) as OpenAI.ChatCompletionMessage & {
+    reasoning_content?: string;
+    reasoning?: string;
+  };
+  yield {
+    id: c.id,
+    object: "chat.completion.chunk",
+    created: c.created,
+    model: c.model,
+    choices: choice
+      ? [{
+        index: 0,
+        delta: {
+          content: msg.content ?? undefined,
+          reasoning_content: msg.reasoning_content ?? msg.reasoning,
+          tool_calls: msg.tool_calls?.flatMap((t, index) =>
+            t.type === "function"
+              ? [{ index, id: t.id, type: "function" as const, function: t.function }]
+              : []
+          ),
+        } as OpenAI.ChatCompletionChunk.Choice.Delta,
+        finish_reason: choice.finish_reason,
+      }]
+      : [],
+    usage: c.usage,
+  };
+}
+
 function classify(
   e: unknown,
   shown: boolean,
@@ -371,17 +429,19 @@ function classify(
     return { ok: false, error, retryable: false };
   }
   if (status === undefined) {
-    const isTimeout = err?.name === "APIConnectionTimeoutError";
+    // An `error` payload inside the SSE stream (OpenRouter, vLLM) before any content,
+    // or a transport failure (fetch TypeError: refused, reset, DNS).
+    const inStream = !!err?.error;
     const error = new ProviderError(
-      isTimeout ? "timeout" : "connection",
-      isTimeout
-        ? `the model server did not answer in time: ${detail}`
+      inStream ? "server_error" : "connection",
+      inStream
+        ? `model server error in the stream: ${detail}`
         : `cannot reach the model server: ${detail}`,
       partial,
       undefined,
       attemptNo,
     );
-    return { ok: false, error, retryable: !isTimeout };
+    return { ok: false, error, retryable: true };
   }
   const should = err.headers?.get?.("x-should-retry");
   let code: ProviderErrorCode;

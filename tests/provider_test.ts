@@ -367,3 +367,71 @@ Deno.test("provider: request model override and tool-call id fallback", async ()
     assert.equal(r.toolCalls[0].id, "call_0_0");
   });
 });
+
+Deno.test("provider: a server that ignores stream:true still works (whole JSON completion)", async () => {
+  await withServer([{
+    text: "whole",
+    reasoning: "why",
+    tool_calls: [{ id: "c9", name: "fs_ls", arguments: { path: "." } }],
+    ignore_stream: true,
+    usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+  }], async (s) => {
+    const shown: string[] = [];
+    const r = await createProvider(cfg(s.baseURL)).complete({ messages: USER }, {
+      onText: (d) => shown.push(d),
+    });
+    assert.equal(r.text, "whole");
+    assert.deepEqual(shown, ["whole"]);
+    assert.equal(r.reasoning, "why");
+    assert.deepEqual(r.toolCalls, [{ id: "c9", name: "fs_ls", arguments: '{"path":"."}' }]);
+    assert.equal(r.finishReason, "tool_calls");
+    assert.deepEqual(r.usage, { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
+  });
+});
+
+Deno.test("provider: in-stream error payload before content is retried, after content is stream_cut", async () => {
+  await withServer([
+    { text: "x", stream_error: { after_chunks: 1, error: { message: "upstream overloaded" } } },
+    { text: "ok now" },
+    {
+      text: "partial answer",
+      chunk_size: 4,
+      stream_error: { after_chunks: 3, error: { message: "boom" } },
+    },
+  ], async (s) => {
+    const p = createProvider(cfg(s.baseURL));
+    const r = await p.complete({ messages: USER });
+    assert.equal(r.text, "ok now");
+    assert.equal(s.requests.length, 2);
+    const e = await rejects(p.complete({ messages: USER }));
+    assert.equal(e.code, "stream_cut");
+    assert.match(e.message, /boom/);
+    assert.equal(e.partial?.text, "partial ");
+    assert.equal(s.requests.length, 3);
+  });
+});
+
+Deno.test("provider: plain-text error bodies are reported on one line", async () => {
+  await withServer([{ status: 404, error_body: "404 page\nnot found" }], async (s) => {
+    const e = await rejects(createProvider(cfg(s.baseURL)).complete({ messages: USER }));
+    assert.equal(e.code, "bad_request");
+    assert.equal(e.status, 404);
+    assert.match(e.message, /HTTP 404\): 404 page not found/);
+  });
+});
+
+Deno.test("provider: x-should-retry overrides the status rule", async () => {
+  await withServer([
+    { status: 500, headers: { "x-should-retry": "false" } },
+    { status: 409, headers: { "x-should-retry": "true" } },
+    { text: "after conflict" },
+  ], async (s) => {
+    const p = createProvider(cfg(s.baseURL));
+    const e = await rejects(p.complete({ messages: USER }));
+    assert.equal(e.code, "server_error");
+    assert.equal(s.requests.length, 1);
+    const r = await p.complete({ messages: USER });
+    assert.equal(r.text, "after conflict");
+    assert.equal(s.requests.length, 3);
+  });
+});

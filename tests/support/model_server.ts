@@ -58,7 +58,10 @@ export interface ScriptedReply {
   finish_reason?: string;
   /** Defaults to an estimate (chars / 4). Sent in the last chunk when `stream_options.include_usage`. */
   usage?: ScriptedUsage;
-  /** Error reply with this HTTP status (e.g. 429, 500); the body is `error_body` or an OpenAI-style error. */
+  /**
+   * Error reply with this HTTP status (e.g. 429, 500); the body is `error_body` (a string is
+   * sent as text/plain, anything else as JSON) or an OpenAI-style error object.
+   */
   status?: number;
   error_body?: unknown;
   /** Extra response headers, e.g. `{"retry-after": "1"}`. */
@@ -73,6 +76,10 @@ export interface ScriptedReply {
   cut_after_chunks?: number;
   /** With `cut_after_chunks`: end the chunked body cleanly instead of resetting the connection. */
   cut_clean?: boolean;
+  /** Send this as an SSE `data: {"error": …}` event after `after_chunks` chunks, then end the stream. */
+  stream_error?: { after_chunks: number; error: unknown };
+  /** Answer with a whole `chat.completion` JSON even when streaming was requested. */
+  ignore_stream?: boolean;
   /** Delay before the response headers (ms). */
   delay_ms?: number;
   /** Delay between stream chunks (ms). */
@@ -183,7 +190,9 @@ export function startModelServer(opts: ModelServerOptions): Promise<ModelServer>
     }
     const model = typeof b.model === "string" ? b.model : MODEL_ID;
     const usage = reply.usage ?? estimateUsage(b.messages, reply);
-    if (!rec.stream) return json(200, completionObject(reply, index, model, usage), extra);
+    if (!rec.stream || reply.ignore_stream) {
+      return json(200, completionObject(reply, index, model, usage), extra);
+    }
     const includeUsage = (b.stream_options as { include_usage?: boolean } | undefined)
       ?.include_usage === true;
     const chunks = streamChunks(reply, index, model, includeUsage ? usage : undefined);
@@ -384,9 +393,10 @@ async function writeOutput(conn: Deno.Conn, out: Output, closing: AbortSignal): 
   const enc = new TextEncoder();
   if (out.kind === "drop") return false;
   if (out.kind === "json") {
-    const body = enc.encode(JSON.stringify(out.body));
+    const text = typeof out.body === "string";
+    const body = enc.encode(text ? out.body as string : JSON.stringify(out.body));
     const h = head(out.status, {
-      "content-type": "application/json",
+      "content-type": text ? "text/plain" : "application/json",
       "content-length": String(body.length),
       ...out.headers,
     });
@@ -418,6 +428,14 @@ async function writeOutput(conn: Deno.Conn, out: Output, closing: AbortSignal): 
   const cut = reply.cut_after_chunks;
   let sent = 0;
   for (const ch of chunks) {
+    if (reply.stream_error && sent >= reply.stream_error.after_chunks) {
+      const ev = frame(`data: ${JSON.stringify({ error: reply.stream_error.error })}\n\n`);
+      const end = new Uint8Array(ev.length + 5);
+      end.set(ev);
+      end.set(enc.encode("0\r\n\r\n"), ev.length);
+      await writeAll(conn, end);
+      return true;
+    }
     if (cut !== undefined && sent >= cut) {
       if (!reply.cut_clean) return false; // abrupt: no terminating chunk, connection closed
       await writeAll(conn, enc.encode("0\r\n\r\n"));
