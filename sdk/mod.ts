@@ -164,7 +164,14 @@ export interface HostServices {
    */
   runInTerminal?(
     command: string,
-    opts: { cwd: string; timeoutMs?: number; outputByteLimit?: number; signal: AbortSignal },
+    opts: {
+      cwd: string;
+      timeoutMs?: number;
+      outputByteLimit?: number;
+      signal: AbortSignal;
+      /** The calling tool call (`ToolContext.toolCallId`): the ACP host embeds the terminal in it. */
+      toolCallId?: string;
+    },
   ): Promise<{ exitCode: number | null; signal: string | null; output: string; truncated: boolean }>;
 }
 
