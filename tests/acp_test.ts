@@ -1,0 +1,587 @@
+/**
+ * End-to-end tests of `coyote --acp-server`: a real subprocess (the `coyote` task's flags)
+ * driven by the ACP SDK's own client, against the scripted model server. Every test also
+ * asserts that every stdout line is a JSON-RPC 2.0 message.
+ */
+import assert from "node:assert/strict";
+import type * as acp from "@agentclientprotocol/sdk";
+import {
+  type AcpHarness,
+  COYOTE_FLAGS,
+  isJsonRpc,
+  MAIN_TS,
+  startAcp,
+  waitFor,
+} from "./support/acp_harness.ts";
+import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
+
+interface Env {
+  ws: string;
+  data: string;
+  env: Record<string, string>;
+  close(): Promise<void>;
+  requests: () => number;
+}
+
+async function setup(
+  script: ScriptedReply[] | ((req: unknown, i: number) => ScriptedReply),
+): Promise<Env> {
+  const ws = await Deno.makeTempDir({ prefix: "coyote-acp-ws-" });
+  const data = await Deno.makeTempDir({ prefix: "coyote-acp-data-" });
+  const ms = await startModelServer({ script: script as never });
+  return {
+    ws,
+    data,
+    env: {
+      COYOTE_DATA_DIR: `${data}/data`,
+      COYOTE_CONFIG_DIR: `${data}/config`,
+      OPENAI_BASE_URL: ms.baseURL,
+      OPENAI_API_KEY: "test-key",
+      COYOTE_MODEL: "scripted",
+    },
+    requests: () => ms.requests.length,
+    async close() {
+      await ms.close();
+      await Deno.remove(ws, { recursive: true }).catch(() => {});
+      await Deno.remove(data, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+async function finish(h: AcpHarness): Promise<void> {
+  const code = await h.close();
+  h.assertStdoutPure();
+  assert.equal(code, 0, `acp server exit code (stderr: ${h.stderr().slice(-2000)})`);
+}
+
+type Upd = acp.SessionUpdate;
+const toolCalls = (u: Upd[]) =>
+  u.filter((x): x is Extract<Upd, { sessionUpdate: "tool_call" }> =>
+    x.sessionUpdate === "tool_call"
+  );
+const callUpdates = (u: Upd[], id: string) =>
+  u.filter((x): x is Extract<Upd, { sessionUpdate: "tool_call_update" }> =>
+    x.sessionUpdate === "tool_call_update" && x.toolCallId === id
+  );
+const finalStatus = (u: Upd[], id: string) => {
+  let st: string | undefined | null;
+  for (const x of u) {
+    if (
+      (x.sessionUpdate === "tool_call" || x.sessionUpdate === "tool_call_update") &&
+      x.toolCallId === id && x.status
+    ) {
+      st = x.status;
+    }
+  }
+  return st;
+};
+const text = (u: Upd[]) =>
+  u.filter((x) => x.sessionUpdate === "agent_message_chunk")
+    .map((x) => (x as { content: { type: string; text?: string } }).content.text ?? "").join("");
+
+/** Merges consecutive chunks and keeps the kinds a replay must reproduce. */
+function normalize(u: Upd[]): unknown[] {
+  const out: Record<string, unknown>[] = [];
+  for (const x of u) {
+    if (
+      !["agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"]
+        .includes(x.sessionUpdate)
+    ) continue;
+    const prev = out[out.length - 1];
+    if (
+      (x.sessionUpdate === "agent_message_chunk" || x.sessionUpdate === "agent_thought_chunk") &&
+      prev &&
+      prev.sessionUpdate === x.sessionUpdate
+    ) {
+      prev.text = String(prev.text) + ((x.content as { text?: string }).text ?? "");
+      continue;
+    }
+    if (x.sessionUpdate === "agent_message_chunk" || x.sessionUpdate === "agent_thought_chunk") {
+      out.push({
+        sessionUpdate: x.sessionUpdate,
+        text: (x.content as { text?: string }).text ?? "",
+      });
+    } else {
+      out.push(JSON.parse(JSON.stringify(x)));
+    }
+  }
+  return out;
+}
+
+Deno.test("acp: read, edit, permitted and rejected commands → end_turn; load replays it; list, resume, close", async () => {
+  const original = "line one\nthe bug here\nline three\n";
+  const e = await setup([
+    {
+      reasoning: "Let me look.",
+      tool_calls: [{ name: "fs_read", arguments: { path: "app.txt" } }],
+    },
+    {
+      tool_calls: [{
+        name: "fs_patch",
+        arguments: { path: "app.txt", old_string: "the bug here", new_string: "the fix here" },
+      }],
+    },
+    { tool_calls: [{ name: "execute_command", arguments: { command: "touch made-by-cmd" } }] },
+    { tool_calls: [{ name: "execute_command", arguments: { command: "touch second-cmd" } }] },
+    { text: "Fixed the bug; the second command was refused." },
+  ]);
+  try {
+    await Deno.writeTextFile(`${e.ws}/app.txt`, original);
+    const h = await startAcp({ env: e.env, permissionAnswers: ["allow_once", "reject_once"] });
+    let sessionId: string;
+    let live: Upd[];
+    try {
+      assert.equal(h.init?.protocolVersion, 1);
+      assert.equal(h.init?.agentCapabilities?.loadSession, true);
+      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.embeddedContext, true);
+      assert.equal(h.init?.agentCapabilities?.mcpCapabilities?.http, true);
+      assert.deepEqual(Object.keys(h.init?.agentCapabilities?.sessionCapabilities ?? {}).sort(), [
+        "close",
+        "list",
+        "resume",
+      ]);
+      assert.equal(h.init?.agentInfo?.name, "coyote");
+
+      const s = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      sessionId = s.sessionId;
+      const ids = (s.configOptions ?? []).map((o) => o.id);
+      assert.deepEqual(ids, ["agent", "model"]);
+      await waitFor(
+        () => h.updatesFor(sessionId).some((u) => u.sessionUpdate === "available_commands_update"),
+        5000,
+        "available_commands_update",
+      );
+      // available_commands_update comes after the session/new response on the wire.
+      const respIdx = h.lines.findIndex((l) =>
+        l.includes(`"sessionId":"${sessionId}"`) && l.includes('"result"')
+      );
+      const cmdIdx = h.lines.findIndex((l) => l.includes("available_commands_update"));
+      assert.ok(respIdx >= 0 && cmdIdx > respIdx, "available_commands_update after the response");
+
+      const before = h.updates.length;
+      const res = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "fix the bug" }],
+      });
+      assert.equal(res.stopReason, "end_turn");
+      live = h.updates.slice(before).filter((u) => u.sessionId === sessionId).map((u) => u.update);
+      // Every update of the turn precedes the response line.
+      const promptResp = h.lines.findIndex((l) => l.includes('"stopReason"'));
+      assert.ok(
+        h.lines.slice(promptResp + 1).every((l) => !l.includes('"session/update"')),
+        "no update after the prompt response",
+      );
+
+      const calls = toolCalls(live);
+      const arg = (c: { rawInput?: unknown }) => {
+        const r = (c.rawInput ?? {}) as { command?: string; path?: string };
+        return r.path ?? r.command;
+      };
+      assert.deepEqual(calls.map(arg), [
+        "app.txt",
+        "app.txt",
+        "touch made-by-cmd",
+        "touch second-cmd",
+      ]);
+      const [read, patch, cmd1, cmd2] = calls;
+      assert.equal(read.kind, "read");
+      assert.equal(patch.kind, "edit");
+      assert.equal(cmd1.kind, "execute");
+      for (const c of calls) {
+        assert.equal(c.status ?? "pending", "pending", "tool_call starts pending");
+      }
+      assert.equal(finalStatus(live, read.toolCallId), "completed");
+      assert.equal(finalStatus(live, patch.toolCallId), "completed");
+      assert.equal(finalStatus(live, cmd1.toolCallId), "completed");
+      assert.equal(finalStatus(live, cmd2.toolCallId), "failed");
+      for (const c of calls) {
+        const sts = callUpdates(live, c.toolCallId).map((u) => u.status).filter(Boolean);
+        assert.ok(sts.length >= 1, `updates for ${c.toolCallId}`);
+      }
+      // The edit carries a diff with the absolute path and the real old text.
+      const diffs = callUpdates(live, patch.toolCallId).flatMap((u) => u.content ?? []).filter((
+        c,
+      ) => c.type === "diff") as {
+        type: "diff";
+        path: string;
+        oldText?: string | null;
+        newText: string;
+      }[];
+      assert.equal(diffs.length >= 1, true, "diff content");
+      assert.equal(diffs[0].path, `${e.ws}/app.txt`);
+      assert.equal(diffs[0].oldText, original);
+      assert.equal(diffs[0].newText, original.replace("the bug here", "the fix here"));
+      assert.equal(
+        await Deno.readTextFile(`${e.ws}/app.txt`),
+        original.replace("the bug here", "the fix here"),
+      );
+      // Two permission requests, each after its pending tool_call was sent.
+      assert.equal(h.permissionRequests.length, 2);
+      assert.equal(h.permissionRequests[0].toolCall.toolCallId, cmd1.toolCallId);
+      assert.equal(h.permissionRequests[1].toolCall.toolCallId, cmd2.toolCallId);
+      assert.deepEqual(h.permissionRequests[0].options.map((o) => o.kind), [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+      ]);
+      for (const [i, r] of h.permissionRequests.entries()) {
+        const seen = h.updates.slice(0, h.permissionAt[i]).map((u) => u.update);
+        assert.ok(
+          toolCalls(seen).some((c) => c.toolCallId === r.toolCall.toolCallId),
+          "pending tool_call before the permission request",
+        );
+      }
+      assert.ok((await Deno.stat(`${e.ws}/made-by-cmd`)).isFile);
+      await assert.rejects(Deno.stat(`${e.ws}/second-cmd`));
+      assert.match(text(live), /Fixed the bug/);
+      assert.ok(
+        live.some((u) => u.sessionUpdate === "agent_thought_chunk"),
+        "thought chunk forwarded",
+      );
+      assert.ok(live.some((u) => u.sessionUpdate === "usage_update"), "usage_update forwarded");
+    } finally {
+      await finish(h);
+    }
+
+    // A new process: list, load (replay), resume (no replay), close.
+    const h2 = await startAcp({ env: e.env });
+    try {
+      const list = await h2.agent.request("session/list", {});
+      const entry = list.sessions.find((x) => x.sessionId === sessionId);
+      assert.ok(entry, "session listed");
+      assert.equal(entry.cwd, e.ws);
+      const filtered = await h2.agent.request("session/list", { cwd: "/nonexistent-dir" });
+      assert.equal(filtered.sessions.length, 0);
+
+      await h2.agent.request("session/load", { sessionId, cwd: e.ws, mcpServers: [] });
+      const replay = h2.updatesFor(sessionId);
+      assert.ok(
+        replay.some((u) =>
+          u.sessionUpdate === "user_message_chunk" &&
+          (u.content as { text?: string }).text?.includes("fix the bug")
+        ),
+        "user message replayed",
+      );
+      assert.deepEqual(normalize(replay), normalize(live));
+      await assert.rejects(
+        h2.agent.request("session/load", {
+          sessionId: "no-such-session",
+          cwd: e.ws,
+          mcpServers: [],
+        }),
+        (err: { code?: number }) => err.code === -32002,
+      );
+      await h2.agent.request("session/close", { sessionId });
+    } finally {
+      await finish(h2);
+    }
+
+    const h3 = await startAcp({ env: e.env });
+    try {
+      await h3.agent.request("session/resume", { sessionId, cwd: e.ws, mcpServers: [] });
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(h3.updatesFor(sessionId).map((u) => u.sessionUpdate), [
+        "available_commands_update",
+      ], "resume does not replay");
+    } finally {
+      await finish(h3);
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("acp: cancel mid-stream and during a running command → cancelled, tool calls failed, child killed", async () => {
+  const marker = `sleep ${37 + Math.floor(Math.random() * 1000) / 1000}`;
+  const e = await setup([
+    { text: "a long answer that streams slowly ".repeat(20), chunk_size: 4, chunk_delay_ms: 40 },
+    { tool_calls: [{ name: "execute_command", arguments: { command: marker } }] },
+    { text: "after cancel" },
+  ]);
+  try {
+    const h = await startAcp({ env: e.env, permissionAnswers: ["allow_once"] });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const p1 = h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "talk" }],
+      });
+      await waitFor(
+        () => h.updatesFor(sessionId).some((u) => u.sessionUpdate === "agent_message_chunk"),
+        10_000,
+        "first chunk",
+      );
+      await h.agent.notify("session/cancel", { sessionId });
+      assert.equal((await p1).stopReason, "cancelled");
+
+      const before = h.updates.length;
+      const p2 = h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "run it" }],
+      });
+      await waitFor(
+        () =>
+          h.updates.slice(before).some((u) =>
+            u.update.sessionUpdate === "tool_call_update" && u.update.status === "in_progress"
+          ),
+        10_000,
+        "command in progress",
+      );
+      await waitFor(() => running(marker), 5000, "the command's process");
+      await h.agent.notify("session/cancel", { sessionId });
+      assert.equal((await p2).stopReason, "cancelled");
+      const turn = h.updates.slice(before).map((u) => u.update);
+      const [call] = toolCalls(turn);
+      assert.equal(finalStatus(turn, call.toolCallId), "failed");
+      await waitFor(() => !running(marker), 5000, "the command to be killed");
+
+      // Cancel for idle and unknown sessions is a no-op; the session still works.
+      await h.agent.notify("session/cancel", { sessionId });
+      await h.agent.notify("session/cancel", { sessionId: "unknown-session" });
+      const p3 = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "again" }],
+      });
+      assert.equal(p3.stopReason, "end_turn");
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+function running(pattern: string): boolean {
+  const out = new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").some((l) =>
+    l.trim() === pattern || l.includes(`${pattern}\n`) || l.endsWith(pattern) && !l.includes("ps ")
+  );
+}
+
+Deno.test("acp: two sessions with different cwd in one process", async () => {
+  const e = await setup((req) => {
+    const body = (req as { body: { messages: { role: string; content: unknown }[] } }).body;
+    const hasTool = body.messages.some((m) => m.role === "tool");
+    if (!hasTool) return { tool_calls: [{ name: "fs_read", arguments: { path: "which.txt" } }] };
+    const tool = body.messages.filter((m) => m.role === "tool").map((m) => String(m.content)).join(
+      "",
+    );
+    return {
+      text: tool.includes("project-A")
+        ? "saw A"
+        : tool.includes("project-B")
+        ? "saw B"
+        : "saw nothing",
+    };
+  });
+  const wsB = await Deno.makeTempDir({ prefix: "coyote-acp-wsB-" });
+  try {
+    await Deno.writeTextFile(`${e.ws}/which.txt`, "project-A\n");
+    await Deno.writeTextFile(`${wsB}/which.txt`, "project-B\n");
+    const h = await startAcp({ env: e.env });
+    try {
+      const a = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const b = await h.agent.request("session/new", { cwd: wsB, mcpServers: [] });
+      assert.notEqual(a.sessionId, b.sessionId);
+      const [ra, rb] = await Promise.all([
+        h.agent.request("session/prompt", {
+          sessionId: a.sessionId,
+          prompt: [{ type: "text", text: "which?" }],
+        }),
+        h.agent.request("session/prompt", {
+          sessionId: b.sessionId,
+          prompt: [{ type: "text", text: "which?" }],
+        }),
+      ]);
+      assert.equal(ra.stopReason, "end_turn");
+      assert.equal(rb.stopReason, "end_turn");
+      assert.equal(text(h.updatesFor(a.sessionId)), "saw A");
+      assert.equal(text(h.updatesFor(b.sessionId)), "saw B");
+      // Relative cwd is refused.
+      await assert.rejects(
+        h.agent.request("session/new", { cwd: "relative/dir", mcpServers: [] }),
+        (err: { code?: number }) => err.code === -32602,
+      );
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await Deno.remove(wsB, { recursive: true }).catch(() => {});
+    await e.close();
+  }
+});
+
+Deno.test("acp: client fs and terminal capabilities route file tools and commands through the client", async () => {
+  const e = await setup([
+    { tool_calls: [{ name: "fs_read", arguments: { path: "note.txt" } }] },
+    {
+      tool_calls: [{
+        name: "fs_write",
+        arguments: { path: "out/new.txt", content: "hello from coyote\n" },
+      }],
+    },
+    {
+      tool_calls: [{ name: "execute_command", arguments: { command: "echo terminal-output-42" } }],
+    },
+    { text: "done" },
+  ]);
+  try {
+    await Deno.writeTextFile(`${e.ws}/note.txt`, "a note\n");
+    const h = await startAcp({
+      env: e.env,
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+      permissionAnswers: ["allow_once"],
+    });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "go" }],
+      });
+      assert.equal(r.stopReason, "end_turn");
+      assert.ok(
+        h.fsCalls.some((c) => c.method === "fs/read_text_file" && c.path === `${e.ws}/note.txt`),
+        "read through the client",
+      );
+      assert.ok(
+        h.fsCalls.some((c) =>
+          c.method === "fs/write_text_file" && c.path === `${e.ws}/out/new.txt`
+        ),
+        "write through the client",
+      );
+      assert.equal(await Deno.readTextFile(`${e.ws}/out/new.txt`), "hello from coyote\n");
+      assert.equal(h.terminals.length, 1, "one client terminal");
+      const term = h.terminals[0];
+      assert.ok(term.released, "terminal released");
+      assert.match(term.output, /terminal-output-42/);
+      const upd = h.updatesFor(sessionId);
+      const [, , cmd] = toolCalls(upd);
+      const embeds = callUpdates(upd, cmd.toolCallId).filter((u) =>
+        (u.content ?? []).some((c) => c.type === "terminal")
+      );
+      assert.equal(embeds.length, 1, "the terminal is embedded in the tool call");
+      assert.equal(finalStatus(upd, cmd.toolCallId), "completed");
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("acp: malformed lines, batches, unknown methods, invalid params, early requests, a second prompt", async () => {
+  const e = await setup([{ text: "slow ".repeat(30), chunk_size: 5, chunk_delay_ms: 30 }, {
+    text: "ok",
+  }]);
+  const child = new Deno.Command("deno", {
+    args: [...COYOTE_FLAGS, MAIN_TS, "--acp-server"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+    env: { ...e.env, NO_COLOR: "1" },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const enc = new TextEncoder();
+  const send = (line: string) => writer.write(enc.encode(line + "\n"));
+  const lines: string[] = [];
+  const byId = new Map<unknown, Record<string, unknown>>();
+  const nullIds: Record<string, unknown>[] = [];
+  const reader = (async () => {
+    let buf = "";
+    const dec = new TextDecoder();
+    for await (const c of child.stdout) {
+      buf += dec.decode(c, { stream: true });
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const l = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        lines.push(l);
+        const m = JSON.parse(l);
+        if ("id" in m && m.id === null) nullIds.push(m);
+        else if ("id" in m && !("method" in m)) byId.set(m.id, m);
+      }
+    }
+  })();
+  const reply = async (id: unknown) => {
+    await waitFor(() => byId.has(id), 15_000, `response ${id}`);
+    return byId.get(id)!;
+  };
+  try {
+    await send(
+      '{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}',
+    );
+    assert.equal(
+      ((await reply(1)).error as { code: number }).code,
+      -32600,
+      "request before initialize",
+    );
+    await send("this is not json");
+    await send('[{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}]');
+    await send(
+      '{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":99,"clientCapabilities":{}}}',
+    );
+    const init = await reply(3);
+    assert.equal(
+      (init.result as { protocolVersion: number }).protocolVersion,
+      1,
+      "answers v1 to a higher version",
+    );
+    await waitFor(() => nullIds.length >= 2, 5000, "parse and batch errors");
+    assert.deepEqual(nullIds.map((m) => (m.error as { code: number }).code), [-32700, -32600]);
+    assert.equal(byId.has(2), false, "batch entries are not processed");
+    await send('{"jsonrpc":"2.0","id":4,"method":"no/such_method","params":{}}');
+    assert.equal(((await reply(4)).error as { code: number }).code, -32601);
+    await send('{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":42}}');
+    assert.equal(((await reply(5)).error as { code: number }).code, -32602);
+    await send(
+      '{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":{"sessionId":"nope","prompt":[]}}',
+    );
+    assert.equal(((await reply(6)).error as { code: number }).code, -32002, "unknown session");
+    await send('{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"nope"}}');
+    await send(
+      `{"jsonrpc":"2.0","id":7,"method":"session/new","params":{"cwd":${
+        JSON.stringify(e.ws)
+      },"mcpServers":[]}}`,
+    );
+    const sid = ((await reply(7)).result as { sessionId: string }).sessionId;
+    await send(
+      `{"jsonrpc":"2.0","id":8,"method":"session/prompt","params":{"sessionId":"${sid}","prompt":[{"type":"text","text":"hi"}]}}`,
+    );
+    await waitFor(
+      () => lines.some((l) => l.includes("agent_message_chunk")),
+      10_000,
+      "first chunk",
+    );
+    await send(
+      `{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"${sid}","prompt":[{"type":"text","text":"again"}]}}`,
+    );
+    const second = await reply(9);
+    assert.equal(
+      (second.error as { code: number }).code,
+      -32600,
+      "second prompt while one runs is rejected",
+    );
+    assert.match((second.error as { message: string }).message, /already running/);
+    assert.equal(
+      ((await reply(8)).result as { stopReason: string }).stopReason,
+      "end_turn",
+      "the first turn is unharmed",
+    );
+    await send(
+      `{"jsonrpc":"2.0","id":10,"method":"session/prompt","params":{"sessionId":"${sid}","prompt":[{"type":"text","text":"again"}]}}`,
+    );
+    assert.equal(
+      ((await reply(10)).result as { stopReason: string }).stopReason,
+      "end_turn",
+      "still serving",
+    );
+  } finally {
+    await writer.close().catch(() => {});
+    const st = await child.status;
+    await reader;
+    await e.close();
+    for (const l of lines) assert.ok(isJsonRpc(JSON.parse(l)), `JSON-RPC line: ${l}`);
+    assert.equal(st.code, 0, "exits 0 when stdin closes");
+  }
+});
