@@ -232,7 +232,7 @@ export function resolveProvider(opts: {
   flags: ProviderFlags;
   env: EnvLike;
   config: CoyoteConfig;
-  /** For messages: where the config file is (or would be). */
+  /** For messages: where the config file is (default: `config.yaml` in the config dir from `env`). */
   configPath?: string;
 }): ProviderConfig {
   const { flags, env, config } = opts;
@@ -246,7 +246,7 @@ export function resolveProvider(opts: {
   const apiKey = nonEmpty(flags.apiKey) ?? e("OPENAI_API_KEY") ?? nonEmpty(p.api_key);
   const model = nonEmpty(flags.model) ?? e("COYOTE_MODEL") ?? nonEmpty(config.model) ??
     nonEmpty(p.model);
-  const file = opts.configPath ?? "config.yaml in the config dir ($COYOTE_CONFIG_DIR)";
+  const file = opts.configPath ?? join(resolveDirs(env).configDir, "config.yaml");
 
   if (!baseURL && !apiKey) {
     throw new ConfigError(

@@ -191,6 +191,10 @@ Deno.test("resolveProvider: no provider at all says how to set one", () => {
     assert.match(e.message, /\/cfg\/config\.yaml/);
     assert.match(e.message, /--base-url/);
   }
+  assert.throws(
+    () => resolveProvider({ flags: {}, env: env({ HOME: "/h", COYOTE_MODEL: "m" }), config: {} }),
+    /config file \/h\/\.config\/coyote\/config\.yaml/,
+  );
 });
 
 Deno.test("resolveProvider: no model is a clear error without secrets", () => {
