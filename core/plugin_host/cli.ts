@@ -1,13 +1,112 @@
 /**
- * STUB CONTRACT (owner: plugin-host helper replaces the body, keeps the signature).
- * `coyote plugins list` / `coyote plugins check PATH`; returns the exit code.
+ * `coyote plugins list [--json]` and `coyote plugins check PATH [--json]`.
+ *
+ * `list` shows every discovered plugin with its status, tools and EFFECTIVE
+ * grant (declared ∩ policy); `check` compiles and probes one plugin without a
+ * session, computes its grant, then starts it once with that grant.
+ * Reports go to stdout; warnings and errors to stderr.
+ * Exit codes: 0 ok, 2 invalid plugin or usage error.
  * @module
  */
 import type { AppOptions } from "../app.ts";
+import { Policy } from "../guard/policy.ts";
+import { type LoadedPluginInfo, loadPlugins } from "./mod.ts";
 
-export function pluginsCommand(_app: AppOptions, sub: string, _args: string[]): Promise<number> {
-  Deno.stderr.writeSync(
-    new TextEncoder().encode(`coyote: plugins ${sub} is not implemented yet\n`),
+const out = (s: string) => Deno.stdout.writeSync(new TextEncoder().encode(s + "\n"));
+const err = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(s + "\n"));
+
+function policyFor(app: AppOptions): Policy {
+  return Policy.create(app.config?.permissions ?? {}, { allow: app.allow, deny: app.deny }, {
+    workspace: app.cwd,
+    configDir: app.configDir,
+    dataDir: app.dataDir,
+    dangerouslySkipPermissions: app.dangerouslySkipPermissions,
+  });
+}
+
+/** One permission of a Deno grant as text: `no`, `all` or the list. */
+function grantText(v: unknown): string {
+  if (v === false || v === undefined || v === "none") return "no";
+  if (v === true || v === "inherit") return "all";
+  if (Array.isArray(v)) return v.length ? v.join(", ") : "no";
+  return String(v);
+}
+
+/** Human-readable report of one plugin. */
+export function formatPlugin(p: LoadedPluginInfo): string {
+  const lines = [
+    `${p.name}${p.version ? ` ${p.version}` : ""}  [${p.status}]  (${p.origin}) ${p.path}`,
+  ];
+  if (p.description) lines.push(`  ${p.description}`);
+  if (p.error) lines.push(`  problem: ${p.error}`);
+  if (p.tools.length) lines.push(`  tools: ${p.tools.join(", ")}`);
+  if (p.agents.length) lines.push(`  agents: ${p.agents.join(", ")}`);
+  if (p.skills.length) lines.push(`  skills: ${p.skills.join(", ")}`);
+  const declared = Object.entries(p.declared).map(([k, v]) =>
+    `${k}: ${(v as string[]).join(", ")}`
   );
-  return Promise.resolve(1);
+  lines.push(`  declared: ${declared.length ? declared.join("; ") : "nothing"}`);
+  const keys = ["read", "write", "net", "run", "env", "sys", "ffi", "import"] as const;
+  lines.push(
+    `  grant: ${
+      keys.map((k) => `${k}: ${grantText(p.grant[k as keyof Deno.PermissionOptionsObject])}`).join(
+        "; ",
+      )
+    }`,
+  );
+  return lines.join("\n");
+}
+
+/**
+ * Runs `coyote plugins <sub>`. Returns the process exit code.
+ * @param sub `list` or `check`
+ * @param args remaining arguments (`--json`; for `check`, the plugin PATH)
+ */
+export async function pluginsCommand(
+  app: AppOptions,
+  sub: "list" | "check" | string,
+  args: string[],
+): Promise<number> {
+  const json = args.includes("--json");
+  const rest = args.filter((a) => a !== "--json");
+  if (sub !== "list" && sub !== "check") {
+    err(`coyote: unknown plugins command "${sub}" (expected list or check PATH)`);
+    return 2;
+  }
+  if (sub === "check" && rest.length !== 1) {
+    err("coyote: usage: coyote plugins check PATH");
+    return 2;
+  }
+  const policy = policyFor(app);
+  const loaded = await loadPlugins(
+    app,
+    policy,
+    app.cwd,
+    sub === "check" ? { only: [rest[0]], noCache: true } : {},
+  );
+  try {
+    const startErrors = sub === "check" ? await loaded.warm() : [];
+    if (json) {
+      out(
+        JSON.stringify(
+          { plugins: loaded.plugins, warnings: [...loaded.warnings, ...startErrors] },
+          null,
+          2,
+        ),
+      );
+    } else {
+      for (const w of [...loaded.warnings, ...startErrors]) err(`coyote: warning: ${w}`);
+      if (!loaded.plugins.length) out(sub === "list" ? "no plugins found" : "");
+      out(loaded.plugins.map(formatPlugin).join("\n\n"));
+    }
+    if (sub === "check") {
+      const ok = loaded.plugins.length === 1 && loaded.plugins[0].status === "loaded" &&
+        startErrors.length === 0 && loaded.warnings.length === 0;
+      if (!json) out(ok ? "ok" : "invalid");
+      return ok ? 0 : 2;
+    }
+    return 0;
+  } finally {
+    await loaded.close();
+  }
 }

@@ -80,6 +80,11 @@ export interface LoadedPlugins {
   warnings: string[];
   /** Every discovered plugin with its status and effective grant. */
   plugins: LoadedPluginInfo[];
+  /**
+   * Starts every loaded plugin's Worker now (normally they start on first use).
+   * Resolves with one message per plugin that failed to start; never rejects.
+   */
+  warm(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -404,6 +409,17 @@ export async function loadPlugins(
     skills,
     warnings,
     plugins: infos,
+    async warm() {
+      const errors = await Promise.all(workers.map(async (w) => {
+        try {
+          await w.start();
+          return undefined;
+        } catch (e) {
+          return `plugin ${w.name}: ${(e as Error).message}`;
+        }
+      }));
+      return errors.filter((e): e is string => e !== undefined);
+    },
     close() {
       for (const w of workers) w.close();
       return Promise.resolve();

@@ -204,12 +204,13 @@ export class PluginWorker {
         worker.postMessage({ type: "cancel", id });
         this.#settle(id, errorResult(this.name, "cancelled"));
         const grace = setTimeout(() => {
+          this.#graceTimers.delete(grace);
           // A plugin that ignores its signal and keeps running loses its worker.
           if (this.#worker === worker && this.#inflight.has(id)) {
             this.#kill("did not stop after cancellation");
           }
         }, this.#limits.cancelGraceMs);
-        Deno.unrefTimer(grace);
+        this.#graceTimers.add(grace);
       };
       const pending: Pending = {
         resolve,
@@ -247,6 +248,7 @@ export class PluginWorker {
 
   /** Ids whose worker-side run has not reported back (includes cancelled ones). */
   #inflight = new Set<number>();
+  #graceTimers = new Set<ReturnType<typeof setTimeout>>();
 
   #settle(id: number, result: ToolResult): void {
     const p = this.#pending.get(id);
@@ -356,6 +358,8 @@ export class PluginWorker {
 
   /** Terminates the worker (if any); pending calls fail. Idempotent. */
   close(): void {
+    for (const t of this.#graceTimers) clearTimeout(t);
+    this.#graceTimers.clear();
     if (this.#worker) this.#kill("plugin host closed");
   }
 }
