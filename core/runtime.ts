@@ -191,7 +191,8 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
 
   const model = explicitModel ?? agent.model ?? providerCfg.model;
-  const systemPrompt = buildSystemPrompt(agent.instructions, { cwd }, findInstructions(cwd));
+  const instructions = findInstructions(cwd);
+  const systemPrompt = buildSystemPrompt(agent.instructions, { cwd }, instructions);
 
   let id: string;
   let transcript: TranscriptWriter;
@@ -230,14 +231,31 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
   });
 
   let closed = false;
+  let current = agent;
   const session: AgentSession = {
     id,
     cwd,
-    model,
-    agent: agent.name,
+    get model() {
+      return engine.opts.model;
+    },
+    set model(m: string) {
+      engine.opts.model = m;
+    },
+    get agent() {
+      return current.name;
+    },
+    /** Switching the agent swaps instructions, tool set and temperature for the next turn. */
+    set agent(name: string) {
+      const next = agents.find((a) => a.name === name);
+      if (!next) throw new UsageError(`unknown agent "${name}"; available: ${agents.map((a) => a.name).join(", ")}`);
+      current = next;
+      engine.opts.systemPrompt = buildSystemPrompt(next.instructions, { cwd }, instructions);
+      engine.opts.registry = new ToolRegistry(filterTools(allTools, next.tools));
+      engine.opts.temperature = next.temperature;
+      if (!explicitModel && next.model) engine.opts.model = next.model;
+    },
     prompt(input, opts) {
       if (closed) return Promise.reject(new Error("session is closed"));
-      engine.opts.model = session.model;
       return engine.prompt(input, opts);
     },
     addRule(decision, rule) {
