@@ -175,8 +175,8 @@ export class AcpServer {
     this.checkCwd(cwd);
     const rt = await this.runtime();
     const { mcpServersFromAcp } = await import("../mcp/mod.ts");
-    let live: LiveSession | undefined;
-    const holder = { get: () => live };
+    const slot: { live?: LiveSession } = {};
+    const holder = { get: () => slot.live };
     let session: AgentSession;
     try {
       session = await rt.createSession(this.app, {
@@ -196,7 +196,8 @@ export class AcpServer {
       }
       throw this.sdk.RequestError.internalError(undefined, errText(e));
     }
-    live = { session, calls: new Map(), terminalCalls: new Map() };
+    const live: LiveSession = { session, calls: new Map(), terminalCalls: new Map() };
+    slot.live = live;
     this.sessions.set(session.id, live);
     return live;
   }
@@ -254,9 +255,9 @@ export class AcpServer {
   private async stopSession(live: LiveSession): Promise<void> {
     if (live.turn) {
       live.turn.ac.abort();
-      await Promise.race([live.turn.done.catch(() => {}), sleep(5000)]);
+      await within(live.turn.done.catch(() => {}), 5000);
     }
-    await Promise.race([live.session.close().catch(() => {}), sleep(8000)]);
+    await within(live.session.close().catch(() => {}), 8000);
   }
 
   /** Closes every session (aborting turns first). Called when stdin closes. */
@@ -573,7 +574,10 @@ export class AcpServer {
         ]);
         clearTimeout(timer);
       }
-      const status = await Promise.race([exit, sleep(10).then(() => null)]).catch(() => null);
+      const status = await Promise.race([
+        exit,
+        new Promise<null>((r) => setTimeout(() => r(null), 10)),
+      ]).catch(() => null);
       const out = await term.currentOutput();
       const exitStatus = status ?? out.exitStatus ?? null;
       return {
@@ -625,10 +629,9 @@ export class AcpServer {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => {
-    const t = setTimeout(r, ms);
-    // Never keep the process alive just for a grace period.
-    Deno.unrefTimer(t as unknown as number);
-  });
+/** Waits for `p` at most `ms` (the timer is cleared either way). */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p, new Promise((r) => (t = setTimeout(r, ms)))]);
+  clearTimeout(t);
 }

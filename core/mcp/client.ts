@@ -100,6 +100,8 @@ interface ServerState {
   stderrTail: string;
   status: McpServerStatus;
   closing: boolean;
+  /** pid of a stdio server's child process. */
+  pid?: number;
 }
 
 function withTail(msg: string, st: ServerState): string {
@@ -145,6 +147,13 @@ async function startOne(
         for (const line of s.split("\n")) if (line) console.error(`[mcp ${d.name}] ${line}`);
       }
     });
+    // Remember the child's pid as soon as it is spawned: Client.close() forgets it at once.
+    const start = t.start.bind(t);
+    t.start = async () => {
+      await start();
+      st.pid = t.pid ?? undefined;
+      trackPid(st.pid);
+    };
     transport = t;
   }
   st.transport = transport;
@@ -175,7 +184,6 @@ async function startOne(
   try {
     const work = (async () => {
       await client.connect(transport, { signal: ac.signal, timeout: timeoutMs });
-      if (transport instanceof StdioClientTransport) trackPid(transport.pid);
       const tools = [];
       let cursor: string | undefined;
       do {
@@ -382,18 +390,25 @@ export async function connectAll(
 }
 
 async function closeState(st: ServerState): Promise<void> {
-  const pid = st.transport instanceof StdioClientTransport ? st.transport.pid : null;
   st.alive = false;
-  try {
-    if (st.client) await st.client.close();
-    else await st.transport?.close();
-  } catch { /* ignore */ }
-  // Client.close() waits at most ~4 s for a stubborn child; make sure it is gone.
-  if (pid) {
+  const closing = (st.client ? st.client.close() : st.transport?.close() ?? Promise.resolve())
+    .catch(() => {});
+  // The SDK ends stdin, then waits 2 s before SIGTERM: give well-behaved servers a moment,
+  // then make sure the child is gone.
+  await within(closing, 1000);
+  if (st.pid) {
     try {
-      Deno.kill(pid, "SIGKILL");
+      Deno.kill(st.pid, "SIGKILL");
     } catch { /* already exited */ }
-    livePids.delete(pid);
+    livePids.delete(st.pid);
+    st.pid = undefined;
   }
   if (st.status.status === "connected") st.status.status = "closed";
+}
+
+/** Waits for `p` at most `ms` (the timer is cleared either way). */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p, new Promise((r) => (t = setTimeout(r, ms)))]);
+  clearTimeout(t);
 }

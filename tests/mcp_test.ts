@@ -1,0 +1,368 @@
+/**
+ * MCP client tests: config discovery (files, priority, `${VAR}` expansion, bad JSON),
+ * real npm MCP servers as subprocesses (server-everything, server-filesystem), a server
+ * that crashes mid-call, start-up failures and timeouts, `coyote mcp list`, and MCP tools
+ * used by the model through `coyote --acp-server` (workspace `.mcp.json` and ACP
+ * `session/new` `mcpServers`).
+ */
+import assert from "node:assert/strict";
+import type { AppOptions } from "../core/app.ts";
+import type { ToolContext } from "../sdk/mod.ts";
+import type { AnyTool } from "../core/types.ts";
+import {
+  connectMcpServers,
+  discoverMcpServers,
+  expandVars,
+  loadMcpConfig,
+  mcpServersFromAcp,
+} from "../core/mcp/mod.ts";
+import { mcpToolName } from "../core/mcp/client.ts";
+import { COYOTE_FLAGS, MAIN_TS, startAcp, waitFor } from "./support/acp_harness.ts";
+import { crashSpec, everythingSpec, filesystemSpec } from "./support/mcp_servers.ts";
+import { startModelServer } from "./support/model_server.ts";
+
+function appFor(configDir: string, extra: Partial<AppOptions> = {}): AppOptions {
+  return {
+    cwd: "/",
+    configDir,
+    dataDir: `${configDir}/data`,
+    config: {},
+    allow: [],
+    deny: [],
+    dangerouslySkipPermissions: false,
+    plugins: [],
+    noWorkspaceMcp: false,
+    headless: true,
+    maxTurns: 10,
+    ...extra,
+  };
+}
+
+function ctx(signal = new AbortController().signal): ToolContext {
+  const noop = () => {};
+  return {
+    cwd: "/",
+    signal,
+    toolCallId: "t1",
+    log: { debug: noop, info: noop, warn: noop, error: noop },
+    progress: noop,
+    requestPermission: () => Promise.resolve(false),
+  };
+}
+
+async function run(tool: AnyTool | undefined, input: Record<string, unknown>) {
+  assert.ok(tool, "tool exists");
+  const r = await tool.run(input, ctx());
+  return typeof r === "string" ? { content: r } : r;
+}
+
+Deno.test("mcp config: sources, priority, ${VAR} expansion, bad JSON warnings, --no-workspace-mcp", async () => {
+  const dir = await Deno.makeTempDir();
+  const cfg = `${dir}/cfg`;
+  const ws = `${dir}/ws`;
+  await Deno.mkdir(cfg, { recursive: true });
+  await Deno.mkdir(`${ws}/.coyote`, { recursive: true });
+  Deno.env.set("COYOTE_TEST_MCP_TOKEN", "s3cret");
+  try {
+    await Deno.writeTextFile(
+      `${cfg}/mcp.json`,
+      JSON.stringify({ mcpServers: { user: { command: "u" }, shared: { command: "from-user" } } }),
+    );
+    await Deno.writeTextFile(
+      `${ws}/.mcp.json`,
+      JSON.stringify({
+        mcpServers: {
+          shared: { command: "from-dot-mcp" },
+          api: {
+            type: "http",
+            url: "http://127.0.0.1:1/mcp",
+            headers: { Authorization: "Bearer ${COYOTE_TEST_MCP_TOKEN}" },
+          },
+          legacy: { type: "sse", url: "http://127.0.0.1:1/sse" },
+          remote: { url: "http://127.0.0.1:1/x" },
+          broken: { args: ["no command"] },
+          off: { command: "x", disabled: true },
+        },
+      }),
+    );
+    await Deno.writeTextFile(`${ws}/.coyote/.mcp.json`, "{ not json");
+    await Deno.writeTextFile(
+      `${ws}/.coyote/mcp.json`,
+      JSON.stringify({
+        mcpServers: {
+          shared: {
+            command: "from-coyote-mcp",
+            args: ["${COYOTE_TEST_UNSET_VAR:-fallback}", "${COYOTE_TEST_UNSET_VAR}"],
+            env: { T: "${COYOTE_TEST_MCP_TOKEN}" },
+          },
+        },
+      }),
+    );
+    const app = appFor(cfg, {
+      config: { mcpServers: { fromyaml: { command: "y" }, user: { command: "yaml-loses" } } },
+    });
+    const { servers, warnings } = await loadMcpConfig(app, ws);
+    const by = Object.fromEntries(servers.map((s) => [s.name, s]));
+    assert.deepEqual(Object.keys(by).sort(), [
+      "api",
+      "fromyaml",
+      "legacy",
+      "remote",
+      "shared",
+      "user",
+    ]);
+    assert.equal(by.fromyaml.source, "config.yaml");
+    assert.equal(by.user.source, `${cfg}/mcp.json`, "user mcp.json beats config.yaml");
+    assert.deepEqual(by.shared.spec, {
+      command: "from-coyote-mcp",
+      args: ["fallback", ""],
+      env: { T: "s3cret" },
+    });
+    assert.equal(
+      by.shared.source,
+      `${ws}/.coyote/mcp.json`,
+      ".coyote/mcp.json has the highest priority",
+    );
+    assert.deepEqual(by.api.spec, {
+      type: "http",
+      url: "http://127.0.0.1:1/mcp",
+      headers: { Authorization: "Bearer s3cret" },
+    });
+    assert.equal((by.legacy.spec as { type: string }).type, "sse");
+    assert.equal((by.remote.spec as { type: string }).type, "http");
+    assert.ok(
+      warnings.some((w) => w.includes(`${ws}/.coyote/.mcp.json`) && w.includes("invalid JSON")),
+      "bad JSON names the file",
+    );
+    assert.ok(
+      warnings.some((w) => w.includes('"broken"') && w.includes("command")),
+      "invalid entry warned",
+    );
+    assert.ok(warnings.some((w) => w.includes("COYOTE_TEST_UNSET_VAR")), "unset variable warned");
+
+    // Workspace servers work without any global file.
+    const noUser = await loadMcpConfig(appFor(`${dir}/none`), ws);
+    assert.ok(noUser.servers.some((s) => s.name === "shared"));
+    // --no-workspace-mcp turns workspace discovery off.
+    const off = await discoverMcpServers(appFor(cfg, { noWorkspaceMcp: true }), ws);
+    assert.deepEqual(off.map((s) => s.name).sort(), ["shared", "user"]);
+    assert.equal(off.find((s) => s.name === "shared")?.source, `${cfg}/mcp.json`);
+  } finally {
+    Deno.env.delete("COYOTE_TEST_MCP_TOKEN");
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("mcp names, expansion and ACP conversion", () => {
+  assert.equal(mcpToolName("my server", "get.thing"), "mcp__my_server__get_thing");
+  const long = mcpToolName("s".repeat(40), "t".repeat(40));
+  assert.ok(long.length <= 64 && /^[a-zA-Z0-9_-]+$/.test(long));
+  assert.notEqual(long, mcpToolName("s".repeat(40), "t".repeat(39) + "u"));
+  assert.equal(expandVars("a${X}b${Y:-d}", (n) => (n === "X" ? "1" : undefined)), "a1bd");
+  assert.deepEqual(
+    mcpServersFromAcp([
+      { name: "a", command: "cmd", args: ["x"], env: [{ name: "K", value: "V" }] },
+      { type: "http", name: "h", url: "http://x/mcp", headers: [{ name: "H", value: "1" }] },
+      { type: "sse", name: "s", url: "http://x/sse", headers: [] },
+      { name: "", command: "skipped" },
+    ]),
+    {
+      a: { command: "cmd", args: ["x"], env: { K: "V" } },
+      h: { type: "http", url: "http://x/mcp", headers: { H: "1" } },
+      s: { type: "sse", url: "http://x/sse" },
+    },
+  );
+});
+
+Deno.test("mcp client: real npm servers, a crash mid-call, a failing and a hanging server", async () => {
+  const ws = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${ws}/hello.txt`, "hello from the filesystem server\n");
+  const warnings: string[] = [];
+  const conn = await connectMcpServers([
+    { name: "everything", spec: everythingSpec(), source: "test" },
+    { name: "fs", spec: filesystemSpec(ws), source: "test" },
+    { name: "crashy", spec: crashSpec(), source: "test" },
+    { name: "missing", spec: { command: "coyote-no-such-binary-xyz" }, source: "test" },
+  ], { cwd: ws, timeoutMs: 60_000, onWarning: (m) => warnings.push(m) });
+  // A server that never answers `initialize` times out without holding up the others.
+  const t0 = Date.now();
+  const hung = await connectMcpServers(
+    [{ name: "hangs", spec: { command: "sleep", args: ["30"] }, source: "test" }],
+    { cwd: ws, timeoutMs: 800 },
+  );
+  assert.ok(Date.now() - t0 < 8000, "timeout honoured");
+  assert.equal(hung.servers[0].status, "timeout");
+  assert.equal(hung.tools.length, 0);
+  assert.ok(hung.warnings.some((w) => w.includes("hangs") && w.includes("800 ms")));
+  await hung.close();
+  assert.equal(psHas("sleep 30"), false, "the hung child is killed");
+  try {
+    const names = conn.tools.map((t) => t.name);
+    assert.ok(names.includes("mcp__everything__echo"), names.join(","));
+    assert.ok(names.includes("mcp__fs__read_text_file"));
+    assert.ok(names.includes("mcp__crashy__crash"));
+    for (const n of names) assert.match(n, /^mcp__[a-zA-Z0-9_-]+$/);
+    const status = Object.fromEntries(conn.servers.map((s) => [s.name, s.status]));
+    assert.deepEqual(status, {
+      everything: "connected",
+      fs: "connected",
+      crashy: "connected",
+      missing: "failed",
+    });
+    assert.ok(conn.warnings.some((w) => w.includes("missing") && w.includes("failed to start")));
+
+    const echo = conn.tools.find((t) => t.name === "mcp__everything__echo")!;
+    assert.equal(echo.kind, "read", "readOnlyHint → read");
+    assert.deepEqual(echo.access?.({}, ws), [{ type: "tool", name: "mcp__everything__echo" }]);
+    assert.equal((echo.input as { type: string }).type, "object");
+    assert.equal((await run(echo, { message: "ping" })).content, "Echo: ping");
+    const read = await run(conn.tools.find((t) => t.name === "mcp__fs__read_text_file"), {
+      path: `${ws}/hello.txt`,
+    });
+    assert.match(read.content, /hello from the filesystem server/);
+    const outside = await run(conn.tools.find((t) => t.name === "mcp__fs__read_text_file"), {
+      path: "/etc/passwd",
+    });
+    assert.equal(outside.isError, true, "server-side error is a tool error");
+
+    assert.equal(
+      (await run(conn.tools.find((t) => t.name === "mcp__crashy__echo"), { text: "x" })).content,
+      "echo: x",
+    );
+    const crash = await run(conn.tools.find((t) => t.name === "mcp__crashy__crash"), {});
+    assert.equal(crash.isError, true);
+    assert.match(crash.content, /MCP server crashy is not running/);
+    const after = await run(conn.tools.find((t) => t.name === "mcp__crashy__echo"), { text: "x" });
+    assert.equal(after.isError, true);
+    assert.match(after.content, /MCP server crashy is not running/);
+    await waitFor(() => warnings.some((w) => w.includes("crashy")), 5000, "crash warning");
+    // The others keep working.
+    assert.equal((await run(echo, { message: "still" })).content, "Echo: still");
+  } finally {
+    await conn.close();
+    await Deno.remove(ws, { recursive: true });
+  }
+});
+
+Deno.test("mcp list: configured servers, source, status and tool counts", async () => {
+  const dir = await Deno.makeTempDir();
+  const ws = `${dir}/ws`;
+  await Deno.mkdir(ws);
+  await Deno.writeTextFile(
+    `${ws}/.mcp.json`,
+    JSON.stringify({
+      mcpServers: {
+        everything: everythingSpec(),
+        broken: { command: "coyote-no-such-binary-xyz" },
+      },
+    }),
+  );
+  try {
+    const out = await new Deno.Command("deno", {
+      args: [...COYOTE_FLAGS, MAIN_TS, "mcp", "list"],
+      cwd: ws,
+      env: { COYOTE_CONFIG_DIR: `${dir}/cfg`, COYOTE_DATA_DIR: `${dir}/data`, NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const row = (name: string) => text.split("\n").find((l) => l.startsWith(name + " ")) ?? "";
+    assert.match(row("everything"), /stdio\s+connected\s+13\s+.*\.mcp\.json/);
+    assert.match(row("broken"), /failed\s+-\s+.*\.mcp\.json/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("mcp through ACP: workspace .mcp.json and session/new mcpServers; a crash leaves the session alive", async () => {
+  const dir = await Deno.makeTempDir();
+  const ws = `${dir}/ws`;
+  await Deno.mkdir(ws);
+  await Deno.writeTextFile(`${ws}/hello.txt`, "hi from fs\n");
+  await Deno.writeTextFile(
+    `${ws}/.mcp.json`,
+    JSON.stringify({ mcpServers: { fs: filesystemSpec(ws) } }),
+  );
+  const ms = await startModelServer({
+    script: [
+      { tool_calls: [{ name: "mcp__fs__read_text_file", arguments: { path: `${ws}/hello.txt` } }] },
+      { tool_calls: [{ name: "mcp__everything__echo", arguments: { message: "via acp" } }] },
+      { tool_calls: [{ name: "mcp__crashy__crash", arguments: {} }] },
+      { tool_calls: [{ name: "mcp__crashy__echo", arguments: { text: "again" } }] },
+      { text: "done with MCP" },
+    ],
+  });
+  const h = await startAcp({
+    env: {
+      COYOTE_DATA_DIR: `${dir}/data`,
+      COYOTE_CONFIG_DIR: `${dir}/cfg`,
+      OPENAI_BASE_URL: ms.baseURL,
+      OPENAI_API_KEY: "k",
+      COYOTE_MODEL: "scripted",
+    },
+    permissionAnswers: ["allow_once", "allow_once", "allow_once", "allow_once"],
+  });
+  try {
+    const c = crashSpec();
+    const e = everythingSpec();
+    const { sessionId } = await h.agent.request("session/new", {
+      cwd: ws,
+      mcpServers: [
+        {
+          name: "everything",
+          command: e.command,
+          args: e.args,
+          env: [{ name: "COYOTE_TEST", value: "1" }],
+        },
+        { name: "crashy", command: c.command, args: c.args, env: [] },
+      ],
+    });
+    const r = await h.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "use mcp" }],
+    });
+    assert.equal(r.stopReason, "end_turn");
+    const upd = h.updatesFor(sessionId);
+    const results = upd.filter((u) =>
+      u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")
+    )
+      .map((u) => JSON.stringify(u));
+    assert.equal(results.length, 4, results.join("\n"));
+    assert.match(results[0], /completed/);
+    assert.match(results[0], /hi from fs/);
+    assert.match(results[1], /completed/);
+    assert.match(results[1], /Echo: via acp/);
+    assert.match(results[2], /failed/);
+    assert.match(results[3], /failed/);
+    assert.match(results[3], /MCP server crashy is not running/);
+    assert.equal(h.permissionRequests.length >= 2, true, "MCP tools ask by default");
+    assert.ok(h.permissionRequests.every((p) => String(p.toolCall.toolCallId).length > 0));
+    const texts = ms.requests.length;
+    assert.equal(texts, 5);
+    const tools = (ms.requests[0].body as { tools?: { function: { name: string } }[] }).tools ?? [];
+    const toolNames = tools.map((t) => t.function.name);
+    for (const n of ["mcp__fs__read_text_file", "mcp__everything__echo", "mcp__crashy__crash"]) {
+      assert.ok(toolNames.includes(n), `${n} offered to the model`);
+    }
+  } finally {
+    const code = await h.close();
+    h.assertStdoutPure();
+    await ms.close();
+    await Deno.remove(dir, { recursive: true });
+    assert.equal(code, 0);
+  }
+  // No MCP server outlives the ACP process.
+  await waitFor(
+    () => !psHas("server-everything") && !psHas("crash_server.ts"),
+    5000,
+    "MCP children to exit",
+  );
+});
+
+function psHas(s: string): boolean {
+  const out = new Deno.Command("ps", { args: ["-eo", "pid,args"], stdout: "piped" }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").some((l) =>
+    l.includes(s) && !l.includes(" ps ")
+  );
+}

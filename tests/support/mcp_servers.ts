@@ -1,0 +1,26 @@
+/**
+ * Real MCP servers from npm used by the tests, pinned, run with Deno (`deno run -A npm:…`)
+ * so no wrapper process (npx → sh → node) can be orphaned. `.ci/run` warms them with
+ * `deno cache`. Also the path of the crash fixture (tests/fixtures/mcp/crash_server.ts).
+ * @module
+ */
+
+export const EVERYTHING_PKG = "npm:@modelcontextprotocol/server-everything@2026.8.31";
+export const FILESYSTEM_PKG = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
+export const CRASH_SERVER = new URL("../fixtures/mcp/crash_server.ts", import.meta.url).pathname;
+export const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
+
+/** stdio spec of `server-everything`. */
+export function everythingSpec(): { command: string; args: string[] } {
+  return { command: "deno", args: ["run", "-A", "--no-config", EVERYTHING_PKG, "stdio"] };
+}
+
+/** stdio spec of `server-filesystem` allowing `dir`. */
+export function filesystemSpec(dir: string): { command: string; args: string[] } {
+  return { command: "deno", args: ["run", "-A", "--no-config", FILESYSTEM_PKG, dir] };
+}
+
+/** stdio spec of the crash fixture (uses the project import map for the MCP SDK). */
+export function crashSpec(): { command: string; args: string[] } {
+  return { command: "deno", args: ["run", "-A", "--config", DENO_JSON, CRASH_SERVER] };
+}
