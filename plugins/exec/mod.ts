@@ -1,0 +1,335 @@
+/**
+ * The `exec` tool pack: `execute_command {command, timeout_ms?}` (issue 2,
+ * "Core tools"). The guard checks the command before `run` (access
+ * `{type: "execute", command}`); this module only runs it.
+ *
+ * - Runs `bash -c COMMAND` (`sh -c` when bash is absent) in the session cwd,
+ *   stdin closed (`null`: never the terminal), `PAGER=cat` / `GIT_PAGER=cat`
+ *   so pagers never wait for a key.
+ * - The child leads its own process group (setsid(2) via `detached`), so a timeout or an
+ *   abort (`ctx.signal`) kills the whole group — background children
+ *   (`sleep 100 &`) included: SIGTERM, then SIGKILL after a grace period.
+ * - stdout and stderr are captured separately, each bounded to
+ *   {@link OUTPUT_LIMIT} bytes by keeping head and tail; the cut is marked
+ *   with the number of bytes dropped.
+ * - When the frontend offers a client terminal (`ctx.host.runInTerminal`,
+ *   ACP `terminal/*`), the command runs there instead (output combined).
+ *
+ * A non-zero exit, a timeout or a kill is reported with `isError: true` (the
+ * ACP tool call ends `failed`); the content always has the exit code and both
+ * streams.
+ * @module
+ */
+import { z } from "zod";
+import { definePlugin, defineTool } from "../../sdk/mod.ts";
+import type { ToolResult } from "../../sdk/mod.ts";
+
+/** Default timeout (ms). */
+export const DEFAULT_TIMEOUT_MS = 120_000;
+/** Largest accepted `timeout_ms`; larger values are clamped. */
+export const MAX_TIMEOUT_MS = 600_000;
+/** Bytes kept per stream (half head, half tail). */
+export const OUTPUT_LIMIT = 30_000;
+/** Time between SIGTERM and SIGKILL of the process group (ms). */
+export const KILL_GRACE_MS = 2_000;
+/** After the shell exits, how long background children may keep the pipes open before we stop reading (ms). */
+export const DRAIN_MS = 300;
+
+/** Keeps the first and last `limit/2` bytes of a stream and counts what falls between. */
+export class BoundedCapture {
+  private head: Uint8Array[] = [];
+  private headBytes = 0;
+  private tail: Uint8Array[] = [];
+  private tailBytes = 0;
+  /** Total bytes seen. */
+  total = 0;
+  constructor(private readonly limit: number = OUTPUT_LIMIT) {}
+
+  push(chunk: Uint8Array): void {
+    this.total += chunk.length;
+    const headRoom = (this.limit >> 1) - this.headBytes;
+    if (headRoom > 0) {
+      const h = chunk.subarray(0, headRoom);
+      this.head.push(h.slice());
+      this.headBytes += h.length;
+      chunk = chunk.subarray(h.length);
+      if (chunk.length === 0) return;
+    }
+    this.tail.push(chunk.slice());
+    this.tailBytes += chunk.length;
+    const keep = this.limit - (this.limit >> 1);
+    while (this.tailBytes - this.tail[0].length >= keep) {
+      this.tailBytes -= this.tail.shift()!.length;
+    }
+  }
+
+  /** Bytes dropped between head and tail. */
+  get dropped(): number {
+    return Math.max(
+      0,
+      this.total - this.headBytes - Math.min(this.tailBytes, this.limit - (this.limit >> 1)),
+    );
+  }
+
+  /** The kept text; a `[… N bytes cut …]` marker stands for what was dropped. */
+  text(): string {
+    const dec = new TextDecoder();
+    const head = dec.decode(concat(this.head));
+    let tailBytes = concat(this.tail);
+    const keep = this.limit - (this.limit >> 1);
+    if (tailBytes.length > keep) tailBytes = tailBytes.subarray(tailBytes.length - keep);
+    const tail = dec.decode(tailBytes);
+    const cut = this.dropped;
+    return cut > 0 ? `${head}\n[… ${cut} bytes cut …]\n${tail}` : head + tail;
+  }
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const n = parts.reduce((a, p) => a + p.length, 0);
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+let shellCache: string | undefined;
+/** `bash` when it runs, else `sh` (checked once). */
+async function shell(): Promise<string> {
+  if (shellCache) return shellCache;
+  try {
+    const o = await new Deno.Command("bash", {
+      args: ["-c", "true"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    })
+      .output();
+    shellCache = o.success ? "bash" : "sh";
+  } catch {
+    shellCache = "sh";
+  }
+  return shellCache;
+}
+
+/** Sends `sig` to the process group led by `pid` (falls back to the pid alone). */
+function killGroup(pid: number, sig: Deno.Signal): void {
+  try {
+    Deno.kill(-pid, sig);
+  } catch {
+    try {
+      Deno.kill(pid, sig);
+    } catch { /* already gone */ }
+  }
+}
+
+/** Whether any process of group `pid` is still alive. */
+function groupAlive(pid: number): boolean {
+  try {
+    Deno.kill(-pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Outcome of one command. */
+export interface CommandOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: number;
+  stderrBytes: number;
+  truncated: boolean;
+  timedOut: boolean;
+  cancelled: boolean;
+  durationMs: number;
+}
+
+/** Runs `command` in its own process group; see the module doc. */
+export async function runCommand(
+  command: string,
+  opts: { cwd: string; timeoutMs: number; signal: AbortSignal; limit?: number },
+): Promise<CommandOutcome> {
+  const started = performance.now();
+  const sh = await shell();
+  const env = { PAGER: "cat", GIT_PAGER: "cat" };
+  // `detached` spawns the shell with setsid(2): it leads a new session and
+  // process group, so the whole group can be killed.
+  const child = new Deno.Command(sh, {
+    args: ["-c", command],
+    cwd: opts.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env,
+    detached: true,
+  }).spawn();
+  const pid = child.pid;
+  const out = new BoundedCapture(opts.limit ?? OUTPUT_LIMIT);
+  const err = new BoundedCapture(opts.limit ?? OUTPUT_LIMIT);
+  const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
+  const pump = async (stream: ReadableStream<Uint8Array>, cap: BoundedCapture) => {
+    const reader = stream.getReader();
+    readers.push(reader);
+    try {
+      while (true) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        cap.push(value);
+      }
+    } catch { /* cancelled */ }
+  };
+  const pumps = [pump(child.stdout, out), pump(child.stderr, err)];
+
+  let timedOut = false;
+  let cancelled = false;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  const kill = () => {
+    killGroup(pid, "SIGTERM");
+    killTimer ??= setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, opts.timeoutMs);
+  const onAbort = () => {
+    cancelled = true;
+    kill();
+  };
+  if (opts.signal.aborted) onAbort();
+  else opts.signal.addEventListener("abort", onAbort, { once: true });
+
+  let status: Deno.CommandStatus;
+  try {
+    status = await child.status;
+    // Background children may hold the pipes open: wait a little, then stop reading.
+    let drainTimer: ReturnType<typeof setTimeout> | undefined;
+    const drained = await Promise.race([
+      Promise.all(pumps).then(() => true),
+      new Promise<boolean>((r) => (drainTimer = setTimeout(() => r(false), DRAIN_MS))),
+    ]);
+    clearTimeout(drainTimer);
+    if (timedOut || cancelled) {
+      // The group is being killed: make sure nothing survives, then collect the rest.
+      killGroup(pid, "SIGKILL");
+    }
+    if (!drained) {
+      await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
+      await Promise.all(pumps);
+    }
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(killTimer);
+    opts.signal.removeEventListener("abort", onAbort);
+  }
+  if ((timedOut || cancelled) && groupAlive(pid)) killGroup(pid, "SIGKILL");
+  return {
+    exitCode: status.signal ? null : status.code,
+    signal: status.signal ?? null,
+    stdout: out.text(),
+    stderr: err.text(),
+    stdoutBytes: out.total,
+    stderrBytes: err.total,
+    truncated: out.dropped > 0 || err.dropped > 0,
+    timedOut,
+    cancelled,
+    durationMs: Math.round(performance.now() - started),
+  };
+}
+
+function describe(o: {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  timeoutMs: number;
+}): string {
+  if (o.timedOut) return `timed out after ${o.timeoutMs} ms; process group killed`;
+  if (o.cancelled) return "cancelled; process group killed";
+  if (o.exitCode === null) return `killed by ${o.signal ?? "a signal"}`;
+  return `exit code ${o.exitCode}`;
+}
+
+/** `execute_command {command, timeout_ms?}`; see the module doc. */
+export const executeCommandTool = defineTool({
+  name: "execute_command",
+  description:
+    "Run a shell command (bash -c) in the working directory. Returns exit code, stdout and stderr (long output keeps head and tail). No stdin. Default timeout 120000 ms, max 600000.",
+  input: z.object({
+    command: z.string().min(1).describe("Shell command"),
+    timeout_ms: z.number().int().min(1).optional().describe("Timeout in ms"),
+  }),
+  kind: "execute",
+  title: (i) => i.command.length > 80 ? `${i.command.slice(0, 77)}...` : i.command,
+  access: (i) => [{ type: "execute", command: i.command }],
+  async run(input, ctx): Promise<ToolResult> {
+    const timeoutMs = Math.min(input.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
+    if (ctx.host?.runInTerminal) {
+      const r = await ctx.host.runInTerminal(input.command, {
+        cwd: ctx.cwd,
+        timeoutMs,
+        outputByteLimit: OUTPUT_LIMIT * 2,
+        signal: ctx.signal,
+      });
+      const cancelled = ctx.signal.aborted;
+      const status = describe({ ...r, timedOut: false, cancelled, timeoutMs });
+      const body = r.output === ""
+        ? ""
+        : `\n--- output${r.truncated ? " (truncated)" : ""} ---\n${r.output}`;
+      return {
+        content: `${status}${body}`,
+        isError: r.exitCode !== 0,
+        rawOutput: {
+          exitCode: r.exitCode,
+          signal: r.signal,
+          truncated: r.truncated,
+          terminal: true,
+        },
+      };
+    }
+    let o: CommandOutcome;
+    try {
+      o = await runCommand(input.command, { cwd: ctx.cwd, timeoutMs, signal: ctx.signal });
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) {
+        return {
+          content: `cannot run the command: working directory ${ctx.cwd} or shell not found`,
+          isError: true,
+        };
+      }
+      throw err;
+    }
+    const parts = [describe({ ...o, timeoutMs })];
+    if (o.stdout !== "") parts.push(`--- stdout ---\n${o.stdout.replace(/\n$/, "")}`);
+    if (o.stderr !== "") parts.push(`--- stderr ---\n${o.stderr.replace(/\n$/, "")}`);
+    if (o.stdout === "" && o.stderr === "") parts.push("(no output)");
+    return {
+      content: parts.join("\n"),
+      isError: o.exitCode !== 0,
+      rawOutput: {
+        exitCode: o.exitCode,
+        signal: o.signal,
+        timedOut: o.timedOut,
+        cancelled: o.cancelled,
+        stdoutBytes: o.stdoutBytes,
+        stderrBytes: o.stderrBytes,
+        truncated: o.truncated,
+        durationMs: o.durationMs,
+      },
+    };
+  },
+});
+
+/** The `exec` plugin. */
+export const execPlugin = definePlugin({
+  name: "exec",
+  version: "1.0.0",
+  description: "Run shell commands in the workspace.",
+  tools: [executeCommandTool],
+});
+
+export default execPlugin;

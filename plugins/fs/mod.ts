@@ -1,0 +1,577 @@
+/**
+ * The `fs` tool pack: `fs_read`, `fs_ls`, `fs_glob`, `fs_grep`, `fs_write`,
+ * `fs_patch` (issue 2, "Core tools"; names and arguments are a contract).
+ *
+ * Paths are relative to the session cwd unless absolute. Reads and writes go
+ * through the ACP client (`ctx.host.readTextFile` / `writeTextFile`) when it
+ * offers them, else through Deno's fs. `fs_ls`, `fs_glob` and `fs_grep`
+ * respect `.gitignore` (see `walk.ts`) and always skip `.git/`.
+ * User-level failures (missing file, ambiguous patch, bad regex) come back as
+ * `{content, isError: true}`; nothing is thrown for them.
+ * @module
+ */
+import { z } from "zod";
+import { definePlugin, defineTool } from "../../sdk/mod.ts";
+import type { ToolContext, ToolResult } from "../../sdk/mod.ts";
+import {
+  describeFsError,
+  displayPath,
+  readText,
+  resolvePath,
+  toolError,
+  writeText,
+} from "./paths.ts";
+import { listDir, walkFiles } from "./walk.ts";
+import { buildSpec, grepTree } from "./grep.ts";
+
+/** Default and maximum line window of `fs_read`. */
+export const READ_DEFAULT_LIMIT = 2000;
+/** Lines longer than this (chars) are cut in `fs_read` output. */
+export const READ_MAX_LINE = 2000;
+/** Output budget of one `fs_read` call (chars); past it the window ends early. */
+export const READ_MAX_CHARS = 100_000;
+/** Entries shown by `fs_ls`. */
+export const LS_LIMIT = 1000;
+/** Paths shown by `fs_glob`. */
+export const GLOB_LIMIT = 500;
+/** Matches shown by `fs_grep`, and its output budget in chars. */
+export const GREP_LIMIT = 500;
+export const GREP_MAX_CHARS = 40_000;
+
+type PicomatchFn = (
+  glob: string,
+  opts?: Record<string, unknown>,
+) => (path: string) => boolean;
+let picomatchMod:
+  | { pm: PicomatchFn; scan: (g: string) => { base: string; glob: string } }
+  | undefined;
+/** npm `picomatch`, loaded lazily (kept out of the start-up path). */
+async function picomatch() {
+  if (!picomatchMod) {
+    const mod = await import("picomatch");
+    // deno-lint-ignore no-explicit-any
+    const pm = ((mod as any).default ?? mod) as PicomatchFn & {
+      scan: (g: string) => { base: string; glob: string };
+    };
+    picomatchMod = { pm, scan: (g) => pm.scan(g) };
+  }
+  return picomatchMod;
+}
+
+function numbered(n: number, text: string): string {
+  return `${String(n).padStart(6)}\t${text}`;
+}
+
+function cutLine(line: string, fullLength = line.length): string {
+  if (fullLength <= READ_MAX_LINE) return line;
+  return `${line.slice(0, READ_MAX_LINE)} … [line truncated: ${fullLength} chars]`;
+}
+
+/** Window of lines read from a file. */
+interface Window {
+  lines: string[];
+  /** Lines seen (the total when `more` is false). */
+  seen: number;
+  more: boolean;
+  binary: boolean;
+  /** True when the char budget (not `limit`) ended the window. */
+  capped: boolean;
+}
+
+/**
+ * Streams a file from disk and returns lines `offset … offset+limit-1`
+ * (1-based) without loading the rest: a 500 MB file costs only the bytes up
+ * to the window's end. Binary = a NUL byte in the first 8 KiB.
+ */
+async function readWindowFromDisk(abs: string, offset: number, limit: number): Promise<Window> {
+  using file = await Deno.open(abs, { read: true });
+  const buf = new Uint8Array(64 * 1024);
+  const dec = new TextDecoder();
+  const lines: string[] = [];
+  const last = offset + limit - 1;
+  let lineNo = 1;
+  let cur = "";
+  let curLen = 0;
+  let chars = 0;
+  let first = true;
+  let capped = false;
+  const finish = (): boolean => {
+    // Returns true when the window is complete.
+    if (lineNo >= offset && lineNo <= last) {
+      const out = cutLine(cur, curLen);
+      if (chars + out.length > READ_MAX_CHARS && lines.length > 0) {
+        capped = true;
+        return true;
+      }
+      lines.push(out);
+      chars += out.length + 8;
+    }
+    lineNo++;
+    cur = "";
+    curLen = 0;
+    return lineNo > last;
+  };
+  while (true) {
+    const n = await file.read(buf);
+    if (n === null) break;
+    const bytes = buf.subarray(0, n);
+    if (first) {
+      first = false;
+      if (bytes.subarray(0, 8192).indexOf(0) !== -1) {
+        return { lines: [], seen: 0, more: false, binary: true, capped: false };
+      }
+    }
+    const text = dec.decode(bytes, { stream: true });
+    let start = 0;
+    while (true) {
+      const nl = text.indexOf("\n", start);
+      const piece = nl === -1 ? text.slice(start) : text.slice(start, nl);
+      if (lineNo >= offset && lineNo <= last && cur.length <= READ_MAX_LINE) {
+        cur += piece.slice(0, READ_MAX_LINE + 1 - cur.length);
+      }
+      curLen += piece.length;
+      if (nl === -1) break;
+      if (cur.endsWith("\r")) cur = cur.slice(0, -1);
+      if (finish()) {
+        // Window complete: is there anything after it?
+        const rest = nl + 1 < text.length || (await file.read(buf)) !== null;
+        return { lines, seen: lineNo - 1, more: rest || capped, binary: false, capped };
+      }
+      start = nl + 1;
+    }
+  }
+  const tail = dec.decode();
+  cur += tail;
+  curLen += tail.length;
+  if (curLen > 0) finish();
+  return { lines, seen: lineNo - 1, more: false, binary: false, capped };
+}
+
+/** Same window over text already in memory (ACP client buffers). */
+function readWindowFromText(text: string, offset: number, limit: number): Window {
+  if (text.slice(0, 8192).includes("\0")) {
+    return { lines: [], seen: 0, more: false, binary: true, capped: false };
+  }
+  const all = text.split("\n");
+  if (all.length > 0 && all[all.length - 1] === "") all.pop();
+  const lines: string[] = [];
+  let chars = 0;
+  let capped = false;
+  const end = Math.min(all.length, offset - 1 + limit);
+  for (let i = offset - 1; i < end; i++) {
+    const raw = all[i].endsWith("\r") ? all[i].slice(0, -1) : all[i];
+    const out = cutLine(raw);
+    if (chars + out.length > READ_MAX_CHARS && lines.length > 0) {
+      capped = true;
+      break;
+    }
+    lines.push(out);
+    chars += out.length + 8;
+  }
+  const shownEnd = offset - 1 + lines.length;
+  return { lines, seen: all.length, more: shownEnd < all.length, binary: false, capped };
+}
+
+/** `fs_read {path, offset?, limit?}`: numbered lines (`cat -n` style), see module doc. */
+export const fsReadTool = defineTool({
+  name: "fs_read",
+  description:
+    "Read a text file. Returns lines numbered `cat -n` style (1-based). Reads up to 2000 lines; use offset/limit for more. Lines over 2000 chars are cut.",
+  input: z.object({
+    path: z.string().describe("File path (relative to the working directory, or absolute)"),
+    offset: z.number().int().min(1).optional().describe("First line to read, 1-based"),
+    limit: z.number().int().min(1).optional().describe("Number of lines (default 2000)"),
+  }),
+  kind: "read",
+  readOnly: true,
+  title: (i) => `Read ${i.path}`,
+  access: (i) => [{ type: "read", path: i.path }],
+  async run(input, ctx): Promise<ToolResult> {
+    const abs = resolvePath(ctx.cwd, input.path);
+    const shown = displayPath(ctx.cwd, abs);
+    const offset = input.offset ?? 1;
+    const limit = input.limit ?? READ_DEFAULT_LIMIT;
+    let win: Window;
+    try {
+      if (ctx.host?.readTextFile) {
+        win = readWindowFromText(await ctx.host.readTextFile(abs), offset, limit);
+      } else {
+        const st = await Deno.stat(abs);
+        if (st.isDirectory) return toolError(`${shown} is a directory; use fs_ls to list it`);
+        win = await readWindowFromDisk(abs, offset, limit);
+      }
+    } catch (err) {
+      return toolError(describeFsError(err, shown));
+    }
+    const locations = [{ path: abs, line: offset }];
+    if (win.binary) {
+      return {
+        content: `${shown} is a binary file (NUL byte in its first 8 KiB); not shown.`,
+        locations,
+      };
+    }
+    if (win.lines.length === 0) {
+      if (win.seen === 0) return { content: `${shown} is empty (0 lines).`, locations };
+      return toolError(`offset ${offset} is past the end of ${shown} (${win.seen} lines)`);
+    }
+    const body = win.lines.map((l, i) => numbered(offset + i, l)).join("\n");
+    const next = offset + win.lines.length;
+    let footer = "";
+    if (win.more) {
+      footer = win.capped
+        ? `\n[output capped at ${READ_MAX_CHARS} chars; continue with offset=${next}]`
+        : `\n[more lines follow; continue with offset=${next}]`;
+    }
+    return {
+      content: body + footer,
+      locations,
+      rawOutput: { path: abs, offset, lines: win.lines.length, more: win.more },
+    };
+  },
+});
+
+/** `fs_ls {path?}`: one folder's entries, folders with a trailing `/`. */
+export const fsLsTool = defineTool({
+  name: "fs_ls",
+  description:
+    "List a directory (default: working directory). Folders end with /. Entries ignored by .gitignore and .git/ are hidden.",
+  input: z.object({
+    path: z.string().optional().describe("Directory path (default .)"),
+  }),
+  kind: "read",
+  readOnly: true,
+  title: (i) => `List ${i.path ?? "."}`,
+  access: (i) => [{ type: "read", path: i.path ?? "." }],
+  async run(input, ctx): Promise<ToolResult> {
+    const abs = resolvePath(ctx.cwd, input.path ?? ".");
+    const shown = displayPath(ctx.cwd, abs);
+    let listed;
+    try {
+      const st = await Deno.stat(abs);
+      if (!st.isDirectory) return toolError(`${shown} is a file, not a directory; use fs_read`);
+      listed = await listDir(abs, ctx.cwd);
+    } catch (err) {
+      return toolError(describeFsError(err, shown));
+    }
+    const { entries, hidden } = listed;
+    const lines = entries.slice(0, LS_LIMIT).map((e) => e.isDir ? `${e.name}/` : e.name);
+    if (entries.length > LS_LIMIT) {
+      lines.push(`[${entries.length - LS_LIMIT} more entries not shown]`);
+    }
+    if (hidden > 0) lines.push(`[${hidden} entries hidden by .gitignore or .git]`);
+    if (entries.length === 0) lines.unshift(`${shown} is empty`);
+    return {
+      content: lines.join("\n"),
+      locations: [{ path: abs }],
+      rawOutput: { path: abs, entries: entries.length, hidden },
+    };
+  },
+});
+
+/**
+ * `fs_glob {pattern, path?}`: files matching a glob (npm picomatch, `dot`
+ * files included) under `path`, most recently modified first (as Claude
+ * Code's Glob: the files being worked on come first), ties by path. At most
+ * {@link GLOB_LIMIT} shown. Matching is against the path relative to `path`.
+ */
+export const fsGlobTool = defineTool({
+  name: "fs_glob",
+  description:
+    "Find files by glob (e.g. **/*.ts, src/**/test_*.py), relative to path (default .). Respects .gitignore. Newest first; max 500.",
+  input: z.object({
+    pattern: z.string().min(1).describe("Glob pattern"),
+    path: z.string().optional().describe("Directory to search (default .)"),
+  }),
+  kind: "search",
+  readOnly: true,
+  title: (i) => `Glob ${i.pattern}${i.path ? ` in ${i.path}` : ""}`,
+  access: (i) => [{ type: "read", path: i.path ?? "." }],
+  async run(input, ctx): Promise<ToolResult> {
+    let pattern = input.pattern;
+    let root = resolvePath(ctx.cwd, input.path ?? ".");
+    const { pm, scan } = await picomatch();
+    if (pattern.startsWith("/")) {
+      const s = scan(pattern);
+      root = s.base || "/";
+      pattern = s.glob || "**";
+    }
+    const shown = displayPath(ctx.cwd, root);
+    try {
+      const st = await Deno.stat(root);
+      if (!st.isDirectory) return toolError(`${shown} is not a directory`);
+    } catch (err) {
+      return toolError(describeFsError(err, shown));
+    }
+    const isMatch = pm(pattern, { dot: true });
+    const base = scan(pattern).base; // folder prefix every match lies under
+    const enterDir = base === ""
+      ? undefined
+      : (rel: string) => rel === base || base.startsWith(rel + "/") || rel.startsWith(base + "/");
+    const cut = root.endsWith("/") ? root.length : root.length + 1;
+    const found: { abs: string; mtime: number }[] = [];
+    const COLLECT = 20_000;
+    let total = 0;
+    for await (const batch of walkFiles(root, { cwd: ctx.cwd, signal: ctx.signal, enterDir })) {
+      for (const abs of batch) {
+        if (!isMatch(abs.slice(cut))) continue;
+        total++;
+        if (found.length < COLLECT) found.push({ abs, mtime: 0 });
+      }
+    }
+    if (ctx.signal.aborted) return toolError("cancelled");
+    for (const f of found) {
+      try {
+        f.mtime = Deno.lstatSync(f.abs).mtime?.getTime() ?? 0;
+      } catch { /* vanished */ }
+    }
+    found.sort((a, b) => b.mtime - a.mtime || (a.abs < b.abs ? -1 : a.abs > b.abs ? 1 : 0));
+    if (total === 0) return { content: `No files match ${input.pattern} in ${shown}` };
+    const lines = found.slice(0, GLOB_LIMIT).map((f) => displayPath(ctx.cwd, f.abs));
+    if (total > GLOB_LIMIT) {
+      lines.push(
+        `[showing ${GLOB_LIMIT} of ${total} matches, newest first; narrow the pattern or path]`,
+      );
+    }
+    return { content: lines.join("\n"), rawOutput: { matches: total } };
+  },
+});
+
+/** `fs_grep {pattern, path?, glob?, ignore_case?}`: `path:line:text` lines; see `grep.ts`. */
+export const fsGrepTool = defineTool({
+  name: "fs_grep",
+  description:
+    "Search file contents with a regex (JavaScript syntax). Output: path:line:text. Respects .gitignore, skips binary files; max 500 matches.",
+  input: z.object({
+    pattern: z.string().min(1).describe("Regular expression"),
+    path: z.string().optional().describe("File or directory to search (default .)"),
+    glob: z.string().optional().describe("Only files matching this glob, e.g. *.ts or src/**/*.py"),
+    ignore_case: z.boolean().optional().describe("Case-insensitive search"),
+  }),
+  kind: "search",
+  readOnly: true,
+  title: (i) => `Grep ${i.pattern}${i.path ? ` in ${i.path}` : ""}`,
+  access: (i) => [{ type: "read", path: i.path ?? "." }],
+  async run(input, ctx): Promise<ToolResult> {
+    let spec;
+    try {
+      spec = buildSpec({ pattern: input.pattern, ignoreCase: input.ignore_case, maxLine: 250 });
+    } catch (err) {
+      return toolError((err as Error).message);
+    }
+    const root = resolvePath(ctx.cwd, input.path ?? ".");
+    const shown = displayPath(ctx.cwd, root);
+    try {
+      await Deno.stat(root);
+    } catch (err) {
+      return toolError(describeFsError(err, shown));
+    }
+    let filter: ((rel: string) => boolean) | undefined;
+    if (input.glob) {
+      const { pm } = await picomatch();
+      // Like `rg -g`: a glob without `/` matches the file name at any depth.
+      filter = pm(input.glob, { dot: true, basename: !input.glob.includes("/") });
+    }
+    let outcome;
+    try {
+      outcome = await grepTree({
+        root,
+        cwd: ctx.cwd,
+        spec,
+        filter,
+        limit: GREP_LIMIT,
+        signal: ctx.signal,
+      });
+    } catch (err) {
+      if (ctx.signal.aborted) return toolError("cancelled");
+      throw err;
+    }
+    if (outcome.hits.length === 0) {
+      return {
+        content: `No matches for /${input.pattern}/ in ${shown}${
+          input.glob ? ` (glob ${input.glob})` : ""
+        }`,
+        rawOutput: { matches: 0, files: outcome.filesSearched },
+      };
+    }
+    const lines: string[] = [];
+    let chars = 0;
+    let cutByChars = false;
+    let lastAbs = "";
+    let lastShown = "";
+    for (const h of outcome.hits) {
+      if (h.path !== lastAbs) {
+        lastAbs = h.path;
+        lastShown = displayPath(ctx.cwd, h.path);
+      }
+      const line = `${lastShown}:${h.line}:${h.text}`;
+      if (chars + line.length > GREP_MAX_CHARS) {
+        cutByChars = true;
+        break;
+      }
+      chars += line.length + 1;
+      lines.push(line);
+    }
+    if (outcome.truncated || cutByChars) {
+      lines.push(`[stopped after ${lines.length} matches; narrow the pattern, path or glob]`);
+    }
+    return {
+      content: lines.join("\n"),
+      rawOutput: {
+        matches: outcome.hits.length,
+        truncated: outcome.truncated || cutByChars,
+        files: outcome.filesSearched,
+      },
+    };
+  },
+});
+
+function countLines(text: string): number {
+  if (text === "") return 0;
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return text.endsWith("\n") ? n : n + 1;
+}
+
+/** Reads the current text, or null when the file does not exist. Other errors throw. */
+async function readExisting(ctx: ToolContext, abs: string): Promise<string | null> {
+  try {
+    return await readText(ctx, abs);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+}
+
+/** `fs_write {path, content}`: writes the whole file, creating parent folders; result carries a diff. */
+export const fsWriteTool = defineTool({
+  name: "fs_write",
+  description:
+    "Write a whole file (creates parent folders, overwrites). Prefer fs_patch for edits.",
+  input: z.object({
+    path: z.string().describe("File path"),
+    content: z.string().describe("Full new content"),
+  }),
+  kind: "edit",
+  title: (i) => `Write ${i.path}`,
+  access: (i) => [{ type: "write", path: i.path }],
+  async run(input, ctx): Promise<ToolResult> {
+    const abs = resolvePath(ctx.cwd, input.path);
+    const shown = displayPath(ctx.cwd, abs);
+    let oldText: string | null;
+    try {
+      oldText = await readExisting(ctx, abs);
+      await writeText(ctx, abs, input.content);
+    } catch (err) {
+      return toolError(describeFsError(err, shown));
+    }
+    const verb = oldText === null ? "Created" : "Wrote";
+    return {
+      content: `${verb} ${shown} (${countLines(input.content)} lines)`,
+      diffs: [{ path: abs, oldText, newText: input.content }],
+      locations: [{ path: abs }],
+    };
+  },
+});
+
+function countOccurrences(text: string, needle: string): number {
+  let n = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
+
+/** A few numbered lines of `text` around `[from, to)` (char offsets), for the model to check its edit. */
+function snippet(text: string, from: number, to: number): { body: string; line: number } {
+  const before = text.slice(0, from);
+  const line = before.split("\n").length;
+  const lines = text.split("\n");
+  const endLine = text.slice(0, Math.max(from, to)).split("\n").length;
+  const a = Math.max(1, line - 2);
+  const b = Math.min(lines.length, endLine + 2, a + 12);
+  const out: string[] = [];
+  for (let i = a; i <= b; i++) out.push(numbered(i, cutLine(lines[i - 1].replace(/\r$/, ""))));
+  return { body: out.join("\n"), line };
+}
+
+/**
+ * `fs_patch {path, old_string, new_string, replace_all?}`: exact string
+ * replacement (as Claude Code's Edit). Fails when `old_string` is missing,
+ * occurs more than once without `replace_all`, or equals `new_string`.
+ * When the file uses CRLF and the strings use LF, they are matched as CRLF.
+ */
+export const fsPatchTool = defineTool({
+  name: "fs_patch",
+  description:
+    "Replace an exact string in a file. old_string must match exactly once (add surrounding lines to disambiguate) unless replace_all is true.",
+  input: z.object({
+    path: z.string().describe("File path"),
+    old_string: z.string().describe("Exact text to replace"),
+    new_string: z.string().describe("Replacement text"),
+    replace_all: z.boolean().optional().describe("Replace every occurrence"),
+  }),
+  kind: "edit",
+  title: (i) => `Edit ${i.path}`,
+  access: (i) => [{ type: "write", path: i.path }],
+  async run(input, ctx): Promise<ToolResult> {
+    const abs = resolvePath(ctx.cwd, input.path);
+    const shown = displayPath(ctx.cwd, abs);
+    let { old_string: oldStr, new_string: newStr } = input;
+    if (oldStr === "") {
+      return toolError("old_string is empty; use fs_write to create or overwrite a file");
+    }
+    if (oldStr === newStr) {
+      return toolError("old_string and new_string are identical; nothing to change");
+    }
+    let oldText: string | null;
+    try {
+      oldText = await readExisting(ctx, abs);
+    } catch (err) {
+      return toolError(describeFsError(err, shown));
+    }
+    if (oldText === null) return toolError(`File not found: ${shown} (use fs_write to create it)`);
+    let count = countOccurrences(oldText, oldStr);
+    if (
+      count === 0 && oldText.includes("\r\n") && !oldStr.includes("\r\n") && oldStr.includes("\n")
+    ) {
+      const crlf = oldStr.replaceAll("\n", "\r\n");
+      const n = countOccurrences(oldText, crlf);
+      if (n > 0) {
+        oldStr = crlf;
+        newStr = newStr.replaceAll("\r\n", "\n").replaceAll("\n", "\r\n");
+        count = n;
+      }
+    }
+    if (count === 0) return toolError(`old_string not found in ${shown}`);
+    if (count > 1 && !input.replace_all) {
+      return toolError(
+        `old_string occurs ${count} times in ${shown}; pass replace_all or add context`,
+      );
+    }
+    const first = oldText.indexOf(oldStr);
+    // split/join and slicing, not String#replace: `$&` in new_string must stay literal.
+    const newText = input.replace_all
+      ? oldText.split(oldStr).join(newStr)
+      : oldText.slice(0, first) + newStr + oldText.slice(first + oldStr.length);
+    try {
+      await writeText(ctx, abs, newText);
+    } catch (err) {
+      return toolError(describeFsError(err, shown));
+    }
+    const snip = snippet(newText, first, first + newStr.length);
+    const what = count === 1 ? "1 occurrence" : `${count} occurrences`;
+    return {
+      content: `Patched ${shown}: replaced ${what}. Around line ${snip.line}:\n${snip.body}`,
+      diffs: [{ path: abs, oldText, newText }],
+      locations: [{ path: abs, line: snip.line }],
+    };
+  },
+});
+
+/** The `fs` plugin: every tool above. */
+export const fsPlugin = definePlugin({
+  name: "fs",
+  version: "1.0.0",
+  description: "Read, list, find, search and edit files in the workspace.",
+  tools: [fsReadTool, fsLsTool, fsGlobTool, fsGrepTool, fsWriteTool, fsPatchTool],
+});
+
+export default fsPlugin;
