@@ -1,0 +1,222 @@
+/**
+ * Benchmark: the plugin host (issue 3, "Benchmarks").
+ *
+ * - `plugin load`: one Worker from `new Worker` to `ready` (bootstrap + plugin
+ *   evaluation + manifest), median of 15, target ≤ 30 ms;
+ * - `warm tool call`: one call through the proxy tool (host-side JSON Schema
+ *   validation + postMessage round trip), median of 300, target ≤ 1 ms;
+ * - `10 plugins, start-up`: in a fresh process, importing the host and
+ *   `loadPlugins` for 10 plugins with a warm probe cache (what a session start
+ *   pays; Workers start on first use), median of 5 processes, target ≤ 150 ms;
+ *   the same with a cold cache (10 probes) is reported for information;
+ * - `10 plugins, RSS`: RSS added at start (host + 10 plugins, Workers lazy),
+ *   target ≤ 100 MB; and, for information, with all 10 Workers running
+ *   (about 9 MB per Worker isolate).
+ *
+ * Run alone: `deno run --allow-all bench/plugins.bench.ts`.
+ * @module
+ */
+import { join } from "node:path";
+import type { AppOptions } from "../core/app.ts";
+import type { ToolContext } from "../sdk/mod.ts";
+
+/** One measured number, as the bench runner prints it. */
+export interface BenchResult {
+  name: string;
+  value: number;
+  unit: string;
+  target?: string;
+  pass?: boolean;
+}
+
+const HELLO = new URL("../examples/plugins/hello/mod.ts", import.meta.url).pathname;
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+
+function appFor(root: string): AppOptions {
+  return {
+    cwd: join(root, "ws"),
+    configDir: join(root, "cfg"),
+    dataDir: join(root, "data"),
+    config: {},
+    allow: [],
+    deny: [],
+    dangerouslySkipPermissions: false,
+    plugins: [],
+    noWorkspaceMcp: false,
+    headless: true,
+    maxTurns: 10,
+  };
+}
+
+/** Writes 10 small plugins into `<root>/ws/.coyote/plugins/`. */
+async function makeTenPlugins(root: string): Promise<void> {
+  const dir = join(root, "ws", ".coyote", "plugins");
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.mkdir(join(root, "cfg"), { recursive: true });
+  for (let i = 0; i < 10; i++) {
+    await Deno.writeTextFile(
+      join(dir, `p${i}.ts`),
+      `import { definePlugin, defineTool } from "@coyote/sdk";
+export default definePlugin({ name: "bench-${i}", version: "1.0.0", tools: [
+  defineTool({ name: "bench_${i}", description: "Echo.", input: { type: "object", properties: { s: { type: "string" } } },
+    run: (input: { s?: string }) => input.s ?? "" }),
+] });\n`,
+    );
+  }
+}
+
+/** Child mode: measure one start-up in a fresh process and print JSON. */
+async function child(root: string): Promise<void> {
+  const rss0 = Deno.memoryUsage().rss;
+  const t0 = performance.now();
+  const { loadPlugins } = await import("../core/plugin_host/mod.ts");
+  const { Policy } = await import("../core/guard/policy.ts");
+  const app = appFor(root);
+  const policy = Policy.create({}, { allow: [], deny: [] }, {
+    workspace: app.cwd,
+    configDir: app.configDir,
+  });
+  const loaded = await loadPlugins(app, policy, app.cwd, { log: () => {} });
+  const startMs = performance.now() - t0;
+  const rss1 = Deno.memoryUsage().rss;
+  const errors = await loaded.warm();
+  // Let the workers settle, then sample RSS.
+  await new Promise((r) => setTimeout(r, 200));
+  const rss2 = Deno.memoryUsage().rss;
+  await loaded.close();
+  console.log(JSON.stringify({
+    startMs,
+    tools: loaded.tools.length,
+    warnings: [...loaded.warnings, ...errors],
+    rssLoadMB: (rss1 - rss0) / 2 ** 20,
+    rssWorkersMB: (rss2 - rss1) / 2 ** 20,
+  }));
+}
+
+async function runChild(root: string): Promise<
+  { startMs: number; tools: number; warnings: string[]; rssLoadMB: number; rssWorkersMB: number }
+> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", new URL(import.meta.url).pathname, "--child", root],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error("bench child failed");
+  return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!);
+}
+
+export default async function bench(): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  const { compilePluginSource } = await import("../core/plugin_host/source.ts");
+  const { PluginWorker, NO_PERMISSIONS } = await import("../core/plugin_host/worker.ts");
+  const { loadPlugins } = await import("../core/plugin_host/mod.ts");
+  const { Policy } = await import("../core/guard/policy.ts");
+
+  // 1. Worker start → ready.
+  const code = await compilePluginSource(await Deno.readTextFile(HELLO), HELLO);
+  const loads: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const w = new PluginWorker("hello", code, NO_PERMISSIONS, {}, () => {});
+    const t0 = performance.now();
+    await w.start();
+    loads.push(performance.now() - t0);
+    w.close();
+  }
+  const load = median(loads);
+  results.push({
+    name: "plugin load (worker start → ready)",
+    value: round(load),
+    unit: "ms",
+    target: "≤ 30",
+    pass: load <= 30,
+  });
+
+  // 2. Warm round trip through the proxy tool.
+  const root = await Deno.makeTempDir({ prefix: "coyote-bench-plugins-" });
+  try {
+    const app = appFor(root);
+    await Deno.mkdir(app.cwd, { recursive: true });
+    const policy = Policy.create({}, { allow: [], deny: [] }, {
+      workspace: app.cwd,
+      configDir: app.configDir,
+    });
+    const loaded = await loadPlugins({ ...app, plugins: [HELLO] }, policy, app.cwd, {
+      log: () => {},
+    });
+    const tool = loaded.tools[0];
+    const ctx: ToolContext = {
+      cwd: app.cwd,
+      signal: new AbortController().signal,
+      toolCallId: "b",
+      log: { debug() {}, info() {}, warn() {}, error() {} },
+      progress() {},
+      requestPermission: () => Promise.resolve(false),
+    };
+    for (let i = 0; i < 30; i++) await tool.run({ name: "warm" }, ctx); // warm up (JIT, validator)
+    const calls: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t0 = performance.now();
+      await tool.run({ name: "x" }, ctx);
+      calls.push(performance.now() - t0);
+    }
+    await loaded.close();
+    const call = median(calls);
+    results.push({
+      name: "warm tool call round trip",
+      value: round(call, 3),
+      unit: "ms",
+      target: "≤ 1",
+      pass: call <= 1,
+    });
+
+    // 3 + 4. Ten plugins in a fresh process.
+    await makeTenPlugins(root);
+    const cold = await runChild(root); // cold cache: 10 probes
+    if (cold.tools !== 10) {
+      throw new Error(`expected 10 tools, got ${cold.tools}: ${cold.warnings.join("; ")}`);
+    }
+    const warm = [];
+    for (let i = 0; i < 5; i++) warm.push(await runChild(root));
+    const startMs = median(warm.map((w) => w.startMs));
+    results.push({
+      name: "10 plugins: start-up added (warm probe cache, lazy workers)",
+      value: round(startMs, 1),
+      unit: "ms",
+      target: "≤ 150",
+      pass: startMs <= 150,
+    });
+    results.push({
+      name: "10 plugins: start-up with a cold cache (10 probes)",
+      value: round(cold.startMs, 1),
+      unit: "ms",
+    });
+    const rssStart = median(warm.map((w) => w.rssLoadMB));
+    results.push({
+      name: "10 plugins: RSS added at start (lazy workers)",
+      value: round(rssStart, 1),
+      unit: "MB",
+      target: "≤ 100",
+      pass: rssStart <= 100,
+    });
+    const rssAll = median(warm.map((w) => w.rssLoadMB + w.rssWorkersMB));
+    results.push({
+      name: "10 plugins: RSS added with all 10 workers running",
+      value: round(rssAll, 1),
+      unit: "MB",
+    });
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+  return results;
+}
+
+if (import.meta.main) {
+  const i = Deno.args.indexOf("--child");
+  if (i >= 0) await child(Deno.args[i + 1]);
+  else for (const r of await bench()) console.log(JSON.stringify(r));
+}
