@@ -94,8 +94,12 @@ const err = (text: string) => writeAll(Deno.stderr, text);
 async function readTtyLine(signal: AbortSignal): Promise<string | null> {
   const buf = new Uint8Array(1);
   const bytes: number[] = [];
+  const aborted = new Promise<null>((res) =>
+    signal.addEventListener("abort", () => res(null), { once: true })
+  );
   while (!signal.aborted) {
-    const n = await Deno.stdin.read(buf);
+    const n = await Promise.race([Deno.stdin.read(buf), aborted]);
+    if (signal.aborted) return null;
     if (n === null) return bytes.length ? new TextDecoder().decode(new Uint8Array(bytes)) : null;
     if (buf[0] === 10) break;
     bytes.push(buf[0]);
