@@ -15,15 +15,9 @@ import {
 } from "../core/plugin_host/mod.ts";
 import { compilePluginSource } from "../core/plugin_host/source.ts";
 import { NO_PERMISSIONS } from "../core/plugin_host/worker.ts";
-import { Policy, type WorkerGrant } from "../core/guard/policy.ts";
+import { Policy } from "../core/guard/policy.ts";
 import type { AppOptions } from "../core/app.ts";
-import type {
-  PermissionQuestion,
-  PluginPermissions,
-  ToolContext,
-  ToolProgress,
-  ToolResult,
-} from "../sdk/mod.ts";
+import type { PermissionQuestion, ToolContext, ToolProgress, ToolResult } from "../sdk/mod.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 const REPO = new URL("../", import.meta.url).pathname;
@@ -320,51 +314,104 @@ Deno.test("plugins: bad names, duplicate tools, SDK majors and unknown permissio
   }
 });
 
-/** A policy whose worker view refuses `net` and grants part of `read` (exercises the host's handling of the guard's answer). */
-class RefusingPolicy extends Policy {
-  override forWorkspace(_cwd: string): Policy {
-    return this;
-  }
-  override workerPermissions(declared: PluginPermissions, name: string): WorkerGrant {
-    const refused = (declared.net ?? []).map((value) => ({
-      permission: "net" as const,
-      value,
-      rule: "Net(*)",
-      message: `plugin ${name}: net "${value}" is refused by rule Net(*)`,
-    }));
-    return { permissions: { read: declared.read ?? false }, refused };
-  }
-}
-
-Deno.test("plugins: a refused permission refuses the plugin; grants always have every key explicit", async () => {
+Deno.test("plugins: grant = declared ∩ policy; a refused permission refuses the plugin, naming the rule", async () => {
   const d = await dirs();
+  const netPlugin = join(d.root, "net.ts");
+  const readPlugin = join(d.root, "read.ts");
+  const denied = join(d.root, "denied.ts");
   await Deno.writeTextFile(
-    join(d.root, "net.ts"),
+    netPlugin,
     PLUGIN("wants-net", "n", `permissions: { net: ["example.com"] },`),
   );
   await Deno.writeTextFile(
-    join(d.root, "read.ts"),
-    PLUGIN("wants-read", "r", `permissions: { read: ["${d.ws}"] },`),
+    readPlugin,
+    PLUGIN("wants-read", "r", `permissions: { read: ["data"] },`),
   );
-  const policy = new RefusingPolicy();
-  const loaded = await loadPlugins(
-    appFor(d, { plugins: [join(d.root, "net.ts"), join(d.root, "read.ts")] }),
-    policy,
-    d.ws,
+  await Deno.writeTextFile(
+    denied,
+    PLUGIN("wants-secret", "s", `permissions: { read: ["secret/x"] },`),
   );
+  const policyWith = (allow: string[], deny: string[]) =>
+    Policy.create({}, { allow, deny }, { workspace: d.ws, configDir: d.cfg, dataDir: d.data });
+  const app = appFor(d, { plugins: [netPlugin, readPlugin, denied] });
+  let loaded = await loadPlugins(app, policyWith([], ["Read(secret/**)"]), d.ws);
   try {
-    const [net, read] = loaded.plugins;
+    const [net, read, secret] = loaded.plugins;
     assert.equal(net.status, "refused");
-    assert.match(
-      loaded.warnings.join("\n"),
-      /plugin wants-net refused: plugin wants-net: net "example.com" is refused by rule Net\(\*\)/,
-    );
     assert.deepEqual(net.tools, []);
+    assert.deepEqual(net.grant, NO_PERMISSIONS);
+    const w = loaded.warnings.join("\n");
+    assert.match(
+      w,
+      /plugin "wants-net" declares net "example\.com" but .*add --allow 'Net\(example\.com\)'/,
+    );
+    assert.equal(secret.status, "refused");
+    assert.equal(secret.refused[0].rule, "Read(secret/**)");
+    assert.match(
+      w,
+      /plugin "wants-secret" declares read "secret\/x" but rule Read\(secret\/\*\*\)/,
+    );
     assert.equal(read.status, "loaded");
-    assert.deepEqual(read.grant, { ...NO_PERMISSIONS, read: [d.ws] });
+    assert.deepEqual(read.grant, { ...NO_PERMISSIONS, read: [join(d.ws, "data")] });
     assert.deepEqual(loaded.tools.map((t) => t.name), ["r"]);
   } finally {
     await loaded.close();
+  }
+  loaded = await loadPlugins(app, policyWith(["Net(example.com)"], []), d.ws);
+  try {
+    assert.equal(loaded.plugins[0].status, "loaded");
+    assert.deepEqual(loaded.plugins[0].grant, { ...NO_PERMISSIONS, net: ["example.com"] });
+  } finally {
+    await loaded.close();
+    await d.cleanup();
+  }
+});
+
+Deno.test("plugins: a granted net host is reachable, any other port is not", async () => {
+  const d = await dirs();
+  const hits: string[] = [];
+  const servers = [0, 1].map(() =>
+    Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+      hits.push(new URL(req.url).port);
+      return new Response("pong");
+    })
+  );
+  const [allowed, other] = servers.map((s) => s.addr.port);
+  const file = join(d.root, "net.ts");
+  await Deno.writeTextFile(
+    file,
+    PLUGIN("fetcher", "fetch_url", `permissions: { net: ["127.0.0.1:${allowed}"] },`).replace(
+      `run: () => "fetcher"`,
+      `run: async (i) => await (await fetch(i.url)).text()`,
+    ),
+  );
+  const policy = Policy.create({}, { allow: [`Net(127.0.0.1:${allowed})`], deny: [] }, {
+    workspace: d.ws,
+    configDir: d.cfg,
+  });
+  const loaded = await loadPlugins(appFor(d, { plugins: [file] }), policy, d.ws);
+  try {
+    assert.deepEqual(loaded.warnings, []);
+    const cap = { progress: [], questions: [] };
+    const ok = await run(
+      loaded,
+      "fetch_url",
+      { url: `http://127.0.0.1:${allowed}/` },
+      ctxFor(d, cap),
+    );
+    assert.equal(ok.content, "pong");
+    const no = await run(
+      loaded,
+      "fetch_url",
+      { url: `http://127.0.0.1:${other}/` },
+      ctxFor(d, cap),
+    );
+    assert.equal(no.isError, true);
+    assert.match(no.content, /NotCapable|Requires net access/);
+    assert.deepEqual(hits, [String(allowed)]);
+  } finally {
+    await loaded.close();
+    for (const s of servers) await s.shutdown();
     await d.cleanup();
   }
 });

@@ -375,7 +375,7 @@ export async function loadPlugins(
     if (grant.refused.length) {
       info.status = "refused";
       info.error = grant.refused.map((r) => r.message).join("; ");
-      warnings.push(`plugin ${m.name} refused: ${info.error}`);
+      warnings.push(`${info.error} (plugin ${m.name} not loaded)`);
       return;
     }
     // Every key explicit, whatever the policy returned: omitted means false.
