@@ -561,12 +561,23 @@ export class Engine {
         });
         throw new Cancelled();
       }
-      if (outcome === "allow_always") {
-        for (const v of asks) o.policy.addRule("allow", ruleFor(v.access), "session");
-      } else if (outcome !== "allow_once") {
-        if (outcome === "reject_always") {
-          for (const v of asks) o.policy.addRule("deny", ruleFor(v.access), "session");
+      const remember = (decision: "allow" | "deny") => {
+        for (const v of asks) {
+          try {
+            o.policy.addRule(decision, ruleFor(v.access), "session");
+          } catch (e) {
+            this.#log(
+              `coyote: could not remember the ${decision} rule ${ruleFor(v.access)}: ${
+                (e as Error).message
+              }`,
+            );
+          }
         }
+      };
+      if (outcome === "allow_always") {
+        remember("allow");
+      } else if (outcome !== "allow_once") {
+        if (outcome === "reject_always") remember("deny");
         for (const v of asks) {
           denied.push({
             toolCallId: call.id,

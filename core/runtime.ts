@@ -247,7 +247,11 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     /** Switching the agent swaps instructions, tool set and temperature for the next turn. */
     set agent(name: string) {
       const next = agents.find((a) => a.name === name);
-      if (!next) throw new UsageError(`unknown agent "${name}"; available: ${agents.map((a) => a.name).join(", ")}`);
+      if (!next) {
+        throw new UsageError(
+          `unknown agent "${name}"; available: ${agents.map((a) => a.name).join(", ")}`,
+        );
+      }
       current = next;
       engine.opts.systemPrompt = buildSystemPrompt(next.instructions, { cwd }, instructions);
       engine.opts.registry = new ToolRegistry(filterTools(allTools, next.tools));
