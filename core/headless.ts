@@ -203,6 +203,9 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
   };
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
   for (const s of signals) Deno.addSignalListener(s, onSignal);
+  // stdout carries only the answer / protocol lines: stray console output of any dependency goes to stderr.
+  const saved = { log: console.log, info: console.info, debug: console.debug };
+  console.log = console.info = console.debug = (...a: unknown[]) => console.error(...a);
 
   const emitResult = (r: ResultEvent) => {
     if (o.format === "text") {
@@ -300,6 +303,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     return code;
   } finally {
     for (const s of signals) Deno.removeSignalListener(s, onSignal);
+    Object.assign(console, saved);
     await session?.close().catch(() => {});
   }
 }

@@ -24,7 +24,7 @@ import { corePlugins } from "../plugins/mod.ts";
 import { builtinAgents, DEFAULT_AGENT } from "../agents/mod.ts";
 import { Engine, type ModelClient } from "./engine.ts";
 import { filterTools, ToolRegistry } from "./tools.ts";
-import { buildSystemPrompt, findInstructions } from "./instructions.ts";
+import { buildSystemPrompt, findInstructions, type WorkspaceInstructions } from "./instructions.ts";
 import {
   listStoredSessions,
   loadSession,
@@ -122,6 +122,33 @@ function wantsPlugins(app: AppOptions, cwd: string): boolean {
     exists(`${cwd}/.coyote/plugins`) || exists(`${app.configDir}/plugins`);
 }
 
+/**
+ * Adds config `instructions:` files (paths relative to the workspace, `~` = home) after the
+ * discovered workspace instructions. A missing file is a warning, not an error.
+ */
+function mergeInstructions(
+  found: WorkspaceInstructions | null,
+  extra: unknown,
+  cwd: string,
+  log: (line: string) => void,
+): WorkspaceInstructions | null {
+  if (!Array.isArray(extra) || !extra.length) return found;
+  const parts = found ? [found.text] : [];
+  const paths = found ? [found.path] : [];
+  for (const p of extra) {
+    if (typeof p !== "string") continue;
+    const home = Deno.env.get("HOME") ?? "";
+    const abs = p.startsWith("~/") ? `${home}${p.slice(1)}` : p.startsWith("/") ? p : `${cwd}/${p}`;
+    try {
+      const text = Deno.readTextFileSync(abs).trim();
+      if (text) parts.push(text), paths.push(abs);
+    } catch (e) {
+      log(`coyote: warning: cannot read instructions file ${abs}: ${(e as Error).message}`);
+    }
+  }
+  return parts.length ? { path: paths.join(", "), text: parts.join("\n\n") } : null;
+}
+
 export async function createSession(app: AppOptions, init: SessionInit): Promise<AgentSession> {
   const cwd = init.cwd;
   const log = init.log ?? ((l: string) => console.error(l));
@@ -191,7 +218,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
 
   const model = explicitModel ?? agent.model ?? providerCfg.model;
-  const instructions = findInstructions(cwd);
+  const instructions = mergeInstructions(findInstructions(cwd), app.config?.instructions, cwd, log);
   const systemPrompt = buildSystemPrompt(agent.instructions, { cwd }, instructions);
 
   let id: string;

@@ -112,6 +112,8 @@ Deno.test("prompt assembly (args, -f, piped stdin) and workspace instructions re
     await Deno.writeTextFile(`${root}/a/AGENTS.md`, "Always answer in haiku. MARKER-42");
     await Deno.writeTextFile(`${root}/CLAUDE.md`, "not this one");
     await Deno.writeTextFile(`${cwd}/notes.txt`, "file body NOTES-7");
+    await Deno.writeTextFile(`${cwd}/extra.md`, "Extra rules EXTRA-5");
+    await Deno.writeTextFile(`${env.configDir}/config.yaml`, "instructions: [extra.md]\n");
     const r = await runCoyote(["--headless", "-f", "notes.txt", "explain", "this"], {
       cwd,
       env: childEnv(env, { baseURL: server.baseURL }),
@@ -124,6 +126,7 @@ Deno.test("prompt assembly (args, -f, piped stdin) and workspace instructions re
     assert.equal(msgs[0].role, "system");
     assert.match(msgs[0].content, /MARKER-42/);
     assert.doesNotMatch(msgs[0].content, /not this one/);
+    assert.match(msgs[0].content, /EXTRA-5/);
     assert.match(msgs[1].content, /^explain this/);
     assert.match(msgs[1].content, /NOTES-7/);
     assert.match(msgs[1].content, /PIPE-9$/);

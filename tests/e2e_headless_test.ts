@@ -446,3 +446,48 @@ Deno.test("e2e: one-shot without --headless and without a terminal denies 'ask' 
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("e2e: one-shot with a terminal asks y/n on stderr; 'y' runs the command", async () => {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [{
+          id: "x",
+          name: "execute_command",
+          arguments: { command: "touch made-by-coyote" },
+        }],
+      },
+      { text: "Created it." },
+    ],
+  });
+  try {
+    const { cmd, args } = coyoteCommand(["--output-format", "json", "make a file"]);
+    const py = [
+      "import os, pty, subprocess, sys, json",
+      "m, s = pty.openpty()",
+      "os.write(m, b'y\\n')",
+      "p = subprocess.run(json.loads(sys.argv[1]), stdin=s, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)",
+      "os.write(1, json.dumps({'code': p.returncode, 'out': p.stdout.decode(), 'err': p.stderr.decode()}).encode())",
+    ].join("\n");
+    const out = await new Deno.Command("python3", {
+      args: ["-c", py, JSON.stringify([cmd, ...args])],
+      cwd,
+      env: childEnv(env, { baseURL: server.baseURL }),
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const res = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(res.code, 0, res.err);
+    assert.match(res.err, /coyote wants to run: .*touch made-by-coyote/);
+    const result = JSON.parse(res.out);
+    assert.deepEqual(result.denied, []);
+    assert.ok((await Deno.stat(`${cwd}/made-by-coyote`)).isFile);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
