@@ -376,7 +376,7 @@ export function buildSpec(o: SpecOptions): SearchSpec {
     fold: ignoreCase,
     rare,
     maxLine: o.maxLine ?? 300,
-    maxPerFile: o.maxPerFile ?? 500,
+    maxPerFile: o.maxPerFile ?? 100_000,
     maxFileBytes: o.maxFileBytes ?? 64 * 1024 * 1024,
   };
 }
@@ -436,9 +436,11 @@ function startPool(
  */
 export async function grepTree(o: GrepOptions): Promise<GrepOutcome> {
   const limit = o.limit ?? 500;
+  // One hit past the limit tells "truncated" apart from "exactly limit".
+  const spec = { ...o.spec, maxPerFile: Math.min(o.spec.maxPerFile, limit + 1) };
   const stat = Deno.statSync(o.root);
   if (!stat.isDirectory) {
-    const hits = makeSearcher(o.spec)(o.root) ?? [];
+    const hits = makeSearcher(spec)(o.root) ?? [];
     return {
       hits: hits.slice(0, limit).map(([line, text]) => ({ path: o.root, line, text })),
       truncated: hits.length > limit,
@@ -495,7 +497,7 @@ export async function grepTree(o: GrepOptions): Promise<GrepOutcome> {
       files += kept.length;
       batches.push(kept);
       if (!pool && maxWorkers > 0 && files > threshold) {
-        pool = startPool(maxWorkers, o.spec, onResult);
+        pool = startPool(maxWorkers, spec, onResult);
         for (let i = 0; i < maxWorkers; i++) perWorker.push(0);
         pool.workers.forEach((w) =>
           w.onerror = (e) => {
@@ -522,7 +524,7 @@ export async function grepTree(o: GrepOptions): Promise<GrepOutcome> {
       if (o.signal?.aborted) throw o.signal.reason;
       if (failure) throw failure;
     } else {
-      local = makeSearcher(o.spec);
+      local = makeSearcher(spec);
       for (let b = 0; b < batches.length && found <= limit; b++) {
         const out: [number, FileHits][] = [];
         const batch = batches[b];

@@ -369,7 +369,8 @@ export const fsGrepTool = defineTool({
     if (input.glob) {
       const { pm } = await picomatch();
       // Like `rg -g`: a glob without `/` matches the file name at any depth.
-      filter = pm(input.glob, { dot: true, basename: !input.glob.includes("/") });
+      const isMatch = pm(input.glob, { dot: true, basename: !input.glob.includes("/") });
+      filter = (rel) => isMatch(rel);
     }
     let outcome;
     try {
