@@ -7,7 +7,7 @@
  * `coyote: <message>` on stderr and exit 2; never a stack trace.
  * @module
  */
-import { Command, CommanderError, Option } from "commander";
+import type { Command as CommandT } from "commander";
 import type { AppOptions } from "./app.ts";
 import { ConfigError, loadConfig, resolveDirs } from "./config.ts";
 import pkg from "../deno.json" with { type: "json" };
@@ -49,7 +49,9 @@ function positiveInt(v: string): number {
   return n;
 }
 
-function buildProgram(result: ParsedCli): Command {
+type Commander = typeof import("commander");
+
+function buildProgram({ Command, Option }: Commander, result: ParsedCli): CommandT {
   const program = new Command("coyote")
     .description("Coyote: a coding agent for your terminal, CI and editors (ACP).")
     .version(VERSION, "-V, --version")
@@ -126,23 +128,25 @@ function buildProgram(result: ParsedCli): Command {
   return program;
 }
 
-/** Parses argv (without the program name). Throws {@link UsageError} for bad input. */
-export function parseArgs(argv: string[]): ParsedCli {
+/**
+ * Parses argv (without the program name). Throws {@link UsageError} for bad input.
+ * `commander` is loaded here (lazily), so paths that need no parsing stay fast.
+ */
+export async function parseArgs(argv: string[]): Promise<ParsedCli> {
+  const commander = await import("commander");
   const result: ParsedCli = { prompt: [], opts: {} };
-  const program = buildProgram(result);
+  const program = buildProgram(commander, result);
   try {
     program.parse(argv, { from: "user" });
   } catch (e) {
-    if (e instanceof CommanderError) {
+    if (e instanceof commander.CommanderError) {
       if (
         e.code === "commander.helpDisplayed" || e.code === "commander.version" ||
         e.code === "commander.help"
       ) {
         return { ...result, exit: 0 };
       }
-      if (e.code === "commander.executeSubCommandAsync" || e.exitCode === 0) {
-        return { ...result, exit: 0 };
-      }
+      if (e.exitCode === 0) return { ...result, exit: 0 };
       throw new UsageError(e.message.replace(/^error: /, ""));
     }
     throw e;
@@ -229,7 +233,10 @@ function usageExit(message: string): number {
 export async function main(argv: string[]): Promise<number> {
   let parsed: ParsedCli;
   try {
-    parsed = parseArgs(argv);
+    // Editors start `coyote --acp-server` with no other flag: skip the parser (start-up matters there).
+    parsed = argv.length === 1 && argv[0] === "--acp-server"
+      ? { prompt: [], opts: { acpServer: true } }
+      : await parseArgs(argv);
   } catch (e) {
     if (e instanceof UsageError) return usageExit(e.message);
     throw e;
