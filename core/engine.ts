@@ -517,7 +517,16 @@ export class Engine {
     }
 
     // Guard: deny > ask > allow over every access the call needs.
-    const verdicts = await Promise.all(accesses.map((a) => o.policy.evaluate(a)));
+    // The guard fails closed: an evaluation error is a deny.
+    const verdicts = await Promise.all(
+      accesses.map((a) =>
+        o.policy.evaluate(a).catch((e): GuardVerdict => ({
+          decision: "deny",
+          reason: `the guard could not evaluate this access (${(e as Error)?.message ?? e})`,
+          access: a,
+        }))
+      ),
+    );
     const deny = verdicts.find((v) => v.decision === "deny");
     if (deny) {
       denied.push({

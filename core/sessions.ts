@@ -99,6 +99,8 @@ export class TranscriptWriter {
   #pending: EngineEvent | null = null;
   #pendingSince = 0;
   closed = false;
+  /** Set after a write failed; later lines are dropped. */
+  failed = false;
 
   private constructor(file: Deno.FsFile, readonly path: string) {
     this.#file = file;
@@ -131,10 +133,18 @@ export class TranscriptWriter {
   }
 
   #write(line: TranscriptLine): void {
-    if (this.closed) return;
-    const bytes = this.#enc.encode(JSON.stringify(line) + "\n");
-    let off = 0;
-    while (off < bytes.length) off += this.#file.writeSync(bytes.subarray(off));
+    if (this.closed || this.failed) return;
+    try {
+      const bytes = this.#enc.encode(JSON.stringify(line) + "\n");
+      let off = 0;
+      while (off < bytes.length) off += this.#file.writeSync(bytes.subarray(off));
+    } catch (e) {
+      // A full disk or a vanished file must not end the session: stop recording, say so once.
+      this.failed = true;
+      console.error(
+        `coyote: warning: transcript ${this.path} is no longer written: ${(e as Error).message}`,
+      );
+    }
   }
 
   /** Writes a model-history message. */

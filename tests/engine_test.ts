@@ -516,3 +516,25 @@ Deno.test("a second prompt while one runs is rejected", async () => {
     await h.close();
   }
 });
+
+Deno.test("guard failures fail closed: an evaluation error denies the call", async () => {
+  const broken: PolicyLike = {
+    evaluate: () => Promise.reject(new Error("parser exploded")),
+    addRule: () => {},
+  };
+  const h = await harness([
+    { tool_calls: [{ id: "s", name: "shell", arguments: { command: "ls" } }] },
+    { text: "ok" },
+  ], { tools: [shell], policy: broken });
+  try {
+    const r = await h.engine.prompt("go", { onEvent: (e) => h.events.push(e) });
+    assert.equal(r.stopReason, "end_turn");
+    assert.match(
+      toolReplies(h, 1)[0],
+      /denied by policy: the guard could not evaluate this access \(parser exploded\)/,
+    );
+    assert.equal(r.denied[0].decision, "deny");
+  } finally {
+    await h.close();
+  }
+});
