@@ -20,6 +20,9 @@ import type { AppOptions } from "../core/app.ts";
 import type { PermissionQuestion, ToolContext, ToolProgress, ToolResult } from "../sdk/mod.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
+// The example plugin's own unit tests (docs/plugins.md, "Testing a plugin") run with this suite.
+import "../examples/plugins/hello/hello_test.ts";
+
 const REPO = new URL("../", import.meta.url).pathname;
 const GOOD = join(REPO, "tests/fixtures/plugins/good");
 const HELLO = join(REPO, "examples/plugins/hello");

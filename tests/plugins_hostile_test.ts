@@ -362,6 +362,23 @@ Deno.test("hostile: a crashing worker (uncaught error, unhandled rejection, self
   }
 });
 
+Deno.test("hostile: unbounded allocation is stopped by the memory watchdog before V8 aborts the process", async () => {
+  const env = await setup({ fixture: "misbehave.ts" }, {
+    limits: { timeoutMs: 30_000, maxMemoryMB: 400 },
+  });
+  try {
+    const t0 = performance.now();
+    assertToolError(
+      await env.call("bad_oom"),
+      /memory limit exceeded \(process grew \d+ MiB > 400 MiB\)/,
+    );
+    assert.ok(performance.now() - t0 < 20_000);
+    assert.equal((await env.call("bad_ok")).content, "ok");
+  } finally {
+    await env.cleanup();
+  }
+});
+
 Deno.test("hostile: non-serialisable results are tool errors", async () => {
   const env = await setup({ fixture: "misbehave.ts" });
   try {

@@ -28,6 +28,14 @@ export interface RpcLimits {
   maxMessagesPerCall?: number;
   /** Time allowed from worker start to `ready` (default 10 000 ms). */
   loadTimeoutMs?: number;
+  /**
+   * Memory watchdog: when the process RSS grows more than this many MiB above
+   * its level when the first plugin Worker started, busy Workers are
+   * terminated (default 1024). V8 aborts the WHOLE process when any isolate
+   * reaches its heap limit, and Deno has no per-Worker heap limit, so this is
+   * the only guard against a plugin that allocates without bound.
+   */
+  maxMemoryMB?: number;
 }
 
 /** Where a plugin's log lines go (default: stderr). Never stdout. */
@@ -64,6 +72,40 @@ const DEFAULTS = {
   cancelGraceMs: 1000,
   maxMessagesPerCall: 1000,
   loadTimeoutMs: 10_000,
+  maxMemoryMB: 1024,
+};
+
+/** Process-wide memory watchdog over running plugin Workers (see RpcLimits.maxMemoryMB). */
+const watchdog = {
+  workers: new Set<PluginWorker>(),
+  timer: undefined as ReturnType<typeof setInterval> | undefined,
+  baseline: 0,
+  add(w: PluginWorker) {
+    if (!this.workers.size) {
+      this.baseline = Deno.memoryUsage().rss;
+      this.timer = setInterval(() => this.tick(), 50);
+      Deno.unrefTimer(this.timer as unknown as number);
+    }
+    this.workers.add(w);
+  },
+  remove(w: PluginWorker) {
+    this.workers.delete(w);
+    if (!this.workers.size && this.timer !== undefined) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  },
+  tick() {
+    const grown = (Deno.memoryUsage().rss - this.baseline) / 2 ** 20;
+    const over = [...this.workers].filter((w) => grown > w.maxMemoryMB);
+    if (!over.length) return;
+    const busy = over.filter((w) => w.busy);
+    for (const w of busy.length ? busy : over) {
+      w.stop(
+        `memory limit exceeded (process grew ${Math.round(grown)} MiB > ${w.maxMemoryMB} MiB)`,
+      );
+    }
+  },
 };
 
 const WORKER_URL = `data:application/javascript;base64,${
@@ -143,6 +185,8 @@ export class PluginWorker {
       return Promise.reject(new PluginLoadError(`cannot start worker: ${(e as Error).message}`));
     }
     this.#worker = worker;
+    this.#loading = true;
+    watchdog.add(this);
     const ready = new Promise<PluginManifest>((resolve, reject) => {
       const timer = setTimeout(() => {
         fail(`did not load within ${this.#limits.loadTimeoutMs} ms`);
@@ -156,6 +200,7 @@ export class PluginWorker {
         const m = ev.data;
         if (m?.type === "ready" && m.manifest && typeof m.manifest === "object") {
           clearTimeout(timer);
+          this.#loading = false;
           worker.onmessage = (e) => this.#onMessage(e.data);
           resolve(m.manifest as PluginManifest);
         } else if (m?.type === "loadError" || m?.type === "crash") {
@@ -345,6 +390,8 @@ export class PluginWorker {
   /** Terminates the worker; pending calls fail with `reason`; the next call restarts it. */
   #kill(reason: string): void {
     const worker = this.#worker;
+    this.#loading = false;
+    watchdog.remove(this);
     this.#worker = undefined;
     this.#ready = undefined;
     this.#inflight.clear();
@@ -354,6 +401,23 @@ export class PluginWorker {
     for (const id of [...this.#pending.keys()]) {
       this.#settle(id, errorResult(this.name, `worker stopped: ${reason}`));
     }
+  }
+
+  #loading = false;
+
+  /** True while the worker is loading or has calls in flight. */
+  get busy(): boolean {
+    return this.#loading || this.#inflight.size > 0;
+  }
+
+  /** The memory limit of this worker's limits (MiB of process growth). */
+  get maxMemoryMB(): number {
+    return this.#limits.maxMemoryMB;
+  }
+
+  /** Terminates the worker now; pending calls fail with `reason`; the next call restarts it. */
+  stop(reason: string): void {
+    if (this.#worker) this.#kill(reason);
   }
 
   /** Terminates the worker (if any); pending calls fail. Idempotent. */
