@@ -585,3 +585,107 @@ Deno.test("acp: malformed lines, batches, unknown methods, invalid params, early
     assert.equal(st.code, 0, "exits 0 when stdin closes");
   }
 });
+
+Deno.test("acp: permission edge cases, allow_always, user questions, plan", async () => {
+  const e = await setup([
+    // Turn 1: a pending permission request is abandoned by session/cancel.
+    { tool_calls: [{ name: "execute_command", arguments: { command: "touch held-file" } }] },
+    // Turn 2: the client answers `cancelled` → the turn ends cancelled.
+    { tool_calls: [{ name: "execute_command", arguments: { command: "touch cancelled-file" } }] },
+    // Turn 3: allow_always, then the same command again without asking; questions; plan.
+    { tool_calls: [{ name: "execute_command", arguments: { command: "touch always-file" } }] },
+    { tool_calls: [{ name: "execute_command", arguments: { command: "touch always-file" } }] },
+    { tool_calls: [{ name: "user__confirm", arguments: { question: "Proceed?" } }] },
+    {
+      tool_calls: [{
+        name: "user__select",
+        arguments: { question: "Which one?", options: ["red", "blue"] },
+      }],
+    },
+    {
+      tool_calls: [{
+        name: "todo__write",
+        arguments: {
+          todos: [{ content: "first", status: "completed" }, {
+            content: "second",
+            status: "in_progress",
+          }],
+        },
+      }],
+    },
+    { text: "finished" },
+  ]);
+  try {
+    const h = await startAcp({
+      env: e.env,
+      permissionAnswers: ["hold", "cancelled", "allow_always", "yes", "option-1"],
+    });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const p1 = h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "one" }],
+      });
+      await waitFor(() => h.permissionRequests.length === 1, 10_000, "permission request");
+      await h.agent.notify("session/cancel", { sessionId });
+      assert.equal((await p1).stopReason, "cancelled");
+      const t1 = h.updatesFor(sessionId);
+      assert.equal(finalStatus(t1, toolCalls(t1)[0].toolCallId), "failed");
+      await assert.rejects(Deno.stat(`${e.ws}/held-file`));
+
+      const before2 = h.updatesFor(sessionId).length;
+      const p2 = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "two" }],
+      });
+      assert.equal(p2.stopReason, "cancelled", "a cancelled permission outcome ends the turn");
+      const t2 = h.updatesFor(sessionId).slice(before2);
+      assert.equal(finalStatus(t2, toolCalls(t2)[0].toolCallId), "failed");
+      await assert.rejects(Deno.stat(`${e.ws}/cancelled-file`));
+
+      const before3 = h.updatesFor(sessionId).length;
+      const p3 = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "three" }],
+      });
+      assert.equal(p3.stopReason, "end_turn");
+      const t3 = h.updatesFor(sessionId).slice(before3);
+      const calls = toolCalls(t3);
+      assert.deepEqual(calls.map((c) => finalStatus(t3, c.toolCallId)), [
+        "completed",
+        "completed",
+        "completed",
+        "completed",
+        "completed",
+      ]);
+      // allow_always: only the first `touch always-file` asked; then the two questions.
+      assert.equal(h.permissionRequests.length, 5);
+      assert.equal(h.permissionRequests[2].toolCall.toolCallId, calls[0].toolCallId);
+      assert.equal(h.permissionRequests[3].toolCall.title, "Proceed?");
+      assert.deepEqual(h.permissionRequests[4].options.map((o) => o.name), ["red", "blue"]);
+      const outputs = t3.filter((u) =>
+        u.sessionUpdate === "tool_call_update" && u.status === "completed"
+      ).map((u) => JSON.stringify(u));
+      assert.ok(
+        outputs.some((o) => o.includes(calls[2].toolCallId) && o.includes("yes")),
+        "confirm answered yes",
+      );
+      assert.ok(
+        outputs.some((o) => o.includes(calls[3].toolCallId) && o.includes("blue")),
+        "select answered blue",
+      );
+      const plans = t3.filter((u) => u.sessionUpdate === "plan") as {
+        entries: { content: string; status: string }[];
+      }[];
+      assert.ok(plans.length >= 1, "plan update");
+      assert.deepEqual(plans.at(-1)!.entries.map((x) => [x.content, x.status]), [[
+        "first",
+        "completed",
+      ], ["second", "in_progress"]]);
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});

@@ -30,7 +30,10 @@ export interface HarnessOptions {
   /** Extra CLI arguments after `--acp-server`. */
   args?: string[];
   clientCapabilities?: acp.ClientCapabilities;
-  /** Answers permission requests in order; default `reject_once`. `"cancelled"` answers cancelled. */
+  /**
+   * Answers permission requests in order (an option id); default `reject_once`. `"cancelled"`
+   * answers cancelled; `"hold"` never answers until the agent cancels the request.
+   */
   permissionAnswers?: string[];
   /** Skip the automatic `initialize`. */
   noInitialize?: boolean;
@@ -129,11 +132,19 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
     .onNotification("session/update", ({ params }) => {
       updates.push(params);
     })
-    .onRequest("session/request_permission", ({ params }) => {
+    .onRequest("session/request_permission", ({ params, signal }) => {
       permissionRequests.push(params);
       permissionAt.push(updates.length);
       const a = answers.shift() ?? "reject_once";
       if (a === "cancelled") return { outcome: { outcome: "cancelled" } };
+      if (a === "hold") {
+        // Never answered by the "user": resolves only when the agent cancels the request.
+        return new Promise((resolve) => {
+          signal.addEventListener("abort", () => resolve({ outcome: { outcome: "cancelled" } }), {
+            once: true,
+          });
+        });
+      }
       return { outcome: { outcome: "selected", optionId: a } };
     })
     .onRequest("fs/read_text_file", async ({ params }) => {
