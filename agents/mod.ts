@@ -4,7 +4,7 @@
  * so they ship inside the `deno compile` binary.
  * @module
  */
-import type { AgentDefinition } from "../sdk/mod.ts";
+import { type AgentDefinition, definePlugin, type PluginDefinition } from "../sdk/mod.ts";
 import coyoteInstructions from "./coyote.md" with { type: "text" };
 
 /** The default agent: a general coding agent with every tool. */
@@ -16,6 +16,14 @@ export const coyoteAgent: AgentDefinition = {
 
 /** Agents that ship with Coyote (plugins may add more). */
 export const builtinAgents: AgentDefinition[] = [coyoteAgent];
+
+/** The built-in agents as a plugin contribution (same path as third-party agents). */
+export const agentsPlugin: PluginDefinition = definePlugin({
+  name: "coyote-agents",
+  version: "1.0.0",
+  description: "Coyote's built-in agents",
+  agents: builtinAgents,
+});
 
 /** Name of the agent used when none is chosen. */
 export const DEFAULT_AGENT = "coyote";

@@ -21,7 +21,7 @@ import type {
 import type { McpServerSpec } from "./mcp/mod.ts";
 import { Policy } from "./guard/policy.ts";
 import { corePlugins } from "../plugins/mod.ts";
-import { builtinAgents, DEFAULT_AGENT } from "../agents/mod.ts";
+import { agentsPlugin, DEFAULT_AGENT } from "../agents/mod.ts";
 import { Engine, type ModelClient } from "./engine.ts";
 import { filterTools, ToolRegistry } from "./tools.ts";
 import { buildSystemPrompt, findInstructions, type WorkspaceInstructions } from "./instructions.ts";
@@ -102,7 +102,8 @@ export class UsageError extends Error {
 /** All agents available to a session: built-in first, then plugin contributions. */
 export function availableAgents(extra: AgentDefinition[] = []): AgentDefinition[] {
   const byName = new Map<string, AgentDefinition>();
-  for (const a of [...builtinAgents, ...extra]) if (!byName.has(a.name)) byName.set(a.name, a);
+  const contributed = [agentsPlugin, ...corePlugins].flatMap((p) => p.agents ?? []);
+  for (const a of [...contributed, ...extra]) if (!byName.has(a.name)) byName.set(a.name, a);
   return [...byName.values()];
 }
 
