@@ -1,10 +1,58 @@
 /**
- * STUB CONTRACT (owner: guard helper replaces the bodies, keeps the signatures).
+ * The permission policy: the single source of truth for what Coyote may do,
+ * with three views derived from it (docs/permissions.md):
+ *
+ * (a) guard decisions for tool accesses ({@link Policy.evaluate}): commands,
+ *     file reads and writes, network hosts, environment variables, tools;
+ * (b) the Deno Worker permission set of each plugin
+ *     ({@link Policy.workerPermissions});
+ * (c) the `deno run` / `deno compile` flags of Coyote itself
+ *     ({@link Policy.denoFlags}).
+ *
+ * Rules (`Kind(pattern)`, see rules.ts) come from the config file
+ * (`permissions: {allow, ask, deny}`), from `--allow RULE` / `--deny RULE`
+ * flags and from the session (`allow_always` / `reject_always`). Decisions
+ * combine as deny > ask > allow; a matching rule beats the defaults, except
+ * that protected paths (`.git/` internals, Coyote's config and data dirs) are
+ * only writable through an explicit allow rule.
  * @module
  */
 import type { PluginPermissions, ToolAccess } from "../../sdk/mod.ts";
 import type { Decision, GuardVerdict } from "../types.ts";
+import { basename, dirname } from "node:path";
+import {
+  commandMatch,
+  compilePath,
+  hostMatch,
+  isInside,
+  KIND_NAMES,
+  parseRule,
+  type PathMatcher,
+  pathsOverlap,
+  PolicyError,
+  resolvePath,
+  type Rule,
+  type RuleDecision,
+  type RuleKind,
+  ruleText,
+  splitHost,
+  starMatch,
+  wholeProgram,
+  WILD,
+} from "./rules.ts";
+import { classify, dangerousEnvName } from "./commands.ts";
+import {
+  lexSimple,
+  loadShellParser,
+  parseShell,
+  shellParserLoaded,
+  type ShellScript,
+} from "./parse.ts";
 
+export { PolicyError } from "./rules.ts";
+export type { Rule } from "./rules.ts";
+
+/** The `permissions` block of the config file. */
 export interface PolicyInput {
   allow?: string[];
   ask?: string[];
@@ -12,11 +60,18 @@ export interface PolicyInput {
 }
 
 export interface PolicyOptions {
+  /** Absolute workspace root (relative rule paths resolve against it). */
   workspace: string;
+  /** Coyote's config dir: never written without an explicit allow rule. */
   configDir: string;
+  /** Coyote's data dir (sessions): never written without an explicit allow rule. */
   dataDir?: string;
+  /** Home directory for `~` (default `$HOME`). */
   home?: string;
+  /** `--dangerously-skip-permissions`: allow everything except explicit deny rules. */
   dangerouslySkipPermissions?: boolean;
+  /** Path of the config file the `permissions` block came from (named in errors and `describe()`). */
+  configPath?: string;
 }
 
 export interface WorkerGrant {
@@ -25,24 +80,1342 @@ export interface WorkerGrant {
   refused: { permission: keyof PluginPermissions; value: string; rule: string; message: string }[];
 }
 
+/** Everything the guard can be asked about: the SDK's {@link ToolAccess} plus environment variables. */
+export type PolicyAccess = ToolAccess | { type: "env"; name: string };
+
+/**
+ * One part of a verdict: a simple command, a redirection, a path argument, a
+ * variable. `subject` is the sub-command or path it is about.
+ */
+export interface GuardPart {
+  decision: Decision;
+  reason: string;
+  /** The rule text that decided, or `default` when a default did. */
+  rule?: string;
+  subject: string;
+}
+
+/** Commands longer than this are not parsed; they ask (fail closed). */
+export const MAX_COMMAND_LENGTH = 4000;
+/** Nesting limit for `bash -c '…'` / `eval` strings parsed recursively. */
+const MAX_DEPTH = 4;
+
+const SEVERITY: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
+const SPECIAL_FILES = /^\/dev\/(null|stdout|stderr|stdin|tty|zero|fd\/\d+)$/;
+
+/** Default Deno flags of the binary: no prompts, the permissions Coyote needs. */
+const BASE_FLAGS = [
+  "--no-prompt",
+  "--allow-read",
+  "--allow-write",
+  "--allow-net",
+  "--allow-env",
+  "--allow-run",
+  "--allow-sys",
+];
+
+type Level = "full" | "explicit" | "skip";
+
+interface ScriptCtx {
+  depth: number;
+  /** Candidate working directories (null = unknown, after `cd $X`). */
+  cwds: string[] | null;
+  level: Level;
+}
+
+const q = (s: string) => JSON.stringify(s.replaceAll(WILD, "…"));
+const clip = (s: string, n = 160) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+const by = (r: Rule) => `rule ${r.text} (from ${r.source})`;
+
+/**
+ * The effective permission policy of one workspace. Create with
+ * {@link Policy.create}; derive a copy for another workspace with
+ * {@link Policy.forWorkspace}.
+ */
 export class Policy {
-  static create(_config: PolicyInput, _flags: { allow: string[]; deny: string[] }, _opts: PolicyOptions): Policy {
-    return new Policy();
+  readonly workspace: string;
+  readonly configDir: string;
+  readonly dataDir?: string;
+  readonly home: string;
+  readonly dangerouslySkipPermissions: boolean;
+  readonly configPath?: string;
+  #rules: Rule[];
+  #paths = new Map<Rule, PathMatcher>();
+  #real = new Map<string, string>();
+
+  private constructor(rules: Rule[], opts: PolicyOptions) {
+    this.#rules = rules;
+    this.workspace = resolvePath(opts.workspace, "/", "/");
+    this.home = resolvePath(opts.home ?? Deno.env.get("HOME") ?? "/", "/", "/");
+    this.configDir = resolvePath(opts.configDir, this.workspace, this.home);
+    this.dataDir = opts.dataDir ? resolvePath(opts.dataDir, this.workspace, this.home) : undefined;
+    this.dangerouslySkipPermissions = !!opts.dangerouslySkipPermissions;
+    this.configPath = opts.configPath;
   }
-  forWorkspace(_cwd: string): Policy {
-    return this;
+
+  /**
+   * Builds the policy from the config file's `permissions` block and the
+   * `--allow` / `--deny` flags.
+   * @throws PolicyError naming the rule and its source (config key or flag)
+   *   when a rule is malformed or a list is not a list of strings.
+   */
+  static create(
+    config: PolicyInput,
+    flags: { allow: string[]; deny: string[] },
+    opts: PolicyOptions,
+  ): Policy {
+    const rules: Rule[] = [];
+    const where = `config ${opts.configPath ?? "file"}`;
+    if (
+      config !== undefined && config !== null &&
+      (typeof config !== "object" || Array.isArray(config))
+    ) {
+      throw new PolicyError(
+        `${where}: "permissions" must be a mapping with allow, ask and deny lists`,
+      );
+    }
+    for (const decision of ["deny", "ask", "allow"] as const) {
+      const list = config?.[decision];
+      if (list === undefined || list === null) continue;
+      if (!Array.isArray(list)) {
+        throw new PolicyError(
+          `${where}: permissions.${decision} must be a list of rules, e.g. ["Execute(npm test)"]`,
+        );
+      }
+      list.forEach((t, i) =>
+        rules.push(parseRule(t, decision, `${where} permissions.${decision}[${i}]`))
+      );
+    }
+    for (const t of flags?.deny ?? []) rules.push(parseRule(t, "deny", "--deny flag"));
+    for (const t of flags?.allow ?? []) rules.push(parseRule(t, "allow", "--allow flag"));
+    return new Policy(rules, opts);
   }
-  evaluate(access: ToolAccess): Promise<GuardVerdict> {
-    return Promise.resolve({ decision: "allow" as Decision, reason: "stub", access });
+
+  /** The same rules for another workspace (relative rule paths re-resolve against `cwd`). */
+  forWorkspace(cwd: string): Policy {
+    if (resolvePath(cwd, this.workspace, this.home) === this.workspace) return this;
+    return new Policy([...this.#rules], {
+      workspace: resolvePath(cwd, this.workspace, this.home),
+      configDir: this.configDir,
+      dataDir: this.dataDir,
+      home: this.home,
+      dangerouslySkipPermissions: this.dangerouslySkipPermissions,
+      configPath: this.configPath,
+    });
   }
-  addRule(_decision: Decision, _rule: string, _source = "session"): void {}
-  workerPermissions(_declared: PluginPermissions, _pluginName: string): WorkerGrant {
+
+  /**
+   * Adds a rule for the rest of the session (`allow_always` / `reject_always`).
+   * An `Execute(…)` rule whose pattern is a whole command line (the engine
+   * passes `Execute(<command>)`) also matches exactly that command line.
+   * @throws PolicyError when the rule is malformed.
+   */
+  addRule(decision: Decision, rule: string, source = "session"): void {
+    this.#rules.push(parseRule(rule, decision, source));
+  }
+
+  /** The rules in effect, in the order they were added (config, flags, session). */
+  rules(): readonly Rule[] {
+    return this.#rules;
+  }
+
+  /**
+   * Decides one access. Commands are parsed (the shell parser loads on first
+   * use) and every part is decided on its own; the verdict is the worst part
+   * (deny > ask > allow) and its `reason` names the deciding rule or default
+   * and the offending sub-command or path.
+   */
+  async evaluate(access: PolicyAccess): Promise<GuardVerdict> {
+    return aggregate(await this.evaluateParts(access), access);
+  }
+
+  /** The per-part verdicts behind {@link evaluate} (for display). Never empty. */
+  async evaluateParts(access: PolicyAccess): Promise<GuardPart[]> {
+    if (access.type === "execute") {
+      const command = String(access.command ?? "");
+      if (!shellParserLoaded() && needsFullParser(command)) await loadShellParser();
+      return this.#commandParts(command);
+    }
+    return [this.#decideAccess(access)];
+  }
+
+  /**
+   * Decides a non-command access synchronously (read, write, net, env, tool).
+   * @throws TypeError for `execute` (use {@link evaluate}).
+   */
+  decide(access: Exclude<PolicyAccess, { type: "execute" }>): GuardVerdict {
+    return aggregate([this.#decideAccess(access)], access);
+  }
+
+  // -------------------------------------------------------------------------
+  // Non-command accesses
+
+  #decideAccess(access: PolicyAccess): GuardPart {
+    switch (access.type) {
+      case "read":
+      case "write": {
+        const abs = resolvePath(String(access.path), this.workspace, this.home);
+        return this.#pathPart(access.type, abs, "full");
+      }
+      case "net":
+        return this.#netPart(String(access.host));
+      case "env":
+        return this.#namePart("env", String(access.name), "full") ??
+          {
+            decision: "ask",
+            reason: `the default policy asks before reading environment variable ${access.name}`,
+            rule: "default",
+            subject: access.name,
+          };
+      case "tool":
+        return this.#toolPart(String(access.name));
+      default:
+        return {
+          decision: "ask",
+          reason: `unknown access type ${q(String((access as { type: string }).type))}`,
+          rule: "default",
+          subject: "?",
+        };
+    }
+  }
+
+  #rulesOf(kind: RuleKind): Rule[] {
+    return this.#rules.filter((r) => r.kind === kind);
+  }
+
+  #matcher(r: Rule): PathMatcher {
+    let m = this.#paths.get(r);
+    if (!m) {
+      m = compilePath(r.pattern!, this.workspace, this.home);
+      this.#paths.set(r, m);
+    }
+    return m;
+  }
+
+  #pathRuleMatches(r: Rule, p: string): boolean {
+    return r.pattern === undefined || this.#matcher(r).test(p);
+  }
+
+  /** Real path of `p` (symlinks resolved on the longest existing prefix); `p` when unknown. */
+  #realPath(p: string): string {
+    const hit = this.#real.get(p);
+    if (hit !== undefined) return hit;
+    let cur = p;
+    let tail = "";
+    let out = p;
+    for (let i = 0; i < 64; i++) {
+      try {
+        const real = Deno.realPathSync(cur);
+        out = tail ? `${real === "/" ? "" : real}/${tail}` : real;
+        break;
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound) && !(e instanceof Deno.errors.NotADirectory)) {
+          break;
+        }
+        if (cur === "/") break;
+        tail = tail ? `${basename(cur)}/${tail}` : basename(cur);
+        cur = dirname(cur);
+      }
+    }
+    if (this.#real.size > 500) this.#real.clear();
+    this.#real.set(p, out);
+    return out;
+  }
+
+  /** Why `p` is protected from writes (`.git/` internals, config dir, data dir), if it is. */
+  #protected(p: string): string | undefined {
+    if (/(^|\/)\.git(\/|$)/.test(p)) return "a .git/ directory";
+    for (
+      const [dir, what] of [[this.configDir, "Coyote's config dir"], [
+        this.dataDir,
+        "Coyote's data dir",
+      ]] as const
+    ) {
+      if (!dir) continue;
+      if (isInside(p, dir) || isInside(p, this.#realPath(dir))) return `${what} (${dir})`;
+    }
+    return undefined;
+  }
+
+  #insideWorkspace(p: string): boolean {
+    return isInside(p, this.workspace) || isInside(p, this.#realPath(this.workspace));
+  }
+
+  /**
+   * Decides a read or write of absolute path `abs` (and of its real path, when
+   * a symlink leads elsewhere; the worse decision wins).
+   * `level`: `full` = rules and defaults; `explicit` = rules and protected
+   * paths only (an undecided path is allowed); `skip` = deny rules only.
+   */
+  #pathPart(kind: "read" | "write", abs: string, level: Level): GuardPart {
+    const lvl: Level = this.dangerouslySkipPermissions ? "skip" : level;
+    const first = this.#pathPartOne(kind, abs, lvl);
+    if (first.decision === "deny") return first;
+    const real = this.#realPath(abs);
+    if (real === abs) return first;
+    const second = this.#pathPartOne(kind, real, lvl);
+    if (SEVERITY[second.decision] > SEVERITY[first.decision]) {
+      return { ...second, reason: `${second.reason} (${abs} resolves to ${real})`, subject: abs };
+    }
+    return first;
+  }
+
+  #pathPartOne(kind: "read" | "write", p: string, level: Level): GuardPart {
+    let deny: Rule | undefined, ask: Rule | undefined, allow: Rule | undefined;
+    for (const r of this.#rules) {
+      if (r.kind !== kind) continue;
+      if (r.decision === "deny" ? deny : r.decision === "ask" ? ask : allow) continue;
+      if (!this.#pathRuleMatches(r, p)) continue;
+      if (r.decision === "deny") deny = r;
+      else if (r.decision === "ask") ask = r;
+      else allow = r;
+    }
+    const verb = kind === "read" ? "reading" : "writing";
+    if (deny) {
+      return {
+        decision: "deny",
+        reason: `${by(deny)} denies ${verb} ${p}`,
+        rule: deny.text,
+        subject: p,
+      };
+    }
+    if (level === "skip") {
+      return {
+        decision: "allow",
+        reason: `--dangerously-skip-permissions allows ${verb} ${p}`,
+        rule: "default",
+        subject: p,
+      };
+    }
+    const prot = kind === "write" ? this.#protected(p) : undefined;
+    if (prot && !allow) {
+      return {
+        decision: "deny",
+        reason:
+          `${p} is inside ${prot}, which is never written without an explicit allow rule; add --allow 'Write(${p})' to permit it`,
+        rule: "default",
+        subject: p,
+      };
+    }
+    if (ask) {
+      return {
+        decision: "ask",
+        reason: `${by(ask)} asks before ${verb} ${p}`,
+        rule: ask.text,
+        subject: p,
+      };
+    }
+    if (allow) {
+      return {
+        decision: "allow",
+        reason: `${by(allow)} allows ${verb} ${p}`,
+        rule: allow.text,
+        subject: p,
+      };
+    }
+    if (level === "explicit") {
+      return {
+        decision: "allow",
+        reason: `no rule restricts ${verb} ${p}`,
+        rule: "default",
+        subject: p,
+      };
+    }
+    if (this.#insideWorkspace(p)) {
+      return {
+        decision: "allow",
+        reason: `${kind}s inside the workspace are allowed by default (${p})`,
+        rule: "default",
+        subject: p,
+      };
+    }
     return {
-      permissions: { read: false, write: false, net: false, run: false, env: false, sys: false, ffi: false, import: false },
-      refused: [],
+      decision: "ask",
+      reason: `the default policy asks for ${kind}s outside the workspace (${p})`,
+      rule: "default",
+      subject: p,
     };
   }
-  denoFlags(): string[] {
-    return [];
+
+  #netPart(hostPort: string): GuardPart {
+    let deny: Rule | undefined, ask: Rule | undefined, allow: Rule | undefined;
+    for (const r of this.#rulesOf("net")) {
+      if (!hostMatch(r.pattern, hostPort)) continue;
+      if (r.decision === "deny") deny ??= r;
+      else if (r.decision === "ask") ask ??= r;
+      else allow ??= r;
+    }
+    const s = hostPort;
+    if (deny) {
+      return {
+        decision: "deny",
+        reason: `${by(deny)} denies network access to ${s}`,
+        rule: deny.text,
+        subject: s,
+      };
+    }
+    if (this.dangerouslySkipPermissions) {
+      return {
+        decision: "allow",
+        reason: `--dangerously-skip-permissions allows network access to ${s}`,
+        rule: "default",
+        subject: s,
+      };
+    }
+    if (ask) {
+      return {
+        decision: "ask",
+        reason: `${by(ask)} asks before network access to ${s}`,
+        rule: ask.text,
+        subject: s,
+      };
+    }
+    if (allow) {
+      return {
+        decision: "allow",
+        reason: `${by(allow)} allows network access to ${s}`,
+        rule: allow.text,
+        subject: s,
+      };
+    }
+    return {
+      decision: "ask",
+      reason: `the default policy asks before network access (${s})`,
+      rule: "default",
+      subject: s,
+    };
   }
+
+  /** Env or Tool rules for `name`; undefined when no rule matches (and not skipping). */
+  #namePart(kind: "env" | "tool", name: string, level: Level): GuardPart | undefined {
+    let deny: Rule | undefined, ask: Rule | undefined, allow: Rule | undefined;
+    for (const r of this.#rulesOf(kind)) {
+      if (r.pattern !== undefined && !starMatch(r.pattern.replace(/\?/g, "*"), name, "strict")) {
+        continue;
+      }
+      if (r.decision === "deny") deny ??= r;
+      else if (r.decision === "ask") ask ??= r;
+      else allow ??= r;
+    }
+    const what = kind === "env" ? `environment variable ${name}` : `tool ${name}`;
+    if (deny) {
+      return {
+        decision: "deny",
+        reason: `${by(deny)} denies ${what}`,
+        rule: deny.text,
+        subject: name,
+      };
+    }
+    if (this.dangerouslySkipPermissions || level === "skip") {
+      return {
+        decision: "allow",
+        reason: `--dangerously-skip-permissions allows ${what}`,
+        rule: "default",
+        subject: name,
+      };
+    }
+    if (ask) {
+      return {
+        decision: "ask",
+        reason: `${by(ask)} asks before using ${what}`,
+        rule: ask.text,
+        subject: name,
+      };
+    }
+    if (allow) {
+      return {
+        decision: "allow",
+        reason: `${by(allow)} allows ${what}`,
+        rule: allow.text,
+        subject: name,
+      };
+    }
+    return undefined;
+  }
+
+  #toolPart(name: string): GuardPart {
+    const p = this.#namePart("tool", name, "full");
+    if (p) return p;
+    if (name.startsWith("mcp__")) {
+      return {
+        decision: "ask",
+        reason: `the default policy asks before calling MCP tool ${name}`,
+        rule: "default",
+        subject: name,
+      };
+    }
+    return {
+      decision: "allow",
+      reason: `tools other than MCP tools are allowed by default (${name})`,
+      rule: "default",
+      subject: name,
+    };
+  }
+
+  // -------------------------------------------------------------------------
+  // Commands
+
+  #hasRules(kinds: RuleKind[], decisions: RuleDecision[]): boolean {
+    return this.#rules.some((r) => kinds.includes(r.kind) && decisions.includes(r.decision));
+  }
+
+  /** Fallback for a command that cannot be analysed: ask (or allow under skip when no deny rule could apply). */
+  #unanalysable(command: string, why: string): GuardPart[] {
+    const subject = clip(command.replace(/\s+/g, " ").trim(), 80);
+    if (
+      this.dangerouslySkipPermissions &&
+      !this.#hasRules(["execute", "read", "write", "env"], ["deny"])
+    ) {
+      return [{
+        decision: "allow",
+        reason: `--dangerously-skip-permissions allows ${q(subject)} (${why})`,
+        rule: "default",
+        subject,
+      }];
+    }
+    return [{
+      decision: "ask",
+      reason: `${why}; the guard asks (fail closed) for ${q(subject)}`,
+      rule: "default",
+      subject,
+    }];
+  }
+
+  #commandParts(command: string): GuardPart[] {
+    if (!command.trim()) {
+      return [{ decision: "allow", reason: "empty command", rule: "default", subject: "" }];
+    }
+    if (command.length > MAX_COMMAND_LENGTH) {
+      return this.#unanalysable(
+        command,
+        `the command is ${command.length} characters long (limit ${MAX_COMMAND_LENGTH})`,
+      );
+    }
+    const res = parseShell(command, this.home);
+    if (!res.ok) {
+      return this.#unanalysable(command, `the shell parser cannot parse it (${res.error})`);
+    }
+
+    const parts: GuardPart[] = [];
+    const whole = command.replace(/\s+/g, " ").trim();
+    let level: Level = this.dangerouslySkipPermissions ? "skip" : "full";
+    for (const r of this.#rulesOf("execute")) {
+      if (r.pattern === undefined || r.pattern.replace(/\s+/g, " ") !== whole) continue;
+      if (r.decision === "deny") {
+        return [{
+          decision: "deny",
+          reason: `${by(r)} denies this command line`,
+          rule: r.text,
+          subject: whole,
+        }];
+      }
+      if (r.decision === "ask") {
+        parts.push({
+          decision: "ask",
+          reason: `${by(r)} asks before this command line`,
+          rule: r.text,
+          subject: whole,
+        });
+      } else if (level === "full") {
+        parts.push({
+          decision: "allow",
+          reason: `${by(r)} allows this command line`,
+          rule: r.text,
+          subject: whole,
+        });
+        level = "explicit";
+      }
+    }
+    this.#scriptParts(res.script, { depth: 0, cwds: [this.workspace], level }, parts);
+    if (!parts.length) {
+      parts.push({
+        decision: "allow",
+        reason: "nothing to run (assignments only)",
+        rule: "default",
+        subject: whole,
+      });
+    }
+    return parts;
+  }
+
+  #scriptParts(script: ShellScript, outer: ScriptCtx, parts: GuardPart[]): void {
+    // Working directories a relative path may be resolved against (cd/pushd/popd anywhere).
+    let cwds: string[] | null = outer.cwds ? [...outer.cwds] : null;
+    for (const c of script.commands) {
+      const [name, ...args] = c.words;
+      if (name !== "cd" && name !== "pushd" && name !== "popd") continue;
+      const target = name === "popd"
+        ? undefined
+        : args.find((a) => !a.startsWith("-") || a === "-");
+      if (cwds === null) continue;
+      if (name === "popd" || target === "-" || target?.includes(WILD)) cwds = null;
+      else if (target === undefined) cwds.push(this.home);
+      else cwds.push(...cwds.map((d) => resolvePath(target, d, this.home)));
+      if (cwds && cwds.length > 16) cwds = null;
+    }
+    const ctx: ScriptCtx = { ...outer, cwds: cwds ? [...new Set(cwds)] : null };
+
+    for (const c of script.commands) {
+      this.#simpleParts(c.words, c.assigns, c.text, ctx, ctx.level, parts);
+    }
+
+    for (const d of script.decls) {
+      for (const n of d.names) {
+        const p = this.#envSetPart(n, d.text, ctx.level);
+        if (p) parts.push(p);
+      }
+      if (
+        ctx.level === "full" && (!d.names.length || d.flags.some((f) => /^-[a-zA-Z]*p/.test(f)))
+      ) {
+        parts.push({
+          decision: "ask",
+          reason: `${q(d.text)} prints shell variables (may contain secrets)`,
+          rule: "default",
+          subject: d.text,
+        });
+      }
+    }
+
+    for (const r of script.redirects) {
+      if (r.access === "none" || r.target === undefined) continue;
+      const level: Level = this.dangerouslySkipPermissions ? "skip" : "full";
+      if (r.access === "write" || r.access === "readwrite") {
+        this.#pathTargetParts("write", r.target, r.text, ctx, level, parts, "redirection");
+      }
+      if (r.access === "read" || r.access === "readwrite") {
+        this.#pathTargetParts(
+          "read",
+          r.target,
+          r.text,
+          ctx,
+          level === "full" ? "explicit" : level,
+          parts,
+          "redirection",
+        );
+      }
+    }
+
+    const envRules = this.#hasRules(["env"], ["deny", "ask"]);
+    if (envRules) {
+      for (const p of script.params) {
+        if (p.name === undefined) {
+          if (ctx.level !== "skip" || this.#hasRules(["env"], ["deny"])) {
+            parts.push({
+              decision: "ask",
+              reason:
+                "an indirect variable expansion (${!x}) may read a restricted environment variable",
+              rule: "default",
+              subject: "${!…}",
+            });
+          }
+          continue;
+        }
+        const part = this.#namePart("env", p.name, ctx.level);
+        if (part && part.decision !== "allow") {
+          parts.push({ ...part, reason: `${part.reason} ($${p.name} is expanded)` });
+        }
+      }
+    }
+  }
+
+  /** Decides one simple command (and what it runs) at `level`, appending parts. */
+  #simpleParts(
+    words: string[],
+    assigns: string[],
+    text: string,
+    ctx: ScriptCtx,
+    level: Level,
+    parts: GuardPart[],
+  ): void {
+    const display = clip(text || words.join(" ").replaceAll(WILD, "…"));
+    for (const a of assigns) {
+      const p = this.#envSetPart(a, display, level);
+      if (p) parts.push(p);
+    }
+    if (!words.length) return;
+    const name = words[0];
+    const line = words.join(" ");
+    const alt = name.includes("/") && !name.includes(WILD)
+      ? [basename(name), ...words.slice(1)].join(" ")
+      : undefined;
+
+    let deny: Rule | undefined,
+      maybeDeny: Rule | undefined,
+      ask: Rule | undefined,
+      allow: Rule | undefined;
+    for (const r of this.#rulesOf("execute")) {
+      if (r.decision === "allow") {
+        if (!allow && commandMatch(r.pattern, line, false) === "yes") allow = r;
+        continue;
+      }
+      let m = commandMatch(r.pattern, line, true);
+      if (m !== "yes" && alt) {
+        const m2 = commandMatch(r.pattern, alt, true);
+        if (m2 === "yes" || m === "no") m = m2;
+      }
+      if (m === "no") continue;
+      if (r.decision === "deny") {
+        if (m === "yes") deny ??= r;
+        else maybeDeny ??= r;
+      } else ask ??= r;
+    }
+    if (deny) {
+      parts.push({
+        decision: "deny",
+        reason: `${by(deny)} denies ${q(display)}`,
+        rule: deny.text,
+        subject: display,
+      });
+      return;
+    }
+    if (maybeDeny) {
+      parts.push({
+        decision: "ask",
+        reason: `${q(display)} may match ${by(maybeDeny)} (part of it is only known at run time)`,
+        rule: maybeDeny.text,
+        subject: display,
+      });
+    }
+    if (ask && level !== "skip") {
+      parts.push({
+        decision: "ask",
+        reason: `${by(ask)} asks before ${q(display)}`,
+        rule: ask.text,
+        subject: display,
+      });
+    }
+    if (name.includes(WILD)) {
+      if (level === "full" && !allow) {
+        parts.push({
+          decision: "ask",
+          reason: `the command name of ${q(display)} is only known at run time`,
+          rule: "default",
+          subject: display,
+        });
+      } else if (allow) {
+        parts.push({
+          decision: "allow",
+          reason: `${by(allow)} allows ${q(display)}`,
+          rule: allow.text,
+          subject: display,
+        });
+      }
+      return;
+    }
+
+    const c = classify(words);
+    let inner: Level = level;
+    if (allow) {
+      parts.push({
+        decision: "allow",
+        reason: `${by(allow)} allows ${q(display)}`,
+        rule: allow.text,
+        subject: display,
+      });
+      if (inner === "full") inner = "explicit";
+    } else if (level === "skip") {
+      parts.push({
+        decision: "allow",
+        reason: `--dangerously-skip-permissions allows ${q(display)}`,
+        rule: "default",
+        subject: display,
+      });
+    } else if (level === "full") {
+      parts.push({
+        decision: c.allowed ? "allow" : "ask",
+        reason: c.allowed
+          ? `${c.reason}: ${q(display)}`
+          : `${q(display)}: ${c.reason}; the default policy asks`,
+        rule: "default",
+        subject: display,
+      });
+    }
+
+    for (const i of c.inner) this.#simpleParts(i.words, i.assigns, "", ctx, inner, parts);
+    for (const s of c.scripts) {
+      let sub: ReturnType<typeof parseShell> | undefined;
+      try {
+        sub = s.src === null ? undefined : parseShell(s.src, this.home);
+      } catch (e) {
+        sub = { ok: false, error: (e as Error).message };
+      }
+      if (s.src === null || !sub?.ok || ctx.depth + 1 >= MAX_DEPTH) {
+        const why = s.src === null
+          ? `${s.via} runs a string only known at run time`
+          : !sub?.ok
+          ? `the shell parser cannot parse the string run by ${s.via} (${
+            sub && !sub.ok ? sub.error : ""
+          })`
+          : `${s.via} is nested too deeply`;
+        if (
+          inner === "full" ||
+          this.#hasRules(
+            ["execute", "read", "write", "env"],
+            inner === "skip" ? ["deny"] : ["deny", "ask"],
+          )
+        ) {
+          parts.push({
+            decision: "ask",
+            reason: `${q(display)}: ${why}; the guard asks (fail closed)`,
+            rule: "default",
+            subject: display,
+          });
+        }
+        continue;
+      }
+      this.#scriptParts(sub.script, { depth: ctx.depth + 1, cwds: ctx.cwds, level: inner }, parts);
+    }
+    const wlevel: Level = level === "skip" ? "skip" : "full";
+    for (const w of c.writes) {
+      this.#pathTargetParts("write", w, display, ctx, wlevel, parts, "argument");
+    }
+    this.#argParts(words, c.readOnly, display, ctx, level === "skip" ? "skip" : "explicit", parts);
+  }
+
+  /** Setting variable `name` for a command: Env rules, and dangerous names (PATH, LD_*, …) ask by default. */
+  #envSetPart(name: string, display: string, level: Level): GuardPart | undefined {
+    const p = this.#namePart("env", name, level);
+    if (p) {
+      return p.decision === "allow"
+        ? undefined
+        : { ...p, reason: `${p.reason} (set by ${q(display)})`, subject: display };
+    }
+    if (level === "skip" || !dangerousEnvName(name)) return undefined;
+    return {
+      decision: "ask",
+      reason: `${
+        q(display)
+      } sets ${name}, which changes which program runs or what it loads; the default policy asks (allow with Env(${name}))`,
+      rule: "default",
+      subject: display,
+    };
+  }
+
+  /** Decides a path a command writes or reads (redirect target, tee file), for every candidate cwd. */
+  #pathTargetParts(
+    kind: "read" | "write",
+    target: string,
+    display: string,
+    ctx: ScriptCtx,
+    level: Level,
+    parts: GuardPart[],
+    what: string,
+  ): void {
+    if (SPECIAL_FILES.test(target)) return;
+    if (target.includes(WILD) || (!target.startsWith("/") && ctx.cwds === null)) {
+      const relevant = level === "full" ||
+        this.#hasRules([kind], level === "skip" ? ["deny"] : ["deny", "ask"]) ||
+        (kind === "write" && level !== "skip");
+      if (relevant) {
+        parts.push({
+          decision: "ask",
+          reason: `${q(display)} ${
+            kind === "write" ? "writes" : "reads"
+          } a path only known at run time (${q(target)})`,
+          rule: "default",
+          subject: display,
+        });
+      }
+      return;
+    }
+    for (const cwd of ctx.cwds ?? [this.workspace]) {
+      const abs = resolvePath(target, cwd, this.home);
+      const p = this.#pathPart(kind, abs, level);
+      if (p.decision === "allow" && level !== "full") continue;
+      parts.push({ ...p, reason: `${p.reason} — ${what} in ${q(display)}`, subject: display });
+    }
+  }
+
+  /**
+   * Path-like arguments of a command checked against explicit Read rules (and
+   * Write rules plus protected paths when the command is not read-only).
+   */
+  #argParts(
+    words: string[],
+    readOnly: boolean,
+    display: string,
+    ctx: ScriptCtx,
+    level: Level,
+    parts: GuardPart[],
+  ): void {
+    const decisions: RuleDecision[] = level === "skip" ? ["deny"] : ["deny", "ask"];
+    const kinds: ("read" | "write")[] = readOnly ? ["read"] : ["read", "write"];
+    const anyRules = this.#hasRules(kinds, decisions);
+    const checkProtected = !readOnly && level !== "skip";
+    if (!anyRules && !checkProtected) return;
+    for (const w of words.slice(1)) {
+      let a = w;
+      if (a.startsWith("-")) {
+        const eq = a.indexOf("=");
+        if (eq < 0) continue;
+        a = a.slice(eq + 1);
+      }
+      if (!a) continue;
+      if (a.includes(WILD) || (!a.startsWith("/") && ctx.cwds === null)) {
+        if (!anyRules) continue;
+        // Fail closed only when some rule could see this unknown path.
+        const prefix = a.split(WILD)[0];
+        const overlaps = this.#rules.some((r) =>
+          kinds.includes(r.kind as "read") && decisions.includes(r.decision) &&
+          (r.pattern === undefined || !prefix.startsWith("/") ||
+            pathsOverlap(this.#matcher(r).base, prefix.replace(/\/[^/]*$/, "") || "/"))
+        );
+        if (overlaps) {
+          parts.push({
+            decision: "ask",
+            reason: `${q(display)} names a path only known at run time (${
+              q(a)
+            }) and path rules are in effect`,
+            rule: "default",
+            subject: display,
+          });
+          return;
+        }
+        continue;
+      }
+      for (const cwd of ctx.cwds ?? [this.workspace]) {
+        const abs = resolvePath(a, cwd, this.home);
+        for (const kind of kinds) {
+          const p = this.#pathPartOne(kind, abs, level === "skip" ? "skip" : "explicit");
+          if (p.decision === "allow") continue;
+          if (kind === "write" && p.rule === "default" && !checkProtected) continue;
+          parts.push({ ...p, reason: `${p.reason} — argument of ${q(display)}`, subject: display });
+        }
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // View (b): plugin worker permissions
+
+  /**
+   * The Deno Worker permission set of a plugin: each declared entry is granted
+   * only when the policy allows that access (and, for a directory, everything
+   * beneath it); anything else is refused with a message naming the plugin,
+   * the permission, the value and the rule or default. Every Deno permission
+   * key is explicit; `sys`, `ffi` and `import` are always false. Relative
+   * declared paths resolve against the workspace; `~` is the home directory.
+   */
+  workerPermissions(declared: PluginPermissions, pluginName: string): WorkerGrant {
+    const refused: WorkerGrant["refused"] = [];
+    const grant = {
+      read: [] as string[],
+      write: [] as string[],
+      net: [] as string[],
+      run: [] as string[],
+      env: [] as string[],
+    };
+    const refuse = (
+      permission: keyof PluginPermissions,
+      value: string,
+      rule: string,
+      why: string,
+      hint?: string,
+    ) =>
+      refused.push({
+        permission,
+        value,
+        rule,
+        message: `plugin "${pluginName}" declares ${permission} ${
+          JSON.stringify(value)
+        } but ${why}${hint ? `; ${hint}` : ""}`,
+      });
+    const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
+
+    for (const kind of ["read", "write"] as const) {
+      for (const v of list(declared?.[kind])) {
+        if (typeof v !== "string" || !v) {
+          refuse(kind, String(v), "default", "the value is not a path");
+          continue;
+        }
+        const abs = resolvePath(v, this.workspace, this.home);
+        const r = this.#subtreePart(kind, abs);
+        if (r.decision === "allow") grant[kind].push(abs);
+        else refuse(kind, v, r.rule ?? "default", r.why, r.hint);
+      }
+    }
+    for (const v of list(declared?.net)) {
+      const s = String(v);
+      if (typeof v !== "string" || !v || v.includes("*") || v.includes("/")) {
+        refuse(
+          "net",
+          s,
+          "default",
+          "net entries must be host names with an optional :port (no wildcards, no URLs)",
+        );
+        continue;
+      }
+      const p = this.#netPart(v);
+      const { host, port } = splitHost(v);
+      const conflict = port === undefined &&
+        this.#rulesOf("net").find((r) =>
+          r.decision !== "allow" && r.pattern !== undefined &&
+          splitHost(r.pattern).port !== undefined && hostMatch(splitHost(r.pattern).host, host)
+        );
+      if (p.decision === "allow" && !conflict) grant.net.push(v);
+      else if (conflict && p.decision === "allow") {
+        refuse(
+          "net",
+          v,
+          conflict.text,
+          `${by(conflict)} restricts a port of it`,
+          "declare host:port",
+        );
+      } else {refuse(
+          "net",
+          v,
+          p.rule ?? "default",
+          this.#phrase(p),
+          p.rule === "default" ? `add --allow 'Net(${v})' to grant it` : undefined,
+        );}
+    }
+    for (const v of list(declared?.run)) {
+      if (typeof v !== "string" || !v || /\s/.test(v) || v.includes(WILD)) {
+        refuse("run", String(v), "default", "run entries must be program names or paths");
+        continue;
+      }
+      const r = this.#programPart(v);
+      if (r.decision === "allow") grant.run.push(v);
+      else {refuse(
+          "run",
+          v,
+          r.rule ?? "default",
+          r.reason,
+          r.rule === "default" ? `add --allow 'Execute(${v}:*)' to grant it` : undefined,
+        );}
+    }
+    for (const v of list(declared?.env)) {
+      if (typeof v !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) {
+        refuse("env", String(v), "default", "env entries must be variable names");
+        continue;
+      }
+      const p = this.#namePart("env", v, "full");
+      if (p?.decision === "allow") grant.env.push(v);
+      else if (p) refuse("env", v, p.rule ?? "default", this.#phrase(p));
+      else {refuse(
+          "env",
+          v,
+          "default",
+          "the policy asks before reading environment variables",
+          `add --allow 'Env(${v})' to grant it`,
+        );}
+    }
+    const perm = (xs: string[]) => (xs.length ? [...new Set(xs)] : false);
+    return {
+      permissions: {
+        read: perm(grant.read),
+        write: perm(grant.write),
+        net: perm(grant.net),
+        run: perm(grant.run),
+        env: perm(grant.env),
+        sys: false,
+        ffi: false,
+        import: false,
+      },
+      refused,
+    };
+  }
+
+  /** A refusal phrase from a part: `rule X (from …) denies it` / `the policy asks for reads outside the workspace`. */
+  #phrase(p: GuardPart): string {
+    if (p.rule && p.rule !== "default") {
+      const r = this.#rules.find((x) => x.text === p.rule);
+      return `${r ? by(r) : `rule ${p.rule}`} ${p.decision === "deny" ? "denies" : "asks for"} it`;
+    }
+    return p.reason.replace(/^the default policy/, "the policy");
+  }
+
+  /** Can the whole subtree at `abs` be granted? */
+  #subtreePart(
+    kind: "read" | "write",
+    abs: string,
+  ): { decision: Decision; rule?: string; why: string; hint?: string } {
+    const verb = kind === "read" ? "reads" : "writes";
+    const hintAllow = `add --allow '${KIND_NAMES[kind]}(${abs === "/" ? "" : abs}/**)' to grant it`;
+    let isFile = false;
+    try {
+      isFile = Deno.statSync(abs).isFile;
+    } catch { /* missing or unreadable: treat as a directory */ }
+    const probes = isFile ? [abs] : [abs, `${abs === "/" ? "" : abs}/\u0001probe`];
+    for (const p of probes) {
+      const part = this.#pathPart(kind, p, "full");
+      if (part.decision === "allow") continue;
+      if (part.rule && part.rule !== "default") {
+        return { decision: part.decision, rule: part.rule, why: this.#phrase(part) };
+      }
+      const why = /outside the workspace/.test(part.reason)
+        ? `the policy asks for ${verb} outside the workspace`
+        : part.reason.replace(/ \([^)]*\); add .*$/, "").replace(/\(\/.*?\)$/, "").trim();
+      return { decision: part.decision, rule: "default", why, hint: hintAllow };
+    }
+    // Nothing beneath it may be restricted: Deno permissions cannot carve holes.
+    for (const r of this.#rulesOf(kind)) {
+      if (r.decision === "allow" || r.pattern === undefined) continue;
+      const m = this.#matcher(r);
+      if (isInside(m.base, abs) || (!m.literal && isInside(abs, m.base))) {
+        return {
+          decision: r.decision,
+          rule: r.text,
+          why: `${by(r)} ${
+            r.decision === "deny" ? "denies" : "asks for"
+          } part of it (a worker grant cannot exclude a sub-path)`,
+          hint: "declare a narrower path",
+        };
+      }
+    }
+    if (kind === "write" && !isFile) {
+      const roots = [`${this.workspace}/.git`, this.configDir, this.dataDir].filter((
+        x,
+      ): x is string => !!x);
+      for (const root of roots) {
+        if (!isInside(root, abs) || root === abs) continue;
+        const part = this.#pathPart("write", `${root}/\u0001probe`, "full");
+        if (part.decision !== "allow") {
+          return {
+            decision: part.decision,
+            rule: part.rule ?? "default",
+            why:
+              `it contains ${root}, which is never written without an explicit allow rule (a worker grant cannot exclude a sub-path)`,
+            hint: "declare a narrower path",
+          };
+        }
+      }
+    }
+    return { decision: "allow", why: "allowed" };
+  }
+
+  /** May `program` run with any arguments? (view (b) `run`; mirrors the guard on `program …`). */
+  #programPart(program: string): GuardPart {
+    const line = `${program} ${WILD}`;
+    const alt = program.includes("/") ? `${basename(program)} ${WILD}` : undefined;
+    for (const r of this.#rulesOf("execute")) {
+      if (r.decision === "allow") continue;
+      const m = commandMatch(r.pattern, line, true);
+      const m2 = alt ? commandMatch(r.pattern, alt, true) : "no";
+      if (m !== "no" || m2 !== "no") {
+        const definite = m === "yes" || m2 === "yes";
+        return {
+          decision: r.decision === "deny" && definite ? "deny" : "ask",
+          reason: `${by(r)} ${
+            r.decision === "deny" ? "denies" : "asks for"
+          } some uses of ${program}`,
+          rule: r.text,
+          subject: program,
+        };
+      }
+    }
+    for (const r of this.#rulesOf("execute")) {
+      if (r.decision === "allow" && commandMatch(r.pattern, line, false) === "yes") {
+        return {
+          decision: "allow",
+          reason: `${by(r)} allows ${program}`,
+          rule: r.text,
+          subject: program,
+        };
+      }
+    }
+    if (this.dangerouslySkipPermissions) {
+      return {
+        decision: "allow",
+        reason: "--dangerously-skip-permissions",
+        rule: "default",
+        subject: program,
+      };
+    }
+    const c = classify([program, WILD]);
+    if (c.allowed && !c.inner.length && !c.scripts.length && !c.writes.length && c.readOnly) {
+      return { decision: "allow", reason: c.reason, rule: "default", subject: program };
+    }
+    return {
+      decision: "ask",
+      reason: `the policy asks before running ${program} with arbitrary arguments`,
+      rule: "default",
+      subject: program,
+    };
+  }
+
+  // -------------------------------------------------------------------------
+  // View (c): Deno flags
+
+  /**
+   * How a deny rule maps to a Deno flag: the flag value, or why it stays
+   * guard-only (globs, argument-specific command patterns, bare kinds that
+   * would stop Coyote itself).
+   */
+  flagFor(r: Rule): { flag?: string; value?: string; note: string } {
+    if (r.decision !== "deny") return { note: `${r.decision} rules are guard-only` };
+    switch (r.kind) {
+      case "read":
+      case "write": {
+        if (r.pattern === undefined) {
+          return { note: "guard-only: a Deno-level deny of every path would stop Coyote itself" };
+        }
+        const m = this.#matcher(r);
+        if (m.flagPath) {
+          return {
+            flag: `--deny-${r.kind}`,
+            value: m.flagPath,
+            note: `--deny-${r.kind}=${m.flagPath}`,
+          };
+        }
+        return { note: "guard-only: Deno flags take literal paths, not globs" };
+      }
+      case "net": {
+        if (r.pattern === undefined) {
+          return {
+            note: "guard-only: a Deno-level deny of all hosts would stop Coyote reaching its model",
+          };
+        }
+        if (/[*]/.test(r.pattern)) {
+          return { note: "guard-only: Deno flags take literal hosts, not globs" };
+        }
+        const v = r.pattern.toLowerCase();
+        return { flag: "--deny-net", value: v, note: `--deny-net=${v}` };
+      }
+      case "env":
+        if (r.pattern === undefined) {
+          return {
+            note: "guard-only: a Deno-level deny of all variables would stop Coyote itself",
+          };
+        }
+        if (/[*?]/.test(r.pattern)) {
+          return { note: "guard-only: Deno flags take literal names, not globs" };
+        }
+        return { flag: "--deny-env", value: r.pattern, note: `--deny-env=${r.pattern}` };
+      case "execute": {
+        if (r.pattern === undefined) {
+          return { flag: "--deny-run", note: "--deny-run (no programs at all)" };
+        }
+        const prog = wholeProgram(r.pattern);
+        if (prog && !prog.includes(",")) {
+          return { flag: "--deny-run", value: prog, note: `--deny-run=${prog}` };
+        }
+        return { note: "guard-only: the rule depends on the command's arguments" };
+      }
+      case "tool":
+        return { note: "guard-only: tools are not a Deno permission" };
+    }
+  }
+
+  /**
+   * Flags for `deno run` / `deno compile` of Coyote itself: `--no-prompt`, the
+   * allow flags the binary needs, and `--deny-read=`/`--deny-write=`/
+   * `--deny-net=`/`--deny-env=`/`--deny-run=` for literal deny rules.
+   */
+  denoFlags(): string[] {
+    const flags = [...BASE_FLAGS];
+    const values = new Map<string, string[] | null>();
+    for (const r of this.#rules) {
+      const f = this.flagFor(r);
+      if (!f.flag) continue;
+      if (f.value === undefined) values.set(f.flag, null);
+      else if (values.get(f.flag) !== null) {
+        const xs = values.get(f.flag) ?? [];
+        if (!xs.includes(f.value)) xs.push(f.value);
+        values.set(f.flag, xs);
+      }
+    }
+    for (const flag of ["--deny-read", "--deny-write", "--deny-net", "--deny-env", "--deny-run"]) {
+      if (!values.has(flag)) continue;
+      const xs = values.get(flag);
+      flags.push(xs === null ? flag : `${flag}=${xs!.join(",")}`);
+    }
+    return flags;
+  }
+
+  /** Human-readable effective policy: rules with sources, defaults and the derived Deno flags. */
+  describe(): string {
+    const lines: string[] = [];
+    lines.push("Coyote permission policy (deny > ask > allow)");
+    lines.push(`  workspace:  ${this.workspace}`);
+    lines.push(
+      `  config dir: ${this.configDir}${
+        this.configPath ? ` (config file ${this.configPath})` : ""
+      }`,
+    );
+    if (this.dataDir) lines.push(`  data dir:   ${this.dataDir}`);
+    if (this.dangerouslySkipPermissions) {
+      lines.push(
+        "  mode:       --dangerously-skip-permissions (everything is allowed except explicit deny rules)",
+      );
+    }
+    lines.push("");
+    lines.push("Rules:");
+    if (!this.#rules.length) lines.push("  (none; the defaults below decide)");
+    const order: RuleDecision[] = ["deny", "ask", "allow"];
+    for (const d of order) {
+      for (const r of this.#rules.filter((x) => x.decision === d)) {
+        lines.push(`  ${d.padEnd(5)}  ${ruleText(r)}`);
+        lines.push(`         from ${r.source}; ${this.flagFor(r).note}`);
+      }
+    }
+    lines.push("");
+    lines.push("Defaults:");
+    lines.push(
+      "  Execute  read-only commands allowed (ls, cat, head, tail, wc, grep, rg, find without -exec/-delete,",
+    );
+    lines.push(
+      "           git status|diff|log|show|branch…); every other command asks; commands the parser cannot",
+    );
+    lines.push(`           analyse or longer than ${MAX_COMMAND_LENGTH} characters ask`);
+    lines.push("  Read     inside the workspace allowed; outside asks");
+    lines.push(
+      "  Write    inside the workspace allowed; outside asks; .git/ internals, the config dir and the data",
+    );
+    lines.push("           dir are denied unless an allow rule matches");
+    lines.push("  Net      asks");
+    lines.push("  Env      asks");
+    lines.push("  Tool     mcp__* asks; other tools allowed");
+    lines.push("");
+    lines.push("Deno flags (deno run / deno compile):");
+    lines.push(`  ${this.denoFlags().join(" ")}`);
+    return lines.join("\n") + "\n";
+  }
+}
+
+const NESTED_SHELLS = new Set([
+  "bash",
+  "sh",
+  "dash",
+  "zsh",
+  "ksh",
+  "mksh",
+  "ash",
+  "busybox",
+  "eval",
+]);
+
+/**
+ * True when `command` needs mvdan-sh: the plain-word fast path cannot lex it,
+ * or it may run a nested shell string (`bash -c`, `eval`) that could.
+ */
+function needsFullParser(command: string): boolean {
+  if (command.length > MAX_COMMAND_LENGTH) return false;
+  const fast = lexSimple(command);
+  if (!fast) return true;
+  return fast.commands.some((c) => c.words.some((w) => NESTED_SHELLS.has(w)));
+}
+
+/** Worst part wins (deny > ask > allow); the reason names the deciding rule or default and the sub-command. */
+function aggregate(parts: GuardPart[], access: PolicyAccess): GuardVerdict {
+  // Worst decision; among equals, an explicit rule beats a default, and a
+  // definite finding beats a "only known at run time" one.
+  const rank = (p: GuardPart) =>
+    SEVERITY[p.decision] * 4 + (p.rule && p.rule !== "default" ? 2 : 0) +
+    (/only known at run time/.test(p.reason) ? 0 : 1);
+  let worst = parts[0];
+  for (const p of parts) if (rank(p) > rank(worst)) worst = p;
+  const same = parts.filter((p) => p.decision === worst.decision && p !== worst).length;
+  let reason = worst.reason;
+  if (worst.decision !== "allow" && same > 0) {
+    reason += ` (and ${same} more part${same > 1 ? "s" : ""} ${
+      worst.decision === "deny" ? "denied" : "asking"
+    })`;
+  }
+  return {
+    decision: worst.decision,
+    reason,
+    ...(worst.rule ? { rule: worst.rule } : {}),
+    access: access as ToolAccess,
+  };
 }
