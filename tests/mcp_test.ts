@@ -366,3 +366,96 @@ function psHas(s: string): boolean {
     l.includes(s) && !l.includes(" ps ")
   );
 }
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+async function startRemoteEverything(
+  mode: "streamableHttp" | "sse",
+): Promise<{ port: number; stop(): Promise<void> }> {
+  const port = freePort();
+  const spec = everythingSpec();
+  const child = new Deno.Command(spec.command, {
+    args: [...spec.args.slice(0, -1), mode],
+    env: { PORT: String(port) },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let err = "";
+  const reading = (async () => {
+    const dec = new TextDecoder();
+    for await (const c of child.stderr) err += dec.decode(c, { stream: true });
+  })();
+  await waitFor(() => new RegExp(`port ${port}`).test(err), 30_000, `${mode} server on ${port}`);
+  return {
+    port,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.status;
+      await reading;
+    },
+  };
+}
+
+Deno.test("mcp client: remote servers over Streamable HTTP and SSE", async () => {
+  const [http, sse] = await Promise.all([
+    startRemoteEverything("streamableHttp"),
+    startRemoteEverything("sse"),
+  ]);
+  try {
+    const conn = await connectMcpServers([
+      {
+        name: "remote",
+        spec: {
+          type: "http",
+          url: `http://127.0.0.1:${http.port}/mcp`,
+          headers: { "X-Coyote-Test": "1" },
+        },
+        source: "test",
+      },
+      {
+        name: "legacy",
+        spec: { type: "sse", url: `http://127.0.0.1:${sse.port}/sse` },
+        source: "test",
+      },
+      {
+        name: "nobody",
+        spec: { type: "http", url: `http://127.0.0.1:${freePort()}/mcp` },
+        source: "test",
+      },
+    ], { cwd: "/", timeoutMs: 20_000 });
+    try {
+      const status = Object.fromEntries(conn.servers.map((s) => [s.name, [s.type, s.status]]));
+      assert.deepEqual(status, {
+        remote: ["http", "connected"],
+        legacy: ["sse", "connected"],
+        nobody: ["http", "failed"],
+      });
+      assert.equal(
+        (await run(conn.tools.find((t) => t.name === "mcp__remote__echo"), {
+          message: "over http",
+        })).content,
+        "Echo: over http",
+      );
+      assert.equal(
+        (await run(conn.tools.find((t) => t.name === "mcp__legacy__echo"), { message: "over sse" }))
+          .content,
+        "Echo: over sse",
+      );
+      const sum = await run(conn.tools.find((t) => t.name === "mcp__remote__get-sum"), {
+        a: 2,
+        b: 3,
+      });
+      assert.match(sum.content, /5/);
+    } finally {
+      await conn.close();
+    }
+  } finally {
+    await Promise.all([http.stop(), sse.stop()]);
+  }
+});
