@@ -44,11 +44,12 @@ export function findInstructions(cwd: string): WorkspaceInstructions | null {
   }
 }
 
-/** The system prompt: agent instructions, environment facts, then workspace instructions. */
+/** The system prompt: agent instructions, environment facts, skill index, then workspace instructions. */
 export function buildSystemPrompt(
   agentInstructions: string,
   env: { cwd: string; date?: string; platform?: string },
   workspace: WorkspaceInstructions | null,
+  skills: { name: string; description: string }[] = [],
 ): string {
   const parts = [
     agentInstructions.trim(),
@@ -56,6 +57,12 @@ export function buildSystemPrompt(
       env.date ?? new Date().toISOString().slice(0, 10)
     }.`,
   ];
+  if (skills.length) {
+    parts.push(
+      "Skills (call skill__load with the name to read one before following it):\n" +
+        skills.map((s) => `- ${s.name}: ${s.description}`).join("\n"),
+    );
+  }
   if (workspace) {
     parts.push(`Workspace instructions from ${workspace.path} (follow them):\n\n${workspace.text}`);
   }

@@ -9,7 +9,13 @@
  * @module
  */
 import type { AppOptions } from "./app.ts";
-import type { AgentDefinition, HostServices } from "../sdk/mod.ts";
+import {
+  type AgentDefinition,
+  defineTool,
+  type HostServices,
+  type SkillDefinition,
+} from "../sdk/mod.ts";
+import { z } from "zod";
 import type {
   AnyTool,
   EngineEvent,
@@ -124,6 +130,53 @@ function wantsPlugins(app: AppOptions, cwd: string): boolean {
 }
 
 /**
+ * Skills: plugin contributions plus `SKILL.md` folders (`<cwd>/.coyote/skills/`,
+ * `<configDir>/skills/`; the loader is imported only when one of them exists).
+ * The first skill of a name wins.
+ */
+async function collectSkills(
+  app: AppOptions,
+  cwd: string,
+  fromPlugins: SkillDefinition[],
+  log: (line: string) => void,
+): Promise<SkillDefinition[]> {
+  let files: SkillDefinition[] = [];
+  if (exists(`${cwd}/.coyote/skills`) || exists(`${app.configDir}/skills`)) {
+    const { loadSkills } = await import("./plugin_host/skills.ts");
+    const r = await loadSkills(app, cwd);
+    for (const w of r.warnings) log(`coyote: warning: ${w}`);
+    files = r.skills;
+  }
+  const byName = new Map<string, SkillDefinition>();
+  for (const sk of [...files, ...fromPlugins]) if (!byName.has(sk.name)) byName.set(sk.name, sk);
+  return [...byName.values()];
+}
+
+/** `skill__load {name}`: returns a skill's instructions (Agent Skills: bodies load on demand). */
+function skillLoadTool(skills: SkillDefinition[]): AnyTool {
+  const names = skills.map((sk) => sk.name);
+  return defineTool({
+    name: "skill__load",
+    description:
+      "Load the full instructions of a skill listed in the system prompt before using it.",
+    input: z.object({ name: z.string().describe(`one of: ${names.join(", ")}`) }),
+    kind: "read",
+    readOnly: true,
+    title: (i) => `Load skill ${i.name}`,
+    run: (i) => {
+      const sk = skills.find((x) => x.name === i.name);
+      if (!sk) {
+        return {
+          content: `unknown skill "${i.name}"; available: ${names.join(", ")}`,
+          isError: true,
+        };
+      }
+      return { content: `# Skill: ${sk.name}\n\n${sk.content}` };
+    },
+  });
+}
+
+/**
  * Adds config `instructions:` files (paths relative to the workspace, `~` = home) after the
  * discovered workspace instructions. A missing file is a warning, not an error.
  */
@@ -195,6 +248,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       return await m.connectMcpServers([...byName.values()], { cwd });
     }),
   ]);
+  const skills = await collectSkills(app, cwd, plugins?.skills ?? [], log);
   if (plugins) closers.push(() => plugins.close());
   if (mcp) closers.push(() => mcp.close());
   for (const w of [...(plugins?.warnings ?? []), ...(mcp?.warnings ?? [])]) {
@@ -215,12 +269,15 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     ...(plugins?.tools ?? []),
     ...(mcp?.tools ?? []),
   ];
-  const registry = new ToolRegistry(filterTools(allTools, agent.tools));
+  // The skill loader is offered to every agent when there are skills (read-only, harmless).
+  const skillTools = skills.length ? [skillLoadTool(skills)] : [];
+  const toolsFor = (a: AgentDefinition) => [...filterTools(allTools, a.tools), ...skillTools];
+  const registry = new ToolRegistry(toolsFor(agent));
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
 
   const model = explicitModel ?? agent.model ?? providerCfg.model;
   const instructions = mergeInstructions(findInstructions(cwd), app.config?.instructions, cwd, log);
-  const systemPrompt = buildSystemPrompt(agent.instructions, { cwd }, instructions);
+  const systemPrompt = buildSystemPrompt(agent.instructions, { cwd }, instructions, skills);
 
   let id: string;
   let transcript: TranscriptWriter;
@@ -281,8 +338,13 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
         );
       }
       current = next;
-      engine.opts.systemPrompt = buildSystemPrompt(next.instructions, { cwd }, instructions);
-      engine.opts.registry = new ToolRegistry(filterTools(allTools, next.tools));
+      engine.opts.systemPrompt = buildSystemPrompt(
+        next.instructions,
+        { cwd },
+        instructions,
+        skills,
+      );
+      engine.opts.registry = new ToolRegistry(toolsFor(next));
       engine.opts.temperature = next.temperature;
       if (!explicitModel && next.model) engine.opts.model = next.model;
     },

@@ -491,3 +491,33 @@ Deno.test("e2e: one-shot with a terminal asks y/n on stderr; 'y' runs the comman
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("e2e: SKILL.md skills are listed in the system prompt and load on demand", async () => {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  await Deno.mkdir(`${cwd}/.coyote/skills/release-notes`, { recursive: true });
+  await Deno.writeTextFile(
+    `${cwd}/.coyote/skills/release-notes/SKILL.md`,
+    "---\nname: release-notes\ndescription: Write release notes from git log\n---\nUse `git log --oneline`. BODY-31\n",
+  );
+  const server = await startModelServer({
+    script: [{ tool_calls: [{ name: "skill__load", arguments: { name: "release-notes" } }] }, {
+      text: "done",
+    }],
+  });
+  try {
+    const r = await runCoyote(["--headless", "write release notes"], {
+      cwd,
+      env: childEnv(env, { baseURL: server.baseURL }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const system = (server.requests[0].body as Json).messages[0].content;
+    assert.match(system, /- release-notes: Write release notes from git log/);
+    assert.doesNotMatch(system, /BODY-31/);
+    assert.match(toolReplies(server.requests[1])[0], /BODY-31/);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
