@@ -21,6 +21,7 @@ interface Env {
   env: Record<string, string>;
   close(): Promise<void>;
   requests: () => number;
+  bodies: () => string[];
 }
 
 async function setup(
@@ -40,6 +41,7 @@ async function setup(
       COYOTE_MODEL: "scripted",
     },
     requests: () => ms.requests.length,
+    bodies: () => ms.requests.map((r) => JSON.stringify(r.body)),
     async close() {
       await ms.close();
       await Deno.remove(ws, { recursive: true }).catch(() => {});
@@ -387,7 +389,17 @@ Deno.test("acp: two sessions with different cwd in one process", async () => {
       const [ra, rb] = await Promise.all([
         h.agent.request("session/prompt", {
           sessionId: a.sessionId,
-          prompt: [{ type: "text", text: "which?" }],
+          prompt: [
+            { type: "text", text: "which?" },
+            {
+              type: "resource",
+              resource: {
+                uri: `file://${e.ws}/ctx.md`,
+                text: "EMBEDDED-CONTEXT-XYZ",
+                mimeType: "text/markdown",
+              },
+            },
+          ],
         }),
         h.agent.request("session/prompt", {
           sessionId: b.sessionId,
@@ -398,6 +410,10 @@ Deno.test("acp: two sessions with different cwd in one process", async () => {
       assert.equal(rb.stopReason, "end_turn");
       assert.equal(text(h.updatesFor(a.sessionId)), "saw A");
       assert.equal(text(h.updatesFor(b.sessionId)), "saw B");
+      assert.ok(
+        e.bodies().some((b) => b.includes("EMBEDDED-CONTEXT-XYZ")),
+        "embedded context reaches the model",
+      );
       // Relative cwd is refused.
       await assert.rejects(
         h.agent.request("session/new", { cwd: "relative/dir", mcpServers: [] }),
