@@ -283,7 +283,7 @@ export default async function runGrepBench(): Promise<BenchResult[]> {
         name: `fs_grep/rg ratio ${kind}`,
         value: Math.round(ratio * 100) / 100,
         unit: "x",
-        target: "<= 3",
+        target: "≤ 3×",
         pass: ratio <= 3 && ourLines === rgLines,
       });
       if (ourLines !== rgLines) {

@@ -217,6 +217,12 @@ Deno.test("fs_ls: trailing / for folders, .gitignore and .git hidden, errors", a
     // Nested .gitignore applies when listing the folder itself.
     const pkg = await run(fsLsTool, { path: "pkg" }, ctxFor(dir));
     assert.deepEqual(pkg.content.split("\n").slice(0, -1), [".gitignore", "deep/", "public.txt"]);
+    // An ignored folder named explicitly is listed / searched as asked.
+    assert.equal((await run(fsLsTool, { path: "build" }, ctxFor(dir))).content, "out.js");
+    assert.equal(
+      (await run(fsGrepTool, { pattern: "needle", path: "build" }, ctxFor(dir))).content,
+      "build/out.js:1:needle in build",
+    );
     const missing = await run(fsLsTool, { path: "zzz" }, ctxFor(dir));
     assert.equal(missing.isError, true);
     const file = await run(fsLsTool, { path: "README.md" }, ctxFor(dir));

@@ -268,6 +268,9 @@ export const executeCommandTool = defineTool({
   access: (i) => [{ type: "execute", command: i.command }],
   async run(input, ctx): Promise<ToolResult> {
     const timeoutMs = Math.min(input.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
+    if (ctx.signal.aborted) {
+      return { content: "cancelled before the command started", isError: true };
+    }
     if (ctx.host?.runInTerminal) {
       const r = await ctx.host.runInTerminal(input.command, {
         cwd: ctx.cwd,

@@ -5,7 +5,9 @@
  * Paths are relative to the session cwd unless absolute. Reads and writes go
  * through the ACP client (`ctx.host.readTextFile` / `writeTextFile`) when it
  * offers them, else through Deno's fs. `fs_ls`, `fs_glob` and `fs_grep`
- * respect `.gitignore` (see `walk.ts`) and always skip `.git/`.
+ * respect `.gitignore` (see `walk.ts`) and always skip `.git/`; they read
+ * the disk directly (a client's unsaved buffers are seen by `fs_read` and
+ * `fs_patch` only).
  * User-level failures (missing file, ambiguous patch, bad regex) come back as
  * `{content, isError: true}`; nothing is thrown for them.
  * @module

@@ -7,7 +7,8 @@
  * walk starts inside it, else the walk root) down to each visited folder
  * applies to the paths below it, a deeper file's rules win (so `!negations`
  * re-include), and `.git/info/exclude` applies at the top. An ignored folder
- * is not entered (as in git, nothing inside it can be re-included). `.git/`
+ * is not entered (as in git, nothing inside it can be re-included), unless it
+ * is the folder asked for (then only the rules inside it apply). `.git/`
  * is always skipped. Hidden files are NOT skipped (unlike ripgrep's default):
  * `.github/` or `.env.example` matter to a coding agent. Symbolic links are
  * not followed.
@@ -94,6 +95,9 @@ export class IgnoreRules {
       const base = parts.slice(0, i).join("/");
       rules.load(base === "" ? "" : base + "/", join(top, ...parts.slice(0, i)));
     }
+    // A folder named explicitly but ignored itself (`fs_ls build`) is shown as
+    // asked: only the .gitignore files inside it apply then.
+    if (rel !== "" && rules.ignored(rel, true)) rules.truncate(0);
     return rules;
   }
 
