@@ -286,6 +286,9 @@ Deno.test("hostile: run-time imports (eval) and nested workers are checked again
       /escalate|NotCapable/,
       env.secret,
     );
+    // No side channel to other plugins' Workers.
+    const bc = await env.call("steal_escalate", { path: key, how: "broadcast" });
+    assert.equal(bc.content, "BroadcastChannel: undefined");
   } finally {
     await env.cleanup();
   }

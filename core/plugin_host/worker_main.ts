@@ -19,7 +19,8 @@
  *
  * Before the plugin's text runs, the bootstrap neutralises
  * `Deno.permissions.request` (always `denied`, so a plugin cannot prompt the
- * user for more rights) and hooks `self.close`, `error` and
+ * user for more rights), removes `BroadcastChannel` (no side channel between
+ * plugin Workers) and `Deno[Deno.internal]`, and hooks `self.close`, `error` and
  * `unhandledrejection` so that a crash is reported instead of hanging a call.
  * The plugin code is evaluated from a `blob:` URL under the Worker's own
  * permissions; it has already been checked to contain no imports.
@@ -55,6 +56,14 @@ export function workerMain(): void {
       configurable: false,
     });
   }
+  // Internal runtime hooks are no business of a plugin (defence in depth).
+  try {
+    delete (Deno as Any)[(Deno as Any).internal];
+  } catch { /* not configurable: leave it */ }
+  // No side channel between plugin Workers (two plugins must not pool their grants).
+  try {
+    delete g.BroadcastChannel;
+  } catch { /* ignore */ }
   // 2. Crashes are reported, not silently hung.
   Object.defineProperty(g, "close", {
     value: () => {
