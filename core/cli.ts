@@ -108,9 +108,19 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
   );
   program.command("mcp").description("MCP servers").command("list").description(
     "show configured MCP servers, their source, status and tool counts",
-  ).action(() => {
-    result.command = { name: "mcp", sub: "list", args: [] };
-  });
+  ).option("--json", "print one JSON object").option(
+    "--timeout <ms>",
+    "start-up timeout per server",
+  )
+    .option("--no-connect", "show the configuration only, without starting servers")
+    .action((o: { json?: boolean; timeout?: string; connect?: boolean }) => {
+      const args = [
+        ...(o.json ? ["--json"] : []),
+        ...(o.timeout ? ["--timeout", o.timeout] : []),
+        ...(o.connect === false ? ["--no-connect"] : []),
+      ];
+      result.command = { name: "mcp", sub: "list", args };
+    });
   program.command("policy").description("guard policy").command("show").description(
     "print the effective policy and the derived Deno flags",
   ).action(() => {

@@ -270,6 +270,20 @@ Deno.test("mcp list: configured servers, source, status and tool counts", async 
     const row = (name: string) => text.split("\n").find((l) => l.startsWith(name + " ")) ?? "";
     assert.match(row("everything"), /stdio\s+connected\s+13\s+.*\.mcp\.json/);
     assert.match(row("broken"), /failed\s+-\s+.*\.mcp\.json/);
+    const js = await new Deno.Command("deno", {
+      args: [...COYOTE_FLAGS, MAIN_TS, "mcp", "list", "--json", "--no-connect"],
+      cwd: ws,
+      env: { COYOTE_CONFIG_DIR: `${dir}/cfg`, COYOTE_DATA_DIR: `${dir}/data`, NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(js.code, 0);
+    const parsed = JSON.parse(new TextDecoder().decode(js.stdout));
+    assert.deepEqual(parsed.servers.map((s: { name: string }) => s.name).sort(), [
+      "broken",
+      "everything",
+    ]);
+    assert.deepEqual(parsed.files, [`${ws}/.mcp.json`]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
