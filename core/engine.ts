@@ -267,7 +267,18 @@ export class Engine {
     let text = "";
     this.#lastCallKey = "";
     this.#lastCallCount = 0;
-    const emit = (ev: EngineEvent) => this.#record(ev, sink);
+    // Announced tool calls that have not ended yet: every one must end, also on cancellation.
+    const open = new Set<string>();
+    const emit = (ev: EngineEvent) => {
+      if (ev.sessionUpdate === "tool_call") open.add(ev.toolCallId);
+      else if (
+        ev.sessionUpdate === "tool_call_update" &&
+        (ev.status === "completed" || ev.status === "failed")
+      ) {
+        open.delete(ev.toolCallId);
+      }
+      this.#record(ev, sink);
+    };
 
     // The user's prompt is history (replayed by ACP session/load), not echoed live.
     this.#record({
@@ -280,6 +291,17 @@ export class Engine {
       stopReason: StopReason,
       error?: { code: string; message: string },
     ): TurnResult => {
+      for (const id of [...open]) {
+        emit({
+          sessionUpdate: "tool_call_update",
+          toolCallId: id,
+          status: "failed",
+          content: [{
+            type: "content",
+            content: { type: "text", text: "error: cancelled before this tool ran" },
+          }],
+        });
+      }
       o.transcript?.turnEnd(stopReason, usage, error);
       return error
         ? { stopReason, usage, denied, text, error }

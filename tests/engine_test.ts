@@ -85,7 +85,7 @@ class TablePolicy implements PolicyLike {
   evaluate(access: ToolAccess) {
     const key = access.type === "execute"
       ? access.command
-      : access.type === "write"
+      : access.type === "write" || access.type === "read"
       ? access.path
       : "";
     const decision = this.table[key] ?? "allow";
@@ -534,6 +534,47 @@ Deno.test("guard failures fail closed: an evaluation error denies the call", asy
       /denied by policy: the guard could not evaluate this access \(parser exploded\)/,
     );
     assert.equal(r.denied[0].decision, "deny");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("permission cancelled inside a read-only batch: every announced call still ends", async () => {
+  const peek = defineTool({
+    name: "peek",
+    description: "Read a path",
+    input: z.object({ path: z.string() }),
+    readOnly: true,
+    kind: "read",
+    access: (i) => [{ type: "read", path: i.path }],
+    run: (i) => `peeked ${i.path}`,
+  });
+  const h = await harness([
+    {
+      tool_calls: [
+        { id: "p1", name: "peek", arguments: { path: "inside.txt" } },
+        { id: "p2", name: "peek", arguments: { path: "/etc/secret" } },
+        { id: "p3", name: "peek", arguments: { path: "other.txt" } },
+      ],
+    },
+    { text: "next turn" },
+  ], {
+    tools: [peek],
+    policy: new TablePolicy({ "/etc/secret": "ask" }),
+    permission: () => Promise.resolve("cancelled"),
+  });
+  try {
+    const r = await h.engine.prompt("go", { onEvent: (e) => h.events.push(e) });
+    assert.equal(r.stopReason, "cancelled");
+    for (const id of ["p1", "p2"]) {
+      const ups = updatesFor(h.events, id);
+      assert.equal(ups[0].sessionUpdate, "tool_call", id);
+      assert.equal((ups.at(-1) as { status: string }).status, "failed", id);
+    }
+    assert.equal(updatesFor(h.events, "p3").length, 0);
+    const r2 = await h.engine.prompt("again", { onEvent: () => {} });
+    assert.equal(r2.stopReason, "end_turn");
+    assert.equal(toolReplies(h, 1).length, 3);
   } finally {
     await h.close();
   }
