@@ -19,6 +19,7 @@
  * to exit code 1. Partial text of a cut stream is kept (marked interrupted).
  * @module
  */
+import { resolve } from "node:path";
 import type { ToolCallContent as ToolContent } from "@agentclientprotocol/sdk";
 import type { HostServices, ToolAccess, ToolResult } from "../sdk/mod.ts";
 import type {
@@ -157,8 +158,7 @@ function canonical(v: unknown): string {
 }
 
 function absPath(cwd: string, p: string): string {
-  if (p.startsWith("/")) return p;
-  return `${cwd.replace(/\/$/, "")}/${p.replace(/^\.\//, "")}`;
+  return resolve(cwd, p);
 }
 
 /** Converts prompt input (text or ACP content blocks) to an OpenAI user message content. */
