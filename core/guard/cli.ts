@@ -1,11 +1,36 @@
 /**
- * STUB CONTRACT (owner: guard helper replaces the body, keeps the signature).
- * `coyote policy show`: prints the effective policy and the derived Deno flags via `out`.
+ * `coyote policy show`: prints the effective permission policy (rules with
+ * their sources, the defaults) and the Deno flags derived from it, via `out`
+ * (stdout). A malformed rule is a config/usage error: the message (naming the
+ * rule and where it came from) goes to stderr and the exit code is 2.
  * @module
  */
 import type { AppOptions } from "../app.ts";
+import { Policy, PolicyError } from "./policy.ts";
 
-export function policyCommand(_app: AppOptions, out: (text: string) => void): Promise<number> {
-  out("policy show is not implemented yet");
-  return Promise.resolve(1);
+/** Exit code for usage/config errors (README "Exit codes"). */
+const EXIT_USAGE = 2;
+
+export function policyCommand(app: AppOptions, out: (text: string) => void): Promise<number> {
+  let policy: Policy;
+  try {
+    policy = Policy.create(app.config?.permissions ?? {}, {
+      allow: app.allow ?? [],
+      deny: app.deny ?? [],
+    }, {
+      workspace: app.cwd,
+      configDir: app.configDir,
+      dataDir: app.dataDir,
+      configPath: app.configPath,
+      dangerouslySkipPermissions: app.dangerouslySkipPermissions,
+    });
+  } catch (e) {
+    if (e instanceof PolicyError) {
+      console.error(`coyote: ${e.message}`);
+      return Promise.resolve(EXIT_USAGE);
+    }
+    throw e;
+  }
+  out(policy.describe());
+  return Promise.resolve(0);
 }

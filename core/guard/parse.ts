@@ -414,6 +414,14 @@ const RESERVED = new Set([
   "!",
   "[[",
   "]]",
+  // declaration builtins and `let` have their own node types in mvdan-sh
+  "export",
+  "local",
+  "declare",
+  "readonly",
+  "typeset",
+  "nameref",
+  "let",
 ]);
 // Characters that are literal when unquoted in Bash (no expansion, no globbing, no syntax).
 const PLAIN = /[A-Za-z0-9_\-.\/=:,@%+]/;
