@@ -285,7 +285,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     if (result.stopReason === "cancelled") err("coyote: cancelled\n");
     else if (result.stopReason === "max_turn_requests") {
       err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);
-    } else if (result.error && o.format === "text") err(`coyote: ${result.error.message}\n`);
+    }
     if (o.format === "text" && result.denied.length) {
       err(`coyote: ${result.denied.length} action(s) denied${app.headless ? " (headless)" : ""}\n`);
     }
