@@ -322,6 +322,25 @@ Deno.test("hostile: a busy loop times out, the worker is terminated and restarte
   }
 });
 
+Deno.test("hostile: a cancelled call that ignores its signal loses its worker after the grace period", async () => {
+  const env = await setup({ fixture: "misbehave.ts" }, {
+    limits: { timeoutMs: 5000, cancelGraceMs: 200 },
+  });
+  try {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const t0 = performance.now();
+    assertToolError(await env.call("bad_busy", {}, ac.signal), /cancelled/);
+    assert.ok(performance.now() - t0 < 1000, "the call ends at once on cancel");
+    // Without the grace-period kill this call would queue behind the busy loop and time out.
+    const t1 = performance.now();
+    assert.equal((await env.call("bad_ok")).content, "ok");
+    assert.ok(performance.now() - t1 < 3000);
+  } finally {
+    await env.cleanup();
+  }
+});
+
 Deno.test("hostile: a busy loop at module load is cut off by the load timeout", async () => {
   const t0 = performance.now();
   const env = await setup({ fixture: "busy_at_load.js" }, { limits: { loadTimeoutMs: 500 } });

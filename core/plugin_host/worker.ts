@@ -235,6 +235,9 @@ export class PluginWorker {
     hooks: CallHooks = {},
   ): Promise<ToolResult> {
     if (hooks.signal?.aborted) return errorResult(this.name, "cancelled");
+    // A cancelled call may still be running in the worker: wait until it stops or
+    // its worker is terminated (grace period), so this call is not stuck behind it.
+    while (this.#drains.size) await Promise.all([...this.#drains.values()].map((d) => d.promise));
     try {
       await this.start();
     } catch (e) {
@@ -248,6 +251,7 @@ export class PluginWorker {
         if (!this.#pending.has(id)) return;
         worker.postMessage({ type: "cancel", id });
         this.#settle(id, errorResult(this.name, "cancelled"));
+        if (this.#inflight.has(id)) this.#drains.set(id, Promise.withResolvers<void>());
         const grace = setTimeout(() => {
           this.#graceTimers.delete(grace);
           // A plugin that ignores its signal and keeps running loses its worker.
@@ -294,6 +298,12 @@ export class PluginWorker {
   /** Ids whose worker-side run has not reported back (includes cancelled ones). */
   #inflight = new Set<number>();
   #graceTimers = new Set<ReturnType<typeof setTimeout>>();
+  /** Cancelled calls still running in the worker; resolved when they stop or the worker dies. */
+  #drains = new Map<number, PromiseWithResolvers<void>>();
+  #drained(id: number): void {
+    this.#drains.get(id)?.resolve();
+    this.#drains.delete(id);
+  }
 
   #settle(id: number, result: ToolResult): void {
     const p = this.#pending.get(id);
@@ -310,6 +320,7 @@ export class PluginWorker {
     switch (msg.type) {
       case "result": {
         this.#inflight.delete(id);
+        this.#drained(id);
         if (!this.#pending.has(id)) return;
         const json = msg.json;
         if (typeof json !== "string") {
@@ -331,6 +342,7 @@ export class PluginWorker {
       }
       case "error": {
         this.#inflight.delete(id);
+        this.#drained(id);
         return this.#settle(id, errorResult(this.name, String(msg.message).slice(0, 4000)));
       }
       case "progress": {
@@ -395,6 +407,7 @@ export class PluginWorker {
     this.#worker = undefined;
     this.#ready = undefined;
     this.#inflight.clear();
+    for (const id of [...this.#drains.keys()]) this.#drained(id);
     try {
       worker?.terminate();
     } catch { /* already gone */ }

@@ -64,6 +64,23 @@ export function workerMain(): void {
   try {
     delete g.BroadcastChannel;
   } catch { /* ignore */ }
+  // stdout belongs to the frontend's protocol (ACP, stream-json): plugin output goes to stderr.
+  const toStderr = (...a: unknown[]) => console.error(...a);
+  for (const m of ["log", "info", "debug", "warn", "dir", "dirxml", "table"]) {
+    (console as Any)[m] = toStderr;
+  }
+  try {
+    const err = Deno.stderr;
+    for (
+      const [k, v] of [
+        ["write", (p: Uint8Array) => err.write(p)],
+        ["writeSync", (p: Uint8Array) => err.writeSync(p)],
+        ["writable", err.writable],
+      ] as const
+    ) {
+      Object.defineProperty(Deno.stdout, k, { value: v, writable: false, configurable: false });
+    }
+  } catch { /* a runtime that freezes Deno.stdout keeps it */ }
   // 2. Crashes are reported, not silently hung.
   Object.defineProperty(g, "close", {
     value: () => {
