@@ -394,7 +394,10 @@ export class Engine {
       } catch (e) {
         this.#answerUnanswered(calls.map((c) => c.id), answered);
         if (e instanceof Cancelled || signal.aborted) return finish("cancelled");
-        throw e;
+        // An engine fault: end the turn cleanly (transcript closed off) instead of throwing.
+        const msg = (e as Error)?.message ?? String(e);
+        this.#log(`coyote: internal error while running tools: ${(e as Error)?.stack ?? msg}`);
+        return finish("end_turn", { code: "internal", message: msg });
       }
       if (signal.aborted) return finish("cancelled");
     }
