@@ -705,3 +705,29 @@ Deno.test("acp: permission edge cases, allow_always, user questions, plan", asyn
     await e.close();
   }
 });
+
+Deno.test("acp: stdout stays pure when a plugin tool writes to stdout", async () => {
+  const e = await setup([{ tool_calls: [{ name: "noisy_tool", arguments: {} }] }, {
+    text: "quiet now",
+  }]);
+  try {
+    const plugin = new URL("./fixtures/acp/noisy_plugin.ts", import.meta.url).pathname;
+    const h = await startAcp({ env: e.env, args: ["--plugin", plugin] });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "noise" }],
+      });
+      assert.equal(r.stopReason, "end_turn");
+      const upd = h.updatesFor(sessionId);
+      assert.equal(finalStatus(upd, toolCalls(upd)[0].toolCallId), "completed");
+    } finally {
+      await finish(h);
+    }
+    assert.equal(h.lines.filter((l) => l.includes("NOISE")).length, 0);
+    assert.equal(h.stderr().match(/NOISE/g)?.length, 5, "the noise went to stderr");
+  } finally {
+    await e.close();
+  }
+});

@@ -1,8 +1,8 @@
 /**
  * stdout purity for protocol modes (ACP server): after {@link takeStdoutForProtocol} every
  * byte on fd 1 comes from the returned stream; `console.log/info/debug/warn/dir/table`,
- * `Deno.stdout.write/writeSync` and Node's `process.stdout` (which Deno backs with
- * `Deno.stdout`) are redirected to stderr, so a stray log line in our code or a dependency
+ * `Deno.stdout.write/writeSync/writable` and Node's `process.stdout` (which Deno backs with
+ * `Deno.stdout`) are redirected to stderr (plugin Workers do the same in their bootstrap), so a stray log line in our code or a dependency
  * can never corrupt the JSON-RPC stream. No imports: safe to call before anything heavy loads.
  * @module
  */
@@ -24,6 +24,10 @@ export function takeStdoutForProtocol(): WritableStream<Uint8Array> {
     const s = stdout as unknown as Record<string, unknown>;
     s.write = (p: Uint8Array) => Deno.stderr.write(p);
     s.writeSync = (p: Uint8Array) => Deno.stderr.writeSync(p);
+    Object.defineProperty(stdout, "writable", {
+      get: () => Deno.stderr.writable,
+      configurable: true,
+    });
   } catch {
     // A runtime that freezes Deno.stdout keeps its writers; console is still redirected.
   }
