@@ -87,7 +87,17 @@ function writeAll(file: { writeSync(p: Uint8Array): number }, text: string) {
   let off = 0;
   while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
 }
-const out = (text: string) => writeAll(Deno.stdout, text);
+let stdoutGone = false;
+/** Writes to stdout; a closed reader (`| head`) stops further output instead of failing the run. */
+const out = (text: string) => {
+  if (stdoutGone) return;
+  try {
+    writeAll(Deno.stdout, text);
+  } catch (e) {
+    if (e instanceof Deno.errors.BrokenPipe) stdoutGone = true;
+    else throw e;
+  }
+};
 const err = (text: string) => writeAll(Deno.stderr, text);
 
 /** Reads one line from the terminal (stdin); null at end of input. */
