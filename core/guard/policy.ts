@@ -1076,13 +1076,17 @@ export class Policy {
       }
       const r = this.#programPart(v);
       if (r.decision === "allow") grant.run.push(v);
-      else {refuse(
+      else {
+        refuse(
           "run",
           v,
           r.rule ?? "default",
-          r.reason,
+          `the guard ${
+            r.decision === "deny" ? "denies" : "asks before"
+          } running it with arbitrary arguments (${r.reason})`,
           r.rule === "default" ? `add --allow 'Execute(${v}:*)' to grant it` : undefined,
-        );}
+        );
+      }
     }
     for (const v of list(declared?.env)) {
       if (typeof v !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) {
@@ -1184,54 +1188,24 @@ export class Policy {
     return { decision: "allow", why: "allowed" };
   }
 
-  /** May `program` run with any arguments? (view (b) `run`; mirrors the guard on `program …`). */
+  /**
+   * May `program` run with any arguments? View (b) `run` asks the guard itself
+   * about `program "$@"` (arguments unknown), so the two views agree by
+   * construction: path deny rules, argument-specific deny rules and the
+   * default read-only table all apply.
+   */
   #programPart(program: string): GuardPart {
-    const line = `${program} ${WILD}`;
-    const alt = program.includes("/") ? `${basename(program)} ${WILD}` : undefined;
-    for (const r of this.#rulesOf("execute")) {
-      if (r.decision === "allow") continue;
-      const m = commandMatch(r.pattern, line, true);
-      const m2 = alt ? commandMatch(r.pattern, alt, true) : "no";
-      if (m !== "no" || m2 !== "no") {
-        const definite = m === "yes" || m2 === "yes";
-        return {
-          decision: r.decision === "deny" && definite ? "deny" : "ask",
-          reason: `${by(r)} ${
-            r.decision === "deny" ? "denies" : "asks for"
-          } some uses of ${program}`,
-          rule: r.text,
-          subject: program,
-        };
-      }
-    }
-    for (const r of this.#rulesOf("execute")) {
-      if (r.decision === "allow" && commandMatch(r.pattern, line, false) === "yes") {
-        return {
-          decision: "allow",
-          reason: `${by(r)} allows ${program}`,
-          rule: r.text,
-          subject: program,
-        };
-      }
-    }
-    if (this.dangerouslySkipPermissions) {
-      return {
-        decision: "allow",
-        reason: "--dangerously-skip-permissions",
-        rule: "default",
-        subject: program,
-      };
-    }
-    const c = classify([program, WILD]);
-    if (c.allowed && !c.inner.length && !c.scripts.length && !c.writes.length && c.readOnly) {
-      return { decision: "allow", reason: c.reason, rule: "default", subject: program };
-    }
-    return {
-      decision: "ask",
-      reason: `the policy asks before running ${program} with arbitrary arguments`,
-      rule: "default",
-      subject: program,
-    };
+    const parts: GuardPart[] = [];
+    const level: Level = this.dangerouslySkipPermissions ? "skip" : "full";
+    this.#simpleParts(
+      [program, WILD],
+      [],
+      `${program} "$@"`,
+      { depth: 0, cwds: [this.workspace], level },
+      level,
+      parts,
+    );
+    return worstPart(parts);
   }
 
   // -------------------------------------------------------------------------
@@ -1397,7 +1371,7 @@ function needsFullParser(command: string): boolean {
 }
 
 /** Worst part wins (deny > ask > allow); the reason names the deciding rule or default and the sub-command. */
-function aggregate(parts: GuardPart[], access: PolicyAccess): GuardVerdict {
+function worstPart(parts: GuardPart[]): GuardPart {
   // Worst decision; among equals, an explicit rule beats a default, and a
   // definite finding beats a "only known at run time" one.
   const rank = (p: GuardPart) =>
@@ -1405,6 +1379,11 @@ function aggregate(parts: GuardPart[], access: PolicyAccess): GuardVerdict {
     (/only known at run time/.test(p.reason) ? 0 : 1);
   let worst = parts[0];
   for (const p of parts) if (rank(p) > rank(worst)) worst = p;
+  return worst;
+}
+
+function aggregate(parts: GuardPart[], access: PolicyAccess): GuardVerdict {
+  const worst = worstPart(parts);
   const same = parts.filter((p) => p.decision === worst.decision && p !== worst).length;
   let reason = worst.reason;
   if (worst.decision !== "allow" && same > 0) {
