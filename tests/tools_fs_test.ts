@@ -411,6 +411,13 @@ Deno.test("requiredLiteral: only literals every match must contain", () => {
     ["\\d+", null],
     ["abc{0,2}de", "ab"],
     ["ab{2}cd", "ab"],
+    ["\\x41bc", "bc"],
+    ["\\u0041zz", "zz"],
+    ["\\u{1F600}yy", "yy"],
+    ["\\p{Lu}ppp", "ppp"],
+    ["(?<w>q)\\k<w>rr", "rr"],
+    ["(a)\\12xyz", "xyz"],
+    ["\\cMxy", "xy"],
   ];
   for (const [src, want] of cases) assert.equal(requiredLiteral(src), want, src);
 });

@@ -4,8 +4,9 @@
  * Speed (issue 2: within 3× of ripgrep on 50k files / 500 MB) comes from:
  * - a synchronous per-folder walk ({@link walkFiles}) pipelined with the search;
  * - files read as bytes into one reused buffer (no per-file allocation);
- * - binary files (a NUL byte in the first 8 KiB, like git and ripgrep) skipped
- *   after the first read;
+ * - binary files (a NUL byte in the first 8 KiB, like git and ripgrep) skipped:
+ *   big ones after their first read, small ones only once they pass the
+ *   pre-filter (testing every file for NUL costs as much as the search);
  * - a byte-level pre-filter: the pattern's longest required literal is looked
  *   for with `Uint8Array#indexOf` on its rarest byte (ripgrep/memchr's trick),
  *   and only files containing it are decoded and run through the regex;
@@ -89,8 +90,9 @@ export function makeSearcher(spec: SearchSpec): (path: string) => FileHits | nul
         if (r < want && !first) break;
         if (first) {
           first = false;
-          if (buf.subarray(0, Math.min(n, 8192)).indexOf(0) !== -1) return -1;
           if (r < want) break;
+          // A big file: rule out a binary before reading the rest of it.
+          if (isBinary(buf.subarray(0, n))) return -1;
         }
       }
       return n;
@@ -99,6 +101,11 @@ export function makeSearcher(spec: SearchSpec): (path: string) => FileHits | nul
     } finally {
       file.close();
     }
+  }
+
+  /** A NUL byte in the first 8 KiB (git's and ripgrep's test). */
+  function isBinary(view: Uint8Array): boolean {
+    return view.subarray(0, 8192).indexOf(0) !== -1;
   }
 
   function matchesAt(view: Uint8Array, s: number): boolean {
@@ -150,7 +157,10 @@ export function makeSearcher(spec: SearchSpec): (path: string) => FileHits | nul
     const n = load(path);
     if (n <= 0) return null;
     const view = buf.subarray(0, n);
+    // Small files are tested for binary content only once they may match:
+    // scanning 8 KiB of every file for NUL would cost as much as the search.
     if (lit && !hasLiteral(view)) return null;
+    if (isBinary(view)) return null;
     const text = decoder.decode(view);
     whole.lastIndex = 0;
     let hits: FileHits | null = null;
@@ -273,8 +283,15 @@ export function requiredLiteral(source: string): string | null {
         i += 2;
       } else {
         end();
-        // \u{...}, \x.., \p{..}, \k<..>: skip the escape head; the rest is non-literal anyway.
         i += 2;
+        // Skip the whole escape: \xHH, \uHHHH, \u{…}, \p{…}, \k<…>, \cX, \12.
+        if (d === "x") i += 2;
+        else if ((d === "u" || d === "p" || d === "P") && source[i] === "{") {
+          i = source.indexOf("}", i) + 1 || source.length;
+        } else if (d === "u") i += 4;
+        else if (d === "k" && source[i] === "<") i = source.indexOf(">", i) + 1 || source.length;
+        else if (d === "c") i += 1;
+        else if (/[1-9]/.test(d)) { while (/[0-9]/.test(source[i] ?? "")) i++; }
       }
     } else if (c === "[") {
       end();
