@@ -280,7 +280,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (o.listSessions) {
     const { listSessions } = await import("./runtime.ts");
-    printSessions(await listSessions(app));
+    const list = await listSessions(app);
+    if (o.outputFormat === "json" || o.outputFormat === "stream-json") {
+      Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(list) + "\n"));
+    } else printSessions(list);
     return 0;
   }
   if (o.acpServer) {
