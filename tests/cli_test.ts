@@ -187,6 +187,10 @@ Deno.test("sessions: --session NAME continues, --continue picks the latest here,
       ),
     );
 
+    const listed = await runCoyote(["--list-sessions", "--output-format", "json"], { cwd, env: e });
+    const listJson = JSON.parse(listed.stdout);
+    assert.equal(listJson.length, 2);
+    assert.equal(listJson.find((s: { name?: string }) => s.name === "work").sessionId, id1);
     const bad = await runCoyote(["--headless", "--session", "x", "--continue", "hi"], {
       cwd,
       env: e,
