@@ -731,3 +731,28 @@ Deno.test("acp: stdout stays pure when a plugin tool writes to stdout", async ()
     await e.close();
   }
 });
+
+Deno.test("acp: closing stdin mid-turn ends the process with 0 and kills the running command", async () => {
+  const marker = `sleep ${41 + Math.floor(Math.random() * 1000) / 1000}`;
+  const e = await setup([{
+    tool_calls: [{ name: "execute_command", arguments: { command: marker } }],
+  }, { text: "never" }]);
+  try {
+    const h = await startAcp({ env: e.env, permissionAnswers: ["allow_once"] });
+    const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+    const p = h.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "run" }],
+    });
+    p.catch(() => {}); // the connection closes under it
+    await waitFor(() => running(marker), 10_000, "the command's process");
+    const t0 = Date.now();
+    const code = await h.close();
+    h.assertStdoutPure();
+    assert.equal(code, 0, h.stderr().slice(-1000));
+    assert.ok(Date.now() - t0 < 10_000, "prompt shutdown");
+    await waitFor(() => !running(marker), 5000, "the command to be killed");
+  } finally {
+    await e.close();
+  }
+});
