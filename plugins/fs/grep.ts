@@ -452,6 +452,18 @@ function startPool(
  * (`signal.reason`).
  */
 export async function grepTree(o: GrepOptions): Promise<GrepOutcome> {
+  try {
+    return await grepOnce(o);
+  } catch (err) {
+    // Workers unavailable or crashed: the same search on this thread.
+    if (err instanceof WorkerFailure && !o.signal?.aborted) return await grepOnce({ ...o, workers: 0 });
+    throw err;
+  }
+}
+
+class WorkerFailure extends Error {}
+
+async function grepOnce(o: GrepOptions): Promise<GrepOutcome> {
   const limit = o.limit ?? 500;
   // One hit past the limit tells "truncated" apart from "exactly limit".
   const spec = { ...o.spec, maxPerFile: Math.min(o.spec.maxPerFile, limit + 1) };
@@ -514,12 +526,16 @@ export async function grepTree(o: GrepOptions): Promise<GrepOutcome> {
       files += kept.length;
       batches.push(kept);
       if (!pool && maxWorkers > 0 && files > threshold) {
-        pool = startPool(maxWorkers, spec, onResult);
+        try {
+          pool = startPool(maxWorkers, spec, onResult);
+        } catch (err) {
+          throw new WorkerFailure(`fs_grep workers unavailable: ${(err as Error).message}`);
+        }
         for (let i = 0; i < maxWorkers; i++) perWorker.push(0);
         pool.workers.forEach((w) =>
           w.onerror = (e) => {
             e.preventDefault();
-            failure = new Error(`fs_grep worker failed: ${e.message}`);
+            failure = new WorkerFailure(`fs_grep worker failed: ${e.message}`);
             wake?.();
           }
         );
