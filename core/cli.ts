@@ -94,16 +94,21 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     });
 
   const plugins = program.command("plugins").description("list or check plugins");
-  plugins.command("list").description("show each plugin, its tools and its effective grant").action(
-    () => {
-      result.command = { name: "plugins", sub: "list", args: [] };
-    },
-  );
+  plugins.command("list").description("show each plugin, its tools and its effective grant")
+    .option("--json", "print JSON").action(
+      (o: { json?: boolean }) => {
+        result.command = { name: "plugins", sub: "list", args: o.json ? ["--json"] : [] };
+      },
+    );
   plugins.command("check").argument("<path>").description(
     "validate a plugin without running a session",
-  ).action(
-    (path: string) => {
-      result.command = { name: "plugins", sub: "check", args: [path] };
+  ).option("--json", "print JSON").action(
+    (path: string, o: { json?: boolean }) => {
+      result.command = {
+        name: "plugins",
+        sub: "check",
+        args: [path, ...(o.json ? ["--json"] : [])],
+      };
     },
   );
   program.command("mcp").description("MCP servers").command("list").description(
