@@ -521,6 +521,14 @@ Deno.test("plugins: `coyote plugins check` and `coyote plugins list` (subprocess
       /grant: read: no; write: no; net: no; run: no; env: no; sys: no; ffi: no; import: no/,
     );
     assert.match(ok.stdout, /^ok$/m);
+    const json = await runCoyote(["plugins", "check", HELLO, "--json"], {
+      cwd: d.ws,
+      env: childEnv(env),
+    });
+    assert.equal(json.code, 0, json.stderr);
+    const report = JSON.parse(json.stdout);
+    assert.equal(report.plugins[0].status, "loaded");
+    assert.equal(report.plugins[0].grant.net, false);
 
     const bad = join(d.root, "bad.ts");
     await Deno.writeTextFile(
