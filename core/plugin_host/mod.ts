@@ -378,8 +378,9 @@ export async function loadPlugins(
       warnings.push(`${info.error} (plugin ${m.name} not loaded)`);
       return;
     }
-    // Every key explicit, whatever the policy returned: omitted means false.
-    info.grant = { ...NO_PERMISSIONS, ...grant.permissions };
+    // Every key explicit, whatever the policy returned: omitted means false; plugins
+    // cannot declare sys / ffi / import, so those are never granted.
+    info.grant = { ...NO_PERMISSIONS, ...grant.permissions, sys: false, ffi: false, import: false };
     pluginNames.add(m.name);
     info.status = "loaded";
     const worker = new PluginWorker(m.name, p.code, info.grant, limits, opts.log);
