@@ -1153,7 +1153,7 @@ export class Policy {
       return { decision: part.decision, rule: "default", why, hint: hintAllow };
     }
     // Nothing beneath it may be restricted: Deno permissions cannot carve holes.
-    for (const r of this.#rulesOf(kind)) {
+    for (const r of isFile ? [] : this.#rulesOf(kind)) {
       if (r.decision === "allow" || r.pattern === undefined) continue;
       const m = this.#matcher(r);
       if (isInside(m.base, abs) || (!m.literal && isInside(abs, m.base))) {

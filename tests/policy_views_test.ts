@@ -1,0 +1,422 @@
+/**
+ * One policy, three views (docs/permissions.md): a table of policies and of
+ * paths, hosts, programs and variables; for each pair the guard's decision,
+ * the plugin worker grant and the Deno flags must agree. The flags view is
+ * proven for real by running `deno run <flags>` and letting Deno refuse, and
+ * the worker view by starting a real Worker with the derived permissions.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Policy } from "../core/guard/policy.ts";
+import type { PluginPermissions } from "../sdk/mod.ts";
+
+const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "coyote-views-" }));
+const ws = join(root, "ws");
+const home = join(root, "home");
+const cfg = join(root, "cfg");
+const data = join(root, "data");
+const out = join(root, "outside");
+for (
+  const d of [
+    join(ws, "src"),
+    join(ws, ".git"),
+    join(home, ".ssh"),
+    cfg,
+    data,
+    join(out, "pub"),
+    join(out, "locked"),
+  ]
+) {
+  Deno.mkdirSync(d, { recursive: true });
+}
+Deno.writeTextFileSync(join(ws, "src", "a.txt"), "workspace file");
+Deno.writeTextFileSync(join(ws, "src", "key.pem"), "PEM");
+Deno.writeTextFileSync(join(ws, ".git", "x.pem"), "PEM");
+Deno.writeTextFileSync(join(ws, ".git", "config"), "[core]");
+Deno.writeTextFileSync(join(out, "pub", "p.txt"), "public");
+Deno.writeTextFileSync(join(out, "secret.txt"), "TOP SECRET");
+Deno.writeTextFileSync(join(home, ".ssh", "id_rsa"), "PRIVATE KEY");
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(root, { recursive: true });
+  } catch { /* gone */ }
+});
+
+const opts = { workspace: ws, configDir: cfg, dataDir: data, home };
+
+const POLICIES: Record<string, Policy> = {
+  defaults: Policy.create({}, { allow: [], deny: [] }, opts),
+  rules: Policy.create(
+    {
+      allow: [
+        `Read(${out}/**)`,
+        `Write(${out}/pub/**)`,
+        "Net(example.com)",
+        "Execute(git:*)",
+        "Env(GITHUB_TOKEN)",
+      ],
+      deny: [`Read(${out}/secret.txt)`, `Write(${out}/locked)`],
+    },
+    {
+      allow: [],
+      deny: [
+        "Execute(uname:*)",
+        "Net(evil.example)",
+        "Env(AWS_SECRET_ACCESS_KEY)",
+        "Read(~/.ssh/**)",
+      ],
+    },
+    opts,
+  ),
+  globs: Policy.create(
+    { deny: ["Read(**/*.pem)", "Execute(git push:*)"], allow: ["Execute(ls:*)", "Execute(cat:*)"] },
+    { allow: [], deny: [] },
+    opts,
+  ),
+  runner: Policy.create({}, {
+    allow: ["Execute(git:*)", "Execute(ls:*)"],
+    deny: ["Execute(curl:*)"],
+  }, opts),
+  skip: Policy.create({}, { allow: [], deny: ["Write(~/.ssh)", "Execute(curl:*)"] }, {
+    ...opts,
+    dangerouslySkipPermissions: true,
+  }),
+};
+
+const PATHS = [
+  ws,
+  join(ws, "src"),
+  join(ws, "src", "a.txt"),
+  join(ws, "src", "key.pem"),
+  join(ws, ".git"),
+  join(ws, ".git", "x.pem"),
+  join(ws, ".git", "config"),
+  cfg,
+  out,
+  join(out, "pub"),
+  join(out, "pub", "p.txt"),
+  join(out, "secret.txt"),
+  join(out, "locked"),
+  join(home, ".ssh"),
+  join(home, ".ssh", "id_rsa"),
+];
+const HOSTS = ["example.com", "evil.example", "api.github.com"];
+const PROGRAMS = ["ls", "cat", "git", "uname", "curl", "rm"];
+const VARS = ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "HOME"];
+
+/** Parses `--deny-read=a,b` style flags into kind → values (null = everything). */
+function flagDenies(flags: string[]): Map<string, string[] | null> {
+  const m = new Map<string, string[] | null>();
+  for (const f of flags) {
+    const x = /^--deny-(read|write|net|env|run)(?:=(.*))?$/.exec(f);
+    if (x) m.set(x[1], x[2] === undefined ? null : x[2].split(","));
+  }
+  return m;
+}
+const under = (p: string, dir: string) => p === dir || p.startsWith(dir + "/");
+function flagDenied(flags: Map<string, string[] | null>, kind: string, value: string): boolean {
+  if (!flags.has(kind)) return false;
+  const xs = flags.get(kind);
+  if (xs === null) return true;
+  return kind === "read" || kind === "write"
+    ? xs!.some((d) => under(value, d))
+    : xs!.includes(value);
+}
+
+Deno.test("policy views: guard, worker grant and Deno flags agree on every resource", async () => {
+  const problems: string[] = [];
+  let grants = 0;
+  let refusals = 0;
+  for (const [name, policy] of Object.entries(POLICIES)) {
+    const flags = flagDenies(policy.denoFlags());
+    const declared: PluginPermissions = {
+      read: PATHS,
+      write: PATHS,
+      net: HOSTS,
+      run: PROGRAMS,
+      env: VARS,
+    };
+    const grant = policy.workerPermissions(declared, "mirror");
+    const granted = (kind: keyof PluginPermissions, v: string) => {
+      const g = grant.permissions[kind];
+      return Array.isArray(g) && g.includes(v);
+    };
+    const say = (s: string) => problems.push(`[${name}] ${s}`);
+    refusals += grant.refused.length;
+    for (const v of Object.values(grant.permissions)) if (Array.isArray(v)) grants += v.length;
+
+    for (const kind of ["read", "write"] as const) {
+      const guard = (p: string) => policy.decide({ type: kind, path: p }).decision;
+      for (const p of PATHS) {
+        const g = guard(p);
+        // Worker: granted exactly when the guard allows the path and everything in the table beneath it.
+        const subtreeAllowed = PATHS.filter((q) => under(q, p)).every((q) => guard(q) === "allow");
+        if (granted(kind, p) !== (g === "allow" && subtreeAllowed)) {
+          say(
+            `${kind} ${p}: guard ${g} (subtree ${subtreeAllowed}), worker ${
+              granted(kind, p) ? "granted" : "refused"
+            }`,
+          );
+        }
+        // Flags: a flag deny is a guard deny; a guard allow is never flag-denied.
+        const fd = flagDenied(flags, kind, p);
+        if (fd && g !== "deny") say(`${kind} ${p}: denied by flags but guard says ${g}`);
+        if (g === "allow" && fd) say(`${kind} ${p}: allowed by guard but denied by flags`);
+        // A denied path is absent from the grant.
+        if (g === "deny" && granted(kind, p)) {
+          say(`${kind} ${p}: denied by guard but granted to the worker`);
+        }
+        const refusal = grant.refused.find((r) => r.permission === kind && r.value === p);
+        if (!granted(kind, p) && !refusal) say(`${kind} ${p}: neither granted nor refused`);
+        if (refusal) {
+          assert.match(refusal.message, /^plugin "mirror" declares (read|write) "/);
+          assert.ok(refusal.message.includes(p), refusal.message);
+        }
+      }
+    }
+    for (const h of HOSTS) {
+      const g = policy.decide({ type: "net", host: h }).decision;
+      if (granted("net", h) !== (g === "allow")) {
+        say(`net ${h}: guard ${g}, worker ${granted("net", h)}`);
+      }
+      if (flagDenied(flags, "net", h) !== (g === "deny")) {
+        say(`net ${h}: guard ${g}, flags ${flagDenied(flags, "net", h)}`);
+      }
+    }
+    for (const v of VARS) {
+      const g = policy.decide({ type: "env", name: v }).decision;
+      if (granted("env", v) !== (g === "allow")) {
+        say(`env ${v}: guard ${g}, worker ${granted("env", v)}`);
+      }
+      if (flagDenied(flags, "env", v) !== (g === "deny")) {
+        say(`env ${v}: guard ${g}, flags ${flagDenied(flags, "env", v)}`);
+      }
+    }
+    for (const prog of PROGRAMS) {
+      // Runnable = the guard allows the program with arguments it cannot know.
+      const g = (await policy.evaluate({ type: "execute", command: `${prog} "$@"` })).decision;
+      if (granted("run", prog) !== (g === "allow")) {
+        say(`run ${prog}: guard ${g}, worker ${granted("run", prog)}`);
+      }
+      if (flagDenied(flags, "run", prog) !== (g === "deny")) {
+        say(`run ${prog}: guard ${g}, flags ${flagDenied(flags, "run", prog)}`);
+      }
+    }
+    // Every Deno permission key is explicit; sys/ffi/import are never granted to plugins.
+    assert.deepEqual(
+      Object.keys(grant.permissions).sort(),
+      ["env", "ffi", "import", "net", "read", "run", "sys", "write"],
+    );
+    assert.equal(grant.permissions.sys, false);
+    assert.equal(grant.permissions.ffi, false);
+    assert.equal(grant.permissions.import, false);
+  }
+  assert.deepEqual(problems, []);
+  assert.ok(grants > 20 && refusals > 20, `grants ${grants}, refusals ${refusals}`);
+});
+
+Deno.test("policy views: the table exercises grants, refusals and deny flags", () => {
+  const r = POLICIES.rules;
+  assert.deepEqual(
+    r.denoFlags().slice(7).sort(),
+    [
+      `--deny-env=AWS_SECRET_ACCESS_KEY`,
+      `--deny-net=evil.example`,
+      `--deny-read=${out}/secret.txt,${home}/.ssh`,
+      "--deny-run=uname",
+      `--deny-write=${out}/locked`,
+    ].sort(),
+  );
+  const g = r.workerPermissions({
+    read: [out, "src"],
+    write: [join(out, "pub")],
+    run: ["git"],
+    env: ["GITHUB_TOKEN"],
+  }, "p");
+  assert.deepEqual(g.permissions.read, [join(ws, "src")]);
+  assert.deepEqual(g.permissions.write, [join(out, "pub")]);
+  assert.equal(g.permissions.run, false);
+  assert.deepEqual(g.permissions.env, ["GITHUB_TOKEN"]);
+  assert.equal(g.refused.length, 2);
+  assert.match(
+    g.refused[0].message,
+    /declares read ".*outside" but rule Read\(.*secret\.txt\) \(from config file permissions\.deny\[0\]\) denies part of it/,
+  );
+  // A program may be pointed at any path, so path deny rules keep it from being granted.
+  assert.match(
+    g.refused[1].message,
+    /declares run "git" but the guard asks before running it with arbitrary arguments/,
+  );
+  const run = POLICIES.runner.workerPermissions({ run: ["git", "ls", "curl", "rm"] }, "r");
+  assert.deepEqual(run.permissions.run, ["git", "ls"]);
+  assert.deepEqual(run.refused.map((x) => [x.value, x.rule]), [["curl", "Execute(curl:*)"], [
+    "rm",
+    "default",
+  ]]);
+  assert.match(run.refused[1].message, /add --allow 'Execute\(rm:\*\)' to grant it/);
+
+  const d = POLICIES.defaults.workerPermissions({
+    read: ["/etc"],
+    write: ["."],
+    net: ["example.com"],
+    env: ["HOME"],
+  }, "x");
+  const msgs = d.refused.map((x) => x.message);
+  assert.ok(
+    msgs.includes(
+      `plugin "x" declares read "/etc" but the policy asks for reads outside the workspace; add --allow 'Read(/etc/**)' to grant it`,
+    ),
+    msgs.join("\n"),
+  );
+  assert.ok(
+    msgs.some((m) => /declares write "\." but it contains .*\.git, which is never written/.test(m)),
+    msgs.join("\n"),
+  );
+  assert.ok(
+    msgs.some((m) => /declares net "example\.com" .*add --allow 'Net\(example\.com\)'/.test(m)),
+    msgs.join("\n"),
+  );
+  assert.ok(
+    msgs.some((m) => /declares env "HOME" .*add --allow 'Env\(HOME\)'/.test(m)),
+    msgs.join("\n"),
+  );
+  assert.deepEqual(d.permissions, {
+    read: false,
+    write: false,
+    net: false,
+    run: false,
+    env: false,
+    sys: false,
+    ffi: false,
+    import: false,
+  });
+
+  // Glob-only deny rules are guard-only, and describe() says so.
+  const text = POLICIES.globs.describe();
+  assert.match(
+    text,
+    /Read\(\*\*\/\*\.pem\)\n\s+from config file permissions\.deny\[0\]; guard-only: Deno flags take literal paths, not globs/,
+  );
+  assert.match(
+    text,
+    /Execute\(git push:\*\)\n.*guard-only: the rule depends on the command's arguments/,
+  );
+  assert.deepEqual(POLICIES.globs.denoFlags(), POLICIES.defaults.denoFlags());
+});
+
+Deno.test("policy views: deno.json's coyote task carries exactly the default policy's flags", () => {
+  const cfgJson = JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url)));
+  const flags = Policy.create({}, { allow: [], deny: [] }, {
+    workspace: Deno.cwd(),
+    configDir: "/nonexistent-config",
+  })
+    .denoFlags();
+  assert.equal(cfgJson.tasks.coyote, `deno run ${flags.join(" ")} main.ts`);
+});
+
+Deno.test("policy views: Deno itself refuses what the derived flags deny", async () => {
+  const policy = POLICIES.rules;
+  const flags = policy.denoFlags();
+  const script = join(root, "probe.ts");
+  Deno.writeTextFileSync(
+    script,
+    `const results: Record<string, string> = {};
+const probe = async (name: string, fn: () => Promise<unknown> | unknown) => {
+  try { await fn(); results[name] = "ok"; } catch (e) { results[name] = (e as Error).name; }
+};
+await probe("readDenied", () => Deno.readTextFile(${JSON.stringify(join(out, "secret.txt"))}));
+await probe("readSsh", () => Deno.readTextFile(${JSON.stringify(join(home, ".ssh", "id_rsa"))}));
+await probe("readAllowed", () => Deno.readTextFile(${JSON.stringify(join(out, "pub", "p.txt"))}));
+await probe("writeDenied", () => Deno.writeTextFile(${
+      JSON.stringify(join(out, "locked", "x.txt"))
+    }, "x"));
+await probe("writeAllowed", () => Deno.writeTextFile(${
+      JSON.stringify(join(out, "pub", "w.txt"))
+    }, "x"));
+await probe("runDenied", () => new Deno.Command("uname").output());
+await probe("envDenied", () => Deno.env.get("AWS_SECRET_ACCESS_KEY"));
+await probe("envAllowed", () => Deno.env.get("HOME"));
+await probe("netDenied", () => fetch("http://evil.example/"));
+console.log(JSON.stringify(results));
+`,
+  );
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-config", ...flags, script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(stdout);
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const r = JSON.parse(text);
+  assert.deepEqual(r, {
+    readDenied: "NotCapable",
+    readSsh: "NotCapable",
+    readAllowed: "ok",
+    writeDenied: "NotCapable",
+    writeAllowed: "ok",
+    runDenied: "NotCapable",
+    envDenied: "NotCapable",
+    envAllowed: "ok",
+    netDenied: "NotCapable",
+  });
+  // The guard agrees on each of them.
+  assert.equal(policy.decide({ type: "read", path: join(out, "secret.txt") }).decision, "deny");
+  assert.equal(
+    policy.decide({ type: "write", path: join(out, "locked", "x.txt") }).decision,
+    "deny",
+  );
+  assert.equal((await policy.evaluate({ type: "execute", command: "uname -a" })).decision, "deny");
+  assert.equal(policy.decide({ type: "net", host: "evil.example" }).decision, "deny");
+});
+
+Deno.test("policy views: a Worker started with the derived grant can reach exactly its grant", async () => {
+  const policy = POLICIES.rules;
+  const grant = policy.workerPermissions({
+    read: [join(out, "pub"), "src"],
+    write: [join(out, "pub")],
+  }, "w");
+  assert.deepEqual(grant.refused, []);
+  const code = `self.onmessage = async (e) => {
+    const out = {};
+    for (const [name, op, path] of e.data) {
+      try {
+        if (op === "read") await Deno.readTextFile(path); else await Deno.writeTextFile(path, "w");
+        out[name] = "ok";
+      } catch (err) { out[name] = err.name; }
+    }
+    self.postMessage(out);
+  };`;
+  const worker = new Worker(`data:application/javascript,${encodeURIComponent(code)}`, {
+    type: "module",
+    deno: { permissions: grant.permissions },
+  } as WorkerOptions);
+  try {
+    const result = await new Promise<Record<string, string>>((resolve, reject) => {
+      worker.onmessage = (e) => resolve(e.data);
+      worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(e.message));
+      };
+      worker.postMessage([
+        ["pub", "read", join(out, "pub", "p.txt")],
+        ["src", "read", join(ws, "src", "a.txt")],
+        ["secret", "read", join(out, "secret.txt")],
+        ["ssh", "read", join(home, ".ssh", "id_rsa")],
+        ["writePub", "write", join(out, "pub", "w2.txt")],
+        ["writeSrc", "write", join(ws, "src", "b.txt")],
+        ["writeGit", "write", join(ws, ".git", "config")],
+      ]);
+    });
+    assert.deepEqual(result, {
+      pub: "ok",
+      src: "ok",
+      secret: "NotCapable",
+      ssh: "NotCapable",
+      writePub: "ok",
+      writeSrc: "NotCapable",
+      writeGit: "NotCapable",
+    });
+  } finally {
+    worker.terminate();
+  }
+});
