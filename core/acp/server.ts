@@ -191,8 +191,12 @@ export class AcpServer {
       if (resumeId && /no stored session|not found/i.test(errText(e))) {
         throw this.sdk.RequestError.sessionNotFound(resumeId);
       }
-      if (e instanceof Error && (e.name === "UsageError" || e.name === "ConfigError")) {
+      if (e instanceof Error && e.name === "UsageError") {
         throw this.sdk.RequestError.invalidParams(undefined, e.message);
+      }
+      if (e instanceof Error && e.name === "ConfigError") {
+        // No provider, bad config.yaml: the message says what to set, without a stack trace.
+        throw new this.sdk.RequestError(-32603, `Configuration error: ${e.message}`);
       }
       throw this.sdk.RequestError.internalError(undefined, errText(e));
     }
