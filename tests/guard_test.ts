@@ -347,6 +347,20 @@ Deno.test("guard: file, network, env and tool accesses", () => {
   assert.deepEqual(failures, []);
 });
 
+Deno.test("guard: a symlink created after a first check is seen by the next check", () => {
+  const p = Policy.create({}, none, opts);
+  const later = join(ws, "later");
+  assert.equal(p.decide({ type: "write", path: "later/x.txt" }).decision, "allow");
+  Deno.symlinkSync(outside, later);
+  try {
+    const v = p.decide({ type: "write", path: "later/x.txt" });
+    assert.equal(v.decision, "ask");
+    assert.match(v.reason, /resolves to/);
+  } finally {
+    Deno.removeSync(later);
+  }
+});
+
 Deno.test("guard: evaluate() handles every access type asynchronously", async () => {
   assert.equal((await P.D.evaluate({ type: "write", path: "/etc/x" })).decision, "ask");
   assert.equal((await P.D.evaluate({ type: "env", name: "PATH" })).decision, "ask");

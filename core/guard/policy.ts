@@ -297,8 +297,8 @@ export class Policy {
   }
 
   /** Real path of `p` (symlinks resolved on the longest existing prefix); `p` when unknown. */
-  #realPath(p: string): string {
-    const hit = this.#real.get(p);
+  #realPath(p: string, cache = false): string {
+    const hit = cache ? this.#real.get(p) : undefined;
     if (hit !== undefined) return hit;
     let cur = p;
     let tail = "";
@@ -317,8 +317,9 @@ export class Policy {
         cur = dirname(cur);
       }
     }
-    if (this.#real.size > 500) this.#real.clear();
-    this.#real.set(p, out);
+    // Only the fixed roots (workspace, config and data dirs) are cached: a
+    // path's real location can change between two checks (a new symlink).
+    if (cache) this.#real.set(p, out);
     return out;
   }
 
@@ -332,13 +333,13 @@ export class Policy {
       ]] as const
     ) {
       if (!dir) continue;
-      if (isInside(p, dir) || isInside(p, this.#realPath(dir))) return `${what} (${dir})`;
+      if (isInside(p, dir) || isInside(p, this.#realPath(dir, true))) return `${what} (${dir})`;
     }
     return undefined;
   }
 
   #insideWorkspace(p: string): boolean {
-    return isInside(p, this.workspace) || isInside(p, this.#realPath(this.workspace));
+    return isInside(p, this.workspace) || isInside(p, this.#realPath(this.workspace, true));
   }
 
   /**
