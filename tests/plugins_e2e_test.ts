@@ -91,3 +91,44 @@ Deno.test("e2e: a hanging plugin tool times out and the session goes on", async 
     await env.cleanup();
   }
 });
+
+Deno.test("e2e: whatever a plugin prints goes to stderr; stream-json stdout stays pure", async () => {
+  const server = await startModelServer({
+    script: [{ tool_calls: [{ id: "call_noise", name: "noisy_print", arguments: {} }] }, {
+      text: "quiet",
+    }],
+  });
+  const env = await makeCoyoteEnv();
+  try {
+    const r = await runCoyote([
+      "--headless",
+      "--output-format",
+      "stream-json",
+      "--plugin",
+      join(FIXTURES, "good", "noisy.js"),
+      "go",
+    ], { cwd: env.dataDir, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const lines = parseJsonLines(r.stdout); // throws on any non-JSON line
+    assert.equal(lines.at(-1)!.type, "result");
+    assert.ok(!r.stdout.includes("NOISE"), "no plugin output on stdout");
+    for (
+      const way of [
+        "console.log",
+        "console.info",
+        "writeSync",
+        "write",
+        "writable",
+        "process.stdout",
+      ]
+    ) {
+      assert.ok(r.stderr.includes(`NOISE ${way}`), `${way} output reaches stderr`);
+    }
+    const second = server.requests[1].body as ChatBody;
+    const msg = second.messages.find((m) => m.role === "tool" && m.tool_call_id === "call_noise");
+    assert.match(JSON.stringify(msg?.content), /printed/);
+  } finally {
+    await server.close();
+    await env.cleanup();
+  }
+});

@@ -20,7 +20,9 @@
  * Before the plugin's text runs, the bootstrap neutralises
  * `Deno.permissions.request` (always `denied`, so a plugin cannot prompt the
  * user for more rights), removes `BroadcastChannel` (no side channel between
- * plugin Workers) and `Deno[Deno.internal]`, and hooks `self.close`, `error` and
+ * plugin Workers) and `Deno[Deno.internal]`, sends everything the plugin
+ * prints (console, `Deno.stdout`, node's `process.stdout`) to stderr, and
+ * hooks `self.close`, `error` and
  * `unhandledrejection` so that a crash is reported instead of hanging a call.
  * The plugin code is evaluated from a `blob:` URL under the Worker's own
  * permissions; it has already been checked to contain no imports.
