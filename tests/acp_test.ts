@@ -756,3 +756,54 @@ Deno.test("acp: closing stdin mid-turn ends the process with 0 and kills the run
     await e.close();
   }
 });
+
+Deno.test("acp: config options switch the model for the next turn; unknown values are refused", async () => {
+  const e = await setup([{ text: "one" }, { text: "two" }]);
+  try {
+    const h = await startAcp({ env: e.env });
+    try {
+      const { sessionId, configOptions } = await h.agent.request("session/new", {
+        cwd: e.ws,
+        mcpServers: [],
+      });
+      const model = configOptions?.find((o) => o.id === "model");
+      assert.equal(model?.currentValue, "scripted");
+      await h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "a" }] });
+      const r = await h.agent.request("session/set_config_option", {
+        sessionId,
+        configId: "model",
+        value: "other-model",
+      });
+      assert.equal(r.configOptions.find((o) => o.id === "model")?.currentValue, "other-model");
+      await h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "b" }] });
+      const models = e.bodies().map((b) => JSON.parse(b).model);
+      assert.deepEqual(models, ["scripted", "other-model"]);
+      await assert.rejects(
+        h.agent.request("session/set_config_option", {
+          sessionId,
+          configId: "agent",
+          value: "no-such-agent",
+        }),
+        (err: { code?: number }) => err.code === -32602,
+      );
+      await assert.rejects(
+        h.agent.request("session/set_config_option", {
+          sessionId,
+          configId: "colour",
+          value: "red",
+        }),
+        (err: { code?: number }) => err.code === -32602,
+      );
+      const ok = await h.agent.request("session/set_config_option", {
+        sessionId,
+        configId: "agent",
+        value: "coyote",
+      });
+      assert.equal(ok.configOptions.find((o) => o.id === "agent")?.currentValue, "coyote");
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});

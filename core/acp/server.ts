@@ -334,11 +334,14 @@ export class AcpServer {
     if (params.configId === "model") {
       live.session.model = value;
     } else if (params.configId === "agent") {
-      const rt = await this.runtime();
-      if (!rt.availableAgents().some((a) => a.name === value)) {
+      try {
+        live.session.agent = value; // the runtime validates (built-in and plugin agents)
+      } catch (e) {
+        throw this.sdk.RequestError.invalidParams({ value }, errText(e));
+      }
+      if (live.session.agent !== value) {
         throw this.sdk.RequestError.invalidParams({ value }, `unknown agent "${value}"`);
       }
-      live.session.agent = value;
     } else {
       throw this.sdk.RequestError.invalidParams(
         { configId: params.configId },
