@@ -260,6 +260,15 @@ Deno.test("fs_glob: picomatch patterns, .gitignore (nested, negation), newest fi
     assert.deepEqual(txt.content.split("\n"), ["pkg/public.txt"]); // pkg/secret.txt ignored by pkg/.gitignore
     const inPkg = await run(fsGlobTool, { pattern: "**/*.py", path: "pkg" }, ctxFor(dir));
     assert.deepEqual(inPkg.content.split("\n"), ["pkg/deep/x.py"]);
+    assert.equal((await run(fsGlobTool, { pattern: "*.md" }, ctxFor(dir))).content, "README.md");
+    assert.equal(
+      (await run(fsGlobTool, { pattern: "*/*/*.py" }, ctxFor(dir))).content,
+      "pkg/deep/x.py",
+    );
+    assert.match(
+      (await run(fsGlobTool, { pattern: "*.py" }, ctxFor(dir))).content,
+      /^No files match/,
+    );
     const based = await run(fsGlobTool, { pattern: "src/*.{ts,bin}" }, ctxFor(dir));
     assert.deepEqual(based.content.split("\n").sort(), [
       "src/blob.bin",

@@ -456,7 +456,9 @@ export async function grepTree(o: GrepOptions): Promise<GrepOutcome> {
     return await grepOnce(o);
   } catch (err) {
     // Workers unavailable or crashed: the same search on this thread.
-    if (err instanceof WorkerFailure && !o.signal?.aborted) return await grepOnce({ ...o, workers: 0 });
+    if (err instanceof WorkerFailure && !o.signal?.aborted) {
+      return await grepOnce({ ...o, workers: 0 });
+    }
     throw err;
   }
 }

@@ -306,9 +306,12 @@ export const fsGlobTool = defineTool({
     }
     const isMatch = pm(pattern, { dot: true });
     const base = scan(pattern).base; // folder prefix every match lies under
-    const enterDir = base === ""
-      ? undefined
-      : (rel: string) => rel === base || base.startsWith(rel + "/") || rel.startsWith(base + "/");
+    // Prune folders no match can lie in: outside the pattern's literal base,
+    // or deeper than a pattern without `**` (or braces) can reach.
+    const maxDepth = /\*\*|[{}]/.test(pattern) ? Infinity : pattern.split("/").length - 1;
+    const enterDir = (rel: string) =>
+      rel.split("/").length <= maxDepth &&
+      (base === "" || rel === base || base.startsWith(rel + "/") || rel.startsWith(base + "/"));
     const cut = root.endsWith("/") ? root.length : root.length + 1;
     const found: { abs: string; mtime: number }[] = [];
     const COLLECT = 20_000;
