@@ -136,6 +136,7 @@ Deno.test("acp: read, edit, permitted and rejected commands → end_turn; load r
       assert.equal(h.init?.protocolVersion, 1);
       assert.equal(h.init?.agentCapabilities?.loadSession, true);
       assert.equal(h.init?.agentCapabilities?.promptCapabilities?.embeddedContext, true);
+      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.image, true);
       assert.equal(h.init?.agentCapabilities?.mcpCapabilities?.http, true);
       assert.deepEqual(Object.keys(h.init?.agentCapabilities?.sessionCapabilities ?? {}).sort(), [
         "close",
@@ -403,7 +404,11 @@ Deno.test("acp: two sessions with different cwd in one process", async () => {
         }),
         h.agent.request("session/prompt", {
           sessionId: b.sessionId,
-          prompt: [{ type: "text", text: "which?" }],
+          prompt: [{ type: "text", text: "which?" }, {
+            type: "image",
+            mimeType: "image/png",
+            data: "iVBORw0KGgo=",
+          }],
         }),
       ]);
       assert.equal(ra.stopReason, "end_turn");
@@ -413,6 +418,12 @@ Deno.test("acp: two sessions with different cwd in one process", async () => {
       assert.ok(
         e.bodies().some((b) => b.includes("EMBEDDED-CONTEXT-XYZ")),
         "embedded context reaches the model",
+      );
+      assert.ok(
+        e.bodies().some((b) =>
+          b.includes('"image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}')
+        ),
+        "image reaches the model",
       );
       // Relative cwd is refused.
       await assert.rejects(
