@@ -1201,7 +1201,7 @@ export class Policy {
     this.#simpleParts(
       [program, WILD],
       [],
-      `${program} "$@"`,
+      `${program} …`,
       { depth: 0, cwds: [this.workspace], level },
       level,
       parts,
