@@ -177,7 +177,8 @@ function textProgress(ev: EngineEvent) {
 
 function isUserError(e: unknown): boolean {
   const name = (e as Error)?.name;
-  return e instanceof UsageError || name === "ConfigError" || name === "UsageError";
+  return e instanceof UsageError || name === "ConfigError" || name === "UsageError" ||
+    name === "PolicyError";
 }
 
 /** Picks the stored session `--session NAME` / `--continue` refer to. */

@@ -229,6 +229,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       workspace: cwd,
       configDir: app.configDir,
       dataDir: app.dataDir,
+      configPath: app.configPath,
       dangerouslySkipPermissions: app.dangerouslySkipPermissions,
     },
   );
