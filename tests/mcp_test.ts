@@ -215,6 +215,10 @@ Deno.test("mcp client: real npm servers, a crash mid-call, a failing and a hangi
     assert.equal(echo.kind, "read", "readOnlyHint → read");
     assert.deepEqual(echo.access?.({}, ws), [{ type: "tool", name: "mcp__everything__echo" }]);
     assert.equal((echo.input as { type: string }).type, "object");
+    const fsRead = conn.tools.find((t) => t.name === "mcp__fs__read_text_file")!;
+    const schema = fsRead.input as { properties: Record<string, unknown>; $schema?: string };
+    assert.ok(schema.properties.path, "the server's schema is passed on");
+    assert.equal(schema.$schema, undefined, "$schema is dropped");
     assert.equal((await run(echo, { message: "ping" })).content, "Echo: ping");
     const read = await run(conn.tools.find((t) => t.name === "mcp__fs__read_text_file"), {
       path: `${ws}/hello.txt`,

@@ -266,9 +266,11 @@ export function contentToText(content: unknown): string {
 function wrapTool(st: ServerState, t: McpTool, opts: ConnectOptions): AnyTool {
   const name = mcpToolName(st.d.name, t.name);
   const server = st.d.name;
-  const schema = t.inputSchema && typeof t.inputSchema === "object"
-    ? { ...t.inputSchema, type: "object" }
-    : { type: "object", properties: {} };
+  // The server's JSON Schema as is, minus `$schema` (some OpenAI-compatible servers reject it).
+  const { $schema: _drop, ...rest } = t.inputSchema && typeof t.inputSchema === "object"
+    ? t.inputSchema as Record<string, unknown>
+    : {};
+  const schema = { properties: {}, ...rest, type: "object" };
   const toolTimeout = opts.toolTimeoutMs ??
     (Number(Deno.env.get("MCP_TOOL_TIMEOUT")) || DEFAULT_TOOL_TIMEOUT_MS);
   return {
