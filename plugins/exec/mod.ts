@@ -277,6 +277,7 @@ export const executeCommandTool = defineTool({
         timeoutMs,
         outputByteLimit: OUTPUT_LIMIT * 2,
         signal: ctx.signal,
+        toolCallId: ctx.toolCallId,
       });
       const cancelled = ctx.signal.aborted;
       const status = describe({ ...r, timedOut: false, cancelled, timeoutMs });
