@@ -42,6 +42,8 @@ const P = {
     },
     { ...opts, configPath: join(cfg, "config.yaml") },
   ),
+  /** Defaults in a workspace that is not a git repository. */
+  N: Policy.create({}, none, { ...opts, workspace: outside }),
   /** --dangerously-skip-permissions with one deny rule. */
   S: Policy.create({}, { allow: [], deny: ["Execute(git push:*)"] }, {
     ...opts,
@@ -102,6 +104,11 @@ const COMMANDS: [string, Decision, P?][] = [
   ["git -c core.pager=sh log", "ask"],
   ["git diff --output=/tmp/x", "ask"],
   ["git log | less", "ask"],
+  ["cd src && git status", "ask"],
+  ["git -C ../other status", "ask"],
+  ["git --git-dir=planted log", "ask"],
+  ["GIT_DIR=planted git log", "ask"],
+  ["git status", "ask", "N"],
   ["git push --force", "ask"],
   ["git push --force", "deny", "R"],
   ["git push origin main", "deny", "R"],
@@ -171,6 +178,11 @@ const COMMANDS: [string, Decision, P?][] = [
   ["export PATH=/tmp:$PATH; ls", "ask"],
   ["export", "ask"],
   ["local y=1", "allow"],
+  ["set -euo pipefail; ls", "allow"],
+  ["set", "ask"],
+  ["jq .name package.json", "allow"],
+  ["jq -n env", "ask"],
+  ["ps eww", "ask"],
   ["echo $OPENAI_API_KEY", "deny", "R"],
   ["echo $HOME", "allow"],
   // nested shells and eval
@@ -531,4 +543,47 @@ Deno.test("guard: a verdict takes well under 1 ms once the parser is loaded", as
     } µs`,
   );
   assert.ok(median < 1, `median verdict ${median} ms`);
+});
+
+Deno.test("guard: policyCommand prints rules, sources, defaults and flags; bad rules exit 2", async () => {
+  const { policyCommand } = await import("../core/guard/cli.ts");
+  const app = {
+    cwd: ws,
+    configDir: cfg,
+    dataDir: data,
+    config: { permissions: { deny: ["Read(~/.ssh/**)", "Execute(git push:*)"] } },
+    configPath: join(cfg, "config.yaml"),
+    allow: ["Execute(npm run test:*)"],
+    deny: [],
+    dangerouslySkipPermissions: false,
+    plugins: [],
+    noWorkspaceMcp: false,
+    headless: true,
+    maxTurns: 10,
+  };
+  let text = "";
+  assert.equal(await policyCommand(app, (s) => (text += s)), 0);
+  assert.match(
+    text,
+    /deny\s+Read\(~\/\.ssh\/\*\*\)\n\s+from config .*config\.yaml permissions\.deny\[0\]; --deny-read=\S*\/\.ssh/,
+  );
+  assert.match(text, /Execute\(git push:\*\)\n.*guard-only/);
+  assert.match(text, /allow\s+Execute\(npm run test:\*\)\n\s+from --allow flag/);
+  assert.match(text, /Defaults:/);
+  assert.match(
+    text,
+    /--no-prompt --allow-read --allow-write --allow-net --allow-env --allow-run --allow-sys --deny-read=/,
+  );
+
+  const origError = console.error;
+  const errors: string[] = [];
+  console.error = (...a: unknown[]) => errors.push(a.join(" "));
+  try {
+    let out = "";
+    assert.equal(await policyCommand({ ...app, allow: ["Reed(x)"] }, (s) => (out += s)), 2);
+    assert.equal(out, "");
+    assert.match(errors.join("\n"), /invalid permission rule "Reed\(x\)" \(from --allow flag\)/);
+  } finally {
+    console.error = origError;
+  }
 });

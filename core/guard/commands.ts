@@ -86,7 +86,6 @@ const PURE_READ_ONLY = new Set([
   "sha512sum",
   "b2sum",
   "cksum",
-  "jq",
   "sleep",
   "type",
   "column",
@@ -104,7 +103,6 @@ const PURE_READ_ONLY = new Set([
   "cal",
   "join",
   "fmt",
-  "ps",
   "free",
   "whereis",
   "lsb_release",
@@ -125,7 +123,6 @@ const PURE_READ_ONLY = new Set([
   "hash",
   "let",
   "shopt",
-  "set",
   "unset",
 ]);
 // `set`/`shopt`/`unset`/`umask` only change the shell that runs this one command line.
@@ -395,6 +392,27 @@ export function classify(words: string[]): Classification {
     return allow(`read-only command "${name}"`, extra);
   }
   switch (name) {
+    case "set":
+      // `set` alone prints every variable (secrets included); `set -e` / `set -o pipefail` only set options.
+      if (!args.length || args.some((a) => !/^[-+][a-zA-Z]*$/.test(a) && !/^[a-z]+$/.test(a))) {
+        return ask(
+          words,
+          `"set" without options prints every shell variable (may contain secrets)`,
+        );
+      }
+      return allow(`"set" only changes shell options`);
+    case "jq":
+      if (
+        args.some((a) =>
+          /\benv\b|\$ENV|\binput_filename\b|--rawfile|--slurpfile/.test(a) || a.startsWith(WILD)
+        )
+      ) {
+        return ask(
+          words,
+          `jq with env/$ENV or file-loading options may read secrets or other files`,
+        );
+      }
+      return allow(`read-only command "jq"`);
     case "find":
       return find(args);
     case "git":
@@ -588,14 +606,11 @@ function git(args: string[]): Classification {
   let i = 0;
   for (; i < args.length; i++) {
     const a = args[i];
-    if (a === "-C") {
-      i++;
-      continue;
-    }
     if (
       a === "--no-pager" || a === "-P" || a === "--no-optional-locks" || a === "--literal-pathspecs"
     ) continue;
-    if (a.startsWith("--git-dir=") || a.startsWith("--work-tree=")) continue;
+    // -C, --git-dir, --work-tree point git at another repository, whose config
+    // (core.fsmonitor, core.pager, …) may run commands: not read-only.
     if (a.startsWith("-")) return ask(words, `git option ${show(a)} is not known to be read-only`);
     break;
   }

@@ -142,6 +142,7 @@ export class Policy {
   #rules: Rule[];
   #paths = new Map<Rule, PathMatcher>();
   #real = new Map<string, string>();
+  #hasGitDir: boolean | undefined;
 
   private constructor(rules: Rule[], opts: PolicyOptions) {
     this.#rules = rules;
@@ -822,6 +823,13 @@ export class Policy {
         subject: display,
       });
     } else if (level === "full") {
+      if (c.allowed && name === "git") {
+        const why = this.#gitUnsafe(ctx);
+        if (why) {
+          c.allowed = false;
+          c.reason = why;
+        }
+      }
       parts.push({
         decision: c.allowed ? "allow" : "ask",
         reason: c.allowed
@@ -871,6 +879,33 @@ export class Policy {
       this.#pathTargetParts("write", w, display, ctx, wlevel, parts, "argument");
     }
     this.#argParts(words, c.readOnly, display, ctx, level === "skip" ? "skip" : "explicit", parts);
+  }
+
+  /**
+   * Why a read-only git command is not safe here, if it is not: git reads the
+   * configuration of the repository it discovers from its working directory,
+   * and a repository config (`core.fsmonitor`, `core.pager`, …) can run
+   * commands. Only the workspace's own `.git/` is protected from the agent's
+   * writes, so read-only git is allowed only in the workspace root of a
+   * repository and without `cd` (a planted bare repository elsewhere in the
+   * workspace would otherwise be picked up).
+   */
+  #gitUnsafe(ctx: ScriptCtx): string | undefined {
+    if (!ctx.cwds || ctx.cwds.length !== 1 || ctx.cwds[0] !== this.workspace) {
+      return "git after cd may pick up a repository configuration written in the workspace";
+    }
+    if (this.#hasGitDir === undefined) {
+      try {
+        this.#hasGitDir = Deno.statSync(`${this.workspace}/.git`).isDirectory ||
+          Deno.statSync(`${this.workspace}/.git`).isFile;
+      } catch {
+        this.#hasGitDir = false;
+      }
+    }
+    if (!this.#hasGitDir) {
+      return "the workspace has no .git/, so git may read a repository configuration written in the workspace";
+    }
+    return undefined;
   }
 
   /** Setting variable `name` for a command: Env rules, and dangerous names (PATH, LD_*, …) ask by default. */
