@@ -500,7 +500,7 @@ Deno.test("acp: client fs and terminal capabilities route file tools and command
 Deno.test("acp: malformed lines, batches, unknown methods, invalid params, early requests, a second prompt", async () => {
   const e = await setup([{ text: "slow ".repeat(30), chunk_size: 5, chunk_delay_ms: 30 }, {
     text: "ok",
-  }]);
+  }, { text: "third" }]);
   const child = new Deno.Command("deno", {
     args: [...COYOTE_FLAGS, MAIN_TS, "--acp-server"],
     stdin: "piped",
@@ -603,6 +603,16 @@ Deno.test("acp: malformed lines, batches, unknown methods, invalid params, early
       "end_turn",
       "still serving",
     );
+    // Arrival order decides what a cancel applies to, even within one write:
+    // prompt then cancel → that prompt is cancelled; cancel (idle) then prompt → it runs.
+    const prompt = (id: number) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"session/prompt","params":{"sessionId":"${sid}","prompt":[{"type":"text","text":"p${id}"}]}}`;
+    const cancel = `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"${sid}"}}`;
+    await send(`${prompt(11)}\n${cancel}`);
+    assert.equal(((await reply(11)).result as { stopReason: string }).stopReason, "cancelled");
+    await send(`${cancel}\n${prompt(12)}`);
+    assert.equal(((await reply(12)).result as { stopReason: string }).stopReason, "end_turn");
+    assert.equal(e.requests(), 3, "the cancelled prompt never reached the model");
   } finally {
     await writer.close().catch(() => {});
     const st = await child.status;

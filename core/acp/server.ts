@@ -68,7 +68,19 @@ export async function runAcpServer(app: AppOptions): Promise<number> {
   runtimeP.catch(() => {});
   const sdk: AcpModule = await import("@agentclientprotocol/sdk");
   const server = new AcpServer(app, sdk, () => runtimeP);
-  const stream = sdk.ndJsonStream(output, Deno.stdin.readable);
+  const raw = sdk.ndJsonStream(output, Deno.stdin.readable);
+  // Messages are observed in arrival order before the SDK dispatches them (see `observe`).
+  const stream = {
+    writable: raw.writable,
+    readable: raw.readable.pipeThrough(
+      new TransformStream({
+        transform(msg, ctrl) {
+          server.observe(msg);
+          ctrl.enqueue(msg);
+        },
+      }),
+    ),
+  };
   const conn = server.build().connect(stream);
   server.conn = conn;
 
@@ -92,6 +104,10 @@ export async function runAcpServer(app: AppOptions): Promise<number> {
 /** The ACP agent: session table and handlers. Exported for in-process tests and benchmarks. */
 export class AcpServer {
   clientCaps: acp.ClientCapabilities = {};
+  /** Arrival number of the last message, of pending prompts (by request id) and of cancels. */
+  private seq = 0;
+  private promptSeq = new Map<unknown, number>();
+  private cancelSeq = new Map<string, number>();
   sessions = new Map<string, LiveSession>();
   conn?: acp.AgentConnection;
 
@@ -105,19 +121,24 @@ export class AcpServer {
   build(): acp.AgentApp {
     const { methods } = this.sdk;
     return this.sdk.agent({ name: "coyote" })
+      // `session/cancel` acts in `observe`, in arrival order; the handler only lets the SDK
+      // validate it.
+      .onNotification(methods.agent.session.cancel, () => {})
       .onRequest(methods.agent.initialize, ({ params }) => this.initialize(params))
       .onRequest(methods.agent.session.new, ({ params }) => this.newSession(params))
       .onRequest(methods.agent.session.load, ({ params }) => this.loadSession(params, true))
       .onRequest(methods.agent.session.resume, ({ params }) => this.loadSession(params, false))
       .onRequest(methods.agent.session.list, ({ params }) => this.listSessions(params))
       .onRequest(methods.agent.session.close, ({ params }) => this.closeSession(params.sessionId))
-      .onRequest(methods.agent.session.prompt, ({ params }) => this.prompt(params))
+      .onRequest(
+        methods.agent.session.prompt,
+        ({ params, requestId }) => this.prompt(params, requestId),
+      )
       .onRequest(
         methods.agent.session.setConfigOption,
         ({ params }) => this.setConfigOption(params),
       )
-      .onRequest(methods.agent.session.setMode, ({ params }) => this.setMode(params))
-      .onNotification(methods.agent.session.cancel, ({ params }) => this.cancel(params.sessionId));
+      .onRequest(methods.agent.session.setMode, ({ params }) => this.setMode(params));
   }
 
   private get client(): acp.AgentContext {
@@ -368,7 +389,9 @@ export class AcpServer {
    * `session/prompt`: one turn. Engine events are forwarded as `session/update` (queued in
    * order before the response). A second prompt while a turn runs is rejected with `-32600`.
    */
-  async prompt(params: acp.PromptRequest): Promise<acp.PromptResponse> {
+  async prompt(params: acp.PromptRequest, requestId?: unknown): Promise<acp.PromptResponse> {
+    const arrived = this.promptSeq.get(requestId) ?? this.seq;
+    this.promptSeq.delete(requestId);
     const live = this.requireSession(params.sessionId);
     if (live.turn) {
       throw new this.sdk.RequestError(
@@ -379,6 +402,10 @@ export class AcpServer {
     }
     const ac = new AbortController();
     const sessionId = live.session.id;
+    if ((this.cancelSeq.get(sessionId) ?? 0) > arrived) {
+      // Cancelled after it was sent but before it was dispatched: nothing runs.
+      return { stopReason: "cancelled" };
+    }
     live.calls.clear();
     const onEvent = (ev: EngineEvent) => this.forward(live, ev);
     const running = live.session.prompt(params.prompt, { signal: ac.signal, onEvent });
@@ -446,6 +473,26 @@ export class AcpServer {
       }
     }
     void this.notify(id, ev);
+  }
+
+  /**
+   * Sees every incoming message in arrival order, before the SDK dispatches it (the SDK
+   * dispatches concurrently, walking its handlers with an await each, so a handler alone
+   * cannot tell whether a cancel came before or after a prompt). `session/cancel` acts here:
+   * it aborts the running turn, and a prompt that arrived earlier but has not started yet
+   * returns `cancelled`; a prompt that arrives after the cancel is not affected.
+   */
+  observe(msg: unknown): void {
+    if (!msg || typeof msg !== "object" || Array.isArray(msg)) return;
+    const m = msg as { id?: unknown; method?: unknown; params?: { sessionId?: unknown } };
+    const seq = ++this.seq;
+    if (m.method === "session/prompt" && "id" in m) this.promptSeq.set(m.id, seq);
+    else if (
+      m.method === "session/cancel" && !("id" in m) && typeof m.params?.sessionId === "string"
+    ) {
+      this.cancelSeq.set(m.params.sessionId, seq);
+      this.cancel(m.params.sessionId);
+    }
   }
 
   /** `session/cancel`: aborts the running turn; a no-op for idle or unknown sessions. */
