@@ -439,6 +439,23 @@ Deno.test("guard: session rules (allow_always on a whole command line) and forWo
   p.addRule("allow", `Execute(${line})`);
   assert.equal((await p.evaluate({ type: "execute", command: line })).decision, "allow");
   assert.equal((await p.evaluate({ type: "execute", command: "npm test" })).decision, "ask");
+  const heredoc = "cat <<EOF > notes.txt\nhello\nEOF\nnpm test";
+  assert.equal((await p.evaluate({ type: "execute", command: heredoc })).decision, "ask");
+  p.addRule("allow", `Execute(${heredoc})`);
+  assert.equal((await p.evaluate({ type: "execute", command: heredoc })).decision, "allow");
+  // A recorded command's `*` is literal: allowing `touch *.tmp` does not allow `touch /etc/x.tmp`.
+  p.addRule("allow", "Execute(touch *.tmp)");
+  assert.equal((await p.evaluate({ type: "execute", command: "touch *.tmp" })).decision, "allow");
+  assert.equal(
+    (await p.evaluate({ type: "execute", command: "touch /etc/x.tmp" })).decision,
+    "ask",
+  );
+  // …whereas the same pattern given as a flag is a glob.
+  const flagged = Policy.create({}, { allow: ["Execute(touch *.tmp)"], deny: [] }, opts);
+  assert.equal(
+    (await flagged.evaluate({ type: "execute", command: "touch /etc/x.tmp" })).decision,
+    "allow",
+  );
   p.addRule("allow", "Execute(rm -rf x && ls)");
   assert.equal((await p.evaluate({ type: "execute", command: "rm -rf x && ls" })).decision, "deny");
 

@@ -212,7 +212,10 @@ export class Policy {
    * @throws PolicyError when the rule is malformed.
    */
   addRule(decision: Decision, rule: string, source = "session"): void {
-    this.#rules.push(parseRule(rule, decision, source));
+    const r = parseRule(rule, decision, source);
+    // "allow always" / "reject always" record the exact command: its `*` is not a wildcard.
+    if (source === "session" && r.kind === "execute") r.exact = true;
+    this.#rules.push(r);
   }
 
   /** The rules in effect, in the order they were added (config, flags, session). */
@@ -747,12 +750,12 @@ export class Policy {
       allow: Rule | undefined;
     for (const r of this.#rulesOf("execute")) {
       if (r.decision === "allow") {
-        if (!allow && commandMatch(r.pattern, line, false) === "yes") allow = r;
+        if (!allow && commandMatch(execPattern(r), line, false) === "yes") allow = r;
         continue;
       }
-      let m = commandMatch(r.pattern, line, true);
+      let m = commandMatch(execPattern(r), line, true);
       if (m !== "yes" && alt) {
-        const m2 = commandMatch(r.pattern, alt, true);
+        const m2 = commandMatch(execPattern(r), alt, true);
         if (m2 === "yes" || m === "no") m = m2;
       }
       if (m === "no") continue;
@@ -1402,6 +1405,11 @@ export class Policy {
     lines.push(`  ${this.denoFlags().join(" ")}`);
     return lines.join("\n") + "\n";
   }
+}
+
+/** The star pattern of an Execute rule (`*` escaped for exact session rules). */
+function execPattern(r: Rule): string | undefined {
+  return r.exact && r.pattern !== undefined ? r.pattern.replaceAll("*", "\\*") : r.pattern;
 }
 
 const NESTED_SHELLS = new Set([

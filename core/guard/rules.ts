@@ -59,6 +59,8 @@ export interface Rule {
   text: string;
   /** Where the rule came from, e.g. `--deny flag`, `config ~/.config/coyote/config.yaml permissions.allow[0]`. */
   source: string;
+  /** Execute rules recorded by "allow always": `*` is literal (the exact command, not a glob). */
+  exact?: boolean;
 }
 
 /** Prints a rule canonically: `Execute(git push:*)`, `Net`. */
@@ -107,7 +109,7 @@ export function parseRule(text: unknown, decision: RuleDecision, source: string)
   if (pattern !== undefined) {
     switch (kind) {
       case "execute":
-        if (/[\n\r\0]/.test(pattern)) throw bad("a command pattern must be one line");
+        if (pattern.includes("\0")) throw bad("a command pattern cannot contain NUL");
         break;
       case "read":
       case "write":
