@@ -443,6 +443,18 @@ Deno.test("guard: session rules (allow_always on a whole command line) and forWo
   assert.equal((await p.evaluate({ type: "execute", command: heredoc })).decision, "ask");
   p.addRule("allow", `Execute(${heredoc})`);
   assert.equal((await p.evaluate({ type: "execute", command: heredoc })).decision, "allow");
+  // "Allow always" on a command line with a redirection outside the workspace sticks…
+  const outLine = "echo done > /tmp/coyote-guard-out.txt";
+  assert.equal((await p.evaluate({ type: "execute", command: outLine })).decision, "ask");
+  p.addRule("allow", `Execute(${outLine})`);
+  assert.equal((await p.evaluate({ type: "execute", command: outLine })).decision, "allow");
+  const teeLine = "echo done | tee /tmp/coyote-guard-out.txt";
+  p.addRule("allow", `Execute(${teeLine})`);
+  assert.equal((await p.evaluate({ type: "execute", command: teeLine })).decision, "allow");
+  // …but never unlocks a protected path.
+  const gitLine = "echo x > .git/config";
+  p.addRule("allow", `Execute(${gitLine})`);
+  assert.equal((await p.evaluate({ type: "execute", command: gitLine })).decision, "deny");
   // A recorded command's `*` is literal: allowing `touch *.tmp` does not allow `touch /etc/x.tmp`.
   p.addRule("allow", "Execute(touch *.tmp)");
   assert.equal((await p.evaluate({ type: "execute", command: "touch *.tmp" })).decision, "allow");

@@ -683,7 +683,9 @@ export class Policy {
 
     for (const r of script.redirects) {
       if (r.access === "none" || r.target === undefined) continue;
-      const level: Level = this.dangerouslySkipPermissions ? "skip" : "full";
+      // An explicitly allowed command line (or a command run by one) keeps its redirections
+      // to the rules and protected paths; otherwise the defaults apply too.
+      const level: Level = this.dangerouslySkipPermissions ? "skip" : ctx.level;
       if (r.access === "write" || r.access === "readwrite") {
         this.#pathTargetParts("write", r.target, r.text, ctx, level, parts, "redirection");
       }
@@ -877,7 +879,7 @@ export class Policy {
       }
       this.#scriptParts(sub.script, { depth: ctx.depth + 1, cwds: ctx.cwds, level: inner }, parts);
     }
-    const wlevel: Level = level === "skip" ? "skip" : "full";
+    const wlevel: Level = inner;
     for (const w of c.writes) {
       this.#pathTargetParts("write", w, display, ctx, wlevel, parts, "argument");
     }
