@@ -172,7 +172,9 @@ export interface HostServices {
       /** The calling tool call (`ToolContext.toolCallId`): the ACP host embeds the terminal in it. */
       toolCallId?: string;
     },
-  ): Promise<{ exitCode: number | null; signal: string | null; output: string; truncated: boolean }>;
+  ): Promise<
+    { exitCode: number | null; signal: string | null; output: string; truncated: boolean }
+  >;
 }
 
 /** The context a tool's `run` receives. */
@@ -224,7 +226,9 @@ export interface ToolDefinition<S = ZodLike | JsonSchema> {
 }
 
 /** Defines a tool; returns it unchanged with its input type inferred from the schema. */
-export function defineTool<S extends ZodLike | JsonSchema>(def: ToolDefinition<S>): ToolDefinition<S> {
+export function defineTool<S extends ZodLike | JsonSchema>(
+  def: ToolDefinition<S>,
+): ToolDefinition<S> {
   return def;
 }
 
