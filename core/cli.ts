@@ -69,7 +69,12 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
         "text",
       ),
     )
-    .option("-f, --file <path>", "add a file's contents to the prompt (repeatable)", collect, [])
+    .option(
+      "-f, --file <path>",
+      "add a file's contents to the prompt (repeatable; '-' waits for all of stdin)",
+      collect,
+      [],
+    )
     .option("--max-turns <n>", "model requests allowed per turn (default 50)", positiveInt)
     .option(
       "--allow <rule>",
@@ -171,13 +176,65 @@ export async function parseArgs(argv: string[]): Promise<ParsedCli> {
   return result;
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  for await (const c of Deno.stdin.readable) chunks.push(c);
+/**
+ * How long a run that already has a prompt (argument or `-f`) waits for the first byte of a piped
+ * stdin before going on without it. A launcher or supervisor may keep an empty pipe open for the
+ * process's lifetime; headless runs must never block on it (issue 2: "never a hang").
+ */
+export const STDIN_GRACE_MS = 200;
+
+/** What stdin is: a terminal (never read), a pipe/socket (may stay open), or anything else. */
+function stdinKind(): "terminal" | "pipe" | "other" {
+  if (Deno.stdin.isTerminal()) return "terminal";
+  try {
+    const s = Deno.statSync("/dev/stdin");
+    return s.isFifo || s.isSocket ? "pipe" : "other";
+  } catch {
+    return "pipe"; // no /dev/stdin (Windows) or not statable: assume the cautious case
+  }
+}
+
+function concat(chunks: Uint8Array[]): string {
   const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let off = 0;
   for (const c of chunks) all.set(c, off), off += c.length;
   return new TextDecoder().decode(all);
+}
+
+/**
+ * Reads piped stdin to its end. With `graceMs`, gives up (returns null) when no byte and no EOF
+ * arrived within that time; once the first byte is in, it reads to EOF.
+ */
+async function readStdin(graceMs?: number): Promise<string | null> {
+  const reader = Deno.stdin.readable.getReader();
+  const chunks: Uint8Array[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let abandoned = false;
+  try {
+    let first: ReadableStreamReadResult<Uint8Array> | null;
+    if (graceMs === undefined) first = await reader.read();
+    else {
+      first = await Promise.race([
+        reader.read(),
+        new Promise<null>((res) => timer = setTimeout(() => res(null), graceMs)),
+      ]);
+      clearTimeout(timer);
+    }
+    if (first === null) {
+      abandoned = true; // the pending read stays with the reader; main.ts exits explicitly
+      return null;
+    }
+    if (first.done) return "";
+    chunks.push(first.value);
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      chunks.push(r.value);
+    }
+    return concat(chunks);
+  } finally {
+    if (!abandoned) reader.releaseLock();
+  }
 }
 
 /** Resolves AppOptions from parsed flags, environment and config file. */
@@ -204,9 +261,24 @@ export async function resolveApp(opts: ParsedCli["opts"]): Promise<AppOptions> {
   };
 }
 
-async function buildPrompt(words: string[], files: string[], readPiped: boolean): Promise<string> {
+/**
+ * The prompt: argument words, then each `-f FILE` as `<file path=…>`, then piped stdin.
+ * Stdin: a terminal is never read; a regular file or /dev/null is read to its end; a pipe is read to
+ * its end when it is the only source of the prompt, else only if its first byte comes within
+ * {@link STDIN_GRACE_MS}. `-f -` reads stdin to its end in any case (without a `<file>` wrapper).
+ */
+async function buildPrompt(words: string[], files: string[]): Promise<string> {
   let prompt = words.join(" ").trim();
+  let stdinRead = false;
   for (const f of files) {
+    if (f === "-") {
+      // `-f -`: stdin, read to its end whatever it is (the explicit way to wait for a slow pipe).
+      if (stdinRead) throw new UsageError("-f - (stdin) given twice");
+      stdinRead = true;
+      const piped = ((await readStdin()) ?? "").trim();
+      if (piped) prompt += `${prompt ? "\n\n" : ""}${piped}`;
+      continue;
+    }
     let text: string;
     try {
       text = await Deno.readTextFile(f);
@@ -215,9 +287,19 @@ async function buildPrompt(words: string[], files: string[], readPiped: boolean)
     }
     prompt += `${prompt ? "\n\n" : ""}<file path="${f}">\n${text}\n</file>`;
   }
-  if (readPiped) {
-    const piped = (await readStdin()).trim();
-    if (piped) prompt += `${prompt ? "\n\n" : ""}${piped}`;
+  const kind = stdinRead ? "terminal" : stdinKind();
+  if (kind !== "terminal") {
+    // Nothing else to go on: wait for the whole input. With a prompt already, a pipe that stays
+    // silent is not waited on (a supervisor's open pipe); files and /dev/null never block.
+    const wait = prompt && kind === "pipe";
+    const piped = await readStdin(wait ? STDIN_GRACE_MS : undefined);
+    if (piped === null) {
+      Deno.stderr.writeSync(
+        new TextEncoder().encode(
+          `coyote: note: stdin is an open pipe with no data after ${STDIN_GRACE_MS} ms; going on without it (-f - waits for it)\n`,
+        ),
+      );
+    } else if (piped.trim()) prompt += `${prompt ? "\n\n" : ""}${piped.trim()}`;
   }
   return prompt;
 }
@@ -301,7 +383,7 @@ export async function main(argv: string[]): Promise<number> {
 
   let prompt: string;
   try {
-    prompt = await buildPrompt(parsed.prompt, o.file ?? [], !Deno.stdin.isTerminal());
+    prompt = await buildPrompt(parsed.prompt, o.file ?? []);
   } catch (e) {
     if (e instanceof UsageError) return usageExit(e.message);
     throw e;
