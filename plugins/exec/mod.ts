@@ -5,7 +5,7 @@
  *
  * - Runs `bash -c COMMAND` (`sh -c` when bash is absent) in the session cwd,
  *   stdin closed (`null`: never the terminal), `PAGER=cat` / `GIT_PAGER=cat`
- *   so pagers never wait for a key.
+ *   so pagers never wait for a key; `OPENAI_API_KEY` is not passed on ({@link SCRUBBED_ENV}).
  * - The child leads its own process group (setsid(2) via `detached`), so a timeout or an
  *   abort (`ctx.signal`) kills the whole group — background children
  *   (`sleep 100 &`) included: SIGTERM, then SIGKILL after a grace period.
@@ -149,6 +149,23 @@ export interface CommandOutcome {
   durationMs: number;
 }
 
+/**
+ * Environment variables never passed to commands: Coyote's own provider credential. A command
+ * that prints its environment (`echo $OPENAI_API_KEY`, `cat /proc/self/environ`) would otherwise
+ * put the key in the tool result, the transcript and the next model request (issue 2: secrets never
+ * in logs or transcripts). Codex CLI's `shell_environment_policy` drops such variables too.
+ */
+export const SCRUBBED_ENV: readonly string[] = ["OPENAI_API_KEY"];
+
+/** The command's environment: Coyote's own minus {@link SCRUBBED_ENV}, pagers set to `cat`. */
+export function commandEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  for (const k of SCRUBBED_ENV) delete env[k];
+  env.PAGER = "cat";
+  env.GIT_PAGER = "cat";
+  return env;
+}
+
 /** Runs `command` in its own process group; see the module doc. */
 export async function runCommand(
   command: string,
@@ -156,7 +173,7 @@ export async function runCommand(
 ): Promise<CommandOutcome> {
   const started = performance.now();
   const sh = await shell();
-  const env = { PAGER: "cat", GIT_PAGER: "cat" };
+  const env = commandEnv();
   // `detached` spawns the shell with setsid(2): it leads a new session and
   // process group, so the whole group can be killed.
   const child = new Deno.Command(sh, {
@@ -166,6 +183,7 @@ export async function runCommand(
     stdout: "piped",
     stderr: "piped",
     env,
+    clearEnv: true,
     detached: true,
   }).spawn();
   const pid = child.pid;
