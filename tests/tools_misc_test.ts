@@ -299,4 +299,24 @@ Deno.test("core tools: contract names, valid JSON Schemas, total size within bud
   ]);
   assert.deepEqual(Object.keys(byName.execute_command.properties), ["command", "timeout_ms"]);
   assert.deepEqual(Object.keys(byName.web_fetch.properties), ["url", "max_chars"]);
+  // The rest of issue 2's contract: names and arguments, required exactly as listed there.
+  const contract: Record<string, [string[], string[]]> = {
+    fs_ls: [["path"], []],
+    fs_glob: [["pattern", "path"], ["pattern"]],
+    fs_grep: [["pattern", "path", "glob", "ignore_case"], ["pattern"]],
+    fs_write: [["path", "content"], ["path", "content"]],
+    fs_patch: [["path", "old_string", "new_string", "replace_all"], [
+      "path",
+      "old_string",
+      "new_string",
+    ]],
+    execute_command: [["command", "timeout_ms"], ["command"]],
+  };
+  for (const [name, [props, required]] of Object.entries(contract)) {
+    assert.deepEqual(Object.keys(byName[name].properties), props, name);
+    assert.deepEqual(byName[name].required ?? [], required, name);
+  }
+  for (const n of ["user__select", "user__confirm", "user__input", "user__checkbox"]) {
+    assert.ok("question" in byName[n].properties, n);
+  }
 });
