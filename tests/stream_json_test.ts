@@ -2,7 +2,8 @@
  * `--output-format stream-json` under noise: a workspace MCP server that prints to stdout and
  * exits, one that cannot start, a plugin that prints at load and a broken one. stdout still holds
  * only JSON lines: `init` (schema version) first, `session_update`s, then one `result` with stop
- * reason, usage, denied actions and session id. The warnings go to stderr.
+ * reason, usage, denied actions and session id. The warnings go to stderr. The turn's token usage
+ * is in the transcript's `turn_end` line.
  */
 import assert from "node:assert/strict";
 import { startModelServer } from "./support/model_server.ts";
@@ -14,8 +15,12 @@ Deno.test("stream-json: stdout stays pure with failing MCP servers and broken pl
       {
         text: "Trying.",
         tool_calls: [{ id: "x", name: "execute_command", arguments: { command: "rm -rf build" } }],
+        usage: { prompt_tokens: 100, completion_tokens: 7, total_tokens: 107 },
       },
-      { text: "Could not." },
+      {
+        text: "Could not.",
+        usage: { prompt_tokens: 200, completion_tokens: 3, total_tokens: 203 },
+      },
     ],
   });
   const env = await makeCoyoteEnv();
@@ -63,8 +68,14 @@ Deno.test("stream-json: stdout stays pure with failing MCP servers and broken pl
     assert.equal(result.type, "result");
     assert.equal(result.stop_reason, "end_turn");
     assert.equal(result.session_id, init.session_id);
-    assert.equal(result.usage.requests, 2);
-    assert.ok(result.usage.total_tokens > 0);
+    const usage = { prompt_tokens: 300, completion_tokens: 10, total_tokens: 310, requests: 2 };
+    assert.deepEqual(result.usage, usage);
+    // Token usage of the turn is recorded in the transcript too.
+    const transcript = (await Deno.readTextFile(
+      `${env.dataDir}/sessions/${init.session_id}.jsonl`,
+    )).trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(transcript.at(-1).type, "turn_end");
+    assert.deepEqual(transcript.at(-1).usage, usage);
     assert.equal(result.denied.length, 1);
     assert.equal(result.denied[0].toolCallId, "x");
     assert.equal(result.denied[0].decision, "ask");
