@@ -144,6 +144,8 @@ const COMMANDS: [string, Decision, P?][] = [
   ["echo hi > out.txt", "allow"],
   ["echo hi >> ~/.bashrc", "ask"],
   ["echo x > .git/config", "deny"],
+  ["echo x > .GIT/config", "deny"],
+  ["echo x > src/../.Git/hooks/pre-push", "deny"],
   ["echo x > .git/config", "deny", "R"],
   ["echo x > .git/hooks/pre-commit", "allow", "R"],
   ["ls > /dev/null 2>&1", "allow"],

@@ -329,7 +329,8 @@ export class Policy {
 
   /** Why `p` is protected from writes (`.git/` internals, config dir, data dir), if it is. */
   #protected(p: string): string | undefined {
-    if (/(^|\/)\.git(\/|$)/.test(p)) return "a .git/ directory";
+    // Any case: on case-insensitive file systems (macOS, Windows) `.GIT/config` is `.git/config`.
+    if (/(^|\/)\.git(\/|$)/i.test(p)) return "a .git/ directory";
     for (
       const [dir, what] of [[this.configDir, "Coyote's config dir"], [
         this.dataDir,
