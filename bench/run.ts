@@ -19,11 +19,20 @@ export interface BenchResult {
 
 const dir = new URL(".", import.meta.url).pathname;
 const filters = Deno.args;
-const files = [...Deno.readDirSync(dir)]
+const all = [...Deno.readDirSync(dir)]
   .filter((e) => e.isFile && e.name.endsWith(".bench.ts"))
   .map((e) => e.name)
-  .filter((n) => !filters.length || filters.some((f) => n.includes(f)))
   .sort();
+const modules = all.map((n) => n.replace(/\.bench\.ts$/, ""));
+if (filters.some((f) => f === "-h" || f === "--help")) {
+  console.log(`usage: deno task bench [FILTER...]\nmodules: ${modules.join(", ")}`);
+  Deno.exit(0);
+}
+const files = all.filter((n) => !filters.length || filters.some((f) => n.includes(f)));
+if (!files.length) {
+  console.error(`bench: no module matches ${filters.join(" ")}; modules: ${modules.join(", ")}`);
+  Deno.exit(2);
+}
 
 const rows: (BenchResult & { module: string })[] = [];
 let failedModules = 0;

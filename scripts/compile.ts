@@ -16,14 +16,23 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { Policy } from "../core/guard/policy.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: {
-    output: { type: "string", default: "dist/coyote" },
-    target: { type: "string" },
-    "print-flags": { type: "boolean", default: false },
-  },
-});
+function parseFlags() {
+  try {
+    return parseArgs({
+      args: Deno.args,
+      options: {
+        output: { type: "string", default: "dist/coyote" },
+        target: { type: "string" },
+        "print-flags": { type: "boolean", default: false },
+      },
+    }).values;
+  } catch (e) {
+    console.error(`compile: ${(e as Error).message}`);
+    console.error("usage: deno task compile [--output PATH] [--target TRIPLE] [--print-flags]");
+    Deno.exit(2);
+  }
+}
+const values = parseFlags();
 
 const policy = Policy.create({}, { allow: [], deny: [] }, {
   workspace: Deno.cwd(),
