@@ -59,6 +59,7 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     .option("-m, --model <model>", "model name (env COYOTE_MODEL; config model)")
     .option("--base-url <url>", "OpenAI-compatible base URL (env OPENAI_BASE_URL)")
     .option("--api-key <key>", "API key (prefer env OPENAI_API_KEY)")
+    .option("-C, --cd <dir>", "work in DIR instead of the current directory (like git -C)")
     .option("--headless", "never read from or prompt on the terminal; guard 'ask' is denied")
     .addOption(
       new Option("--output-format <format>", "output format").choices([
@@ -340,6 +341,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (parsed.exit !== undefined) return parsed.exit;
   const o = parsed.opts;
+  if (o.cd !== undefined) {
+    // `-C DIR` (Codex CLI's `--cd`, git's `-C`): everything after, `-f FILE` included, is relative
+    // to DIR. This is how `deno task coyote`, which always starts in Coyote's own folder, works
+    // on another repository.
+    try {
+      if (!Deno.statSync(o.cd).isDirectory) throw new Error("not a directory");
+      Deno.chdir(o.cd);
+    } catch (e) {
+      return usageExit(`cannot work in -C ${o.cd}: ${(e as Error).message}`);
+    }
+  }
   let app: AppOptions;
   try {
     app = await resolveApp(o);
