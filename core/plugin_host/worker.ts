@@ -29,6 +29,11 @@ export interface RpcLimits {
   /** Time allowed from worker start to `ready` (default 10 000 ms). */
   loadTimeoutMs?: number;
   /**
+   * Bound of the walk over path grants that looks for symbolic links leading
+   * outside them before each start (default 50 000 entries; see links.ts).
+   */
+  maxLinkScanEntries?: number;
+  /**
    * Memory watchdog: when the process RSS grows more than this many MiB above
    * its level when the first plugin Worker started, busy Workers are
    * terminated (default 1024). V8 aborts the WHOLE process when any isolate
@@ -73,6 +78,7 @@ const DEFAULTS = {
   maxMessagesPerCall: 1000,
   loadTimeoutMs: 10_000,
   maxMemoryMB: 1024,
+  maxLinkScanEntries: 50_000,
 };
 
 /** Process-wide memory watchdog over running plugin Workers (see RpcLimits.maxMemoryMB). */
@@ -149,6 +155,8 @@ const errorResult = (plugin: string, message: string): ToolResult => ({
 export class PluginWorker {
   #worker?: Worker;
   #ready?: Promise<PluginManifest>;
+  /** Bumped by each start and by close(): a start still checking its grant then gives up. */
+  #epoch = 0;
   #pending = new Map<number, Pending>();
   #nextId = 1;
   #limits: Required<RpcLimits>;
@@ -173,6 +181,27 @@ export class PluginWorker {
   /** Starts the worker if needed; resolves with the manifest when it is ready. */
   start(): Promise<PluginManifest> {
     if (this.#ready) return this.#ready;
+    const linkCheck = Array.isArray(this.permissions.read) ||
+      Array.isArray(this.permissions.write);
+    const epoch = ++this.#epoch;
+    const ready: Promise<PluginManifest> = linkCheck
+      ? (async () => {
+        // Deno follows pre-existing links inside a path grant (see links.ts).
+        const { findEscapingLink } = await import("./links.ts");
+        const problem = await findEscapingLink(this.permissions, this.#limits.maxLinkScanEntries);
+        if (this.#epoch !== epoch) throw new PluginLoadError("stopped before it started");
+        if (problem) throw new PluginLoadError(`refused to start: ${problem}`);
+        return await this.#spawn();
+      })()
+      : this.#spawn();
+    this.#ready = ready;
+    ready.catch(() => {
+      if (this.#ready === ready) this.#ready = undefined;
+    });
+    return ready;
+  }
+
+  #spawn(): Promise<PluginManifest> {
     this.starts++;
     let worker: Worker;
     try {
@@ -213,7 +242,6 @@ export class PluginWorker {
       };
       worker.onmessageerror = () => fail("sent a message that cannot be received");
     });
-    this.#ready = ready;
     worker.postMessage({
       type: "load",
       code: this.code,
@@ -326,7 +354,13 @@ export class PluginWorker {
         if (typeof json !== "string") {
           return this.#settle(id, errorResult(this.name, "sent a malformed result"));
         }
-        if (json.length > this.#limits.maxResultBytes) {
+        // The limit is in bytes (UTF-8), as the bootstrap counts; a worker that
+        // skips the bootstrap (raw postMessage) is checked here again.
+        if (
+          json.length > this.#limits.maxResultBytes ||
+          (json.length * 3 > this.#limits.maxResultBytes &&
+            utf8.encode(json).length > this.#limits.maxResultBytes)
+        ) {
           return this.#settle(
             id,
             errorResult(this.name, `result too large (> ${this.#limits.maxResultBytes} bytes)`),
@@ -438,6 +472,8 @@ export class PluginWorker {
     for (const t of this.#graceTimers) clearTimeout(t);
     this.#graceTimers.clear();
     if (this.#worker) this.#kill("plugin host closed");
+    this.#ready = undefined;
+    this.#epoch++; // also stops a start still checking its grant
   }
 }
 
@@ -453,6 +489,7 @@ export function defaultLogSink(plugin: string, level: string, message: string): 
 }
 
 const str = (v: unknown) => typeof v === "string";
+const utf8 = new TextEncoder();
 
 /** Keeps only well-formed ToolResult fields from untrusted worker data. */
 export function sanitizeResult(v: unknown, plugin: string): ToolResult {

@@ -66,6 +66,28 @@ export function workerMain(): void {
   try {
     delete g.BroadcastChannel;
   } catch { /* ignore */ }
+  // Process-wide state belongs to the host. In Deno a Worker shares the process's
+  // working directory, environment and signal handlers, so a plugin with a read
+  // grant could move the host's cwd (`Deno.chdir`), one with an env grant could
+  // rewrite the host's PATH (`Deno.env.set`), and any plugin could make the
+  // session ignore SIGINT/SIGTERM (`Deno.addSignalListener`). The host's argv is
+  // none of its business either (`Deno.args`: prompts may carry secrets).
+  const refuse = (what: string) => () => {
+    throw new Deno.errors.NotCapable(
+      `a plugin cannot ${what}: it is process-wide state that belongs to Coyote`,
+    );
+  };
+  const lock = (target: Any, key: string, value: unknown) => {
+    try {
+      Object.defineProperty(target, key, { value, writable: false, configurable: false });
+    } catch { /* a runtime that freezes it keeps it */ }
+  };
+  lock(Deno, "chdir", refuse("change the working directory"));
+  lock(Deno, "addSignalListener", refuse("listen to process signals"));
+  lock(Deno, "removeSignalListener", refuse("listen to process signals"));
+  lock(Deno, "args", Object.freeze([]));
+  lock(Deno.env, "set", refuse("change environment variables"));
+  lock(Deno.env, "delete", refuse("change environment variables"));
   // stdout belongs to the frontend's protocol (ACP, stream-json): plugin output goes to stderr.
   const toStderr = (...a: unknown[]) => console.error(...a);
   for (const m of ["log", "info", "debug", "warn", "dir", "dirxml", "table"]) {
@@ -92,6 +114,18 @@ export function workerMain(): void {
     writable: false,
     configurable: false,
   });
+  // `Deno.exit()` / `process.exit()` in a Worker end it silently: report it as a crash.
+  const exitHook = (via: string) => (code?: number) => {
+    post({ type: "crash", message: `the plugin called ${via}(${Number(code ?? 0)})` });
+    origClose();
+    throw new Error(`${via}() ends the plugin's worker`);
+  };
+  lock(Deno, "exit", exitHook("Deno.exit"));
+  const proc = g.process;
+  if (proc && typeof proc === "object") {
+    lock(proc, "exit", exitHook("process.exit"));
+    lock(proc, "reallyExit", exitHook("process.exit"));
+  }
   const errText = (e: Any): string => {
     try {
       if (e instanceof Error) return `${e.name}: ${e.message}`;
