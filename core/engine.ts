@@ -94,6 +94,12 @@ export interface EngineOptions {
 export const MAX_TOOL_OUTPUT = 100_000;
 /** Identical consecutive calls (same name and arguments) allowed before the engine refuses. */
 export const REPEAT_LIMIT = 3;
+/**
+ * After a cancel, how long a running tool may take to stop (kill its processes, release a
+ * client terminal) before the turn ends without it (ms). ACP `session/cancel`: the agent
+ * answers `cancelled` after its operations were aborted.
+ */
+export const CANCEL_GRACE_MS = 3_000;
 
 /** A provider failure as thrown by core/provider.ts (`ProviderError`), matched structurally. */
 interface ProviderFault {
@@ -707,15 +713,25 @@ export class Engine {
     };
     let result: ToolResult;
     try {
+      const running = Promise.resolve().then(() => p.tool!.run(p.input, ctx));
+      // On cancel, wait (bounded) for the tool to stop before ending the turn.
       const aborted = new Promise<never>((_, rej) => {
-        if (ctrl.signal.aborted) rej(new Cancelled());
-        ctrl.signal.addEventListener("abort", () => rej(new Cancelled()), { once: true });
+        const stop = () => {
+          let t: ReturnType<typeof setTimeout> | undefined;
+          void Promise.race([
+            running.then(() => {}, () => {}),
+            new Promise((r) => (t = setTimeout(r, CANCEL_GRACE_MS))),
+          ]).then(() => {
+            clearTimeout(t);
+            rej(new Cancelled());
+          });
+        };
+        if (ctrl.signal.aborted) stop();
+        else ctrl.signal.addEventListener("abort", stop, { once: true });
       });
       aborted.catch(() => {});
-      const r = await Promise.race([
-        Promise.resolve().then(() => p.tool!.run(p.input, ctx)),
-        aborted,
-      ]);
+      const r = await Promise.race([running, aborted]);
+      if (ctrl.signal.aborted) throw new Cancelled();
       result = typeof r === "string" ? { content: r } : r ?? { content: "" };
     } catch (e) {
       signal.removeEventListener("abort", onAbort);

@@ -337,7 +337,8 @@ Deno.test("acp: cancel mid-stream and during a running command → cancelled, to
       const turn = h.updates.slice(before).map((u) => u.update);
       const [call] = toolCalls(turn);
       assert.equal(finalStatus(turn, call.toolCallId), "failed");
-      await waitFor(() => !running(marker), 5000, "the command to be killed");
+      // ACP: the agent answers `cancelled` after its operations were aborted.
+      assert.equal(running(marker), false, "the command was killed before the response");
 
       // Cancel for idle and unknown sessions is a no-op; the session still works.
       await h.agent.notify("session/cancel", { sessionId });
@@ -821,6 +822,102 @@ Deno.test("acp: config options switch the model for the next turn; unknown value
         value: "coyote",
       });
       assert.equal(ok.configOptions.find((o) => o.id === "agent")?.currentValue, "coyote");
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("acp: cancel during a client-terminal command → killed and released before the cancelled response", async () => {
+  const e = await setup([
+    { tool_calls: [{ name: "execute_command", arguments: { command: "sleep 45.5" } }] },
+    { text: "after" },
+  ]);
+  try {
+    const h = await startAcp({
+      env: e.env,
+      clientCapabilities: { terminal: true },
+      permissionAnswers: ["allow_once"],
+    });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const p = h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "run" }],
+      });
+      await waitFor(
+        () =>
+          h.updatesFor(sessionId).some((u) =>
+            u.sessionUpdate === "tool_call_update" &&
+            (u.content ?? []).some((c) => c.type === "terminal")
+          ),
+        10_000,
+        "terminal embedded",
+      );
+      await h.agent.notify("session/cancel", { sessionId });
+      const r = await p;
+      // Checked at the moment the response arrives.
+      const [term] = h.terminals;
+      const killed = term.killed, released = term.released;
+      assert.equal(r.stopReason, "cancelled");
+      assert.ok(killed, "terminal/kill sent before the response");
+      assert.ok(released, "terminal/release sent before the response");
+      const upd = h.updatesFor(sessionId);
+      assert.equal(finalStatus(upd, toolCalls(upd)[0].toolCallId), "failed");
+      const after = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "again" }],
+      });
+      assert.equal(after.stopReason, "end_turn");
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("acp: failing tools end failed, reject_always stops asking, a new file's diff has oldText null", async () => {
+  const e = await setup([
+    { tool_calls: [{ name: "fs_read", arguments: { path: "missing.txt" } }] },
+    { tool_calls: [{ name: "no_such_tool", arguments: {} }] },
+    { tool_calls: [{ name: "fs_write", arguments: "{not json" }] },
+    { tool_calls: [{ name: "execute_command", arguments: { command: "touch never" } }] },
+    { tool_calls: [{ name: "execute_command", arguments: { command: "touch never" } }] },
+    { tool_calls: [{ name: "fs_write", arguments: { path: "sub/new.txt", content: "fresh\n" } }] },
+    { text: "done" },
+  ]);
+  try {
+    const h = await startAcp({ env: e.env, permissionAnswers: ["reject_always"] });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "go" }],
+      });
+      assert.equal(r.stopReason, "end_turn", "refusals and errors do not end the turn");
+      const upd = h.updatesFor(sessionId);
+      const calls = toolCalls(upd);
+      assert.equal(calls.length, 6);
+      assert.deepEqual(calls.map((c) => finalStatus(upd, c.toolCallId)), [
+        "failed",
+        "failed",
+        "failed",
+        "failed",
+        "failed",
+        "completed",
+      ]);
+      // reject_always: the second identical command is refused without asking.
+      assert.equal(h.permissionRequests.length, 1, "asked once (workspace writes are allowed)");
+      assert.equal(h.permissionRequests[0].toolCall.toolCallId, calls[3].toolCallId);
+      assert.match(JSON.stringify(callUpdates(upd, calls[4].toolCallId)), /denied by policy/);
+      await assert.rejects(Deno.stat(`${e.ws}/never`));
+      const diff = callUpdates(upd, calls[5].toolCallId).flatMap((u) => u.content ?? [])
+        .find((c) => c.type === "diff") as { path: string; oldText?: string | null } | undefined;
+      assert.equal(diff?.path, `${e.ws}/sub/new.txt`);
+      assert.equal(diff?.oldText, null, "new file: oldText null");
     } finally {
       await finish(h);
     }

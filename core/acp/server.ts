@@ -625,7 +625,8 @@ export class AcpServer {
         await term.kill().catch(() => {});
         await Promise.race([
           exit.catch(() => {}),
-          new Promise((r) => (timer = setTimeout(r, 3000))),
+          // Short enough that the terminal is released within the engine's cancel grace.
+          new Promise((r) => (timer = setTimeout(r, 1000))),
         ]);
         clearTimeout(timer);
       }

@@ -45,6 +45,8 @@ export interface TerminalRecord {
   args: string[];
   cwd?: string;
   released: boolean;
+  /** `terminal/kill` was received. */
+  killed?: boolean;
   child: Deno.ChildProcess;
   output: string;
   exit?: { exitCode: number | null; signal: string | null };
@@ -168,6 +170,8 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
         cwd: params.cwd ?? undefined,
         stdout: "piped",
         stderr: "piped",
+        // Its own process group, so kill/release stop the command and its children (as editors do).
+        detached: true,
       }).spawn();
       const rec: TerminalRecord = {
         id,
@@ -203,9 +207,8 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
     })
     .onRequest("terminal/kill", ({ params }) => {
       const t = terminals.find((x) => x.id === params.terminalId)!;
-      try {
-        t.child.kill("SIGKILL");
-      } catch { /* exited */ }
+      t.killed = true;
+      killGroup(t.child);
       return {};
     })
     .onRequest("terminal/release", async ({ params }) => {
@@ -213,9 +216,7 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
         done: Promise<unknown>;
       };
       t.released = true;
-      try {
-        t.child.kill("SIGKILL");
-      } catch { /* exited */ }
+      killGroup(t.child);
       await t.done;
       return {};
     });
@@ -259,9 +260,7 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
       clearTimeout(timer);
       await Promise.allSettled([stderrDone, logDone]);
       for (const t of terminals) {
-        try {
-          t.child.kill("SIGKILL");
-        } catch { /* exited */ }
+        killGroup(t.child);
         await (t as TerminalRecord & { done: Promise<unknown> }).done.catch(() => {});
       }
       return st.code;
@@ -275,6 +274,17 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
     });
   }
   return h;
+}
+
+/** SIGKILLs the process group a client terminal's command leads (it was spawned detached). */
+function killGroup(child: Deno.ChildProcess): void {
+  try {
+    Deno.kill(-child.pid, "SIGKILL");
+  } catch {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+  }
 }
 
 /** Waits until `cond()` is true (polling every 10 ms) or throws after `ms`. */
