@@ -38,7 +38,8 @@ import {
   transcriptPath,
   TranscriptWriter,
 } from "./sessions.ts";
-import { resolveProvider } from "./config.ts";
+import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
+import { makeRedactor, redactingTool, secretValues } from "./redact.ts";
 import { createProvider } from "./provider.ts";
 
 /** Options for one session (one workspace). */
@@ -265,11 +266,17 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       `unknown agent "${agentName}"; available: ${agents.map((a) => a.name).join(", ")}`,
     );
   }
+  // The provider key never travels in a tool result (core/redact.ts).
+  const secrets = secretValues([
+    providerCfg.apiKey === PLACEHOLDER_API_KEY ? undefined : providerCfg.apiKey,
+    Deno.env.get("OPENAI_API_KEY"),
+  ]);
+  const redact = makeRedactor(secrets);
   const allTools: AnyTool[] = [
     ...corePlugins.flatMap((p) => p.tools ?? []),
     ...(plugins?.tools ?? []),
     ...(mcp?.tools ?? []),
-  ];
+  ].map((t) => secrets.length ? redactingTool(t, redact) : t);
   // The skill loader is offered to every agent when there are skills (read-only, harmless).
   const skillTools = skills.length ? [skillLoadTool(skills)] : [];
   const toolsFor = (a: AgentDefinition) => [...filterTools(allTools, a.tools), ...skillTools];

@@ -113,3 +113,59 @@ Deno.test("secrets: the API key stays out of output, transcripts, commands and t
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("secrets: a key from config.yaml is redacted from tool results that print it", async () => {
+  const secret = `sk-cfg-secret-${crypto.randomUUID().slice(0, 12)}`;
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  const cfgFile = `${env.configDir}/config.yaml`;
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [
+          { id: "c", name: "execute_command", arguments: { command: `cat ${cfgFile}` } },
+          { id: "r", name: "fs_read", arguments: { path: ".env" } },
+          { id: "g", name: "fs_grep", arguments: { pattern: "sk-cfg" } },
+          {
+            id: "w",
+            name: "fs_patch",
+            arguments: { path: ".env", old_string: "K=", new_string: "KEY=" },
+          },
+        ],
+      },
+      { text: "done" },
+    ],
+  });
+  try {
+    await Deno.writeTextFile(cfgFile, `provider:\n  api_key: ${secret}\n`);
+    await Deno.writeTextFile(`${cwd}/.env`, `K=${secret}\n`);
+    const e = childEnv(env, { baseURL: server.baseURL });
+    delete e.OPENAI_API_KEY;
+    const r = await runCoyote(["--headless", "--output-format", "stream-json", "go"], {
+      cwd,
+      env: e,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(server.requests[0].headers.authorization, `Bearer ${secret}`);
+    const replies = (server.requests[1].body as { messages: { role: string; content: string }[] })
+      .messages.filter((m) => m.role === "tool").map((m) => m.content);
+    assert.equal(replies.length, 4);
+    for (const t of replies.slice(0, 3)) assert.match(t, /\[redacted\]/);
+    // The file itself is untouched by the redaction: the patch wrote the real key back.
+    assert.equal(await Deno.readTextFile(`${cwd}/.env`), `KEY=${secret}\n`);
+    const files = await assertNowhere(
+      secret,
+      {
+        stdout: r.stdout,
+        stderr: r.stderr,
+        "model requests": JSON.stringify(server.requests.map((q) => q.body)),
+      },
+      [env.dataDir],
+    );
+    assert.ok(files >= 1);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
