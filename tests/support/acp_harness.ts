@@ -276,6 +276,36 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
   return h;
 }
 
+function psTable(): { pid: number; ppid: number; stat: string }[] {
+  const out = new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,stat="], stdout: "piped" })
+    .outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length >= 3).map(([pid, ppid, stat]) => ({
+      pid: Number(pid),
+      ppid: Number(ppid),
+      stat,
+    }));
+}
+
+/** Pids of every live (non-zombie) descendant of `root` (children, grandchildren, …). */
+export function descendantPids(root: number): number[] {
+  const table = psTable().filter((p) => !p.stat.startsWith("Z"));
+  const found: number[] = [];
+  let frontier = [root];
+  while (frontier.length) {
+    const next = table.filter((p) => frontier.includes(p.ppid)).map((p) => p.pid);
+    found.push(...next);
+    frontier = next;
+  }
+  return found;
+}
+
+/** Those of `pids` that are still alive (zombies count as gone). */
+export function alivePids(pids: number[]): number[] {
+  const live = new Set(psTable().filter((p) => !p.stat.startsWith("Z")).map((p) => p.pid));
+  return pids.filter((p) => live.has(p));
+}
+
 /** SIGKILLs the process group a client terminal's command leads (it was spawned detached). */
 function killGroup(child: Deno.ChildProcess): void {
   try {

@@ -8,6 +8,7 @@
 export const EVERYTHING_PKG = "npm:@modelcontextprotocol/server-everything@2026.8.31";
 export const FILESYSTEM_PKG = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
 export const CRASH_SERVER = new URL("../fixtures/mcp/crash_server.ts", import.meta.url).pathname;
+export const NOISY_SERVER = new URL("../fixtures/mcp/noisy_server.ts", import.meta.url).pathname;
 export const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
 
 /** stdio spec of `server-everything`. */
@@ -23,4 +24,9 @@ export function filesystemSpec(dir: string): { command: string; args: string[] }
 /** stdio spec of the crash fixture (uses the project import map for the MCP SDK). */
 export function crashSpec(): { command: string; args: string[] } {
   return { command: "deno", args: ["run", "-A", "--config", DENO_JSON, CRASH_SERVER] };
+}
+
+/** stdio spec of the noisy fixture (junk on its stdout and stderr; tool `noise`). */
+export function noisySpec(): { command: string; args: string[] } {
+  return { command: "deno", args: ["run", "-A", "--config", DENO_JSON, NOISY_SERVER] };
 }
