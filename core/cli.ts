@@ -275,6 +275,10 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
     if (f === "-") {
       // `-f -`: stdin, read to its end whatever it is (the explicit way to wait for a slow pipe).
       if (stdinRead) throw new UsageError("-f - (stdin) given twice");
+      // Never read the terminal (headless runs must not wait on it): `-f -` is for piped input.
+      if (Deno.stdin.isTerminal()) {
+        throw new UsageError("-f - reads piped stdin, but stdin is a terminal");
+      }
       stdinRead = true;
       const piped = ((await readStdin()) ?? "").trim();
       if (piped) prompt += `${prompt ? "\n\n" : ""}${piped}`;

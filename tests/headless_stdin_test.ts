@@ -108,3 +108,33 @@ Deno.test("headless: `-f -` and a prompt-less run wait for a slow stdin pipe", a
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("headless: `-f -` with a terminal on stdin is a usage error, never a read of the terminal", async () => {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  try {
+    const { cmd, args } = coyoteCommand(["--headless", "-f", "-", "hi"]);
+    // python's pty gives the child a real terminal on stdin; nothing is ever typed into it.
+    const py = [
+      "import os, pty, subprocess, sys, json",
+      "m, s = pty.openpty()",
+      "p = subprocess.run(json.loads(sys.argv[1]), stdin=s, capture_output=True, timeout=30)",
+      "os.write(1, json.dumps({'code': p.returncode, 'err': p.stderr.decode()}).encode())",
+    ].join("\n");
+    const out = await new Deno.Command("python3", {
+      args: ["-c", py, JSON.stringify([cmd, ...args])],
+      cwd,
+      env: childEnv(env, { baseURL: "http://127.0.0.1:9/v1" }),
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const r = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /-f - reads piped stdin, but stdin is a terminal/);
+  } finally {
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
