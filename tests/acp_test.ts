@@ -925,3 +925,37 @@ Deno.test("acp: failing tools end failed, reject_always stops asking, a new file
     await e.close();
   }
 });
+
+Deno.test("acp: client fs answering an opaque error for a missing file → fs_write creates it (oldText null)", async () => {
+  const e = await setup([
+    { tool_calls: [{ name: "fs_write", arguments: { path: "fresh.txt", content: "new\n" } }] },
+    { text: "done" },
+  ]);
+  try {
+    const h = await startAcp({
+      env: e.env,
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+      opaqueFsErrors: true,
+    });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "create" }],
+      });
+      assert.equal(r.stopReason, "end_turn");
+      const upd = h.updatesFor(sessionId);
+      const [call] = toolCalls(upd);
+      assert.equal(finalStatus(upd, call.toolCallId), "completed");
+      const diff = callUpdates(upd, call.toolCallId).flatMap((u) => u.content ?? [])
+        .find((c) => c.type === "diff") as { oldText?: string | null } | undefined;
+      assert.equal(diff?.oldText, null);
+      assert.ok(h.fsCalls.some((c) => c.method === "fs/write_text_file"), "written by the client");
+      assert.equal(await Deno.readTextFile(`${e.ws}/fresh.txt`), "new\n");
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});

@@ -554,6 +554,9 @@ export class AcpServer {
           if (code === -32002 || /not found|no such file|ENOENT|does not exist/i.test(msg)) {
             throw new Deno.errors.NotFound(`${path}: ${msg}`);
           }
+          // Editors word "missing" differently (or not at all): a file absent from the disk
+          // is not found, so fs_write can create it (its diff then has oldText null).
+          if (await missingOnDisk(path)) throw new Deno.errors.NotFound(`${path}: ${msg}`);
           throw new Error(`${path}: the editor could not read the file: ${msg}`);
         }
       };
@@ -682,6 +685,16 @@ export class AcpServer {
     if (q.action === "confirm") return picked === "yes";
     const idx = Number(picked.replace("option-", ""));
     return q.options?.[idx] ?? picked;
+  }
+}
+
+/** True when `path` does not exist on the local disk. */
+async function missingOnDisk(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return false;
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound;
   }
 }
 

@@ -37,6 +37,11 @@ export interface HarnessOptions {
   permissionAnswers?: string[];
   /** Skip the automatic `initialize`. */
   noInitialize?: boolean;
+  /**
+   * `fs/read_text_file` of a missing file answers a bare `-32603 Internal error` (as some
+   * editors do) instead of `-32002 Resource not found`.
+   */
+  opaqueFsErrors?: boolean;
 }
 
 export interface TerminalRecord {
@@ -154,7 +159,10 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
       try {
         return { content: await Deno.readTextFile(params.path) };
       } catch (e) {
-        if (e instanceof Deno.errors.NotFound) throw acp.RequestError.resourceNotFound(params.path);
+        if (e instanceof Deno.errors.NotFound) {
+          if (opts.opaqueFsErrors) throw new acp.RequestError(-32603, "Internal error");
+          throw acp.RequestError.resourceNotFound(params.path);
+        }
         throw e;
       }
     })
