@@ -199,6 +199,15 @@ Deno.test("escape: process-wide state (cwd, env, signals, argv) stays the host's
   }
 });
 
+Deno.test("escape: plugin code is evaluated from a data: URL (a deno compile binary cannot import blob: URLs)", async () => {
+  const env = await setup();
+  try {
+    assert.match((await env.call("moduleUrl")).content, /^data:application\/javascript,/);
+  } finally {
+    await env.cleanup();
+  }
+});
+
 Deno.test("escape: Deno.exit and process.exit in a plugin fail the call at once, not at the timeout", async () => {
   const env = await setup({ limits: { timeoutMs: 20_000 } });
   try {

@@ -24,8 +24,10 @@
  * prints (console, `Deno.stdout`, node's `process.stdout`) to stderr, and
  * hooks `self.close`, `error` and
  * `unhandledrejection` so that a crash is reported instead of hanging a call.
- * The plugin code is evaluated from a `blob:` URL under the Worker's own
- * permissions; it has already been checked to contain no imports.
+ * The plugin code is evaluated from a `data:` URL (compile-safe, like the
+ * bootstrap's own; `blob:` module URLs are "not found" in a `deno compile`
+ * binary) under the Worker's own permissions; it has already been checked to
+ * contain no imports.
  * @module
  */
 
@@ -309,9 +311,9 @@ export function workerMain(): void {
     if (m.type === "load") {
       if (typeof m.limits?.maxResultBytes === "number") maxResultBytes = m.limits.maxResultBytes;
       try {
-        const url = URL.createObjectURL(new Blob([m.code], { type: "application/javascript" }));
-        const mod = await import(url);
-        URL.revokeObjectURL(url);
+        // A data: URL, not a blob: URL: a `deno compile` binary resolves data: URLs
+        // but reports "Module not found" for blob: ones (denoland/deno#29962, #33218).
+        const mod = await import(`data:application/javascript,${encodeURIComponent(m.code)}`);
         plugin = mod.default;
         post({ type: "ready", manifest: manifest(plugin) });
       } catch (e) {
