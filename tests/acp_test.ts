@@ -267,6 +267,19 @@ Deno.test("acp: read, edit, permitted and rejected commands → end_turn; load r
         "user message replayed",
       );
       assert.deepEqual(normalize(replay), normalize(live));
+      // On the wire: the whole replay, then the load response, then available_commands_update.
+      await waitFor(
+        () => h2.lines.some((l) => l.includes("available_commands_update")),
+        5000,
+        "available_commands_update after load",
+      );
+      const loadResp = h2.lines.findIndex((l) => l.includes('"result":{"configOptions"'));
+      const lastReplay = h2.lines.findLastIndex((l) =>
+        l.includes('"session/update"') && !l.includes("available_commands_update")
+      );
+      const cmds = h2.lines.findIndex((l) => l.includes("available_commands_update"));
+      assert.ok(lastReplay >= 0 && lastReplay < loadResp, "replay before the load response");
+      assert.ok(cmds > loadResp, "available_commands_update after the load response");
       await assert.rejects(
         h2.agent.request("session/load", {
           sessionId: "no-such-session",

@@ -231,8 +231,9 @@ export class AcpServer {
   /** `session/new`: a session rooted at `cwd`; `available_commands_update` follows the response. */
   async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
     const live = await this.open(params.cwd, params.mcpServers);
+    const configOptions = await this.configOptions(live);
     this.afterResponse(live);
-    return { sessionId: live.session.id, configOptions: await this.configOptions(live) };
+    return { sessionId: live.session.id, configOptions };
   }
 
   /** `session/load` (replay = true) and `session/resume` (no replay). */
@@ -254,8 +255,9 @@ export class AcpServer {
     if (replay) {
       for (const update of live.session.history()) await this.notify(live.session.id, update);
     }
+    const configOptions = await this.configOptions(live);
     this.afterResponse(live);
-    return { configOptions: await this.configOptions(live) };
+    return { configOptions };
   }
 
   async listSessions(params: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse> {
@@ -293,7 +295,11 @@ export class AcpServer {
     await Promise.all(all.map((l) => this.stopSession(l)));
   }
 
-  /** Sends `available_commands_update` after the current response has been queued. */
+  /**
+   * Sends `available_commands_update` after the current response has been queued: call it
+   * last in a handler, right before returning (the SDK queues the response in the same
+   * microtask run; this timer fires after it).
+   */
   private afterResponse(live: LiveSession): void {
     setTimeout(() => {
       void this.notify(live.session.id, {
