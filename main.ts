@@ -10,6 +10,10 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   Deno.stdout.writeSync(new TextEncoder().encode(`${pkg.version}\n`));
   Deno.exit(0);
 }
+if (args.includes("--acp-server")) {
+  // ACP: stdout carries only protocol messages; redirect every other writer before any import.
+  (await import("./core/acp/stdio.ts")).takeStdoutForProtocol();
+}
 const { main } = await import("./core/cli.ts");
 try {
   Deno.exit(await main(args));
