@@ -420,3 +420,18 @@ Deno.test("policy views: a Worker started with the derived grant can reach exact
     worker.terminate();
   }
 });
+
+Deno.test("policy views: `deno task compile` builds with the same derived flags as the coyote task", async () => {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "scripts/compile.ts", "--print-flags"],
+    cwd: new URL("..", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const printed = new TextDecoder().decode(stdout).trim();
+  const task = JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url))).tasks;
+  assert.equal(task.coyote, `deno run ${printed} main.ts`);
+  assert.equal(task.compile, "deno run --allow-all scripts/compile.ts");
+  assert.ok(!printed.includes("--allow-all") && printed.includes("--no-prompt"), printed);
+});
