@@ -366,8 +366,13 @@ export class Engine {
       const calls = res.toolCalls ?? [];
       const assistant: ChatMessage = { role: "assistant", content: text || null };
       if (calls.length) {
-        // Tool call ids must be unique within a message; some servers send none.
-        const seen = new Set<string>();
+        // Tool call ids must be unique within the session (ACP `toolCallId`; the history
+        // pairs results by id); some servers send none, some repeat them every response.
+        const seen = new Set<string>(
+          this.messages.flatMap((m) =>
+            m.role === "assistant" ? (m.tool_calls ?? []).map((t) => t.id) : []
+          ),
+        );
         for (let i = 0; i < calls.length; i++) {
           if (!calls[i].id || seen.has(calls[i].id)) {
             calls[i] = {

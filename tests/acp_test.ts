@@ -972,3 +972,42 @@ Deno.test("acp: client fs answering an opaque error for a missing file → fs_wr
     await e.close();
   }
 });
+
+Deno.test("acp: a provider repeating tool call ids → toolCallIds stay unique in the session", async () => {
+  const same = { id: "call_0", name: "fs_read", arguments: { path: "f.txt" } };
+  const e = await setup([
+    { tool_calls: [same] },
+    { text: "one" },
+    { tool_calls: [same] },
+    { text: "two" },
+  ]);
+  try {
+    await Deno.writeTextFile(`${e.ws}/f.txt`, "content\n");
+    const h = await startAcp({ env: e.env });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      for (const text of ["a", "b"]) {
+        const r = await h.agent.request("session/prompt", {
+          sessionId,
+          prompt: [{ type: "text", text }],
+        });
+        assert.equal(r.stopReason, "end_turn");
+      }
+      const ids = toolCalls(h.updatesFor(sessionId)).map((c) => c.toolCallId);
+      assert.equal(ids.length, 2);
+      assert.notEqual(ids[0], ids[1], "unique toolCallId per session");
+      // The model saw each result paired with the id of its own call.
+      const last = JSON.parse(e.bodies().at(-1)!) as {
+        messages: { role: string; tool_call_id?: string; tool_calls?: { id: string }[] }[];
+      };
+      const callIds = last.messages.flatMap((m) => (m.tool_calls ?? []).map((t) => t.id));
+      const resultIds = last.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id);
+      assert.deepEqual(callIds, ids);
+      assert.deepEqual(resultIds, ids);
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
