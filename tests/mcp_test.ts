@@ -318,6 +318,7 @@ Deno.test("mcp through ACP: workspace .mcp.json and session/new mcpServers; a cr
       { tool_calls: [{ name: "mcp__everything__echo", arguments: { message: "via acp" } }] },
       { tool_calls: [{ name: "mcp__crashy__crash", arguments: {} }] },
       { tool_calls: [{ name: "mcp__crashy__echo", arguments: { text: "again" } }] },
+      { tool_calls: [{ name: "mcp__everything__get-env", arguments: {} }] },
       { text: "done with MCP" },
     ],
   });
@@ -330,7 +331,7 @@ Deno.test("mcp through ACP: workspace .mcp.json and session/new mcpServers; a cr
       OPENAI_API_KEY: "k",
       COYOTE_MODEL: "scripted",
     },
-    permissionAnswers: ["allow_once", "allow_once", "allow_once", "allow_once"],
+    permissionAnswers: ["allow_once", "allow_once", "allow_once", "allow_once", "allow_once"],
   });
   try {
     const c = crashSpec();
@@ -360,7 +361,7 @@ Deno.test("mcp through ACP: workspace .mcp.json and session/new mcpServers; a cr
       u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")
     )
       .map((u) => JSON.stringify(u));
-    assert.equal(results.length, 4, results.join("\n"));
+    assert.equal(results.length, 5, results.join("\n"));
     assert.match(results[0], /completed/);
     assert.match(results[0], /hi from fs/);
     assert.match(results[1], /completed/);
@@ -368,10 +369,16 @@ Deno.test("mcp through ACP: workspace .mcp.json and session/new mcpServers; a cr
     assert.match(results[2], /failed/);
     assert.match(results[3], /failed/);
     assert.match(results[3], /MCP server crashy is not running/);
+    // ACP `env: [{name, value}]` is merged into the environment the server inherits.
+    const envText = (JSON.parse(results[4]).content as { content: { text: string } }[])[0].content
+      .text;
+    const serverEnv = JSON.parse(envText) as Record<string, string>;
+    assert.equal(serverEnv.COYOTE_TEST, "1", "the ACP env entry");
+    assert.equal(serverEnv.COYOTE_MODEL, "scripted", "inherited from the agent");
     assert.equal(h.permissionRequests.length >= 2, true, "MCP tools ask by default");
     assert.ok(h.permissionRequests.every((p) => String(p.toolCall.toolCallId).length > 0));
     const texts = ms.requests.length;
-    assert.equal(texts, 5);
+    assert.equal(texts, 6);
     const tools = (ms.requests[0].body as { tools?: { function: { name: string } }[] }).tools ?? [];
     const toolNames = tools.map((t) => t.function.name);
     for (const n of ["mcp__fs__read_text_file", "mcp__everything__echo", "mcp__crashy__crash"]) {
