@@ -413,7 +413,12 @@ export class AcpServer {
       return { stopReason: "cancelled" };
     }
     live.calls.clear();
-    const onEvent = (ev: EngineEvent) => this.forward(live, ev);
+    // Every update of the turn precedes its response: a tool that outlives the turn (it
+    // ignored the cancel past the engine's grace) cannot send updates afterwards.
+    let turnOpen = true;
+    const onEvent = (ev: EngineEvent) => {
+      if (turnOpen) this.forward(live, ev);
+    };
     const running = live.session.prompt(params.prompt, { signal: ac.signal, onEvent });
     live.turn = { ac, done: running };
     let result: TurnResult;
@@ -424,6 +429,7 @@ export class AcpServer {
       else throw this.sdk.RequestError.internalError(undefined, errText(e));
     } finally {
       live.turn = undefined;
+      turnOpen = false;
     }
     const cancelled = ac.signal.aborted || result.stopReason === "cancelled";
     if (cancelled) {
