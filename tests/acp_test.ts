@@ -14,6 +14,7 @@ import {
   waitFor,
 } from "./support/acp_harness.ts";
 import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
+import { parseJsonLines, runCoyote } from "./support/run_coyote.ts";
 
 interface Env {
   ws: string;
@@ -1004,6 +1005,53 @@ Deno.test("acp: a provider repeating tool call ids → toolCallIds stay unique i
       const resultIds = last.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id);
       assert.deepEqual(callIds, ids);
       assert.deepEqual(resultIds, ids);
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("acp: a session of the headless CLI is listed and loads with its tool calls", async () => {
+  const e = await setup([
+    { tool_calls: [{ name: "fs_read", arguments: { path: "cli.txt" } }] },
+    { text: "read it from the CLI" },
+  ]);
+  try {
+    await Deno.writeTextFile(`${e.ws}/cli.txt`, "cli content\n");
+    const env = {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: Deno.env.get("HOME") ?? "/tmp",
+      NO_COLOR: "1",
+      ...e.env,
+    };
+    const cli = await runCoyote(
+      ["--headless", "--output-format", "stream-json", "read cli.txt from the terminal"],
+      { cwd: e.ws, env },
+    );
+    assert.equal(cli.code, 0, cli.stderr);
+    const init = parseJsonLines(cli.stdout).find((l) => l.type === "init");
+    const sid = String(init?.session_id);
+    const h = await startAcp({ env: e.env });
+    try {
+      const list = await h.agent.request("session/list", { cwd: e.ws });
+      const entry = list.sessions.find((x) => x.sessionId === sid);
+      assert.ok(entry, "the CLI session is listed");
+      assert.equal(entry.cwd, e.ws);
+      assert.match(String(entry.title), /read cli\.txt/);
+      await h.agent.request("session/load", { sessionId: sid, cwd: e.ws, mcpServers: [] });
+      const replay = h.updatesFor(sid);
+      assert.ok(
+        replay.some((u) =>
+          u.sessionUpdate === "user_message_chunk" &&
+          (u.content as { text?: string }).text === "read cli.txt from the terminal"
+        ),
+      );
+      const [call] = toolCalls(replay);
+      assert.equal(call.kind, "read");
+      assert.equal(finalStatus(replay, call.toolCallId), "completed");
+      assert.equal(text(replay), "read it from the CLI");
     } finally {
       await finish(h);
     }
