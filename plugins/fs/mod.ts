@@ -20,6 +20,7 @@ import {
   displayPath,
   readText,
   resolvePath,
+  specialFile,
   toolError,
   writeText,
 } from "./paths.ts";
@@ -200,6 +201,8 @@ export const fsReadTool = defineTool({
       } else {
         const st = await Deno.stat(abs);
         if (st.isDirectory) return toolError(`${shown} is a directory; use fs_ls to list it`);
+        const special = await specialFile(abs, shown);
+        if (special) return toolError(special);
         win = await readWindowFromDisk(abs, offset, limit);
       }
     } catch (err) {
@@ -463,6 +466,8 @@ export const fsWriteTool = defineTool({
   async run(input, ctx): Promise<ToolResult> {
     const abs = resolvePath(ctx.cwd, input.path);
     const shown = displayPath(ctx.cwd, abs);
+    const special = ctx.host?.readTextFile ? null : await specialFile(abs, shown);
+    if (special) return toolError(special);
     let oldText: string | null;
     try {
       oldText = await readExisting(ctx, abs);
@@ -527,6 +532,8 @@ export const fsPatchTool = defineTool({
     if (oldStr === newStr) {
       return toolError("old_string and new_string are identical; nothing to change");
     }
+    const special = ctx.host?.readTextFile ? null : await specialFile(abs, shown);
+    if (special) return toolError(special);
     let oldText: string | null;
     try {
       oldText = await readExisting(ctx, abs);

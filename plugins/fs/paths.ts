@@ -49,3 +49,27 @@ export async function writeText(ctx: ToolContext, abs: string, content: string):
   await Deno.mkdir(dir, { recursive: true });
   await Deno.writeTextFile(abs, content);
 }
+
+/**
+ * Why `abs` must not be opened, when it is a special file: a FIFO with no writer, a terminal or a
+ * socket blocks the read forever, `/dev/zero` never ends, and a write to a FIFO waits for a reader.
+ * Null for regular files, folders and missing paths (the callers handle those). `Deno.stat`
+ * follows symlinks, so a link to `/dev/tty` counts as the device.
+ */
+export async function specialFile(abs: string, shown: string): Promise<string | null> {
+  let st: Deno.FileInfo;
+  try {
+    st = await Deno.stat(abs);
+  } catch {
+    return null;
+  }
+  if (st.isFile || st.isDirectory) return null;
+  const what = st.isFifo
+    ? "a named pipe (FIFO)"
+    : st.isSocket
+    ? "a socket"
+    : st.isCharDevice || st.isBlockDevice
+    ? "a device"
+    : "not a regular file";
+  return `${shown} is ${what}; only regular files can be read or edited`;
+}
