@@ -190,11 +190,11 @@ export function promptToContent(input: PromptInput): string | unknown[] {
   return parts;
 }
 
-function promptText(input: PromptInput): string {
-  if (typeof input === "string") return input;
-  return input.map((b) => (b.type === "text" ? b.text : b.type === "resource_link" ? b.uri : ""))
-    .filter(Boolean)
-    .join("\n");
+/** The prompt as ACP content blocks, for `user_message_chunk` history (empty text dropped). */
+function promptBlocks(input: PromptInput): Exclude<PromptInput, string> {
+  if (typeof input === "string") return [{ type: "text", text: input }];
+  const blocks = input.filter((b) => b.type !== "text" || b.text);
+  return blocks.length ? blocks : [{ type: "text", text: "" }];
 }
 
 /** One conversation with the model; `prompt` runs one turn at a time. */
@@ -286,11 +286,11 @@ export class Engine {
       this.#record(ev, sink);
     };
 
-    // The user's prompt is history (replayed by ACP session/load), not echoed live.
-    this.#record({
-      sessionUpdate: "user_message_chunk",
-      content: { type: "text", text: promptText(input) },
-    }, null);
+    // The user's prompt is history (replayed by ACP session/load as the blocks the client
+    // sent: text, resource links, embedded resources, images), not echoed live.
+    for (const content of promptBlocks(input)) {
+      this.#record({ sessionUpdate: "user_message_chunk", content }, null);
+    }
     this.#pushMessage({ role: "user", content: promptToContent(input) as ChatMessage["content"] });
 
     const finish = (

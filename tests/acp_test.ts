@@ -1059,3 +1059,36 @@ Deno.test("acp: a session of the headless CLI is listed and loads with its tool 
     await e.close();
   }
 });
+
+Deno.test("acp: load replays the user's prompt as the blocks the client sent", async () => {
+  const e = await setup([{ text: "seen" }]);
+  try {
+    const prompt: acp.ContentBlock[] = [
+      { type: "text", text: "look at" },
+      { type: "resource_link", uri: `file://${e.ws}/a.ts`, name: "a.ts" },
+      {
+        type: "resource",
+        resource: { uri: `file://${e.ws}/b.md`, text: "EMBEDDED", mimeType: "text/markdown" },
+      },
+    ];
+    const h = await startAcp({ env: e.env });
+    let sessionId: string;
+    try {
+      sessionId = (await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] })).sessionId;
+      await h.agent.request("session/prompt", { sessionId, prompt });
+    } finally {
+      await finish(h);
+    }
+    const h2 = await startAcp({ env: e.env });
+    try {
+      await h2.agent.request("session/load", { sessionId, cwd: e.ws, mcpServers: [] });
+      const user = h2.updatesFor(sessionId).filter((u) => u.sessionUpdate === "user_message_chunk")
+        .map((u) => (u as { content: unknown }).content);
+      assert.deepEqual(user, prompt);
+    } finally {
+      await finish(h2);
+    }
+  } finally {
+    await e.close();
+  }
+});
