@@ -1,0 +1,79 @@
+/**
+ * The guard's defaults through a real headless run (main.ts subprocess, temp git repo): `.git/`
+ * internals and Coyote's config dir are never written, a write outside the workspace asks and
+ * headless denies it at once; `--dangerously-skip-permissions` lets all of them through except
+ * what a deny rule names. Every refusal is in `result.denied` and nothing reached the disk.
+ */
+import assert from "node:assert/strict";
+import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
+import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+
+Deno.test("guard e2e: protected paths and outside writes in headless; skip-permissions keeps deny rules", async () => {
+  const env = await makeCoyoteEnv();
+  const repo = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-guard-e2e-" }));
+  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-outside-" }));
+  await new Deno.Command("git", { args: ["init", "-q", repo] }).output();
+  const gitConfig = await Deno.readTextFile(`${repo}/.git/config`);
+  const calls = (tag: string): ScriptedReply => ({
+    tool_calls: [
+      { id: `${tag}1`, name: "fs_write", arguments: { path: ".git/config", content: "x" } },
+      { id: `${tag}2`, name: "execute_command", arguments: { command: "echo x > .git/config" } },
+      {
+        id: `${tag}3`,
+        name: "fs_write",
+        arguments: { path: `${env.configDir}/config.yaml`, content: "model: evil\n" },
+      },
+      { id: `${tag}4`, name: "fs_write", arguments: { path: `${outside}/o.txt`, content: "o" } },
+      { id: `${tag}5`, name: "execute_command", arguments: { command: "touch made.txt" } },
+    ],
+  });
+  const server = await startModelServer({
+    script: [calls("a"), { text: "refused" }, calls("b"), { text: "done" }],
+  });
+  try {
+    const e = childEnv(env, { baseURL: server.baseURL });
+    const r = await runCoyote(["--headless", "--output-format", "json", "go"], {
+      cwd: repo,
+      env: e,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const res = JSON.parse(r.stdout);
+    const decisions = Object.fromEntries(
+      res.denied.map((d: { toolCallId: string; decision: string }) => [d.toolCallId, d.decision]),
+    );
+    assert.deepEqual(decisions, { a1: "deny", a2: "deny", a3: "deny", a4: "ask", a5: "ask" });
+    assert.equal(await Deno.readTextFile(`${repo}/.git/config`), gitConfig);
+    await assert.rejects(Deno.stat(`${env.configDir}/config.yaml`));
+    await assert.rejects(Deno.stat(`${outside}/o.txt`));
+    await assert.rejects(Deno.stat(`${repo}/made.txt`));
+
+    // --dangerously-skip-permissions: everything but the deny rule.
+    const s = await runCoyote(
+      [
+        "--headless",
+        "--output-format",
+        "json",
+        "--dangerously-skip-permissions",
+        "--deny",
+        `Write(${outside}/**)`,
+        "go",
+      ],
+      { cwd: repo, env: e },
+    );
+    assert.equal(s.code, 0, s.stderr);
+    const sres = JSON.parse(s.stdout);
+    assert.deepEqual(
+      sres.denied.map((d: { toolCallId: string; decision: string }) => [d.toolCallId, d.decision]),
+      [["b4", "deny"]],
+    );
+    assert.match(sres.denied[0].reason, /--deny/);
+    assert.equal(await Deno.readTextFile(`${repo}/.git/config`), "x\n");
+    assert.ok((await Deno.stat(`${repo}/made.txt`)).isFile);
+    await assert.rejects(Deno.stat(`${outside}/o.txt`));
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(repo, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});
