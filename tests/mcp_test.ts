@@ -15,6 +15,7 @@ import {
   expandVars,
   loadMcpConfig,
   mcpServersFromAcp,
+  parseMcpServers,
 } from "../core/mcp/mod.ts";
 import { mcpToolName } from "../core/mcp/client.ts";
 import {
@@ -573,5 +574,64 @@ Deno.test("mcp guard and stdout purity: a noisy server; headless denies by defau
     await ms.close();
     await ce.cleanup();
     await Deno.remove(ws, { recursive: true });
+  }
+});
+
+Deno.test("mcp remote headers: ACP {name, value} arrays and ${VAR} values reach the server (http and sse)", async () => {
+  const seen: { method: string; path: string; auth: string | null; extra: string | null }[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    seen.push({
+      method: req.method,
+      path: new URL(req.url).pathname,
+      auth: req.headers.get("authorization"),
+      extra: req.headers.get("x-coyote"),
+    });
+    return new Response("no MCP here", { status: 500 });
+  });
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  Deno.env.set("COYOTE_TEST_HDR_TOKEN", "tok-123");
+  try {
+    const acpSpecs = mcpServersFromAcp([
+      {
+        type: "http",
+        name: "h",
+        url: `${base}/mcp`,
+        headers: [{ name: "Authorization", value: "Bearer acp-1" }, {
+          name: "X-Coyote",
+          value: "a",
+        }],
+      },
+      { type: "sse", name: "s", url: `${base}/sse`, headers: [{ name: "X-Coyote", value: "b" }] },
+    ]);
+    const fromFile = parseMcpServers(
+      {
+        mcpServers: {
+          f: {
+            type: "http",
+            url: `${base}/file`,
+            headers: {
+              Authorization: "Bearer ${COYOTE_TEST_HDR_TOKEN}",
+              "X-Coyote": "${NOPE_X:-dflt}",
+            },
+          },
+        },
+      },
+      "test",
+    );
+    const conn = await connectMcpServers([
+      { name: "h", spec: acpSpecs.h, source: "acp" },
+      { name: "s", spec: acpSpecs.s, source: "acp" },
+      ...fromFile.servers,
+    ], { cwd: "/", timeoutMs: 5000, onWarning: () => {} });
+    await conn.close();
+    assert.deepEqual(conn.servers.map((x) => x.status), ["failed", "failed", "failed"]);
+    const by = (path: string) => seen.find((x) => x.path === path);
+    assert.deepEqual([by("/mcp")?.auth, by("/mcp")?.extra], ["Bearer acp-1", "a"]);
+    assert.equal(by("/sse")?.method, "GET");
+    assert.equal(by("/sse")?.extra, "b", "sse: headers on the event-stream GET");
+    assert.deepEqual([by("/file")?.auth, by("/file")?.extra], ["Bearer tok-123", "dflt"]);
+  } finally {
+    Deno.env.delete("COYOTE_TEST_HDR_TOKEN");
+    await server.shutdown();
   }
 });
