@@ -1092,3 +1092,28 @@ Deno.test("acp: load replays the user's prompt as the blocks the client sent", a
     await e.close();
   }
 });
+
+Deno.test("acp: the turn limit answers max_turn_requests", async () => {
+  const e = await setup([
+    { tool_calls: [{ name: "fs_ls", arguments: { path: "." } }] },
+    { tool_calls: [{ name: "fs_ls", arguments: { path: "." } }] },
+  ]);
+  try {
+    const h = await startAcp({ env: e.env, args: ["--max-turns", "2"] });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "loop" }],
+      });
+      assert.equal(r.stopReason, "max_turn_requests");
+      assert.equal(e.requests(), 2);
+      const upd = h.updatesFor(sessionId);
+      for (const c of toolCalls(upd)) assert.equal(finalStatus(upd, c.toolCallId), "completed");
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
