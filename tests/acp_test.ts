@@ -1117,3 +1117,38 @@ Deno.test("acp: the turn limit answers max_turn_requests", async () => {
     await e.close();
   }
 });
+
+Deno.test("acp: a provider failure answers a JSON-RPC error, stdout stays pure, the session keeps working", async () => {
+  const e = await setup([
+    { text: "partial answer ", cut_after_chunks: 2 },
+    { status: 400, error_body: { error: { message: "bad request from provider" } } },
+    { text: "recovered" },
+  ]);
+  try {
+    const h = await startAcp({ env: e.env });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      await assert.rejects(
+        h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "a" }] }),
+        (err: { code?: number; message?: string }) =>
+          err.code === -32603 && /broke off/.test(String(err.message)),
+      );
+      await assert.rejects(
+        h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "b" }] }),
+        (err: { code?: number; message?: string }) =>
+          err.code === -32603 && /bad request from provider/.test(String(err.message)),
+      );
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "c" }],
+      });
+      assert.equal(r.stopReason, "end_turn");
+      assert.match(text(h.updatesFor(sessionId)), /recovered/);
+    } finally {
+      await finish(h);
+    }
+    assert.match(h.stderr(), /bad request from provider/, "the failure is logged on stderr");
+  } finally {
+    await e.close();
+  }
+});
