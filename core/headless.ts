@@ -100,6 +100,18 @@ const out = (text: string) => {
 };
 const err = (text: string) => writeAll(Deno.stderr, text);
 
+/**
+ * One JSON line. U+0085, U+2028 and U+2029 are legal raw inside JSON strings, but line splitters
+ * such as Python's `str.splitlines()` break lines there; escaped, every object is exactly one line
+ * whatever the model or a tool printed.
+ */
+export function jsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[\u0085\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  ) + "\n";
+}
+
 /** Reads one line from the terminal (stdin); null at end of input. */
 async function readTtyLine(signal: AbortSignal): Promise<string | null> {
   const buf = new Uint8Array(1);
@@ -222,7 +234,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     if (o.format === "text") {
       if (r.text) out(r.text.endsWith("\n") ? r.text : r.text + "\n");
     } else {
-      out(JSON.stringify(r) + "\n");
+      out(jsonLine(r));
     }
   };
 
@@ -269,11 +281,10 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
         model: session.model,
         agent: session.agent,
       };
-      out(JSON.stringify(init) + "\n");
+      out(jsonLine(init));
     }
     const onEvent = o.format === "stream-json"
-      ? (update: EngineEvent) =>
-        out(JSON.stringify({ type: "session_update", session_id: sid, update }) + "\n")
+      ? (update: EngineEvent) => out(jsonLine({ type: "session_update", session_id: sid, update }))
       : o.format === "text"
       ? textProgress
       : () => {};

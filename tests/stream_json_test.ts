@@ -91,3 +91,25 @@ Deno.test("stream-json: stdout stays pure with failing MCP servers and broken pl
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("stream-json: U+2028, U+2029 and U+0085 in model text never split a line", async () => {
+  const text = "one\u2028two\u2029three\u0085four";
+  const server = await startModelServer({ script: [{ text }] });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  try {
+    const r = await runCoyote(["--headless", "--output-format", "stream-json", "go"], {
+      cwd,
+      env: childEnv(env, { baseURL: server.baseURL }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /[\u0085\u2028\u2029]/);
+    const lines = parseJsonLines(r.stdout);
+    // deno-lint-ignore no-explicit-any
+    assert.equal((lines.at(-1) as any).text, text);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
