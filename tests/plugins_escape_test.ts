@@ -373,3 +373,28 @@ Deno.test("escape: imports hidden from a naive lexer and SDK path tricks are ref
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("escape: a plugin cannot be granted what Coyote loads and runs next session (.coyote/, .mcp.json)", async () => {
+  for (const path of [".mcp.json", ".coyote", ".coyote/plugins", ".coyote/mcp.json", "."]) {
+    const env = await setup({ permissions: { write: [path] } });
+    try {
+      const info = env.loaded.plugins[0];
+      assert.equal(info.status, "refused", `${path}: ${info.error}`);
+      assert.equal(env.loaded.tools.length, 0);
+      assert.match(
+        env.loaded.warnings.join("\n"),
+        /declares write .* never written without an explicit allow rule/,
+        path,
+      );
+      // The guard (view a) agrees for the model's own writes.
+      const policy = Policy.create({}, { allow: [], deny: [] }, {
+        workspace: env.ws,
+        configDir: join(env.root, "cfg"),
+      });
+      const target = join(env.ws, path === "." ? ".coyote/x" : path);
+      assert.equal(policy.decide({ type: "write", path: target }).decision, "deny", target);
+    } finally {
+      await env.cleanup();
+    }
+  }
+});

@@ -33,6 +33,10 @@ Deno.writeTextFileSync(join(ws, "src", "a.txt"), "workspace file");
 Deno.writeTextFileSync(join(ws, "src", "key.pem"), "PEM");
 Deno.writeTextFileSync(join(ws, ".git", "x.pem"), "PEM");
 Deno.writeTextFileSync(join(ws, ".git", "config"), "[core]");
+// What Coyote loads from the workspace and runs (plugins, MCP servers): protected from writes.
+Deno.mkdirSync(join(ws, ".coyote", "plugins"), { recursive: true });
+Deno.writeTextFileSync(join(ws, ".coyote", "plugins", "k.pem"), "PEM");
+Deno.writeTextFileSync(join(ws, ".mcp.json"), "{}");
 Deno.writeTextFileSync(join(out, "pub", "p.txt"), "public");
 Deno.writeTextFileSync(join(out, "secret.txt"), "TOP SECRET");
 Deno.writeTextFileSync(join(home, ".ssh", "id_rsa"), "PRIVATE KEY");
@@ -91,6 +95,10 @@ const PATHS = [
   join(ws, ".git"),
   join(ws, ".git", "x.pem"),
   join(ws, ".git", "config"),
+  join(ws, ".coyote"),
+  join(ws, ".coyote", "plugins"),
+  join(ws, ".coyote", "plugins", "k.pem"),
+  join(ws, ".mcp.json"),
   cfg,
   out,
   join(out, "pub"),

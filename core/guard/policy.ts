@@ -13,8 +13,9 @@
  * (`permissions: {allow, ask, deny}`), from `--allow RULE` / `--deny RULE`
  * flags and from the session (`allow_always` / `reject_always`). Decisions
  * combine as deny > ask > allow; a matching rule beats the defaults, except
- * that protected paths (`.git/` internals, Coyote's config and data dirs) are
- * only writable through an explicit allow rule.
+ * that protected paths (`.git/` internals, Coyote's config and data dirs, the
+ * workspace's `.coyote/` and `.mcp.json`) are only writable through an
+ * explicit allow rule.
  * @module
  */
 import type { PluginPermissions, ToolAccess } from "../../sdk/mod.ts";
@@ -331,6 +332,17 @@ export class Policy {
   #protected(p: string): string | undefined {
     // Any case: on case-insensitive file systems (macOS, Windows) `.GIT/config` is `.git/config`.
     if (/(^|\/)\.git(\/|$)/i.test(p)) return "a .git/ directory";
+    // What Coyote itself loads from the workspace and runs: plugins, skills and MCP
+    // servers (`.coyote/`, `.mcp.json`). A write there (by the model or by a plugin
+    // granted a workspace folder) would start programs in the next session.
+    for (const ws of new Set([this.workspace, this.#realPath(this.workspace, true)])) {
+      if (isInside(p, `${ws}/.coyote`)) {
+        return "the workspace's .coyote/ (plugins, skills, MCP servers)";
+      }
+      if (isInside(p, `${ws}/.mcp.json`)) {
+        return "the workspace's .mcp.json (it starts MCP servers)";
+      }
+    }
     for (
       const [dir, what] of [[this.configDir, "Coyote's config dir"], [
         this.dataDir,
@@ -1231,7 +1243,13 @@ export class Policy {
       }
     }
     if (kind === "write" && !isFile) {
-      const roots = [`${this.workspace}/.git`, this.configDir, this.dataDir].filter((
+      const roots = [
+        `${this.workspace}/.git`,
+        `${this.workspace}/.coyote`,
+        `${this.workspace}/.mcp.json`,
+        this.configDir,
+        this.dataDir,
+      ].filter((
         x,
       ): x is string => !!x);
       for (const root of roots) {
@@ -1397,9 +1415,11 @@ export class Policy {
     lines.push(`           analyse or longer than ${MAX_COMMAND_LENGTH} characters ask`);
     lines.push("  Read     inside the workspace allowed; outside asks");
     lines.push(
-      "  Write    inside the workspace allowed; outside asks; .git/ internals, the config dir and the data",
+      "  Write    inside the workspace allowed; outside asks; .git/ internals, the workspace's .coyote/ and",
     );
-    lines.push("           dir are denied unless an allow rule matches");
+    lines.push(
+      "           .mcp.json, the config dir and the data dir are denied unless an allow rule matches",
+    );
     lines.push("  Net      asks");
     lines.push("  Env      asks");
     lines.push("  Tool     mcp__* asks; other tools allowed");
