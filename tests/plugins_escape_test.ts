@@ -17,6 +17,7 @@ import { type LoadedPlugins, loadPlugins, type RpcLimits } from "../core/plugin_
 import { Policy } from "../core/guard/policy.ts";
 import type { AppOptions } from "../core/app.ts";
 import type { ToolResult } from "../sdk/mod.ts";
+import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 const FIXTURE = new URL("./fixtures/plugins/hostile/escape.js", import.meta.url);
 
@@ -396,5 +397,34 @@ Deno.test("escape: a plugin cannot be granted what Coyote loads and runs next se
     } finally {
       await env.cleanup();
     }
+  }
+});
+
+Deno.test("escape: `coyote plugins check` reports a grant with an escaping link as invalid (exit 2, no stack)", async () => {
+  const env = await makeCoyoteEnv();
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-escape-cli-" }));
+  try {
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    const plugin = join(root, "reader.js");
+    await Deno.writeTextFile(
+      plugin,
+      `export default { name: "reader", version: "1.0.0", permissions: { read: ["."] } };`,
+    );
+    const ok = await runCoyote(["plugins", "check", plugin], { cwd: ws, env: childEnv(env) });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, new RegExp(`grant: read: ${ws};`));
+    await Deno.symlink(env.configDir, join(ws, "cfg-link"));
+    const bad = await runCoyote(["plugins", "check", plugin], { cwd: ws, env: childEnv(env) });
+    assert.equal(bad.code, 2, bad.stdout);
+    assert.match(bad.stdout, /^invalid$/m);
+    assert.match(
+      bad.stderr,
+      /refused to start: its read grant .* contains the symbolic link .*cfg-link/,
+    );
+    assert.ok(!bad.stderr.includes("    at "), "no stack trace for a user error");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await env.cleanup();
   }
 });

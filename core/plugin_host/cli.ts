@@ -96,8 +96,8 @@ export async function pluginsCommand(
       );
     } else {
       for (const w of [...loaded.warnings, ...startErrors]) err(`coyote: warning: ${w}`);
-      if (!loaded.plugins.length) out(sub === "list" ? "no plugins found" : "");
-      out(loaded.plugins.map(formatPlugin).join("\n\n"));
+      if (loaded.plugins.length) out(loaded.plugins.map(formatPlugin).join("\n\n"));
+      else if (sub === "list") out("no plugins found");
     }
     if (sub === "check") {
       const ok = loaded.plugins.length === 1 && loaded.plugins[0].status === "loaded" &&
