@@ -425,6 +425,10 @@ export function classify(words: string[]): Classification {
       ) {
         return ask(words, `rg --pre runs a program on every file`);
       }
+      // --hostname-bin runs the given program to learn the host name (for hyperlinks).
+      if (args.some((a) => a === "--hostname-bin" || a.startsWith("--hostname-bin="))) {
+        return ask(words, `rg --hostname-bin runs a program`);
+      }
       return allow(`read-only command "rg"`);
     case "sort": {
       const writes: string[] = [];
@@ -628,6 +632,10 @@ function git(args: string[]): Classification {
     )
   ) {
     return no(`git ${sub} --output writes a file`);
+  }
+  // `git grep -O<pager>` (also inside a cluster such as `-iOsh`) opens the matches with a program.
+  if (sub === "grep" && rest.some((a) => /^-[^-]*O/.test(a))) {
+    return no(`git grep -O runs a program on the matching files`);
   }
   const opts = rest.filter((a) => a.startsWith("-"));
   const positional = rest.filter((a) => !a.startsWith("-"));
