@@ -461,8 +461,10 @@ export function classify(words: string[]): Classification {
       });
     }
     case "tree":
-      if (args.some((a) => a === "-o" || a.startsWith(WILD))) {
-        return ask(words, `tree -o writes a file`);
+      // -o FILE writes it, also inside a cluster (`-ao out`); -R (with -H) writes 00Tree.html
+      // into every folder it visits.
+      if (args.some((a) => /^-[^-]*[oR]/.test(a) || a.startsWith(WILD))) {
+        return ask(words, `tree -o/-R writes files`);
       }
       return allow(`read-only command "tree"`);
     case "date":
