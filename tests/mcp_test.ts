@@ -299,6 +299,11 @@ Deno.test("mcp list: configured servers, source, status and tool counts", async 
       "everything",
     ]);
     assert.deepEqual(parsed.files, [`${ws}/.mcp.json`]);
+    assert.deepEqual(
+      parsed.servers.map((s: { status: string }) => s.status),
+      ["unchecked", "unchecked"],
+      "--no-connect does not start servers",
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -53,7 +53,7 @@ export async function mcpCommand(app: AppOptions, sub: "list", args: string[]): 
       name: s.name,
       source: s.source,
       type: "url" in s.spec ? (s.spec.type === "sse" ? "sse" : "http") : "stdio",
-      status: "closed",
+      status: noConnect ? "unchecked" : "closed",
       tools: 0,
     }));
   } else {

@@ -270,7 +270,8 @@ export interface McpServerStatus {
   name: string;
   source: string;
   type: "stdio" | "http" | "sse";
-  status: "connected" | "failed" | "timeout" | "closed";
+  /** `unchecked`: listed without starting it (`coyote mcp list --no-connect`). */
+  status: "connected" | "failed" | "timeout" | "closed" | "unchecked";
   tools: number;
   error?: string;
   /** `serverInfo` from the MCP `initialize` result. */
