@@ -737,6 +737,21 @@ Deno.test("acp: permission edge cases, allow_always, user questions, plan", asyn
     } finally {
       await finish(h);
     }
+    // The replay of these three turns (cancelled ones included) equals what was streamed:
+    // tool calls with their final states, the plan, the answers.
+    const sessionId = h.updates[0].sessionId;
+    const h2 = await startAcp({ env: e.env });
+    try {
+      await h2.agent.request("session/load", { sessionId, cwd: e.ws, mcpServers: [] });
+      assert.deepEqual(normalize(h2.updatesFor(sessionId)), normalize(h.updatesFor(sessionId)));
+      assert.deepEqual(
+        h2.updatesFor(sessionId).filter((u) => u.sessionUpdate === "user_message_chunk")
+          .map((u) => (u as { content: { text: string } }).content.text),
+        ["one", "two", "three"],
+      );
+    } finally {
+      await finish(h2);
+    }
   } finally {
     await e.close();
   }
