@@ -448,7 +448,7 @@ function classify(
   let retryable: boolean;
   let what: string;
   if (status === 429) [code, retryable, what] = ["rate_limited", true, "rate limited"];
-  else if (status >= 500) [code, retryable, what] = ["server_error", true, "server error"];
+  else if (status >= 500) [code, retryable, what] = ["server_error", true, "error"];
   else if (status === 408) [code, retryable, what] = ["timeout", true, "request timeout"];
   else if (status === 401 || status === 403) {
     [code, retryable, what] = ["auth", false, "authentication failed"];

@@ -14,7 +14,10 @@ import type { ToolAccess, ToolDefinition } from "../sdk/mod.ts";
 export type EngineEvent = acp.SessionUpdate;
 /** ACP stop reasons: `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled`. */
 export type StopReason = acp.StopReason;
-/** ACP tool-call status: `pending` → `in_progress` → `completed` | `failed`. */
+/**
+ * ACP tool-call status: `pending` → `in_progress` → `completed` | `failed`; a call the guard or the
+ * user refuses never runs and goes `pending` → `failed`.
+ */
 export type ToolCallStatus = acp.ToolCallStatus;
 
 /** Receives engine events in order. Must not throw; must be cheap (called per chunk). */

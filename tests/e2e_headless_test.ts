@@ -76,6 +76,7 @@ function checkStream(lines: Json[]) {
   ) {
     assert.ok(k in result, `result lacks ${k}`);
   }
+  assert.equal(result.schema_version, init.schema_version);
   assert.equal(result.session_id, init.session_id);
   for (const l of lines.slice(1, -1)) {
     assert.equal(l.type, "session_update");
@@ -282,6 +283,10 @@ Deno.test("e2e: provider faults — 429 then ok recovers (exit 0); exhausted 500
     assert.equal(result.is_error, true);
     assert.equal(result.exit_code, 1);
     assert.equal(result.error.code, "server_error");
+    // A runtime fault is not a stop reason: a script checking for end_turn sees no success.
+    assert.equal(result.stop_reason, null);
+    assert.match(result.error.message, /^model server error \(HTTP 50\d\)/);
+    assert.match(bad.stderr, /model server error \(HTTP 50\d\)/);
     assert.equal(server.requests.length, 5);
     assert.doesNotMatch(bad.stderr, /\n\s+at /);
   } finally {

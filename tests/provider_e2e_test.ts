@@ -32,6 +32,9 @@ Deno.test("provider e2e: config timeout_ms applies; a cut stream keeps the parti
     assert.equal(slow.code, 1, slow.stderr);
     const r1 = JSON.parse(slow.stdout);
     assert.equal(r1.error.code, "timeout");
+    assert.equal(r1.stop_reason, null);
+    assert.equal(r1.exit_code, 1);
+    assert.equal(r1.schema_version, 1);
     assert.match(r1.error.message, /300 ms/);
     assert.ok(ms < 8_000, `the 300 ms timeout took ${ms} ms`);
 
@@ -40,6 +43,7 @@ Deno.test("provider e2e: config timeout_ms applies; a cut stream keeps the parti
     const r2 = JSON.parse(cut.stdout);
     assert.equal(r2.is_error, true);
     assert.equal(r2.error.code, "stream_cut");
+    assert.equal(r2.stop_reason, null);
     assert.match(r2.text, /^PARTIAL-ANS/);
     assert.match(cut.stderr, /broke off/);
     const lines = (await Deno.readTextFile(`${env.dataDir}/sessions/${r2.session_id}.jsonl`))

@@ -67,6 +67,7 @@ Deno.test("stream-json: stdout stays pure with failing MCP servers and broken pl
     assert.ok(lines.slice(1, -1).every((l) => l.type === "session_update"));
     assert.equal(result.type, "result");
     assert.equal(result.stop_reason, "end_turn");
+    assert.equal(result.schema_version, init.schema_version);
     assert.equal(result.session_id, init.session_id);
     const usage = { prompt_tokens: 300, completion_tokens: 10, total_tokens: 310, requests: 2 };
     assert.deepEqual(result.usage, usage);
