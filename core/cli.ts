@@ -24,7 +24,7 @@ Exit codes:
   130  cancelled (SIGINT; stop reason cancelled)
 
 Environment: OPENAI_BASE_URL, OPENAI_API_KEY, COYOTE_MODEL, COYOTE_CONFIG_DIR, COYOTE_DATA_DIR.
-Docs: README.md, docs/permissions.md (rule syntax), docs/plugins.md.`;
+Docs: README.md, docs/permissions.md (rule syntax), docs/plugins.md, docs/mcp.md, docs/acp.md.`;
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -56,6 +56,10 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     .description("Coyote: a coding agent for your terminal, CI and editors (ACP).")
     .version(VERSION, "-V, --version")
     .argument("[prompt...]", "the request; piped stdin is appended")
+    .option(
+      "-p, --prompt <text>",
+      "the request as a flag value (like Claude Code's -p); prompt words follow it",
+    )
     .option("-m, --model <model>", "model name (env COYOTE_MODEL; config model)")
     .option("--base-url <url>", "OpenAI-compatible base URL (env OPENAI_BASE_URL)")
     .option("--api-key <key>", "API key (prefer env OPENAI_API_KEY)")
@@ -88,10 +92,14 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     .option("--plugin <path>", "load a plugin module (repeatable)", collect, [])
     .option("--no-workspace-mcp", "ignore the workspace's .mcp.json / .coyote/mcp.json")
     .option("--agent <name>", "agent to use (default coyote)")
-    .option("--session <name>", "continue (or start) the named session")
+    .option(
+      "--session <id|name>",
+      "continue the stored session with this id (or unique id prefix of 8+ chars) or name; else start one named so",
+    )
     .option("--continue", "continue the latest session of this directory")
     .option("--list-sessions", "list stored sessions and exit")
     .option("--acp-server", "serve the Agent Client Protocol over stdio")
+    .helpCommand(false) // our own `help` below: an unknown command is a usage error
     .addHelpText("after", EXIT_HELP)
     .showSuggestionAfterError(true)
     .action((prompt: string[], opts) => {
@@ -138,6 +146,25 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     result.command = { name: "policy", sub: "show", args: [] };
   });
 
+  // `coyote help [command...]` prints help (never a prompt for the model); `help plugins check`
+  // walks down to the nested command.
+  program.command("help").argument("[command...]").description("show help for a command")
+    .action((names: string[]) => {
+      let c: CommandT = program;
+      for (const n of names) {
+        const next = c.commands.find((x) => x.name() === n || x.aliases().includes(n));
+        if (!next) {
+          throw new UsageError(
+            `unknown command '${n}' for help (commands: ${
+              c.commands.map((x) => x.name()).join(", ")
+            })`,
+          );
+        }
+        c = next;
+      }
+      c.help();
+    });
+
   for (const c of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     c.exitOverride();
     c.configureOutput({
@@ -161,12 +188,11 @@ export async function parseArgs(argv: string[]): Promise<ParsedCli> {
     program.parse(argv, { from: "user" });
   } catch (e) {
     if (e instanceof commander.CommanderError) {
-      if (
-        e.code === "commander.helpDisplayed" || e.code === "commander.version" ||
-        e.code === "commander.help"
-      ) {
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version") {
         return { ...result, exit: 0 };
       }
+      // Help shown because a command was incomplete (`coyote plugins`): a usage error.
+      if (e.code === "commander.help") return { ...result, exit: e.exitCode === 0 ? 0 : 2 };
       if (e.exitCode === 0) return { ...result, exit: 0 };
       throw new UsageError(e.message.replace(/^error: /, ""));
     }
@@ -324,15 +350,56 @@ function printSessions(
   Deno.stdout.writeSync(enc.encode(lines.join("\n") + "\n"));
 }
 
-function usageExit(message: string): number {
+/**
+ * The `--output-format` argv asks for, found by scanning argv (last one wins, up to `--`), so a
+ * usage error that stops the parser still knows it: `json` / `stream-json` callers then get their
+ * `result` object. Undefined when absent.
+ */
+export function outputFormatFromArgv(argv: string[]): string | undefined {
+  let format: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") break;
+    if (a === "--output-format") format = argv[++i];
+    else if (a.startsWith("--output-format=")) format = a.slice("--output-format=".length);
+  }
+  return format;
+}
+
+/** Set by {@link main}: usage/config errors also print a `result` object on stdout. */
+let jsonErrors = false;
+
+/**
+ * Reports a usage or configuration error: one `coyote: …` line on stderr (plus a `--help` hint
+ * for command-line mistakes) and, with `--output-format json|stream-json`, one `result` object
+ * on stdout (`is_error: true`, `exit_code: 2`, `error: {code: "usage", message}`; no `init`).
+ * Returns exit code 2.
+ */
+async function usageExit(message: string, hint = true): Promise<number> {
   Deno.stderr.writeSync(
-    new TextEncoder().encode(`coyote: ${message.split("\n").join("\n  ")}\n(see coyote --help)\n`),
+    new TextEncoder().encode(
+      `coyote: ${message.split("\n").join("\n  ")}\n${hint ? "(see coyote --help)\n" : ""}`,
+    ),
   );
+  if (jsonErrors) {
+    const { EXIT, errorResult, jsonLine } = await import("./headless.ts");
+    Deno.stdout.writeSync(
+      new TextEncoder().encode(jsonLine(errorResult(EXIT.usage, "usage", message))),
+    );
+  }
   return 2;
+}
+
+/** The prompt words: `-p TEXT` first, then the positional words. */
+function promptWords(parsed: ParsedCli): string[] {
+  const p = parsed.opts.prompt;
+  return [...(typeof p === "string" ? [p] : []), ...parsed.prompt];
 }
 
 /** Runs the CLI; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
+  const format = outputFormatFromArgv(argv);
+  jsonErrors = format === "json" || format === "stream-json";
   let parsed: ParsedCli;
   try {
     // Editors start `coyote --acp-server` with no other flag: skip the parser (start-up matters there).
@@ -340,7 +407,7 @@ export async function main(argv: string[]): Promise<number> {
       ? { prompt: [], opts: { acpServer: true } }
       : await parseArgs(argv);
   } catch (e) {
-    if (e instanceof UsageError) return usageExit(e.message);
+    if (e instanceof UsageError) return await usageExit(e.message);
     throw e;
   }
   if (parsed.exit !== undefined) return parsed.exit;
@@ -353,22 +420,20 @@ export async function main(argv: string[]): Promise<number> {
       if (!Deno.statSync(o.cd).isDirectory) throw new Error("not a directory");
       Deno.chdir(o.cd);
     } catch (e) {
-      return usageExit(`cannot work in -C ${o.cd}: ${(e as Error).message}`);
+      return await usageExit(`cannot work in -C ${o.cd}: ${(e as Error).message}`);
     }
   }
   let app: AppOptions;
   try {
     app = await resolveApp(o);
   } catch (e) {
-    if (e instanceof ConfigError) {
-      Deno.stderr.writeSync(new TextEncoder().encode(`coyote: ${e.message}\n`));
-      return 2;
-    }
+    if (e instanceof ConfigError) return await usageExit(e.message, false);
     throw e;
   }
 
   if (parsed.command) {
     const { name, sub, args } = parsed.command;
+    if (o.prompt !== undefined) return await usageExit(`${name} ${sub} takes no prompt`);
     if (name === "plugins") {
       return await (await import("./plugin_host/cli.ts")).pluginsCommand(app, sub, args);
     }
@@ -382,6 +447,11 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   if (o.listSessions) {
+    if (parsed.prompt.length || o.prompt !== undefined) {
+      return await usageExit(
+        `--list-sessions takes no prompt (got ${JSON.stringify(promptWords(parsed).join(" "))})`,
+      );
+    }
     const { listSessions } = await import("./runtime.ts");
     const list = await listSessions(app);
     if (o.outputFormat === "json" || o.outputFormat === "stream-json") {
@@ -390,22 +460,22 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (o.acpServer) {
-    if (parsed.prompt.length) return usageExit("--acp-server takes no prompt");
+    if (promptWords(parsed).length) return await usageExit("--acp-server takes no prompt");
     return await (await import("./acp/server.ts")).runAcpServer(app);
   }
   if (o.session !== undefined && o.continue) {
-    return usageExit("use either --session NAME or --continue, not both");
+    return await usageExit("use either --session ID|NAME or --continue, not both");
   }
 
   let prompt: string;
   try {
-    prompt = await buildPrompt(parsed.prompt, o.file ?? []);
+    prompt = await buildPrompt(promptWords(parsed), o.file ?? []);
   } catch (e) {
-    if (e instanceof UsageError) return usageExit(e.message);
+    if (e instanceof UsageError) return await usageExit(e.message);
     throw e;
   }
   if (!prompt) {
-    return usageExit(
+    return await usageExit(
       o.headless
         ? "--headless needs a prompt (argument, -f FILE, or piped stdin)"
         : 'no prompt given (the interactive REPL is not available yet): coyote "your request"',

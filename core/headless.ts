@@ -37,6 +37,7 @@ export const EXIT = {
   cancelled: 130,
 } as const;
 
+/** `schema_version` of the stream-json `init` line and of every `result` object (json and stream-json). */
 export const STREAM_SCHEMA_VERSION = 1;
 
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -51,9 +52,17 @@ export interface InitEvent {
   agent: string;
 }
 
-/** Last line of `stream-json`; the only object of `json`. */
+/**
+ * Last line of `stream-json`; the only object of `json`.
+ *
+ * `stop_reason` is the ACP `StopReason` of the turn, or `null` when the run failed: before a turn
+ * started (usage/config error, `error.code` `usage`) or on a runtime fault (provider error after
+ * retries, stream cut, internal error; `exit_code` 1). A failed run always carries `error`, so a
+ * script checking `stop_reason == "end_turn"` never mistakes a failure for success.
+ */
 export interface ResultEvent {
   type: "result";
+  schema_version: number;
   stop_reason: string | null;
   usage: TurnUsage;
   denied: DeniedAction[];
@@ -67,10 +76,29 @@ export interface ResultEvent {
 export interface RunOptions {
   prompt: string;
   format: OutputFormat;
-  /** `--session NAME`: continue the latest session with this name, or start one with it. */
+  /**
+   * `--session X`: continue the stored session whose id is X (or starts with X, ≥ 8 chars, unique),
+   * else the latest one named X; else start a new session named X.
+   */
   sessionName?: string;
   /** `--continue`: continue the latest session of this working directory. */
   continueLatest?: boolean;
+}
+
+/** The `result` of a run that failed before its turn started (no session, or a usage error). */
+export function errorResult(exitCode: number, code: string, message: string): ResultEvent {
+  return {
+    type: "result",
+    schema_version: STREAM_SCHEMA_VERSION,
+    stop_reason: null,
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 },
+    denied: [],
+    session_id: null,
+    text: "",
+    is_error: true,
+    exit_code: exitCode,
+    error: { code, message },
+  };
 }
 
 /** Exit code for a finished turn. */
@@ -199,8 +227,22 @@ async function pickSession(
   o: RunOptions,
 ): Promise<{ resumeId?: string; name?: string }> {
   if (o.sessionName !== undefined) {
-    const [latest] = await listStoredSessions(app.dataDir, { name: o.sessionName });
-    return latest ? { resumeId: latest.id } : { name: o.sessionName };
+    const x = o.sessionName;
+    const all = await listStoredSessions(app.dataDir);
+    const exact = all.find((s) => s.id === x);
+    if (exact) return { resumeId: exact.id };
+    const byPrefix = x.length >= 8 ? all.filter((s) => s.id.startsWith(x)) : [];
+    if (byPrefix.length === 1) return { resumeId: byPrefix[0].id };
+    const named = all.find((s) => s.name === x); // newest first
+    if (named) return { resumeId: named.id };
+    if (byPrefix.length > 1) {
+      throw new UsageError(
+        `--session ${x} matches ${byPrefix.length} stored sessions (${
+          byPrefix.map((s) => s.id).join(", ")
+        }); give more of the id`,
+      );
+    }
+    return { name: x };
   }
   if (o.continueLatest) {
     const [latest] = await listStoredSessions(app.dataDir, { cwd: app.cwd });
@@ -253,20 +295,13 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       const code = isUserError(e) ? EXIT.usage : EXIT.failure;
       err(`coyote: ${(e as Error)?.message ?? String(e)}\n`);
       if (o.format !== "text") {
-        emitResult({
-          type: "result",
-          stop_reason: null,
-          usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 },
-          denied: [],
-          session_id: null,
-          text: "",
-          is_error: true,
-          exit_code: code,
-          error: {
-            code: code === EXIT.usage ? "usage" : "internal",
-            message: (e as Error)?.message ?? String(e),
-          },
-        });
+        emitResult(
+          errorResult(
+            code,
+            code === EXIT.usage ? "usage" : "internal",
+            (e as Error)?.message ?? String(e),
+          ),
+        );
       }
       return code;
     }
@@ -313,7 +348,9 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     }
     emitResult({
       type: "result",
-      stop_reason: result.stopReason,
+      schema_version: STREAM_SCHEMA_VERSION,
+      // A runtime fault is not a stop reason: null, with `error` saying what failed.
+      stop_reason: code === EXIT.failure ? null : result.stopReason,
       usage: result.usage,
       denied: result.denied,
       session_id: sid,
