@@ -139,7 +139,7 @@ export async function parseConfig(text: string, path: string): Promise<CoyoteCon
   const schema = await configSchema();
   const result = schema.safeParse(data);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => formatIssue(issue));
+    const lines = result.error.issues.map((issue) => formatIssue(issue, schema));
     throw new ConfigError(`config error in ${path}: ${lines.join("; ")}`);
   }
   return result.data as CoyoteConfig;
@@ -152,13 +152,61 @@ interface IssueLike {
   keys?: string[];
 }
 
-function formatIssue(issue: IssueLike): string {
+function formatIssue(issue: IssueLike, schema: unknown): string {
   const keyPath = (segs: PropertyKey[]) =>
     segs.map((s, i) => typeof s === "number" ? `[${s}]` : (i ? "." : "") + String(s)).join("");
   if (issue.code === "unrecognized_keys" && issue.keys?.length) {
-    return issue.keys.map((k) => `${keyPath([...issue.path, k])}: unknown key`).join("; ");
+    const known = knownKeys(schema, issue.path);
+    return issue.keys.map((k) => {
+      const near = closest(k, known);
+      return `${keyPath([...issue.path, k])}: unknown key${
+        near ? ` (did you mean \`${near}\`?)` : ""
+      }`;
+    }).join("; ");
   }
   return `${issue.path.length ? keyPath(issue.path) : "(top level)"}: ${issue.message}`;
+}
+
+/** The keys a (zod) object schema allows at `path` (optional wrappers unwrapped); [] if none. */
+function knownKeys(schema: unknown, path: PropertyKey[]): string[] {
+  type Node = { shape?: Record<string, unknown>; unwrap?: () => unknown } | undefined;
+  const bare = (s: Node): Node => {
+    while (s && !s.shape && typeof s.unwrap === "function") s = s.unwrap() as Node;
+    return s;
+  };
+  let s = bare(schema as Node);
+  for (const seg of path) s = bare(s?.shape?.[String(seg)] as Node);
+  return s?.shape ? Object.keys(s.shape) : [];
+}
+
+/**
+ * The known key nearest to a typo'd one: optimal string alignment distance (Levenshtein plus
+ * adjacent transpositions, so `modle` → `model` is 1) of at most 2, and less than the typo's
+ * length; undefined when nothing is that close.
+ */
+export function closest(typo: string, known: string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = 3;
+  for (const k of known) {
+    const d = osaDistance(typo.toLowerCase(), k.toLowerCase());
+    if (d < bestD && d < typo.length) [best, bestD] = [k, d];
+  }
+  return best;
+}
+
+function osaDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
 }
 
 let schemaPromise: Promise<{ safeParse(v: unknown): SafeParse }> | undefined;

@@ -123,6 +123,31 @@ Deno.test("loadConfig: unknown keys are named with the file", async () => {
   });
 });
 
+Deno.test("loadConfig: an unknown key near a known one at its level gets a suggestion", async () => {
+  await withConfig(
+    "modle: x\nprovider:\n  base_ulr: http://x\n  modle: y\npermissions:\n  alow: []\nzzzzzz: 1\n",
+    async (dir) => {
+      const msg = await configError(dir);
+      assert.match(msg, /(: |; )modle: unknown key \(did you mean `model`\?\)/);
+      assert.match(msg, /provider\.base_ulr: unknown key \(did you mean `base_url`\?\)/);
+      assert.match(msg, /provider\.modle: unknown key \(did you mean `model`\?\)/);
+      assert.match(msg, /permissions\.alow: unknown key \(did you mean `allow`\?\)/);
+      assert.match(msg, /zzzzzz: unknown key(;|$)/);
+      assert.doesNotMatch(msg, /zzzzzz: unknown key \(/);
+    },
+  );
+  // Only keys of the same level are suggested: `max_retries` is a provider key, not a top one.
+  await withConfig("max_retrie: 2\n", async (dir) => {
+    assert.doesNotMatch(await configError(dir), /did you mean/);
+  });
+  await withConfig("provider:\n  max_retrie: 2\n", async (dir) => {
+    assert.match(
+      await configError(dir),
+      /max_retrie: unknown key \(did you mean `max_retries`\?\)$/,
+    );
+  });
+});
+
 Deno.test("loadConfig: bad values name the key path", async () => {
   const cases: [string, RegExp][] = [
     ["provider:\n  timeout_ms: -5\n", /provider\.timeout_ms: expected a positive integer$/],
