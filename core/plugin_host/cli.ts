@@ -24,6 +24,14 @@ function policyFor(app: AppOptions): Policy {
   });
 }
 
+/**
+ * A plugin's error or warning as shown to the user: the `Error: ` that stringified exceptions
+ * carry (`Error: boom`, `plugin x: Error: boom`) says nothing and is dropped.
+ */
+export function tidyMessage(s: string): string {
+  return s.replace(/(^|: )Error: /, "$1");
+}
+
 /** One permission of a Deno grant as text: `no`, `all` or the list. */
 function grantText(v: unknown): string {
   if (v === false || v === undefined || v === "none") return "no";
@@ -38,7 +46,7 @@ export function formatPlugin(p: LoadedPluginInfo): string {
     `${p.name}${p.version ? ` ${p.version}` : ""}  [${p.status}]  (${p.origin}) ${p.path}`,
   ];
   if (p.description) lines.push(`  ${p.description}`);
-  if (p.error) lines.push(`  problem: ${p.error}`);
+  if (p.error) lines.push(`  problem: ${tidyMessage(p.error)}`);
   if (p.tools.length) lines.push(`  tools: ${p.tools.join(", ")}`);
   if (p.agents.length) lines.push(`  agents: ${p.agents.join(", ")}`);
   if (p.skills.length) lines.push(`  skills: ${p.skills.join(", ")}`);
@@ -86,16 +94,14 @@ export async function pluginsCommand(
   );
   try {
     const startErrors = sub === "check" ? await loaded.warm() : [];
+    const warnings = [...loaded.warnings, ...startErrors].map(tidyMessage);
     if (json) {
-      out(
-        JSON.stringify(
-          { plugins: loaded.plugins, warnings: [...loaded.warnings, ...startErrors] },
-          null,
-          2,
-        ),
+      const plugins = loaded.plugins.map((p) =>
+        p.error ? { ...p, error: tidyMessage(p.error) } : p
       );
+      out(JSON.stringify({ plugins, warnings }, null, 2));
     } else {
-      for (const w of [...loaded.warnings, ...startErrors]) err(`coyote: warning: ${w}`);
+      for (const w of warnings) err(`coyote: warning: ${w}`);
       if (loaded.plugins.length) out(loaded.plugins.map(formatPlugin).join("\n\n"));
       else if (sub === "list") out("no plugins found");
     }

@@ -66,9 +66,9 @@ export async function compilePluginSource(text: string, filename: string): Promi
         filePath: filename,
       }).code;
     } catch (e) {
-      throw new PluginSourceError(
-        `${filename}: cannot compile TypeScript: ${(e as Error).message}`,
-      );
+      // sucrase says "Error transforming <path>: <what> (line:col)"; the path is already in front.
+      const what = (e as Error).message.replace(/^Error transforming .*?: /, "");
+      throw new PluginSourceError(`${filename}: cannot compile TypeScript: ${what}`);
     }
   }
   const acorn = await import("acorn");
