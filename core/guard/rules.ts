@@ -75,6 +75,17 @@ const ENV_RE = /^[A-Za-z_*?][A-Za-z0-9_*?]*$/;
 const TOOL_RE = /^[A-Za-z0-9_*?.-]+$/;
 
 /**
+ * A bare tool name or glob given without a kind (`mcp__github__*`, `web_*`): the rule the user
+ * most likely meant, as `; did you mean Tool(…)?`; "" when the text does not look like that.
+ */
+function bareNameHint(t: string): string {
+  if (!TOOL_RE.test(t)) return "";
+  if (t.includes("__") || (/[*?]/.test(t) && t.includes("_"))) return `; did you mean Tool(${t})?`;
+  if (/[*?]/.test(t)) return `; did you mean Tool(${t}) (tools) or Execute(${t}) (commands)?`;
+  return "";
+}
+
+/**
  * Parses one rule. Throws {@link PolicyError} naming the rule and `source`
  * when the kind is unknown, the parentheses are unbalanced, or the pattern is
  * empty or malformed for its kind.
@@ -92,7 +103,8 @@ export function parseRule(text: unknown, decision: RuleDecision, source: string)
   const m = RULE_RE.exec(text);
   if (!m) {
     throw bad(
-      "expected Kind or Kind(pattern), e.g. Execute(npm run test:*), Read(~/.ssh/**), Net(api.github.com)",
+      "expected Kind or Kind(pattern), e.g. Execute(npm run test:*), Read(~/.ssh/**), Net(api.github.com)" +
+        bareNameHint(text.trim()),
     );
   }
   const kind = KIND_ALIASES[m[1].toLowerCase()];
