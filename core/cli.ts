@@ -28,6 +28,19 @@ Docs: README.md, docs/permissions.md (rule syntax), docs/plugins.md, docs/mcp.md
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
+/**
+ * Writes all of `text` to stdout. A reader that went away (`coyote --help | head`) ends the
+ * output quietly instead of failing with a broken pipe.
+ */
+function stdout(text: string): void {
+  const bytes = new TextEncoder().encode(text);
+  try {
+    for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+  }
+}
+
 /** Everything `parseArgs` found. */
 export interface ParsedCli {
   /** Subcommand to run, if any. */
@@ -129,7 +142,7 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     "show configured MCP servers, their source, status and tool counts",
   ).option("--json", "print one JSON object").option(
     "--timeout <ms>",
-    "start-up timeout per server",
+    "start-up timeout per server in ms (default 10000)",
   )
     .option("--no-connect", "show the configuration only, without starting servers")
     .action((o: { json?: boolean; timeout?: string; connect?: boolean }) => {
@@ -168,7 +181,7 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
   for (const c of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     c.exitOverride();
     c.configureOutput({
-      writeOut: (s) => Deno.stdout.writeSync(new TextEncoder().encode(s)),
+      writeOut: stdout,
       writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
       outputError: () => {}, // printed by parseArgs as one line
     });
@@ -347,7 +360,7 @@ function printSessions(
   for (const s of list) {
     lines.push([s.sessionId, s.updatedAt, s.name ?? "-", s.cwd, s.title].join("\t"));
   }
-  Deno.stdout.writeSync(enc.encode(lines.join("\n") + "\n"));
+  stdout(lines.join("\n") + "\n");
 }
 
 /**
@@ -383,9 +396,7 @@ async function usageExit(message: string, hint = true): Promise<number> {
   );
   if (jsonErrors) {
     const { EXIT, errorResult, jsonLine } = await import("./headless.ts");
-    Deno.stdout.writeSync(
-      new TextEncoder().encode(jsonLine(errorResult(EXIT.usage, "usage", message))),
-    );
+    stdout(jsonLine(errorResult(EXIT.usage, "usage", message)));
   }
   return 2;
 }
@@ -442,8 +453,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     return await (await import("./guard/cli.ts")).policyCommand(
       app,
-      (s: string) =>
-        Deno.stdout.writeSync(new TextEncoder().encode(s.endsWith("\n") ? s : s + "\n")),
+      (s: string) => stdout(s.endsWith("\n") ? s : s + "\n"),
     );
   }
   if (o.listSessions) {
@@ -455,7 +465,7 @@ export async function main(argv: string[]): Promise<number> {
     const { listSessions } = await import("./runtime.ts");
     const list = await listSessions(app);
     if (o.outputFormat === "json" || o.outputFormat === "stream-json") {
-      Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(list) + "\n"));
+      stdout(JSON.stringify(list) + "\n");
     } else printSessions(list);
     return 0;
   }

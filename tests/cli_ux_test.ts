@@ -5,7 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/run_coyote.ts";
+import {
+  childEnv,
+  coyoteCommand,
+  makeCoyoteEnv,
+  parseJsonLines,
+  runCoyote,
+} from "./support/run_coyote.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -210,6 +216,33 @@ Deno.test("extra arguments where none are taken are usage errors (exit 2)", asyn
       const r = await runCoyote([...args], opts);
       assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
       assert.match(r.stderr, re);
+    }
+  } finally {
+    await env.cleanup();
+  }
+});
+
+Deno.test("--help and help into a closed pipe (`| head`): no broken-pipe error, exit 0", async () => {
+  const env = await makeCoyoteEnv();
+  try {
+    for (const args of [["--help"], ["help", "plugins"]]) {
+      const { cmd, args: full } = coyoteCommand(args);
+      const child = new Deno.Command(cmd, {
+        args: full,
+        cwd: env.dataDir,
+        env: childEnv(env),
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      await child.stdout.cancel(); // the reader is gone before coyote writes
+      const [status, stderr] = await Promise.all([
+        child.status,
+        new Response(child.stderr).text(),
+      ]);
+      assert.doesNotMatch(stderr, /BrokenPipe|internal error/, stderr);
+      assert.equal(status.code, 0, stderr);
     }
   } finally {
     await env.cleanup();
