@@ -70,8 +70,8 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     .version(VERSION, "-V, --version")
     .argument("[prompt...]", "the request; piped stdin is appended")
     .option(
-      "-p, --prompt <text>",
-      "the request as a flag value (like Claude Code's -p); prompt words follow it",
+      "-p, --prompt [text]",
+      "the request as a flag value; prompt words after it are appended (a bare -p, as in Claude Code, is accepted)",
     )
     .option("-m, --model <model>", "model name (env COYOTE_MODEL; config model)")
     .option("--base-url <url>", "OpenAI-compatible base URL (env OPENAI_BASE_URL)")
@@ -444,7 +444,7 @@ export async function main(argv: string[]): Promise<number> {
 
   if (parsed.command) {
     const { name, sub, args } = parsed.command;
-    if (o.prompt !== undefined) return await usageExit(`${name} ${sub} takes no prompt`);
+    if (typeof o.prompt === "string") return await usageExit(`${name} ${sub} takes no prompt`);
     if (name === "plugins") {
       return await (await import("./plugin_host/cli.ts")).pluginsCommand(app, sub, args);
     }
@@ -457,7 +457,7 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   if (o.listSessions) {
-    if (parsed.prompt.length || o.prompt !== undefined) {
+    if (promptWords(parsed).length) {
       return await usageExit(
         `--list-sessions takes no prompt (got ${JSON.stringify(promptWords(parsed).join(" "))})`,
       );

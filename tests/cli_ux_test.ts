@@ -125,8 +125,10 @@ Deno.test("help [command] prints help and never reaches the model; an unknown co
   }
 });
 
-Deno.test("-p/--prompt gives the request as a flag value; words after it are appended", async () => {
-  const server = await startModelServer({ script: [{ text: "one" }, { text: "two" }] });
+Deno.test("-p/--prompt gives the request as a flag value; words after it are appended; a bare -p is accepted", async () => {
+  const server = await startModelServer({
+    script: [{ text: "one" }, { text: "two" }, { text: "three" }],
+  });
   const env = await makeCoyoteEnv();
   try {
     const e = childEnv(env, { baseURL: server.baseURL });
@@ -143,6 +145,14 @@ Deno.test("-p/--prompt gives the request as a flag value; words after it are app
     });
     assert.equal(both.code, 0, both.stderr);
     assert.equal(userTexts(server.requests[1]).at(-1), "fix the bug");
+    // Claude Code habit: a bare -p followed by options, the prompt as an argument.
+    const bare = await runCoyote(["-p", "--output-format", "json", "--headless", "why?"], {
+      cwd: env.dataDir,
+      env: e,
+    });
+    assert.equal(bare.code, 0, bare.stderr);
+    assert.equal(JSON.parse(bare.stdout).text, "three");
+    assert.equal(userTexts(server.requests[2]).at(-1), "why?");
   } finally {
     await server.close();
     await env.cleanup();
