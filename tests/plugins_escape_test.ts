@@ -190,6 +190,11 @@ Deno.test("escape: process-wide state (cwd, env, signals, argv) stays the host's
       assertToolError(await env.call(kind), /cannot listen to process signals/);
     }
     assert.equal((await env.call("args")).content, "[]");
+    // A Worker of the plugin's own has a fresh realm: the host puts cwd and env back after the call.
+    assert.equal((await env.call("nestedChdir")).content, "moved");
+    assert.equal(Deno.cwd(), cwd);
+    assert.equal((await env.call("nestedEnvSet")).content, "set");
+    assert.equal(Deno.env.get("COYOTE_ESCAPE_VAR"), "original");
     // The grant is visible to the plugin (query), but it is only its own.
     const states = (await env.call("query")).content;
     assert.match(states, /ws=granted$/);
@@ -205,6 +210,39 @@ Deno.test("escape: plugin code is evaluated from a data: URL (a deno compile bin
   try {
     assert.match((await env.call("moduleUrl")).content, /^data:application\/javascript,/);
   } finally {
+    await env.cleanup();
+  }
+});
+
+Deno.test("escape: programs a plugin runs get only base variables and its env grant, not the session's secrets", async () => {
+  Deno.env.set("COYOTE_ESCAPE_VAR", "granted-value");
+  Deno.env.set("COYOTE_ESCAPE_SECRET", "SESSION-SECRET-VALUE");
+  const env = await setup({
+    permissions: { run: ["printenv"], env: ["COYOTE_ESCAPE_VAR"] },
+    allow: ["Execute(printenv:*)", "Env(COYOTE_ESCAPE_VAR)"],
+  });
+  try {
+    assert.deepEqual(env.loaded.warnings, []);
+    const r = await env.call("childEnv");
+    assert.notEqual(r.isError, true, r.content);
+    const parts = r.content.split("\n---\n");
+    assert.equal(parts.length, 4);
+    assert.equal(
+      parts[1],
+      "unreachable",
+      "the original Deno.Command is not the wrapper's prototype",
+    );
+    for (const part of [parts[0], parts[2], parts[3]]) {
+      assert.ok(
+        !part.includes("SESSION-SECRET-VALUE"),
+        `a child sees the session's secret: ${part}`,
+      );
+      assert.match(part, /^PATH=/m);
+      assert.match(part, /^COYOTE_ESCAPE_VAR=granted-value$/m);
+    }
+  } finally {
+    Deno.env.delete("COYOTE_ESCAPE_VAR");
+    Deno.env.delete("COYOTE_ESCAPE_SECRET");
     await env.cleanup();
   }
 });

@@ -203,6 +203,7 @@ export class PluginWorker {
 
   #spawn(): Promise<PluginManifest> {
     this.starts++;
+    this.#snapshotProcessState();
     let worker: Worker;
     try {
       worker = new Worker(WORKER_URL, {
@@ -246,6 +247,7 @@ export class PluginWorker {
       type: "load",
       code: this.code,
       limits: { maxResultBytes: this.#limits.maxResultBytes },
+      childEnv: childEnvFor(this.permissions),
     });
     ready.catch(() => {}); // callers observe the rejection; avoid unhandled noise
     return ready;
@@ -273,6 +275,7 @@ export class PluginWorker {
     }
     const worker = this.#worker;
     if (!worker) return errorResult(this.name, "worker is not running");
+    this.#restoreProcessState();
     const id = this.#nextId++;
     return await new Promise<ToolResult>((resolve) => {
       const onAbort = () => {
@@ -338,7 +341,43 @@ export class PluginWorker {
     if (!p) return;
     this.#pending.delete(id);
     p.cleanup();
+    this.#restoreProcessState();
     p.resolve(result);
+  }
+
+  /**
+   * The process's working directory and the values of the plugin's granted env
+   * variables when its Worker started. The bootstrap locks `Deno.chdir` and
+   * `Deno.env.set` in the plugin's realm, but a Worker the plugin starts itself
+   * (`node:worker_threads` cannot be taken away) has a fresh realm with the same
+   * grant; so the host puts both back around every call.
+   */
+  #state?: { cwd: string; env: Map<string, string | undefined> };
+
+  #snapshotProcessState(): void {
+    const names = Array.isArray(this.permissions.env) ? this.permissions.env.map(String) : [];
+    try {
+      this.#state = { cwd: Deno.cwd(), env: new Map(names.map((n) => [n, Deno.env.get(n)])) };
+    } catch {
+      this.#state = undefined;
+    }
+  }
+
+  #restoreProcessState(): void {
+    const s = this.#state;
+    if (!s) return;
+    try {
+      if (Deno.cwd() !== s.cwd) {
+        Deno.chdir(s.cwd);
+        this.log(this.name, "warn", `changed the working directory; restored to ${s.cwd}`);
+      }
+    } catch { /* the folder is gone: nothing to restore to */ }
+    for (const [name, value] of s.env) {
+      if (Deno.env.get(name) === value) continue;
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+      this.log(this.name, "warn", `changed the environment variable ${name}; restored`);
+    }
   }
 
   #onMessage(m: unknown): void {
@@ -475,6 +514,37 @@ export class PluginWorker {
     this.#ready = undefined;
     this.#epoch++; // also stops a start still checking its grant
   }
+}
+
+/** Variables a plugin's child processes get besides its granted ones (programs need them to run). */
+export const CHILD_BASE_ENV = [
+  "PATH",
+  "HOME",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TZ",
+  "TMPDIR",
+  "TERM",
+];
+
+/**
+ * The environment of the processes a plugin spawns: {@link CHILD_BASE_ENV} plus the
+ * variables of its `env` grant, nothing else. Deno starts a child with the WHOLE
+ * environment of the process when `clearEnv` is not set, whatever the Worker's
+ * `env` permission, so without this a plugin granted `run: ["printenv"]` (or `cat`
+ * of `/proc/self/environ`) would read every secret of the session, the provider key
+ * included. Empty when the plugin may run nothing.
+ */
+export function childEnvFor(perms: Deno.PermissionOptionsObject): Record<string, string> {
+  if (!perms.run) return {};
+  const names = [...CHILD_BASE_ENV, ...(Array.isArray(perms.env) ? perms.env : [])];
+  const out: Record<string, string> = {};
+  for (const n of names) {
+    const v = Deno.env.get(String(n));
+    if (v !== undefined) out[String(n)] = v;
+  }
+  return out;
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

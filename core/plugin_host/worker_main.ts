@@ -90,6 +90,26 @@ export function workerMain(): void {
   lock(Deno, "args", Object.freeze([]));
   lock(Deno.env, "set", refuse("change environment variables"));
   lock(Deno.env, "delete", refuse("change environment variables"));
+  // Child processes get only the environment the host sends at load (base variables
+  // plus the plugin's env grant): Deno would otherwise hand them the WHOLE process
+  // environment, whatever this Worker's env permission (see childEnvFor in worker.ts).
+  // A function, not a subclass, so that the original class is not its prototype;
+  // the shared prototype's `constructor` points back here. (Defence in depth: a
+  // program the plugin may run works outside the sandbox with the user's rights.)
+  let childEnv: Record<string, string> = {};
+  const OrigCommand = Deno.Command;
+  function Command(command: string | URL, options?: Deno.CommandOptions): Deno.Command {
+    if (!new.target) throw new TypeError("Deno.Command must be called with new");
+    const o = options ?? {};
+    return new OrigCommand(command, {
+      ...o,
+      clearEnv: true,
+      env: { ...childEnv, ...(o.env ?? {}) },
+    });
+  }
+  Command.prototype = OrigCommand.prototype;
+  lock(OrigCommand.prototype, "constructor", Command);
+  lock(Deno, "Command", Command);
   // stdout belongs to the frontend's protocol (ACP, stream-json): plugin output goes to stderr.
   const toStderr = (...a: unknown[]) => console.error(...a);
   for (const m of ["log", "info", "debug", "warn", "dir", "dirxml", "table"]) {
@@ -310,6 +330,7 @@ export function workerMain(): void {
     if (!m || typeof m !== "object") return;
     if (m.type === "load") {
       if (typeof m.limits?.maxResultBytes === "number") maxResultBytes = m.limits.maxResultBytes;
+      if (m.childEnv && typeof m.childEnv === "object") childEnv = { ...m.childEnv };
       try {
         // A data: URL, not a blob: URL: a `deno compile` binary resolves data: URLs
         // but reports "Module not found" for blob: ones (denoland/deno#29962, #33218).
