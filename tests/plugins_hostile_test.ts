@@ -327,12 +327,35 @@ Deno.test("hostile: a cancelled call that ignores its signal loses its worker af
     limits: { timeoutMs: 5000, cancelGraceMs: 200 },
   });
   try {
+    // The Worker is up before the call, so the abort below lands on a call that is
+    // running its busy loop, however slowly this machine starts Workers.
+    assert.deepEqual(await env.loaded.warm(), []);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 100);
     const t0 = performance.now();
     assertToolError(await env.call("bad_busy", {}, ac.signal), /cancelled/);
     assert.ok(performance.now() - t0 < 4000, "the call ends at once on cancel");
     // Without the grace-period kill this call would queue behind the busy loop and time out.
+    assert.equal((await env.call("bad_ok")).content, "ok");
+  } finally {
+    await env.cleanup();
+  }
+});
+
+Deno.test("hostile: a call cancelled while its Worker starts is cancelled, not run", async () => {
+  const env = await setup({ fixture: "misbehave.ts" }, { limits: { timeoutMs: 5000 } });
+  try {
+    // The abort comes while the call waits for the Worker's first start (link check,
+    // spawn, module evaluation): the call must not go on to run the busy loop until
+    // the timeout. A first call with bad input loads the input validator (a lazy
+    // import), so the next call goes straight to the Worker's start.
+    assertToolError(await env.call("bad_busy", { kind: 1 }), /invalid input for bad_busy/);
+    const ac = new AbortController();
+    const pending = env.call("bad_busy", {}, ac.signal);
+    ac.abort();
+    const r = await pending;
+    assertToolError(r, /cancelled/);
+    assert.doesNotMatch(r.content, /timed out/);
     assert.equal((await env.call("bad_ok")).content, "ok");
   } finally {
     await env.cleanup();

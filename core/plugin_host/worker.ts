@@ -273,6 +273,9 @@ export class PluginWorker {
     } catch (e) {
       return errorResult(this.name, `cannot start: ${(e as Error).message}`);
     }
+    // Cancelled while the worker was starting or a cancelled call drained: the abort
+    // event has fired already and the listener below would never see it.
+    if (hooks.signal?.aborted) return errorResult(this.name, "cancelled");
     const worker = this.#worker;
     if (!worker) return errorResult(this.name, "worker is not running");
     this.#restoreProcessState();
