@@ -29,40 +29,19 @@ import {
 import { crashSpec, everythingSpec, filesystemSpec, noisySpec } from "./support/mcp_servers.ts";
 import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/run_coyote.ts";
 import { startModelServer } from "./support/model_server.ts";
+import { runTool, testApp, toolContext } from "./support/fixtures.ts";
 
 function appFor(configDir: string, extra: Partial<AppOptions> = {}): AppOptions {
-  return {
-    cwd: "/",
-    configDir,
-    dataDir: `${configDir}/data`,
-    config: {},
-    allow: [],
-    deny: [],
-    dangerouslySkipPermissions: false,
-    plugins: [],
-    noWorkspaceMcp: false,
-    headless: true,
-    maxTurns: 10,
-    ...extra,
-  };
+  return testApp({ cwd: "/", configDir, dataDir: `${configDir}/data` }, extra);
 }
 
-function ctx(signal = new AbortController().signal): ToolContext {
-  const noop = () => {};
-  return {
-    cwd: "/",
-    signal,
-    toolCallId: "t1",
-    log: { debug: noop, info: noop, warn: noop, error: noop },
-    progress: noop,
-    requestPermission: () => Promise.resolve(false),
-  };
+function ctx(signal?: AbortSignal): ToolContext {
+  return toolContext({ signal });
 }
 
-async function run(tool: AnyTool | undefined, input: Record<string, unknown>) {
+function run(tool: AnyTool | undefined, input: Record<string, unknown>) {
   assert.ok(tool, "tool exists");
-  const r = await tool.run(input, ctx());
-  return typeof r === "string" ? { content: r } : r;
+  return runTool(tool, input, ctx());
 }
 
 Deno.test("mcp config: sources, priority, ${VAR} expansion, bad JSON warnings, --no-workspace-mcp", async () => {

@@ -7,22 +7,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { HostServices, ToolContext, ToolResult } from "../sdk/mod.ts";
 import { BoundedCapture, executeCommandTool } from "../plugins/exec/mod.ts";
+import { toolContext } from "./support/fixtures.ts";
 
-function ctxFor(
-  cwd: string,
-  signal = new AbortController().signal,
-  host?: HostServices,
-): ToolContext {
-  const noop = () => {};
-  return {
-    cwd,
-    signal,
-    toolCallId: "t1",
-    log: { debug: noop, info: noop, warn: noop, error: noop },
-    progress: noop,
-    requestPermission: () => Promise.resolve(false),
-    host,
-  };
+function ctxFor(cwd: string, signal?: AbortSignal, host?: HostServices): ToolContext {
+  return toolContext({ cwd, signal, host });
 }
 
 async function exec(

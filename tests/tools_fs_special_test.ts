@@ -6,17 +6,10 @@
 import assert from "node:assert/strict";
 import type { ToolContext, ToolResult } from "../sdk/mod.ts";
 import { fsGrepTool, fsPatchTool, fsReadTool, fsWriteTool } from "../plugins/fs/mod.ts";
+import { toolContext } from "./support/fixtures.ts";
 
 function ctxFor(cwd: string): ToolContext {
-  const noop = () => {};
-  return {
-    cwd,
-    signal: new AbortController().signal,
-    toolCallId: "t1",
-    log: { debug: noop, info: noop, warn: noop, error: noop },
-    progress: noop,
-    requestPermission: () => Promise.resolve(false),
-  };
+  return toolContext({ cwd });
 }
 
 async function run(

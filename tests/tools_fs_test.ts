@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { HostServices, ToolContext, ToolResult } from "../sdk/mod.ts";
+import type { HostServices, ToolContext } from "../sdk/mod.ts";
 import {
   fsGlobTool,
   fsGrepTool,
@@ -15,32 +15,11 @@ import {
   fsWriteTool,
 } from "../plugins/fs/mod.ts";
 import { buildSpec, grepTree, requiredLiteral } from "../plugins/fs/grep.ts";
+import { runTool, toolContext } from "./support/fixtures.ts";
 
-function ctxFor(
-  cwd: string,
-  host?: HostServices,
-  signal = new AbortController().signal,
-): ToolContext {
-  const noop = () => {};
-  return {
-    cwd,
-    signal,
-    toolCallId: "t1",
-    log: { debug: noop, info: noop, warn: noop, error: noop },
-    progress: noop,
-    requestPermission: () => Promise.resolve(false),
-    host,
-  };
-}
-
-async function run(
-  // deno-lint-ignore no-explicit-any
-  tool: { run: (i: any, c: ToolContext) => unknown },
-  input: unknown,
-  ctx: ToolContext,
-): Promise<ToolResult> {
-  const r = await tool.run(input, ctx);
-  return typeof r === "string" ? { content: r } : r as ToolResult;
+const run = runTool;
+function ctxFor(cwd: string, host?: HostServices, signal?: AbortSignal): ToolContext {
+  return toolContext({ cwd, host, signal });
 }
 
 /** A temp git repo with ignore rules at two levels, a binary file and sources. */

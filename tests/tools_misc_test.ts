@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { z } from "zod";
-import type { HostServices, ToolContext, ToolResult, UserQuestion } from "../sdk/mod.ts";
+import type { HostServices, ToolContext, UserQuestion } from "../sdk/mod.ts";
 import {
   userCheckboxTool,
   userConfirmTool,
@@ -15,28 +15,11 @@ import {
 import { todoWriteTool } from "../plugins/todo/mod.ts";
 import { webFetchTool } from "../plugins/web/mod.ts";
 import { corePlugins, toolSchemasSize } from "../plugins/mod.ts";
+import { runTool, toolContext } from "./support/fixtures.ts";
 
-function ctxFor(host?: HostServices, signal = new AbortController().signal): ToolContext {
-  const noop = () => {};
-  return {
-    cwd: "/",
-    signal,
-    toolCallId: "t1",
-    log: { debug: noop, info: noop, warn: noop, error: noop },
-    progress: noop,
-    requestPermission: () => Promise.resolve(false),
-    host,
-  };
-}
-
-async function run(
-  // deno-lint-ignore no-explicit-any
-  tool: { run: (i: any, c: ToolContext) => unknown },
-  input: unknown,
-  ctx: ToolContext,
-): Promise<ToolResult> {
-  const r = await tool.run(input, ctx);
-  return typeof r === "string" ? { content: r } : r as ToolResult;
+const run = runTool;
+function ctxFor(host?: HostServices, signal?: AbortSignal): ToolContext {
+  return toolContext({ host, signal });
 }
 
 Deno.test("user__*: headless returns needs_human JSON at once", async () => {
