@@ -14,7 +14,7 @@
  * @module
  */
 import type { PermissionQuestion, ToolProgress, ToolResult } from "../../sdk/mod.ts";
-import { WORKER_SOURCE } from "./worker_main.ts";
+import { RELAY_SOURCE, WORKER_SOURCE } from "./worker_main.ts";
 
 /** Tunables of the RPC; all optional. */
 export interface RpcLimits {
@@ -38,9 +38,18 @@ export interface RpcLimits {
    * its level when the first plugin Worker started, busy Workers are
    * terminated (default 1024). V8 aborts the WHOLE process when any isolate
    * reaches its heap limit, and Deno has no per-Worker heap limit, so this is
-   * the only guard against a plugin that allocates without bound.
+   * a second line of defence behind `maxHeapMB`.
    */
   maxMemoryMB?: number;
+  /**
+   * Heap limit of the plugin's code in MB (V8 old generation; default 512, or
+   * `$COYOTE_PLUGIN_MAX_HEAP_MB`). The plugin then runs in a
+   * `node:worker_threads` Worker with `resourceLimits` nested inside its
+   * permission-scoped Deno Worker, and V8 stops it at the limit (a tool error
+   * "out of memory") instead of aborting the whole process. 0 runs the plugin
+   * directly in the Deno Worker, uncapped (starts ~0.5 s faster on Deno 2.9.6).
+   */
+  maxHeapMB?: number;
 }
 
 /** Where a plugin's log lines go (default: stderr). Never stdout. */
@@ -79,7 +88,20 @@ const DEFAULTS = {
   loadTimeoutMs: 10_000,
   maxMemoryMB: 1024,
   maxLinkScanEntries: 50_000,
+  maxHeapMB: 512,
 };
+
+/** `$COYOTE_PLUGIN_MAX_HEAP_MB` when it is a non-negative integer (0 = no cap). */
+function envHeapMB(): number | undefined {
+  let v: string | undefined;
+  try {
+    v = Deno.env.get("COYOTE_PLUGIN_MAX_HEAP_MB");
+  } catch {
+    return undefined;
+  }
+  if (v === undefined || !/^\d+$/.test(v.trim())) return undefined;
+  return Number(v.trim());
+}
 
 /** Process-wide memory watchdog over running plugin Workers (see RpcLimits.maxMemoryMB). */
 const watchdog = {
@@ -114,9 +136,12 @@ const watchdog = {
   },
 };
 
-const WORKER_URL = `data:application/javascript;base64,${
-  btoa(String.fromCharCode(...new TextEncoder().encode(WORKER_SOURCE)))
-}`;
+const dataUrl = (source: string) =>
+  `data:application/javascript;base64,${
+    btoa(String.fromCharCode(...new TextEncoder().encode(source)))
+  }`;
+const WORKER_URL = dataUrl(WORKER_SOURCE);
+const RELAY_URL = dataUrl(RELAY_SOURCE);
 
 /** Deno Worker permissions with every key false. */
 export const NO_PERMISSIONS: Deno.PermissionOptionsObject = {
@@ -170,7 +195,11 @@ export class PluginWorker {
     limits: RpcLimits = {},
     readonly log: PluginLogSink = defaultLogSink,
   ) {
-    this.#limits = { ...DEFAULTS, ...stripUndefined(limits) };
+    this.#limits = {
+      ...DEFAULTS,
+      maxHeapMB: envHeapMB() ?? DEFAULTS.maxHeapMB,
+      ...stripUndefined(limits),
+    };
   }
 
   /** True while a worker is running (or starting). */
@@ -206,7 +235,7 @@ export class PluginWorker {
     this.#snapshotProcessState();
     let worker: Worker;
     try {
-      worker = new Worker(WORKER_URL, {
+      worker = new Worker(this.#limits.maxHeapMB > 0 ? RELAY_URL : WORKER_URL, {
         type: "module",
         name: `plugin:${this.name}`,
         deno: { permissions: this.permissions },
@@ -246,7 +275,7 @@ export class PluginWorker {
     worker.postMessage({
       type: "load",
       code: this.code,
-      limits: { maxResultBytes: this.#limits.maxResultBytes },
+      limits: { maxResultBytes: this.#limits.maxResultBytes, maxHeapMB: this.#limits.maxHeapMB },
       childEnv: childEnvFor(this.permissions),
     });
     ready.catch(() => {}); // callers observe the rejection; avoid unhandled noise
