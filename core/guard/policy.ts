@@ -41,7 +41,7 @@ import {
   wholeProgram,
   WILD,
 } from "./rules.ts";
-import { classify, dangerousEnvName } from "./commands.ts";
+import { classify, dangerousEnvName, readPaths } from "./commands.ts";
 import {
   lexSimple,
   loadShellParser,
@@ -103,6 +103,12 @@ const MAX_DEPTH = 4;
 
 const SEVERITY: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
 const SPECIAL_FILES = /^\/dev\/(null|stdout|stderr|stdin|tty|zero|fd\/\d+)$/;
+/**
+ * Source text of a simple command whose unknown (WILD) words may be run-time
+ * values (`$X`, `$(…)`, backticks, brace expansion, `~user`, extended globs)
+ * rather than plain filename globs (`*.ts`) or process substitutions.
+ */
+const DYNAMIC_TEXT = /[$`]|\{[^}]*(,|\.\.)|~[^/\s]|[@!+*?]\(/;
 
 /** Default Deno flags of the binary: no prompts, the permissions Coyote needs. */
 const BASE_FLAGS = [
@@ -703,15 +709,7 @@ export class Policy {
         this.#pathTargetParts("write", r.target, r.text, ctx, level, parts, "redirection");
       }
       if (r.access === "read" || r.access === "readwrite") {
-        this.#pathTargetParts(
-          "read",
-          r.target,
-          r.text,
-          ctx,
-          level === "full" ? "explicit" : level,
-          parts,
-          "redirection",
-        );
+        this.#pathTargetParts("read", r.target, r.text, ctx, level, parts, "redirection");
       }
     }
 
@@ -746,8 +744,11 @@ export class Policy {
     ctx: ScriptCtx,
     level: Level,
     parts: GuardPart[],
+    dynamic?: boolean,
   ): void {
     const display = clip(text || words.join(" ").replaceAll(WILD, "…"));
+    // May an unknown word be a run-time value (not a filename glob)?
+    const dyn = dynamic ?? DYNAMIC_TEXT.test(text);
     for (const a of assigns) {
       const p = this.#envSetPart(a, display, level);
       if (p) parts.push(p);
@@ -856,9 +857,12 @@ export class Policy {
         rule: "default",
         subject: display,
       });
+      if (c.allowed) this.#readPathParts(words, display, ctx, dyn, parts);
     }
 
-    for (const i of c.inner) this.#simpleParts(i.words, i.assigns, "", ctx, inner, parts);
+    for (const i of c.inner) {
+      this.#simpleParts(i.words, i.assigns, "", ctx, inner, parts, dyn || !!i.unknownArgs);
+    }
     for (const s of c.scripts) {
       let sub: ReturnType<typeof parseShell> | undefined;
       try {
@@ -998,6 +1002,74 @@ export class Policy {
       const p = this.#pathPart(kind, abs, level);
       if (p.decision === "allow" && level !== "full") continue;
       parts.push({ ...p, reason: `${p.reason} — ${what} in ${q(display)}`, subject: display });
+    }
+  }
+
+  /**
+   * The default "reads outside the workspace ask" (as for `fs_read`) applied to
+   * the paths a command the default policy allows reads ({@link readPaths}:
+   * file operands, `--file=PATH` values, start paths, the working directory of
+   * a bare `ls`), against every candidate working directory. `Read` allow rules
+   * cover a path; `/dev/null` and the other {@link SPECIAL_FILES} and `-`
+   * (stdin) are not reads of a file. An unknown word asks (fail closed), except
+   * a plain filename glob (`dynamic` false) whose directory part is checked
+   * instead; `dynamic` is true when an unknown word may be a run-time value.
+   * Explicit Read deny/ask rules on the words are {@link #argParts}' job.
+   */
+  #readPathParts(
+    words: string[],
+    display: string,
+    ctx: ScriptCtx,
+    dynamic: boolean,
+    parts: GuardPart[],
+  ): void {
+    const paths = readPaths(words);
+    if (!paths) return;
+    const unknown = (why: string) =>
+      parts.push({
+        decision: "ask",
+        reason: `${
+          q(display)
+        } reads ${why}; the default policy asks for reads outside the workspace`,
+        rule: "default",
+        subject: display,
+      });
+    for (const w of paths) {
+      if (w === "-" || SPECIAL_FILES.test(w)) continue;
+      let target = w;
+      if (w.includes(WILD)) {
+        const at = w.indexOf(WILD);
+        const after = w.slice(w.lastIndexOf("/", at) + 1).split("/");
+        // A glob segment starting with "." may match "..".
+        if (
+          dynamic || after.includes("..") ||
+          after.some((s) => s.startsWith(".") && s.includes(WILD))
+        ) {
+          unknown(`a path only known at run time (${q(w)})`);
+          return;
+        }
+        const head = w.slice(0, at);
+        target = head.includes("/") ? head.slice(0, head.lastIndexOf("/")) || "/" : ".";
+      }
+      if (!target.startsWith("/") && ctx.cwds === null) {
+        unknown(`${q(w)} relative to a working directory only known at run time`);
+        return;
+      }
+      for (const cwd of ctx.cwds ?? [this.workspace]) {
+        const abs = resolvePath(target, cwd, this.home);
+        if (SPECIAL_FILES.test(abs)) continue;
+        const p = this.#pathPart("read", abs, "full");
+        if (p.decision === "allow") continue;
+        // Explicit rules on a word as written are reported by #argParts.
+        if (p.rule !== "default" && target === w) continue;
+        parts.push({
+          ...p,
+          reason: `${p.reason} — ${
+            w !== target ? q(w) : words.includes(w) ? "argument" : "working directory"
+          } of ${q(display)}`,
+          subject: display,
+        });
+      }
     }
   }
 
@@ -1285,6 +1357,7 @@ export class Policy {
       { depth: 0, cwds: [this.workspace], level },
       level,
       parts,
+      true,
     );
     return worstPart(parts);
   }
