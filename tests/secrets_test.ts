@@ -65,10 +65,15 @@ Deno.test("secrets: the API key stays out of output, transcripts, commands and t
   try {
     const base = childEnv(env, { baseURL: server.baseURL });
     const e = { ...base, OPENAI_API_KEY: secret };
-    const run = await runCoyote(["--headless", "--output-format", "stream-json", "go"], {
-      cwd,
-      env: e,
-    });
+    // /proc/self/environ is outside the workspace: reading it needs a Read allow rule.
+    const run = await runCoyote([
+      "--headless",
+      "--output-format",
+      "stream-json",
+      "--allow",
+      "Read(/proc/**)",
+      "go",
+    ], { cwd, env: e });
     assert.equal(run.code, 0, run.stderr);
     // The commands ran (so the check is real) but saw no key.
     const toolMsgs = (server.requests[1].body as { messages: { role: string; content: string }[] })
@@ -141,10 +146,15 @@ Deno.test("secrets: a key from config.yaml is redacted from tool results that pr
     await Deno.writeTextFile(`${cwd}/.env`, `K=${secret}\n`);
     const e = childEnv(env, { baseURL: server.baseURL });
     delete e.OPENAI_API_KEY;
-    const r = await runCoyote(["--headless", "--output-format", "stream-json", "go"], {
-      cwd,
-      env: e,
-    });
+    // The config dir is outside the workspace: `cat` of it needs a Read allow rule.
+    const r = await runCoyote([
+      "--headless",
+      "--output-format",
+      "stream-json",
+      "--allow",
+      `Read(${env.configDir}/**)`,
+      "go",
+    ], { cwd, env: e });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(server.requests[0].headers.authorization, `Bearer ${secret}`);
     const replies = (server.requests[1].body as { messages: { role: string; content: string }[] })

@@ -1486,7 +1486,10 @@ export class Policy {
       "           git status|diff|log|show|branch…); every other command asks; commands the parser cannot",
     );
     lines.push(`           analyse or longer than ${MAX_COMMAND_LENGTH} characters ask`);
-    lines.push("  Read     inside the workspace allowed; outside asks");
+    lines.push(
+      "  Read     inside the workspace allowed; outside asks (fs_read, and what read-only commands read:",
+    );
+    lines.push("           cat ~/.ssh/id_rsa, ls /, grep -r x /etc ask)");
     lines.push(
       "  Write    inside the workspace allowed; outside asks; .git/ internals, the workspace's .coyote/ and",
     );
