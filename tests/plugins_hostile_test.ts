@@ -405,14 +405,60 @@ Deno.test("hostile: a crashing worker (uncaught error, unhandled rejection, self
   }
 });
 
-Deno.test("hostile: unbounded allocation is stopped by the memory watchdog before V8 aborts the process", async () => {
+Deno.test("hostile: unbounded allocation without yielding is stopped at the plugin's heap limit; the host survives", async () => {
+  // Run in a child process: if the cap failed, V8 would abort the whole process at its
+  // heap limit, and that must fail this test, not kill the test runner.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", new URL(import.meta.url).pathname],
+    env: { COYOTE_TEST_OOM_CHILD: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, `the host process survived (stderr: ${stderr.slice(-2000)})`);
+  const r = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
+  assert.equal(r.oom.isError, true);
+  assert.match(
+    r.oom.content,
+    /out of memory: the plugin's JavaScript heap reached its limit of 256 MB/,
+  );
+  assert.ok(r.oomMs < 20_000, `stopped in ${r.oomMs} ms`);
+  assert.equal(r.next, "ok", "the next call restarts the plugin and works");
+  assert.ok(
+    r.rssAfterMiB < r.rssBeforeMiB + 150,
+    `RSS back near its level before the call: ${r.rssBeforeMiB} -> ${r.rssAfterMiB} MiB`,
+  );
+});
+
+/** Child side of the test above: one JSON line on stdout. */
+async function oomChild(): Promise<void> {
   const env = await setup({ fixture: "misbehave.ts" }, {
-    limits: { timeoutMs: 30_000, maxMemoryMB: 400 },
+    limits: { timeoutMs: 30_000, maxHeapMB: 256 },
+  });
+  try {
+    const mib = () => Math.round(Deno.memoryUsage().rss / 2 ** 20);
+    assert.equal((await env.call("bad_ok")).content, "ok");
+    const rssBeforeMiB = mib();
+    const t0 = performance.now();
+    const oom = await env.call("bad_oom");
+    const oomMs = Math.round(performance.now() - t0);
+    const next = (await env.call("bad_ok")).content;
+    await new Promise((r) => setTimeout(r, 300));
+    console.log(JSON.stringify({ oom, oomMs, next, rssBeforeMiB, rssAfterMiB: mib() }));
+  } finally {
+    await env.cleanup();
+  }
+}
+if (import.meta.main && Deno.env.get("COYOTE_TEST_OOM_CHILD") === "1") await oomChild();
+
+Deno.test("hostile: with the heap cap off, a large allocation is stopped by the RSS watchdog", async () => {
+  const env = await setup({ fixture: "misbehave.ts" }, {
+    limits: { timeoutMs: 30_000, maxMemoryMB: 400, maxHeapMB: 0 },
   });
   try {
     const t0 = performance.now();
     assertToolError(
-      await env.call("bad_oom"),
+      await env.call("bad_hoard"),
       /memory limit exceeded \(process grew \d+ MiB > 400 MiB\)/,
     );
     assert.ok(performance.now() - t0 < 20_000);

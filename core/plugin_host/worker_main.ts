@@ -362,7 +362,10 @@ export function workerMain(port?: {
       w?.(m.granted === true);
     }
   };
-  if (port) port.on("message", (data) => onMessage({ data }));
+  // In the node Worker each message is handled in its own macrotask: V8 reaching the
+  // heap limit inside a MessagePort callback leaves the Worker stuck without the
+  // "out of memory" error on Deno 2.9.6, while inside a setImmediate task it is reported.
+  if (port) port.on("message", (data) => setImmediate(() => onMessage({ data })));
   else g.onmessage = onMessage;
 }
 
