@@ -358,7 +358,7 @@ const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busy
 
 /** Names that are dangerous to set for a command: they change which program runs or what it loads. */
 export function dangerousEnvName(name: string): boolean {
-  return /^(PATH|IFS|BASH_ENV|ENV|PS4|SHELLOPTS|BASHOPTS|PROMPT_COMMAND|PAGER|EDITOR|VISUAL|MANPAGER|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|HOME|CDPATH|TMPDIR|XDG_CONFIG_HOME|COYOTE_CONFIG_DIR)$/
+  return /^(PATH|IFS|BASH_ENV|ENV|PS4|SHELLOPTS|BASHOPTS|PROMPT_COMMAND|PAGER|EDITOR|VISUAL|MANPAGER|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|HOME|CDPATH|TMPDIR|XDG_CONFIG_HOME|COYOTE_CONFIG_DIR|RIPGREP_CONFIG_PATH|GREP_OPTIONS)$/
     .test(name) || /^(LD_|DYLD_|GIT_|BASH_FUNC_|DENO_|NPM_CONFIG_|npm_config_)/.test(name);
 }
 
@@ -391,6 +391,10 @@ export function classify(words: string[]): Classification {
       const target = args.find((a) => !a.startsWith("-") || a === "-");
       extra.cd = target === undefined ? "~" : target === "-" ? WILD : target;
     } else if (name === "popd") extra.cd = WILD;
+    // `hash -p PATH NAME` makes NAME run PATH.
+    if (name === "hash" && args.some((a) => /^-[a-z]*p/.test(a) || a.startsWith(WILD))) {
+      return ask(words, `"hash -p" sets which program a name runs`);
+    }
     return allow(`read-only command "${name}"`, extra);
   }
   switch (name) {
@@ -770,6 +774,10 @@ const FILE_READERS: Record<string, string> = {
   fgrep: "mABCdD",
   rg: "gtTmABCjMrEd",
   jq: "",
+  // `date -f FILE` prints each line of FILE in its error messages; operands are +FORMATs.
+  date: "dI",
+  // `xargs -a FILE` reads its arguments from FILE (echo prints them); the rest is the command.
+  xargs: "dEILnPs",
 };
 /** Short options whose value is a file the program reads (`grep -f FILE`, `diff -X FILE`). */
 const PATH_SHORT: Record<string, string> = {
@@ -782,6 +790,8 @@ const PATH_SHORT: Record<string, string> = {
   diff: "X",
   du: "X",
   jq: "fL",
+  date: "fr",
+  xargs: "a",
 };
 /** Long options whose value is a file the program reads, `=VALUE` or the next word. */
 const PATH_LONG = new Set([
@@ -792,6 +802,8 @@ const PATH_LONG = new Set([
   "--from-file",
   "--magic-file",
   "--reference",
+  "--to-file",
+  "--arg-file",
 ]);
 /** Long options whose `=VALUE` is a pattern, glob or format, never a path. */
 const NONPATH_LONG = new Set([
@@ -814,6 +826,7 @@ const NONPATH_LONG = new Set([
   "--field-separator",
   "--delimiter",
   "--output-delimiter",
+  "--date",
 ]);
 
 /** The simple test for a word that may name a path outside the working directory. */
@@ -860,6 +873,7 @@ export function readPaths(words: string[]): string[] | undefined {
       break;
     }
     if (!a.startsWith("-") || a === "-") {
+      if (name === "xargs") break; // the command xargs runs is checked on its own
       ops.push(a);
       continue;
     }
@@ -867,7 +881,8 @@ export function readPaths(words: string[]): string[] | undefined {
       const eq = a.indexOf("=");
       const opt = eq < 0 ? a : a.slice(0, eq);
       const value = eq < 0 ? undefined : a.slice(eq + 1);
-      if (opt === "--regexp" && patterned) {
+      if (name === "rg" && opt === "--files") hasPattern = true; // lists files: no pattern
+      else if (opt === "--regexp" && patterned) {
         hasPattern = true;
         if (value === undefined) i++;
       } else if (PATH_LONG.has(opt)) {
@@ -879,6 +894,7 @@ export function readPaths(words: string[]): string[] | undefined {
       else if (name === "jq" && opt === "--indent") i++;
       else if (name === "jq" && (opt === "--args" || opt === "--jsonargs")) jqArgs = true;
       else if (opt === "--recursive" || opt === "--dereference-recursive") recursive = true;
+      else if (opt === "--directories" && value === "recurse") recursive = true;
       else if (value !== undefined && !NONPATH_LONG.has(opt) && pathLike(value)) paths.push(value);
       continue;
     }
@@ -894,6 +910,7 @@ export function readPaths(words: string[]): string[] | undefined {
           if (patterned || name === "jq") hasPattern = true;
         }
         if (isPattern) hasPattern = true;
+        if (l === "d" && v === "recurse" && patterned) recursive = true;
         break;
       }
     }
@@ -901,6 +918,7 @@ export function readPaths(words: string[]): string[] | undefined {
   if ((patterned || name === "jq") && !hasPattern) ops.shift();
   if (name === "jq" && jqArgs) ops.length = 0;
   if (name === "uniq") ops.splice(1); // the second operand is the output (a write)
+  if (name === "date" || name === "xargs") ops.length = 0; // formats; the command it runs
   if (!ops.length) {
     const cwdReaders = name === "ls" || name === "tree" || name === "du" || name === "rg";
     if (cwdReaders || ((name === "grep" || name === "egrep" || name === "fgrep") && recursive)) {
