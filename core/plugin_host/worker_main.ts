@@ -365,8 +365,15 @@ export function workerMain(port?: {
   // In the node Worker each message is handled in its own macrotask: V8 reaching the
   // heap limit inside a MessagePort callback leaves the Worker stuck without the
   // "out of memory" error on Deno 2.9.6, while inside a setImmediate task it is reported.
-  if (port) port.on("message", (data) => setImmediate(() => onMessage({ data })));
-  else g.onmessage = onMessage;
+  // Either way the dispatcher is `self.onmessage`, as a plugin written for a Worker expects.
+  g.onmessage = onMessage;
+  if (port) {
+    port.on("message", (data) =>
+      setImmediate(() => {
+        const handler = g.onmessage;
+        if (typeof handler === "function") handler({ data });
+      }));
+  }
 }
 
 /**
@@ -417,6 +424,9 @@ export function relayMain(innerSource: string): void {
         },
       });
       port.on("message", (x: unknown) => post(x));
+      // What the plugin posts itself (`self.postMessage`, `parentPort`) reaches the host
+      // as before, where every message is untrusted input and checked again.
+      inner.on("message", (x: unknown) => post(x));
       inner.on("error", (e: Any) => {
         crash(
           e?.code === "ERR_WORKER_OUT_OF_MEMORY"
