@@ -37,6 +37,8 @@ export interface InnerCommand {
   assigns: string[];
   /** True when unknown (WILD) words are input only known at run time (`xargs`), never a filename glob. */
   unknownArgs?: boolean;
+  /** True for `find -exec`: a word that is only WILD is a path `find` found beneath its start paths. */
+  findItems?: boolean;
 }
 
 /** Programs that only read, whatever their arguments. */
@@ -612,7 +614,7 @@ function find(args: string[]): Classification {
         return ask(words, `find ${a} without a complete command`);
       }
       if (cmd[0].startsWith(WILD)) return ask(words, `find ${a} runs an unknown command`);
-      inner.push({ words: cmd, assigns: [] });
+      inner.push({ words: cmd, assigns: [], findItems: true });
       i = j;
     } else if (a === "-delete") return ask(words, `find -delete deletes files`);
     else if (a === "-fprint" || a === "-fprint0" || a === "-fls" || a === "-fprintf") {

@@ -557,8 +557,12 @@ function wordText(parts: Node[], types: string[], home: string): string {
           out += typeof q.Value === "string" && q.Parts === undefined ? dquotedLit(q.Value) : WILD;
         }
         break;
+      case "ProcSubst":
+        // Bash passes a pipe's name: `/dev/fd/63`.
+        out += `/dev/fd/${WILD}`;
+        break;
       default:
-        // ParamExp, CmdSubst, ArithmExp, ProcSubst, ExtGlob, BraceExp, …
+        // ParamExp, CmdSubst, ArithmExp, ExtGlob, BraceExp, …
         out += WILD;
     }
   }

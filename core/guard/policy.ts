@@ -98,11 +98,14 @@ export interface GuardPart {
 
 /** Commands longer than this are not parsed; they ask (fail closed). */
 export const MAX_COMMAND_LENGTH = 4000;
+/** Directory entries a glob argument may make the guard examine before it asks. */
+const GLOB_LIMIT = 2000;
 /** Nesting limit for `bash -c '…'` / `eval` strings parsed recursively. */
 const MAX_DEPTH = 4;
 
 const SEVERITY: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
-const SPECIAL_FILES = /^\/dev\/(null|stdout|stderr|stdin|tty|zero|fd\/\d+)$/;
+// `/dev/fd/<WILD>` is a process substitution `<(…)` / `>(…)` (its command is checked on its own).
+const SPECIAL_FILES = new RegExp(`^/dev/(null|stdout|stderr|stdin|tty|zero|fd/(\\d+|${WILD}))$`);
 /**
  * Source text of a simple command whose unknown (WILD) words may be run-time
  * values (`$X`, `$(…)`, backticks, brace expansion, `~user`, extended globs)
@@ -745,6 +748,7 @@ export class Policy {
     level: Level,
     parts: GuardPart[],
     dynamic?: boolean,
+    findItems = false,
   ): void {
     const display = clip(text || words.join(" ").replaceAll(WILD, "…"));
     // May an unknown word be a run-time value (not a filename glob)?
@@ -857,11 +861,12 @@ export class Policy {
         rule: "default",
         subject: display,
       });
-      if (c.allowed) this.#readPathParts(words, display, ctx, dyn, parts);
+      if (c.allowed) this.#readPathParts(words, display, ctx, dyn, findItems, parts);
     }
 
     for (const i of c.inner) {
-      this.#simpleParts(i.words, i.assigns, "", ctx, inner, parts, dyn || !!i.unknownArgs);
+      const unknownArgs = dyn || !!i.unknownArgs;
+      this.#simpleParts(i.words, i.assigns, "", ctx, inner, parts, unknownArgs, !!i.findItems);
     }
     for (const s of c.scripts) {
       let sub: ReturnType<typeof parseShell> | undefined;
@@ -1021,6 +1026,7 @@ export class Policy {
     display: string,
     ctx: ScriptCtx,
     dynamic: boolean,
+    findItems: boolean,
     parts: GuardPart[],
   ): void {
     const paths = readPaths(words);
@@ -1037,7 +1043,10 @@ export class Policy {
     for (const w of paths) {
       if (w === "-" || SPECIAL_FILES.test(w)) continue;
       let target = w;
-      if (w.includes(WILD)) {
+      // A `find -exec` `{}`: beneath find's start paths, which are checked on find itself.
+      const found = findItems && w === WILD;
+      if (found) target = ".";
+      else if (w.includes(WILD)) {
         const at = w.indexOf(WILD);
         const after = w.slice(w.lastIndexOf("/", at) + 1).split("/");
         // A glob segment starting with "." may match "..".
@@ -1058,7 +1067,22 @@ export class Policy {
       for (const cwd of ctx.cwds ?? [this.workspace]) {
         const abs = resolvePath(target, cwd, this.home);
         if (SPECIAL_FILES.test(abs)) continue;
-        const p = this.#pathPart("read", abs, "full");
+        let p = this.#pathPart("read", abs, "full");
+        if (p.decision === "allow" && w !== target && !found) {
+          // A glob inside the workspace may match a symbolic link that leads outside.
+          const matches = this.#globMatches(resolvePath(w, cwd, this.home));
+          if (!matches) {
+            unknown(`${q(w)}, a glob matching more than ${GLOB_LIMIT} paths`);
+            return;
+          }
+          for (const m of matches) {
+            const mp = this.#pathPart("read", m, "full");
+            if (mp.decision !== "allow") {
+              p = mp;
+              break;
+            }
+          }
+        }
         if (p.decision === "allow") continue;
         // Explicit rules on a word as written are reported by #argParts.
         if (p.rule !== "default" && target === w) continue;
@@ -1071,6 +1095,43 @@ export class Policy {
         });
       }
     }
+  }
+
+  /**
+   * The existing paths a filename glob (absolute, WILD for its unknown parts)
+   * may match, segment by segment, with the directories matched on the way:
+   * WILD matches any run of characters, a superset of `*`, `?` and `[…]`. Undefined when more than
+   * {@link GLOB_LIMIT} directory entries would have to be examined.
+   */
+  #globMatches(pattern: string): string[] | undefined {
+    const segs = pattern.split("/").slice(1);
+    let cur = [""];
+    const all: string[] = [];
+    let seen = 0;
+    for (const seg of segs) {
+      const next: string[] = [];
+      if (!seg.includes(WILD)) {
+        for (const d of cur) next.push(`${d}/${seg}`);
+      } else {
+        const re = new RegExp(
+          `^${seg.split(WILD).map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`,
+          "s",
+        );
+        for (const d of cur) {
+          try {
+            for (const e of Deno.readDirSync(d || "/")) {
+              if (++seen > GLOB_LIMIT) return undefined;
+              if (re.test(e.name)) next.push(`${d}/${e.name}`);
+            }
+          } catch { /* not a readable directory: no matches */ }
+        }
+        // Every match counts, also a directory further segments look inside.
+        all.push(...next);
+      }
+      cur = next;
+      if (!cur.length) break;
+    }
+    return [...all, ...cur];
   }
 
   /**
