@@ -36,9 +36,9 @@ export interface RpcLimits {
   /**
    * Memory watchdog: when the process RSS grows more than this many MiB above
    * its level when the first plugin Worker started, busy Workers are
-   * terminated (default 1024). V8 aborts the WHOLE process when any isolate
-   * reaches its heap limit, and Deno has no per-Worker heap limit, so this is
-   * a second line of defence behind `maxHeapMB`.
+   * terminated (default 1024). A second line of defence behind `maxHeapMB`;
+   * it cannot stop code that never yields (Deno 2.9.6), and with the heap cap
+   * off V8 aborts the WHOLE process when such a plugin reaches V8's own limit.
    */
   maxMemoryMB?: number;
   /**
