@@ -15,6 +15,9 @@ import type * as acp from "@agentclientprotocol/sdk";
 import type { AppOptions } from "../app.ts";
 import type { EngineEvent, PermissionOutcome, PermissionResolver, TurnResult } from "../types.ts";
 import type { HostServices, UserQuestion } from "../../sdk/mod.ts";
+
+/** The SDK's client-terminal host service (`HostServices.runInTerminal`). */
+type RunInTerminal = NonNullable<HostServices["runInTerminal"]>;
 import type { AgentSession } from "../runtime.ts";
 import { takeStdoutForProtocol } from "./stdio.ts";
 import denoJson from "../../deno.json" with { type: "json" };
@@ -590,16 +593,8 @@ export class AcpServer {
   private async runInTerminal(
     holder: { get(): LiveSession | undefined },
     command: string,
-    opts: {
-      cwd: string;
-      timeoutMs?: number;
-      outputByteLimit?: number;
-      signal: AbortSignal;
-      toolCallId?: string;
-    },
-  ): Promise<
-    { exitCode: number | null; signal: string | null; output: string; truncated: boolean }
-  > {
+    opts: Parameters<RunInTerminal>[1],
+  ): ReturnType<RunInTerminal> {
     const live = holder.get();
     if (!live) throw new Error("session is not open");
     const sessionId = live.session.id;
