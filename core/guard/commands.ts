@@ -423,6 +423,8 @@ export function classify(words: string[]): Classification {
       return allow(`read-only command "jq"`);
     case "find":
       return find(args);
+    case "sed":
+      return sed(args);
     case "git":
       return git(args);
     case "rg":
@@ -595,6 +597,65 @@ function shell(name: string, args: string[]): Classification {
     break;
   }
   return ask(words, `"${name}" runs a script or reads commands from its input`);
+}
+
+/**
+ * One `sed` command the guard knows to be read-only: line addresses (`1,3`,
+ * `$`, `/re/`) with `p`, `d`, `q`, `n`, `N`, `P`, `D` or `=`, and `s/re/text/`
+ * with only the `g`, `p`, `i`, `I` or number flags. Anything else (`w`, `W`,
+ * `r`, `R`, `e`, the `e`/`w` flags of `s`, other delimiters) is not recognised
+ * and asks.
+ */
+const SED_ADDR = String.raw`(?:\d+|\$|/(?:[^/\\]|\\.)*/)`;
+const SED_COMMAND = new RegExp(
+  String.raw`^\s*(?:${SED_ADDR}(?:\s*,\s*${SED_ADDR})?\s*!?\s*)?` +
+    String.raw`(?:[pdqnNPD=]|s/(?:[^/\\]|\\.)*/(?:[^/\\]|\\.)*/[gpiI0-9]*)\s*$`,
+);
+
+/** Whether a sed script only prints, deletes or substitutes to stdout ({@link SED_COMMAND}). */
+export function readOnlySedScript(script: string): boolean {
+  if (script.includes(WILD) || script.includes("\n")) return false;
+  return script.split(";").every((c) => c.trim() === "" || SED_COMMAND.test(c));
+}
+
+/**
+ * `sed` is read-only when it edits nothing in place (`-i`, `--in-place`), takes
+ * no script file (`-f`) and every script is a {@link readOnlySedScript} (the
+ * first operand, or each `-e` / `--expression` value). Its file operands are
+ * reads (see {@link readPaths}).
+ */
+function sed(args: string[]): Classification {
+  const words = ["sed", ...args];
+  const scripts: string[] = [];
+  let operandScript = true;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") break;
+    if (a.startsWith(WILD)) return ask(words, `sed with an unknown option`);
+    if (a === "--in-place" || a.startsWith("--in-place=") || /^-[^-]*i/.test(a)) {
+      return ask(words, `"sed -i" edits files in place`);
+    }
+    if (a === "--file" || a.startsWith("--file=") || /^-[^-]*f/.test(a)) {
+      return ask(words, `"sed -f" runs a script file the guard cannot see`);
+    }
+    if (a === "--expression" || a.startsWith("--expression=")) {
+      scripts.push(a.includes("=") ? a.slice(a.indexOf("=") + 1) : args[++i] ?? WILD);
+      operandScript = false;
+    } else if (/^-[^-]*e/.test(a)) {
+      const rest = a.slice(a.indexOf("e") + 1);
+      scripts.push(rest !== "" ? rest : args[++i] ?? WILD);
+      operandScript = false;
+    } else if (/^-[^-]*l$/.test(a)) i++;
+  }
+  if (operandScript) {
+    const first = args.find((a, k) => !a.startsWith("-") && !/^-[^-]*l$/.test(args[k - 1] ?? ""));
+    scripts.push(first ?? WILD);
+  }
+  const bad = scripts.find((sc) => !readOnlySedScript(sc));
+  if (bad !== undefined) {
+    return ask(words, `sed script ${show(bad)} is not one the guard knows to be read-only`);
+  }
+  return allow(`read-only command "sed" (print/delete/substitute to stdout)`);
 }
 
 function find(args: string[]): Classification {
@@ -776,6 +837,8 @@ const FILE_READERS: Record<string, string> = {
   fgrep: "mABCdD",
   rg: "gtTmABCjMrEd",
   jq: "",
+  // sed: `-e SCRIPT`, `-l N`; the first operand is the script unless -e/--expression gave one.
+  sed: "el",
   // `date -f FILE` prints each line of FILE in its error messages; operands are +FORMATs.
   date: "dI",
   // `xargs -a FILE` reads its arguments from FILE (echo prints them); the rest is the command.
@@ -862,7 +925,8 @@ export function readPaths(words: string[]): string[] | undefined {
   if (!(name in FILE_READERS)) return undefined;
   const nonPath = FILE_READERS[name];
   const pathShort = PATH_SHORT[name] ?? "";
-  const patterned = name === "grep" || name === "egrep" || name === "fgrep" || name === "rg";
+  const patterned = name === "grep" || name === "egrep" || name === "fgrep" || name === "rg" ||
+    name === "sed";
   const paths: string[] = [];
   const ops: string[] = [];
   let hasPattern = false;
@@ -884,7 +948,7 @@ export function readPaths(words: string[]): string[] | undefined {
       const opt = eq < 0 ? a : a.slice(0, eq);
       const value = eq < 0 ? undefined : a.slice(eq + 1);
       if (name === "rg" && opt === "--files") hasPattern = true; // lists files: no pattern
-      else if (opt === "--regexp" && patterned) {
+      else if ((opt === "--regexp" || (name === "sed" && opt === "--expression")) && patterned) {
         hasPattern = true;
         if (value === undefined) i++;
       } else if (PATH_LONG.has(opt)) {
