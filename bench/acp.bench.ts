@@ -14,17 +14,7 @@
  */
 import type { BenchResult } from "./run.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
-const FLAGS = [
-  "run",
-  "--no-prompt",
-  "--allow-read",
-  "--allow-write",
-  "--allow-net",
-  "--allow-env",
-  "--allow-run",
-  "--allow-sys",
-];
+import { COYOTE_FLAGS as FLAGS, MAIN_TS as MAIN } from "../tests/support/acp_harness.ts";
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

@@ -19,6 +19,7 @@
 import { join } from "node:path";
 import type { AppOptions } from "../core/app.ts";
 import type { ToolContext } from "../sdk/mod.ts";
+import { testApp } from "../tests/support/fixtures.ts";
 
 /** One measured number, as the bench runner prints it. */
 export interface BenchResult {
@@ -38,19 +39,11 @@ const median = (xs: number[]) => {
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
 function appFor(root: string): AppOptions {
-  return {
+  return testApp({
     cwd: join(root, "ws"),
     configDir: join(root, "cfg"),
     dataDir: join(root, "data"),
-    config: {},
-    allow: [],
-    deny: [],
-    dangerouslySkipPermissions: false,
-    plugins: [],
-    noWorkspaceMcp: false,
-    headless: true,
-    maxTurns: 10,
-  };
+  });
 }
 
 /** Writes 10 small plugins into `<root>/ws/.coyote/plugins/`. */

@@ -18,6 +18,7 @@ import { Policy } from "../core/guard/policy.ts";
 import type { AppOptions } from "../core/app.ts";
 import type { ToolResult } from "../sdk/mod.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { assertToolError, testApp } from "./support/fixtures.ts";
 
 const FIXTURE = new URL("./fixtures/plugins/hostile/escape.js", import.meta.url);
 
@@ -55,19 +56,7 @@ async function setup(
   const text = (await Deno.readTextFile(FIXTURE)).replaceAll("__ROOT__", root)
     .replace("__PERMISSIONS__", JSON.stringify(opts.permissions ?? {}).replaceAll('"', '\\"'));
   await Deno.writeTextFile(join(ws, ".coyote", "plugins", "escape.js"), text);
-  const app: AppOptions = {
-    cwd: ws,
-    configDir: cfg,
-    dataDir: data,
-    config: {},
-    allow: [],
-    deny: [],
-    dangerouslySkipPermissions: false,
-    plugins: [],
-    noWorkspaceMcp: false,
-    headless: true,
-    maxTurns: 10,
-  };
+  const app: AppOptions = testApp({ cwd: ws, configDir: cfg, dataDir: data });
   const policy = Policy.create({}, { allow: opts.allow ?? [], deny: [] }, {
     workspace: ws,
     configDir: cfg,
@@ -102,12 +91,6 @@ async function setup(
       await Deno.remove(root, { recursive: true });
     },
   };
-}
-
-function assertToolError(r: ToolResult, pattern: RegExp, ...mustNotContain: string[]) {
-  assert.equal(r.isError, true, `expected a tool error, got: ${r.content.slice(0, 300)}`);
-  assert.match(r.content, pattern);
-  for (const s of mustNotContain) assert.ok(!r.content.includes(s), `result leaks ${s}`);
 }
 
 const NOT_CAPABLE = /NotCapable|Requires (read|write|run|net|env|sys|ffi|import) access/;
@@ -375,19 +358,10 @@ Deno.test("escape: imports hidden from a naive lexer and SDK path tricks are ref
   };
   const root = await Deno.makeTempDir({ prefix: "coyote-escape-lex-" });
   try {
-    const app = (plugins: string[]): AppOptions => ({
-      cwd: root,
-      configDir: join(root, "cfg"),
-      dataDir: join(root, "data"),
-      config: {},
-      allow: [],
-      deny: [],
-      dangerouslySkipPermissions: false,
-      plugins,
-      noWorkspaceMcp: false,
-      headless: true,
-      maxTurns: 10,
-    });
+    const app = (plugins: string[]): AppOptions =>
+      testApp({ cwd: root, configDir: join(root, "cfg"), dataDir: join(root, "data") }, {
+        plugins,
+      });
     const policy = Policy.create({}, { allow: [], deny: [] }, {
       workspace: root,
       configDir: join(root, "cfg"),

@@ -22,6 +22,7 @@ import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 // The example plugin's own unit tests (docs/plugins.md, "Testing a plugin") run with this suite.
 import "../examples/plugins/hello/hello_test.ts";
+import { testApp } from "./support/fixtures.ts";
 
 const REPO = new URL("../", import.meta.url).pathname;
 const GOOD = join(REPO, "tests/fixtures/plugins/good");
@@ -43,20 +44,7 @@ async function dirs(): Promise<Dirs> {
 }
 
 function appFor(d: Dirs, extra: Partial<AppOptions> = {}): AppOptions {
-  return {
-    cwd: d.ws,
-    configDir: d.cfg,
-    dataDir: d.data,
-    config: {},
-    allow: [],
-    deny: [],
-    dangerouslySkipPermissions: false,
-    plugins: [],
-    noWorkspaceMcp: false,
-    headless: true,
-    maxTurns: 10,
-    ...extra,
-  };
+  return testApp({ cwd: d.ws, configDir: d.cfg, dataDir: d.data }, extra);
 }
 
 function policyFor(d: Dirs): Policy {

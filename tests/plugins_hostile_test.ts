@@ -16,6 +16,7 @@ import {
 import { Policy } from "../core/guard/policy.ts";
 import type { AppOptions } from "../core/app.ts";
 import type { ToolContext, ToolProgress, ToolResult } from "../sdk/mod.ts";
+import { assertToolError, testApp } from "./support/fixtures.ts";
 
 const FIXTURES = new URL("./fixtures/plugins/hostile/", import.meta.url).pathname;
 
@@ -49,19 +50,9 @@ async function setup(
   const text = plugin.text ?? await Deno.readTextFile(join(FIXTURES, plugin.fixture!));
   const dest = plugin.viaFlag ? join(root, name) : join(ws, ".coyote", "plugins", name);
   await Deno.writeTextFile(dest, text.replaceAll("__HOME__", home));
-  const app: AppOptions = {
-    cwd: ws,
-    configDir: cfg,
-    dataDir: data,
-    config: {},
-    allow: [],
-    deny: [],
-    dangerouslySkipPermissions: false,
+  const app: AppOptions = testApp({ cwd: ws, configDir: cfg, dataDir: data }, {
     plugins: plugin.viaFlag ? [dest] : [],
-    noWorkspaceMcp: false,
-    headless: true,
-    maxTurns: 10,
-  };
+  });
   const policy = Policy.create({}, { allow: [], deny: [] }, {
     workspace: ws,
     configDir: cfg,
@@ -103,12 +94,6 @@ async function setup(
       await Deno.remove(root, { recursive: true });
     },
   };
-}
-
-function assertToolError(r: ToolResult, pattern: RegExp, ...mustNotContain: string[]) {
-  assert.equal(r.isError, true, `expected a tool error, got: ${r.content.slice(0, 300)}`);
-  assert.match(r.content, pattern);
-  for (const s of mustNotContain) assert.ok(!r.content.includes(s), `result leaks ${s}`);
 }
 
 const NOT_CAPABLE = /NotCapable|Requires (read|write|run|net|env) access/;

@@ -11,18 +11,11 @@
  */
 import * as acp from "@agentclientprotocol/sdk";
 
-/** The `coyote` task's flags (deno.json), never `-A`. */
-export const COYOTE_FLAGS = [
-  "run",
-  "--no-prompt",
-  "--allow-read",
-  "--allow-write",
-  "--allow-net",
-  "--allow-env",
-  "--allow-run",
-  "--allow-sys",
-];
-export const MAIN_TS = new URL("../../main.ts", import.meta.url).pathname;
+import { coyoteTaskFlags, MAIN_TS } from "./run_coyote.ts";
+
+/** `run` plus the `coyote` task's flags (read from deno.json), never `-A`. */
+export const COYOTE_FLAGS = ["run", ...coyoteTaskFlags()];
+export { MAIN_TS };
 
 export interface HarnessOptions {
   /** Environment for the child (merged over a clean env with PATH/HOME). */

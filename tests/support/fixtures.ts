@@ -3,6 +3,7 @@
  * tool's `run` directly, and resolved `AppOptions` with test defaults.
  * @module
  */
+import assert from "node:assert/strict";
 import type { HostServices, ToolContext, ToolResult } from "../../sdk/mod.ts";
 import type { AppOptions } from "../../core/app.ts";
 
@@ -50,4 +51,11 @@ export function testApp(
     maxTurns: 10,
     ...extra,
   };
+}
+
+/** Asserts `r` is a tool error matching `pattern` whose text contains none of `mustNotContain`. */
+export function assertToolError(r: ToolResult, pattern: RegExp, ...mustNotContain: string[]): void {
+  assert.equal(r.isError, true, `expected a tool error, got: ${r.content.slice(0, 300)}`);
+  assert.match(r.content, pattern);
+  for (const s of mustNotContain) assert.ok(!r.content.includes(s), `result leaks ${s}`);
 }
