@@ -12,15 +12,9 @@
  *   (target ≤ 2 ms).
  * @module
  */
-import type { BenchResult } from "./run.ts";
+import { type BenchResult, median } from "./stats.ts";
 
 import { COYOTE_FLAGS as FLAGS, MAIN_TS as MAIN } from "../tests/support/acp_harness.ts";
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 interface Proc {
   child: Deno.ChildProcess;

@@ -20,14 +20,7 @@
 import { fsGrepTool } from "../plugins/fs/mod.ts";
 import type { ToolContext, ToolResult } from "../sdk/mod.ts";
 
-/** One measured number, as the bench runner prints it. */
-export interface BenchResult {
-  name: string;
-  value: number;
-  unit: string;
-  target?: string;
-  pass?: boolean;
-}
+import { type BenchResult, median } from "./stats.ts";
 
 const ROOT = "/tmp/coyote-bench-grep";
 const TREE_VERSION = 2;
@@ -192,11 +185,6 @@ export async function ensureTree(
     } s`,
   );
   return { dir, bytes, files: jobs.length + 3 };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 function ctxFor(cwd: string): ToolContext {

@@ -21,21 +21,10 @@ import type { AppOptions } from "../core/app.ts";
 import type { ToolContext } from "../sdk/mod.ts";
 import { testApp } from "../tests/support/fixtures.ts";
 
-/** One measured number, as the bench runner prints it. */
-export interface BenchResult {
-  name: string;
-  value: number;
-  unit: string;
-  target?: string;
-  pass?: boolean;
-}
+import { type BenchResult, median } from "./stats.ts";
 
 const HELLO = new URL("../examples/plugins/hello/mod.ts", import.meta.url).pathname;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
 function appFor(root: string): AppOptions {

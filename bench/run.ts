@@ -8,14 +8,8 @@
  * @module
  */
 
-/** One measured number. `target` is human text such as `≤ 60 ms`. */
-export interface BenchResult {
-  name: string;
-  value: number;
-  unit: string;
-  target?: string;
-  pass?: boolean;
-}
+import type { BenchResult } from "./stats.ts";
+export type { BenchResult };
 
 const dir = new URL(".", import.meta.url).pathname;
 const filters = Deno.args;

@@ -16,15 +16,9 @@
  */
 import { startModelServer } from "../tests/support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv } from "../tests/support/run_coyote.ts";
-import type { BenchResult } from "./run.ts";
+import { type BenchResult, median } from "./stats.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 15);
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 const now = () => performance.timeOrigin + performance.now();
 
