@@ -36,15 +36,10 @@ import type {
 } from "./types.ts";
 import type { ChatMessage, TranscriptWriter } from "./sessions.ts";
 import type { ToolRegistry } from "./tools.ts";
+import type { ModelResponse } from "./provider.ts";
 
-/** The streamed completion the provider returns (core/provider.ts `ModelResponse`). */
-export interface ModelResponse {
-  text: string;
-  reasoning: string;
-  toolCalls: { id: string; name: string; arguments: string }[];
-  finishReason: string | null;
-  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-}
+/** The streamed completion the provider returns. */
+export type { ModelResponse };
 
 /** The part of core/provider.ts the engine needs (structural, so tests can pass any client). */
 export interface ModelClient {
