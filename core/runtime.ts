@@ -41,6 +41,8 @@ import {
 import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
 import { makeRedactor, redactingTool, secretValues } from "./redact.ts";
 import { createProvider } from "./provider.ts";
+import { type TrustState, untrustedNote } from "./trust.ts";
+import { applyWorkspace } from "./project_config.ts";
 
 /** Options for one session (one workspace). */
 export interface SessionInit {
@@ -86,6 +88,8 @@ export interface AgentSession {
   history(): EngineEvent[];
   /** Closes MCP servers / plugin workers of this session. */
   close(): Promise<void>;
+  /** The workspace's trust (core/trust.ts): untrusted = no workspace MCP, plugins or config. */
+  readonly trust: TrustState;
 }
 
 /** A stored session, as listed by `--list-sessions` and ACP `session/list`. */
@@ -124,10 +128,10 @@ function exists(path: string): boolean {
 }
 
 /** True when the plugin host has anything to discover for this workspace. */
-function wantsPlugins(app: AppOptions, cwd: string): boolean {
+function wantsPlugins(app: AppOptions, cwd: string, trusted: boolean): boolean {
   return app.plugins.length > 0 ||
     (Array.isArray(app.config?.plugins) && app.config.plugins.length > 0) ||
-    exists(`${cwd}/.coyote/plugins`) || exists(`${app.configDir}/plugins`);
+    (trusted && exists(`${cwd}/.coyote/plugins`)) || exists(`${app.configDir}/plugins`);
 }
 
 /**
@@ -207,8 +211,18 @@ function mergeInstructions(
 export async function createSession(app: AppOptions, init: SessionInit): Promise<AgentSession> {
   const cwd = init.cwd;
   const log = init.log ?? ((l: string) => console.error(l));
+  // Trust and project config of this session's workspace (core/trust.ts, core/project_config.ts).
+  app = await applyWorkspace(app, cwd);
+  const trust = app.workspace!.trust;
+  if (app.workspace!.ignored.length) log(untrustedNote(trust, app.workspace!.ignored));
   const resumed = init.resumeId ? await loadSession(app.dataDir, init.resumeId) : null;
   if (init.resumeId && !resumed) throw new UsageError(`no stored session with id ${init.resumeId}`);
+  if (resumed && resumed.header.cwd !== cwd) {
+    log(
+      `coyote: note: session ${resumed.header.id} was started in ${resumed.header.cwd}; ` +
+        `continuing it in ${cwd}`,
+    );
+  }
   if (resumed?.skipped) {
     log(`coyote: skipped ${resumed.skipped} unreadable line(s) of session ${init.resumeId}`);
   }
@@ -237,7 +251,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
 
   const closers: (() => Promise<void>)[] = [];
   const [plugins, mcp] = await Promise.all([
-    wantsPlugins(app, cwd)
+    wantsPlugins(app, cwd, trust.trusted)
       ? import("./plugin_host/mod.ts").then((m) => m.loadPlugins(app, policy, cwd))
       : Promise.resolve(null),
     import("./mcp/mod.ts").then(async (m) => {
@@ -328,6 +342,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
   const session: AgentSession = {
     id,
     cwd,
+    trust,
     get model() {
       return engine.opts.model;
     },

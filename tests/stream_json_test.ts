@@ -46,6 +46,7 @@ Deno.test("stream-json: stdout stays pure with failing MCP servers and broken pl
     const r = await runCoyote(
       [
         "--headless",
+        "--trust-workspace",
         "--output-format",
         "stream-json",
         "--plugin",

@@ -2,8 +2,8 @@
  * MCP client, heavy half: connects servers with `npm:@modelcontextprotocol/sdk` and wraps
  * their tools as Coyote tools. Loaded lazily by `connectMcpServers` in `./mod.ts`.
  *
- * - stdio servers are child processes (`StdioClientTransport`), started with the inherited
- *   environment plus the entry's `env`; their stderr is piped, never reaches our stdout, is
+ * - stdio servers are child processes (`StdioClientTransport`), started with a safe base
+ *   environment plus the entry's `env` (`mcpServerEnv` in ./mod.ts); their stderr is piped, never reaches our stdout, is
  *   kept (last 4 KiB) for error messages and copied to our stderr when `COYOTE_DEBUG` is set.
  * - `http` uses Streamable HTTP (`StreamableHTTPClientTransport`), `sse` the legacy SSE
  *   transport; `headers` are sent with every request.
@@ -22,6 +22,7 @@ import {
   DEFAULT_MCP_TIMEOUT_MS,
   type DiscoveredMcpServer,
   type McpConnection,
+  mcpServerEnv,
   type McpServerStatus,
 } from "./mod.ts";
 
@@ -76,7 +77,7 @@ export function mcpToolName(server: string, tool: string): string {
 }
 
 function envOf(specEnv?: Record<string, string>): Record<string, string> {
-  return { ...Deno.env.toObject(), ...(specEnv ?? {}) };
+  return mcpServerEnv(specEnv);
 }
 
 function resolveCwd(base: string, p?: string): string {
