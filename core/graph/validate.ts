@@ -123,7 +123,18 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
     for (const k of Object.keys(caps)) ref(k, `settings.max_loop_iterations.${k}`);
   }
 
-  const branchNodes = new Set<string>();
+  // Map branches and the fallbacks they take (a fallback replaces the branch's result for its item)
+  // are atomic: they end where their map collects them.
+  const branchOf = new Map<string, string>();
+  for (const [mid, m] of Object.entries(nodes)) {
+    if (m.type !== "map") continue;
+    let b: string | undefined = m.branch;
+    while (b && has(b) && !branchOf.has(b)) {
+      branchOf.set(b, mid);
+      const bn: GraphNode = nodes[b];
+      b = "fallback" in bn ? bn.fallback : undefined;
+    }
+  }
   for (const [nid, node] of Object.entries(nodes)) {
     const at = `nodes.${nid}`;
     for (const n of nextOf(node)) ref(n, `${at}.next`);
@@ -140,7 +151,7 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
     }
     if (node.type === "script") {
       for (const r of node.routes ?? []) ref(r, `${at}.routes`);
-      if (!node.next && !node.routes?.length) {
+      if (!node.next && !node.routes?.length && !branchOf.has(nid)) {
         problems.push(`${at}: a script needs \`next\` or \`routes\` (the ids its _next may name)`);
       }
       if (ctx.scriptExists && !ctx.scriptExists(node.script)) {
@@ -152,34 +163,30 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
     }
     if (node.type === "map") {
       ref(node.branch, `${at}.branch`);
-      branchNodes.add(node.branch);
-      const b = nodes[node.branch];
-      if (b) {
-        if (b.type === "approval" || b.type === "input") {
+      for (const [b, m] of branchOf) {
+        if (m !== nid) continue;
+        const bn = nodes[b];
+        const what = b === node.branch ? `${at}.branch` : `nodes.${b}`;
+        if (bn.type === "approval" || bn.type === "input") {
+          problems.push(`${what}: "${b}" is an ${bn.type} node; a map branch asks no human`);
+        }
+        if (bn.type === "end" || bn.type === "map") {
           problems.push(
-            `${at}.branch: "${node.branch}" is an ${b.type} node; a map branch asks no human`,
+            `${what}: "${b}" is a ${bn.type} node; a branch is one llm, agent or script node`,
           );
         }
-        if (b.type === "end" || b.type === "map") {
+        if ("next" in bn && bn.next) {
           problems.push(
-            `${at}.branch: "${node.branch}" is a ${b.type} node; a branch is one llm, agent or script node`,
-          );
-        }
-        if ("next" in b && b.next) {
-          problems.push(
-            `nodes.${node.branch}.next: a map branch is atomic (its result goes to ${nid}.collect_into)`,
+            `nodes.${b}.next: a map branch is atomic (its result goes to ${nid}.collect_into)`,
           );
         }
       }
     }
     if (
       node.type !== "end" && node.type !== "approval" && !("next" in node && node.next) &&
-      !(node.type === "script" && node.routes?.length) && !branchNodes.has(nid)
+      !(node.type === "script" && node.routes?.length) && !branchOf.has(nid)
     ) {
-      // Branch nodes are checked after the loop (a map may come later in the file).
-      if (!Object.values(nodes).some((m) => m.type === "map" && m.branch === nid)) {
-        problems.push(`${at}: no \`next\` (only \`end\` nodes finish a run)`);
-      }
+      problems.push(`${at}: no \`next\` (only \`end\` nodes finish a run)`);
     }
     if (node.type === "llm" && node.tools?.length) {
       const universe = spec.tools ?? [];
@@ -253,9 +260,7 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
     for (const nid of ids) {
       if (canEnd.has(nid)) continue;
       const node = nodes[nid];
-      const viaMap = Object.entries(nodes).some(([mid, m]) =>
-        m.type === "map" && m.branch === nid && canEnd.has(mid)
-      );
+      const viaMap = branchOf.has(nid) && canEnd.has(branchOf.get(nid)!);
       if (viaMap || edges(node).some((t) => canEnd.has(t))) {
         canEnd.add(nid);
         grew = true;
@@ -307,7 +312,8 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
     for (const [nid, node] of Object.entries(nodes)) {
       const local = new Set(known);
       for (const m of Object.values(nodes)) {
-        if (m.type === "map" && m.branch === nid) local.add(m.as);
+        const map = branchOf.get(nid);
+        if (map) local.add((nodes[map] as { as: string }).as);
       }
       for (const [field, text] of templatedFields(node)) {
         for (const p of templatePaths(text)) {
