@@ -98,6 +98,7 @@ export function mergeConfigs(layers: CoyoteConfig[]): CoyoteConfig {
           : {}),
       };
     }
+    if (c.models) out.models = { ...out.models, ...c.models };
     for (const k of ["plugins", "instructions"] as const) {
       if (c[k]) out[k] = [...(out[k] ?? []), ...c[k]!];
     }
