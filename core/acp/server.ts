@@ -9,11 +9,27 @@
  * - Several sessions per process, each rooted at its own `cwd`.
  * - The process ends when stdin closes: running turns are aborted (killing their child
  *   processes), sessions are closed (stopping their MCP servers), then this resolves 0.
+ * - Sessions on one `cwd` share one Workspace (core/workspace.ts): one set of MCP servers
+ *   and plugin workers, closed with the last of those sessions.
+ * - Turns render from the session's event envelopes: the root agent's events become
+ *   `session/update`s; a sub-agent's progress becomes `tool_call_update` content on the root's
+ *   `agent__spawn` call that started it; the response comes from the `turn_ended` event.
+ * - Permission requests, questions and terminals are tied to the tool call that asked
+ *   (`CallScope`), so parallel calls — also of several sub-agents — are attributed right; a
+ *   sub-agent's request names the sub-agent.
  * @module
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AppOptions } from "../app.ts";
-import type { EngineEvent, PermissionOutcome, PermissionResolver, TurnResult } from "../types.ts";
+import type {
+  CallScope,
+  EngineEvent,
+  EventEnvelope,
+  PermissionOutcome,
+  PermissionResolver,
+  TurnEndedEvent,
+  TurnResult,
+} from "../types.ts";
 import type { HostServices, UserQuestion } from "../../sdk/mod.ts";
 
 /** The SDK's client-terminal host service (`HostServices.runInTerminal`). */
@@ -40,10 +56,19 @@ interface LiveSession {
   calls: Map<string, acp.ToolCallStatus | undefined>;
   /** Tool calls whose command runs in a client terminal → terminal id. */
   terminalCalls: Map<string, string>;
-  /** Most recent `tool_call` id (fallback owner for terminals / questions). */
-  lastToolCallId?: string;
-  lastExecuteCallId?: string;
+  /** Sub-agents of the running turn: agent id → its progress lines (see `forwardChild`). */
+  children: Map<string, ChildView>;
 }
+
+/** What the client sees of one sub-agent: lines shown on the root's `agent__spawn` call. */
+interface ChildView {
+  /** The root session's tool call the sub-agent descends from. */
+  rootCallId: string;
+  lines: string[];
+}
+
+/** Progress lines kept per sub-agent on its spawn call (the oldest are dropped). */
+const CHILD_LINES = 12;
 
 /** Options of the permission request, ACP `PermissionOptionKind` ids. */
 export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
@@ -207,7 +232,7 @@ export class AcpServer {
       session = await rt.createSession(this.app, {
         cwd,
         permission: this.permissionResolver(holder),
-        host: this.hostServices(holder),
+        host: (scope) => this.hostServices(holder, scope),
         mcpServers: mcpServersFromAcp(mcpServers ?? []),
         ...(resumeId ? { resumeId } : {}),
         log: (line) => console.error(line),
@@ -225,7 +250,12 @@ export class AcpServer {
       }
       throw this.sdk.RequestError.internalError(undefined, errText(e));
     }
-    const live: LiveSession = { session, calls: new Map(), terminalCalls: new Map() };
+    const live: LiveSession = {
+      session,
+      calls: new Map(),
+      terminalCalls: new Map(),
+      children: new Map(),
+    };
     slot.live = live;
     this.sessions.set(session.id, live);
     return live;
@@ -313,8 +343,7 @@ export class AcpServer {
   }
 
   private async configOptions(live: LiveSession): Promise<acp.SessionConfigOption[]> {
-    const rt = await this.runtime();
-    const agents = rt.availableAgents().map((a) => ({
+    const agents = live.session.workspace.agents.list().map((a) => ({
       value: a.name,
       name: a.name,
       description: a.description,
@@ -416,17 +445,24 @@ export class AcpServer {
       return { stopReason: "cancelled" };
     }
     live.calls.clear();
+    live.children.clear();
     // Every update of the turn precedes its response: a tool that outlives the turn (it
     // ignored the cancel past the engine's grace) cannot send updates afterwards.
     let turnOpen = true;
-    const onEvent = (ev: EngineEvent) => {
-      if (turnOpen) this.forward(live, ev);
+    let ended: TurnEndedEvent | null = null;
+    const onEvent = (env: EventEnvelope) => {
+      if (!turnOpen) return;
+      if (env.session_id !== sessionId) return this.forwardChild(live, env);
+      if (env.update.sessionUpdate === "turn_ended") ended = env.update;
+      else if (env.update.sessionUpdate !== "turn_started") this.forward(live, env.update);
     };
     const running = live.session.prompt(params.prompt, { signal: ac.signal, onEvent });
     live.turn = { ac, done: running };
     let result: TurnResult;
     try {
-      result = await running;
+      await running;
+      if (!ended) throw new Error("the turn ended without a turn_ended event");
+      result = ended;
     } catch (e) {
       if (ac.signal.aborted) result = { stopReason: "cancelled" } as TurnResult;
       else throw this.sdk.RequestError.internalError(undefined, errText(e));
@@ -470,8 +506,6 @@ export class AcpServer {
         return; // the client already shows its own prompt
       case "tool_call":
         live.calls.set(ev.toolCallId, ev.status ?? "pending");
-        live.lastToolCallId = ev.toolCallId;
-        if (ev.kind === "execute") live.lastExecuteCallId = ev.toolCallId;
         break;
       case "tool_call_update": {
         if (ev.status) live.calls.set(ev.toolCallId, ev.status);
@@ -488,6 +522,50 @@ export class AcpServer {
       }
     }
     void this.notify(id, ev);
+  }
+
+  /**
+   * A sub-agent's event: shown as `tool_call_update` content on the root's `agent__spawn` call
+   * the sub-agent descends from — one line per tool call it starts, per failure, and its end
+   * (the last {@link CHILD_LINES} lines of each sub-agent). The full record is the
+   * sub-agent's own transcript.
+   */
+  private forwardChild(live: LiveSession, env: EventEnvelope): void {
+    let view = live.children.get(env.agent_id);
+    if (!view) {
+      const parent = env.parent_id ? live.children.get(env.parent_id) : undefined;
+      const rootCallId = parent?.rootCallId ?? env.parent_tool_call_id;
+      if (!rootCallId) return;
+      view = { rootCallId, lines: [] };
+      live.children.set(env.agent_id, view);
+    }
+    const ev = env.update;
+    let line: string | null = null;
+    if (ev.sessionUpdate === "turn_started") line = `started: ${oneLine(ev.prompt)}`;
+    else if (ev.sessionUpdate === "tool_call") line = `• ${ev.title}`;
+    else if (ev.sessionUpdate === "tool_call_update" && ev.status === "failed") {
+      const c = ev.content?.[0];
+      line = `  ✗ ${
+        oneLine(c && c.type === "content" && c.content.type === "text" ? c.content.text : "failed")
+      }`;
+    } else if (ev.sessionUpdate === "turn_ended") {
+      line = ev.error
+        ? `failed: ${oneLine(ev.error.message)}`
+        : `${ev.stopReason} (${ev.usage.requests} request(s), ${ev.usage.total_tokens} tokens)`;
+    }
+    if (line === null) return;
+    view.lines.push(line);
+    if (view.lines.length > CHILD_LINES) view.lines.splice(0, view.lines.length - CHILD_LINES);
+    const text = [...live.children.entries()]
+      .filter(([, v]) => v.rootCallId === view!.rootCallId)
+      .map(([id, v]) => v.lines.map((l) => `[${id}] ${l}`).join("\n"))
+      .join("\n");
+    void this.notify(live.session.id, {
+      sessionUpdate: "tool_call_update",
+      toolCallId: view.rootCallId,
+      content: [{ type: "content", content: { type: "text", text } }],
+      _meta: { coyote: { agent_id: env.agent_id, parent_id: env.parent_id, seq: env.seq } },
+    });
   }
 
   /**
@@ -520,16 +598,20 @@ export class AcpServer {
     return async (req, signal): Promise<PermissionOutcome> => {
       if (signal.aborted) return "cancelled";
       try {
+        const live = holder.get();
+        const child = req.scope && req.scope.depth > 0 ? req.scope : undefined;
         const res = await this.client.request("session/request_permission", {
-          sessionId: req.sessionId,
+          sessionId: live?.session.id ?? req.sessionId,
           toolCall: {
             toolCallId: req.toolCallId,
-            title: req.title,
+            // A sub-agent's request names the sub-agent.
+            title: child ? `${child.agentId}: ${req.title}` : req.title,
             kind: req.kind,
             status: "pending",
             rawInput: req.rawInput as Record<string, unknown>,
           },
           options: PERMISSION_OPTIONS,
+          ...(child ? { _meta: { coyote: scopeMeta(child) } } : {}),
         }, { cancellationSignal: signal, stopWaitingOnCancel: true });
         if (res.outcome.outcome !== "selected") {
           holder.get()?.turn?.ac.abort();
@@ -550,7 +632,10 @@ export class AcpServer {
   }
 
   /** Client-side fs / terminal / questions, per the capabilities the client offered. */
-  private hostServices(holder: { get(): LiveSession | undefined }): HostServices {
+  private hostServices(
+    holder: { get(): LiveSession | undefined },
+    scope: CallScope,
+  ): HostServices {
     const caps = this.clientCaps;
     const host: HostServices = {};
     const sid = () => {
@@ -584,14 +669,15 @@ export class AcpServer {
       };
     }
     if (caps.terminal) {
-      host.runInTerminal = (command, opts) => this.runInTerminal(holder, command, opts);
+      host.runInTerminal = (command, opts) => this.runInTerminal(holder, scope, command, opts);
     }
-    host.askUser = (q, signal) => this.askUser(holder, q, signal);
+    host.askUser = (q, signal) => this.askUser(holder, scope, q, signal);
     return host;
   }
 
   private async runInTerminal(
     holder: { get(): LiveSession | undefined },
+    scope: CallScope,
     command: string,
     opts: Parameters<RunInTerminal>[1],
   ): ReturnType<RunInTerminal> {
@@ -606,7 +692,9 @@ export class AcpServer {
       outputByteLimit: opts.outputByteLimit ?? 1_000_000,
     });
     try {
-      const callId = opts.toolCallId ?? live.lastExecuteCallId ?? live.lastToolCallId;
+      // The terminal is embedded in the call that runs it; a sub-agent's call is not shown
+      // to the client as a tool call of its own, so its terminal is not embedded.
+      const callId = scope.depth === 0 ? opts.toolCallId ?? scope.toolCallId : undefined;
       if (callId) {
         live.terminalCalls.set(callId, term.id);
         await this.notify(sessionId, {
@@ -664,6 +752,7 @@ export class AcpServer {
    */
   private async askUser(
     holder: { get(): LiveSession | undefined },
+    scope: CallScope,
     q: UserQuestion,
     signal: AbortSignal,
   ): Promise<string | string[] | boolean> {
@@ -684,8 +773,12 @@ export class AcpServer {
     }
     const res = await this.client.request("session/request_permission", {
       sessionId: live.session.id,
-      toolCall: { toolCallId: live.lastToolCallId ?? "question", title: q.question },
+      toolCall: {
+        toolCallId: scope.toolCallId,
+        title: scope.depth > 0 ? `${scope.agentId} asks: ${q.question}` : q.question,
+      },
       options,
+      ...(scope.depth > 0 ? { _meta: { coyote: scopeMeta(scope) } } : {}),
     }, { cancellationSignal: signal, stopWaitingOnCancel: true });
     if (res.outcome.outcome !== "selected") throw new Error("the user dismissed the question");
     const picked = res.outcome.optionId;
@@ -693,6 +786,24 @@ export class AcpServer {
     const idx = Number(picked.replace("option-", ""));
     return q.options?.[idx] ?? picked;
   }
+}
+
+/** One line of at most 160 characters. */
+function oneLine(s: string): string {
+  const l = (s.split("\n").find((x) => x.trim()) ?? "").trim();
+  return l.length > 160 ? l.slice(0, 159) + "…" : l;
+}
+
+/** `_meta.coyote` of a sub-agent's permission request or question. */
+function scopeMeta(scope: CallScope): Record<string, unknown> {
+  return {
+    agent: scope.agent,
+    agent_id: scope.agentId,
+    parent_id: scope.parentId,
+    session_id: scope.sessionId,
+    tool_call_id: scope.toolCallId,
+    parent_tool_call_id: scope.rootToolCallId,
+  };
 }
 
 /** True when `path` does not exist on the local disk. */
