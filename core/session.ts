@@ -178,9 +178,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       model,
       agent: first.name,
       ...(init.name ? { name: init.name } : {}),
-      ...(parent
-        ? { parent: parent.id, agent_id: agentId, parent_agent_id: parent.agentId }
-        : {}),
+      ...(parent ? { parent: parent.id, agent_id: agentId, parent_agent_id: parent.agentId } : {}),
     });
 
   const engine = new Engine({

@@ -212,7 +212,10 @@ export interface TurnResult {
  */
 export interface AgentRunner {
   readonly running: boolean;
-  prompt(input: PromptInput, opts: { signal?: AbortSignal; onEvent: EventSink }): Promise<TurnResult>;
+  prompt(
+    input: PromptInput,
+    opts: { signal?: AbortSignal; onEvent: EventSink },
+  ): Promise<TurnResult>;
   /** Stored events so far (for ACP `session/load` replay), chunks coalesced. */
   history(): EngineEvent[];
 }

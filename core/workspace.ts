@@ -218,8 +218,12 @@ export async function createWorkspace(
   const skills = await collectSkills(app, cwd, plugins?.skills ?? [], log);
 
   const agents = new AgentRegistry();
-  for (const a of builtinAgentList()) agents.register(a as AgentSpec, (a as AgentSpec).source ?? "built-in");
-  for (const a of plugins?.agents ?? []) agents.register(a as AgentSpec, (a as AgentSpec).source ?? "plugin");
+  for (const a of builtinAgentList()) {
+    agents.register(a as AgentSpec, (a as AgentSpec).source ?? "built-in");
+  }
+  for (const a of plugins?.agents ?? []) {
+    agents.register(a as AgentSpec, (a as AgentSpec).source ?? "plugin");
+  }
 
   // The provider key never travels in a tool result (core/redact.ts).
   const secrets = secretValues([

@@ -264,7 +264,7 @@ export class AcpServer {
   /** `session/new`: a session rooted at `cwd`; `available_commands_update` follows the response. */
   async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
     const live = await this.open(params.cwd, params.mcpServers);
-    const configOptions = await this.configOptions(live);
+    const configOptions = this.configOptions(live);
     this.afterResponse(live);
     return { sessionId: live.session.id, configOptions };
   }
@@ -288,7 +288,7 @@ export class AcpServer {
     if (replay) {
       for (const update of live.session.history()) await this.notify(live.session.id, update);
     }
-    const configOptions = await this.configOptions(live);
+    const configOptions = this.configOptions(live);
     this.afterResponse(live);
     return { configOptions };
   }
@@ -342,7 +342,7 @@ export class AcpServer {
     }, 0);
   }
 
-  private async configOptions(live: LiveSession): Promise<acp.SessionConfigOption[]> {
+  private configOptions(live: LiveSession): acp.SessionConfigOption[] {
     const agents = live.session.workspace.agents.list().map((a) => ({
       value: a.name,
       name: a.name,
@@ -408,7 +408,7 @@ export class AcpServer {
         `unknown config option "${params.configId}"`,
       );
     }
-    return { configOptions: await this.configOptions(live) };
+    return { configOptions: this.configOptions(live) };
   }
 
   /** `session/set_mode` (not advertised; accepted as an alias of the `agent` config option). */
