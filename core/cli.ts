@@ -10,10 +10,9 @@
 import type { Command as CommandT } from "commander";
 import type { AppOptions } from "./app.ts";
 import { ConfigError, loadConfig, resolveDirs } from "./config.ts";
-import pkg from "../deno.json" with { type: "json" };
+import { VERSION, versionLine } from "./version.ts";
 
-/** Coyote's version (deno.json `version`). */
-export const VERSION: string = pkg.version;
+export { VERSION };
 
 const EXIT_HELP = `
 Exit codes:
@@ -67,7 +66,7 @@ type Commander = typeof import("commander");
 function buildProgram({ Command, Option }: Commander, result: ParsedCli): CommandT {
   const program = new Command("coyote")
     .description("Coyote: a coding agent for your terminal, CI and editors (ACP).")
-    .version(VERSION, "-V, --version")
+    .version(versionLine(), "-V, --version")
     .argument("[prompt...]", "the request; piped stdin is appended")
     .option(
       "-p, --prompt [text]",
