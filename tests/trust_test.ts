@@ -219,9 +219,9 @@ Deno.test("trust: the state is exposed on the session and through isTrusted (fai
       permission: () => Promise.resolve("reject_once" as const),
       log: () => {},
     });
-    assert.equal(s.trust.trusted, false);
-    assert.equal(s.trust.source, "unknown");
-    assert.equal(s.trust.root, repo);
+    assert.equal(s.workspace.trust.trusted, false);
+    assert.equal(s.workspace.trust.source, "unknown");
+    assert.equal(s.workspace.trust.root, repo);
     await s.close();
     assert.equal(isTrusted({ dataDir: data }, `${repo}/sub`), false);
     setTrust(data, repo, true);
