@@ -145,7 +145,7 @@ export async function probePlugin(
   try {
     manifest = await probe.start();
   } finally {
-    probe.close();
+    await probe.close();
   }
   if (cacheFile) {
     try {
@@ -421,9 +421,8 @@ export async function loadPlugins(
       }));
       return errors.filter((e): e is string => e !== undefined);
     },
-    close() {
-      for (const w of workers) w.close();
-      return Promise.resolve();
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
     },
   };
 }
