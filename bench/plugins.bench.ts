@@ -9,6 +9,10 @@
  * - `busy loop stopped`: a tool that spins forever, with a 200 ms call
  *   timeout: time until the call ends and the plugin's process is gone (its
  *   core freed), for information;
+ * - `two-file plugin load`: `loadPlugins` of examples/plugins/wordstats/ (a
+ *   folder plugin, bundled with esbuild-wasm at load), cold (esbuild start +
+ *   bundle + probe, first in this process) and with a warm bundle cache (inputs
+ *   re-hashed, nothing bundled), for information;
  * - `warm tool call`: one call through the proxy tool (host-side JSON Schema
  *   validation + postMessage round trip), median of 300, target ≤ 1 ms;
  * - `10 plugins, start-up`: in a fresh process, importing the host and
@@ -30,6 +34,7 @@ import { testApp } from "../tests/support/fixtures.ts";
 import { type BenchResult, median } from "./stats.ts";
 
 const HELLO = new URL("../examples/plugins/hello/mod.ts", import.meta.url).pathname;
+const WORDSTATS = new URL("../examples/plugins/wordstats", import.meta.url).pathname;
 
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
@@ -200,6 +205,30 @@ export default async function bench(): Promise<BenchResult[]> {
       unit: "ms",
       target: "≤ 1",
       pass: call <= 1,
+    });
+
+    // 2b. A folder plugin: bundled at load, then from the bundle cache.
+    const folderLoad = async () => {
+      const t0 = performance.now();
+      const l = await loadPlugins({ ...app, plugins: [WORDSTATS] }, policy, app.cwd, {
+        log: () => {},
+      });
+      const ms = performance.now() - t0;
+      await l.close();
+      if (l.tools.length !== 1) throw new Error(`wordstats: ${l.warnings.join("; ")}`);
+      return ms;
+    };
+    results.push({
+      name: "two-file plugin load, cold (esbuild-wasm start + bundle + probe)",
+      value: round(await folderLoad(), 1),
+      unit: "ms",
+    });
+    const warmLoads = [];
+    for (let i = 0; i < 5; i++) warmLoads.push(await folderLoad());
+    results.push({
+      name: "two-file plugin load, warm bundle cache",
+      value: round(median(warmLoads), 1),
+      unit: "ms",
     });
 
     // 3 + 4. Ten plugins in a fresh process.
