@@ -263,6 +263,7 @@ export function workerMain(): void {
         inputSchema: schemaOf(t),
         kind: typeof t.kind === "string" ? t.kind : undefined,
         readOnly: t.readOnly === true,
+        concurrency: typeof t.concurrency === "string" ? t.concurrency : undefined,
       });
     }
     return {
