@@ -497,7 +497,6 @@ export function safePrefixName(name: string): boolean {
   );
 }
 
-
 /**
  * Classifies one simple command (words after env-prefix assignments) for the
  * default policy. `words[0]` is a literal program name.
