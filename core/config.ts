@@ -145,14 +145,19 @@ export async function parseConfig(text: string, path: string): Promise<CoyoteCon
   return result.data as CoyoteConfig;
 }
 
-interface IssueLike {
+/** A zod issue, as much of it as {@link formatIssue} reads. */
+export interface IssueLike {
   code: string;
   path: PropertyKey[];
   message: string;
   keys?: string[];
 }
 
-function formatIssue(issue: IssueLike, schema: unknown): string {
+/**
+ * One zod issue as `key.path: message`; unknown keys get a did-you-mean from the keys `schema`
+ * (a zod object) allows at that path.
+ */
+export function formatIssue(issue: IssueLike, schema: unknown): string {
   const keyPath = (segs: PropertyKey[]) =>
     segs.map((s, i) => typeof s === "number" ? `[${s}]` : (i ? "." : "") + String(s)).join("");
   if (issue.code === "unrecognized_keys" && issue.keys?.length) {

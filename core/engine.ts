@@ -309,11 +309,12 @@ export class Engine {
         : { stopReason, usage, denied, text };
     };
 
-    const tools = o.registry.openAITools();
     while (true) {
       if (signal.aborted) return finish("cancelled");
       if (usage.requests >= o.maxTurns) return finish("max_turn_requests");
       usage.requests++;
+      // Read per request: a tool call (skill__load) may change the tool set and system prompt.
+      const tools = o.registry.openAITools();
       let streamed = "";
       let res: ModelResponse;
       try {

@@ -9,13 +9,7 @@
  * @module
  */
 import type { AppOptions } from "./app.ts";
-import {
-  type AgentDefinition,
-  defineTool,
-  type HostServices,
-  type SkillDefinition,
-} from "../sdk/mod.ts";
-import { z } from "zod";
+import type { AgentDefinition, HostServices } from "../sdk/mod.ts";
 import type {
   AnyTool,
   EngineEvent,
@@ -27,10 +21,11 @@ import type {
 import type { McpServerSpec } from "./mcp/mod.ts";
 import { Policy } from "./guard/policy.ts";
 import { corePlugins } from "../plugins/mod.ts";
-import { agentsPlugin, DEFAULT_AGENT } from "../agents/mod.ts";
+import { DEFAULT_AGENT } from "../agents/mod.ts";
 import { Engine, type ModelClient } from "./engine.ts";
-import { filterTools, ToolRegistry } from "./tools.ts";
-import { buildSystemPrompt, findInstructions, type WorkspaceInstructions } from "./instructions.ts";
+import { ToolRegistry } from "./tools.ts";
+import { findInstructions, type WorkspaceInstructions } from "./instructions.ts";
+import { loadAgentsAndSkills, prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
 import {
   listStoredSessions,
   loadSession,
@@ -106,12 +101,17 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
-/** All agents available to a session: built-in first, then plugin contributions. */
-export function availableAgents(extra: AgentDefinition[] = []): AgentDefinition[] {
-  const byName = new Map<string, AgentDefinition>();
-  const contributed = [agentsPlugin, ...corePlugins].flatMap((p) => p.agents ?? []);
-  for (const a of [...contributed, ...extra]) if (!byName.has(a.name)) byName.set(a.name, a);
-  return [...byName.values()];
+/**
+ * The agents a workspace can run (built-ins, plugins, user and workspace files; later sources
+ * shadow earlier ones; core/agents/registry.ts), for pickers such as ACP's `agent` option.
+ */
+export async function availableAgents(
+  app: Pick<AppOptions, "configDir">,
+  cwd: string,
+): Promise<AgentDefinition[]> {
+  const { loadAgentRegistry } = await import("./agents/registry.ts");
+  const reg = await loadAgentRegistry({ configDir: app.configDir, cwd });
+  return reg.runnable().map((e) => e.definition!);
 }
 
 function exists(path: string): boolean {
@@ -124,57 +124,10 @@ function exists(path: string): boolean {
 }
 
 /** True when the plugin host has anything to discover for this workspace. */
-function wantsPlugins(app: AppOptions, cwd: string): boolean {
+export function wantsPlugins(app: AppOptions, cwd: string): boolean {
   return app.plugins.length > 0 ||
     (Array.isArray(app.config?.plugins) && app.config.plugins.length > 0) ||
     exists(`${cwd}/.coyote/plugins`) || exists(`${app.configDir}/plugins`);
-}
-
-/**
- * Skills: plugin contributions plus `SKILL.md` folders (`<cwd>/.coyote/skills/`,
- * `<configDir>/skills/`; the loader is imported only when one of them exists).
- * The first skill of a name wins.
- */
-async function collectSkills(
-  app: AppOptions,
-  cwd: string,
-  fromPlugins: SkillDefinition[],
-  log: (line: string) => void,
-): Promise<SkillDefinition[]> {
-  let files: SkillDefinition[] = [];
-  if (exists(`${cwd}/.coyote/skills`) || exists(`${app.configDir}/skills`)) {
-    const { loadSkills } = await import("./plugin_host/skills.ts");
-    const r = await loadSkills(app, cwd);
-    for (const w of r.warnings) log(`coyote: warning: ${w}`);
-    files = r.skills;
-  }
-  const byName = new Map<string, SkillDefinition>();
-  for (const sk of [...files, ...fromPlugins]) if (!byName.has(sk.name)) byName.set(sk.name, sk);
-  return [...byName.values()];
-}
-
-/** `skill__load {name}`: returns a skill's instructions (Agent Skills: bodies load on demand). */
-function skillLoadTool(skills: SkillDefinition[]): AnyTool {
-  const names = skills.map((sk) => sk.name);
-  return defineTool({
-    name: "skill__load",
-    description:
-      "Load the full instructions of a skill listed in the system prompt before using it.",
-    input: z.object({ name: z.string().describe(`one of: ${names.join(", ")}`) }),
-    kind: "read",
-    readOnly: true,
-    title: (i) => `Load skill ${i.name}`,
-    run: (i) => {
-      const sk = skills.find((x) => x.name === i.name);
-      if (!sk) {
-        return {
-          content: `unknown skill "${i.name}"; available: ${names.join(", ")}`,
-          isError: true,
-        };
-      }
-      return { content: `# Skill: ${sk.name}\n\n${sk.content}` };
-    },
-  });
 }
 
 /**
@@ -250,22 +203,20 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       return await m.connectMcpServers([...byName.values()], { cwd });
     }),
   ]);
-  const skills = await collectSkills(app, cwd, plugins?.skills ?? [], log);
+  const ws = await loadAgentsAndSkills({
+    configDir: app.configDir,
+    cwd,
+    addDirs: app.addDirs,
+    pluginAgents: plugins?.agents,
+    pluginSkills: plugins?.skills,
+  });
   if (plugins) closers.push(() => plugins.close());
   if (mcp) closers.push(() => mcp.close());
-  for (const w of [...(plugins?.warnings ?? []), ...(mcp?.warnings ?? [])]) {
+  for (const w of [...(plugins?.warnings ?? []), ...(mcp?.warnings ?? []), ...ws.warnings]) {
     log(`coyote: warning: ${w}`);
   }
 
   const agentName = init.agent ?? resumed?.header.agent ?? app.agent ?? DEFAULT_AGENT;
-  const agents = availableAgents(plugins?.agents);
-  const agent = agents.find((a) => a.name === agentName);
-  if (!agent) {
-    await Promise.all(closers.map((c) => c().catch(() => {})));
-    throw new UsageError(
-      `unknown agent "${agentName}"; available: ${agents.map((a) => a.name).join(", ")}`,
-    );
-  }
   // The provider key never travels in a tool result (core/redact.ts).
   const secrets = secretValues([
     providerCfg.apiKey === PLACEHOLDER_API_KEY ? undefined : providerCfg.apiKey,
@@ -277,15 +228,39 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     ...(plugins?.tools ?? []),
     ...(mcp?.tools ?? []),
   ].map((t) => secrets.length ? redactingTool(t, redact) : t);
-  // The skill loader is offered to every agent when there are skills (read-only, harmless).
-  const skillTools = skills.length ? [skillLoadTool(skills)] : [];
-  const toolsFor = (a: AgentDefinition) => [...filterTools(allTools, a.tools), ...skillTools];
-  const registry = new ToolRegistry(toolsFor(agent));
+  const instructions = mergeInstructions(findInstructions(cwd), app.config?.instructions, cwd, log);
+  // The engine reads prompt and tools per request: loading a skill changes the next request.
+  let engineRef: Engine | undefined;
+  const prepare = (name: string, variables?: Record<string, string>) => {
+    const p: PreparedAgent = prepareAgent({
+      definition: ws.agents.get(name),
+      variables,
+      allTools,
+      skills: ws.skills,
+      preloadSkills: app.skills,
+      cwd,
+      workspace: instructions,
+      onChange: () => {
+        if (!engineRef || prepared !== p) return;
+        engineRef.opts.systemPrompt = p.systemPrompt();
+        engineRef.opts.registry = new ToolRegistry(p.tools());
+      },
+    });
+    return p;
+  };
+  let prepared: PreparedAgent;
+  try {
+    prepared = prepare(agentName, app.agentVariables);
+  } catch (e) {
+    await Promise.all(closers.map((c) => c().catch(() => {})));
+    throw e;
+  }
+  const agent = prepared.definition;
+  const registry = new ToolRegistry(prepared.tools());
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
 
   const model = explicitModel ?? agent.model ?? providerCfg.model;
-  const instructions = mergeInstructions(findInstructions(cwd), app.config?.instructions, cwd, log);
-  const systemPrompt = buildSystemPrompt(agent.instructions, { cwd }, instructions, skills);
+  const systemPrompt = prepared.systemPrompt();
 
   let id: string;
   let transcript: TranscriptWriter;
@@ -322,6 +297,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     transcript,
     log,
   });
+  engineRef = engine;
 
   let closed = false;
   let current = agent;
@@ -339,26 +315,18 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     },
     /** Switching the agent swaps instructions, tool set and temperature for the next turn. */
     set agent(name: string) {
-      const next = agents.find((a) => a.name === name);
-      if (!next) {
-        throw new UsageError(
-          `unknown agent "${name}"; available: ${agents.map((a) => a.name).join(", ")}`,
-        );
-      }
+      const p = prepare(name, name === agentName ? app.agentVariables : undefined);
+      const next = p.definition;
+      prepared = p;
       current = next;
-      engine.opts.systemPrompt = buildSystemPrompt(
-        next.instructions,
-        { cwd },
-        instructions,
-        skills,
-      );
-      engine.opts.registry = new ToolRegistry(toolsFor(next));
+      engine.opts.systemPrompt = p.systemPrompt();
+      engine.opts.registry = new ToolRegistry(p.tools());
       engine.opts.temperature = next.temperature;
       if (!explicitModel && next.model) engine.opts.model = next.model;
     },
     prompt(input, opts) {
       if (closed) return Promise.reject(new Error("session is closed"));
-      return engine.prompt(input, opts);
+      return engine.prompt(input, opts).finally(() => prepared.skills.endTurn());
     },
     addRule(decision, rule) {
       policy.addRule(decision, rule, "session");

@@ -314,7 +314,7 @@ export class AcpServer {
 
   private async configOptions(live: LiveSession): Promise<acp.SessionConfigOption[]> {
     const rt = await this.runtime();
-    const agents = rt.availableAgents().map((a) => ({
+    const agents = (await rt.availableAgents(this.app, live.session.cwd)).map((a) => ({
       value: a.name,
       name: a.name,
       description: a.description,
