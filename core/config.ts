@@ -174,13 +174,19 @@ export function formatIssue(issue: IssueLike, schema: unknown): string {
 
 /** The keys a (zod) object schema allows at `path` (optional wrappers unwrapped); [] if none. */
 function knownKeys(schema: unknown, path: PropertyKey[]): string[] {
-  type Node = { shape?: Record<string, unknown>; unwrap?: () => unknown } | undefined;
+  type Node =
+    | { shape?: Record<string, unknown>; unwrap?: () => unknown; element?: unknown }
+    | undefined;
   const bare = (s: Node): Node => {
     while (s && !s.shape && typeof s.unwrap === "function") s = s.unwrap() as Node;
     return s;
   };
   let s = bare(schema as Node);
-  for (const seg of path) s = bare(s?.shape?.[String(seg)] as Node);
+  for (const seg of path) {
+    // A list's items: `variables[0].defualt` looks up the element schema (zod's array `unwrap`
+    // may already have stepped into it).
+    s = bare((typeof seg === "number" ? s?.element ?? s : s?.shape?.[String(seg)]) as Node);
+  }
   return s?.shape ? Object.keys(s.shape) : [];
 }
 

@@ -29,7 +29,10 @@ Deno.test("parseSkill: the folder names the skill; a front-matter name must matc
     parseSkill("---\nname: other\ndescription: x\n---\n", "deploy"),
     /name: "other" does not match its folder "deploy"/,
   );
-  await assert.rejects(parseSkill("---\nname: deploy\n---\nbody", "deploy"), /description: required/);
+  await assert.rejects(
+    parseSkill("---\nname: deploy\n---\nbody", "deploy"),
+    /description: required/,
+  );
   await assert.rejects(parseSkill("just text", "deploy"), /missing front matter/);
   await assert.rejects(parseSkill("---\ndescription: x\n---\n", "Bad_Name"), /not a skill name/);
 });
