@@ -66,6 +66,8 @@ export interface AgentSession {
   model: string;
   /** Current agent name. */
   agent: string;
+  /** The agents this session can switch to (the workspace's runnable agents), by name. */
+  agents(): { name: string; description: string }[];
   /**
    * Runs one turn: streams events to `onEvent` (also appended to the transcript),
    * resolves when the turn ends. Never rejects for provider/tool faults: those end
@@ -312,6 +314,9 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     },
     get agent() {
       return current.name;
+    },
+    agents() {
+      return ws.agents.runnable().map((e) => ({ name: e.name, description: e.description }));
     },
     /** Switching the agent swaps instructions, tool set and temperature for the next turn. */
     set agent(name: string) {
