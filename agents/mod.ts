@@ -5,7 +5,8 @@
  * built-in is exactly what a user could write:
  *
  * - `<name>/config.yaml` — Coyote's folder form (sisyphus and its specialists);
- * - `<name>.md` — the Markdown form (front matter + instructions), as Claude Code writes agents.
+ * - `<name>.md` — the Markdown form (front matter + instructions), as Claude Code writes agents;
+ * - `<name>/graph.yaml` — graph agents (coder, step-runner, adversary; run by core/graph/).
  * @module
  */
 import coyote from "./coyote.md" with { type: "text" };
@@ -15,6 +16,9 @@ import librarian from "./librarian/config.yaml" with { type: "text" };
 import oracle from "./oracle/config.yaml" with { type: "text" };
 import codeReviewer from "./code-reviewer/config.yaml" with { type: "text" };
 import securityReviewer from "./security-reviewer/config.yaml" with { type: "text" };
+import adversaryGraph from "./adversary/graph.yaml" with { type: "text" };
+import coderGraph from "./coder/graph.yaml" with { type: "text" };
+import stepRunnerGraph from "./step-runner/graph.yaml" with { type: "text" };
 
 /** One embedded agent file: its name (folder or base name), form, display path and text. */
 export interface BuiltinAgentFile {
@@ -32,6 +36,13 @@ const folder = (name: string, text: string): BuiltinAgentFile => ({
   text,
 });
 
+const graph = (name: string, text: string): BuiltinAgentFile => ({
+  name,
+  form: "graph",
+  path: `builtin:agents/${name}/graph.yaml`,
+  text,
+});
+
 /** The agents that ship with Coyote (plugins, the user and the workspace may add or shadow). */
 export const builtinAgentFiles: BuiltinAgentFile[] = [
   { name: "coyote", form: "markdown", path: "builtin:agents/coyote.md", text: coyote },
@@ -41,6 +52,9 @@ export const builtinAgentFiles: BuiltinAgentFile[] = [
   folder("oracle", oracle),
   folder("code-reviewer", codeReviewer),
   folder("security-reviewer", securityReviewer),
+  graph("adversary", adversaryGraph),
+  graph("coder", coderGraph),
+  graph("step-runner", stepRunnerGraph),
 ];
 
 /** Name of the agent used when none is chosen (`-a`, config `agent`). */

@@ -243,15 +243,19 @@ Deno.test("registry: later sources shadow earlier ones (built-in < plugin < user
 Deno.test("built-in agents: all parse strictly; sisyphus is the default and coyote stays", async () => {
   assert.equal(DEFAULT_AGENT, "sisyphus");
   const reg = await loadAgentRegistry({ configDir: "/nonexistent", cwd: "/nonexistent" });
-  assert.deepEqual(reg.list().map((e) => e.name), [
-    "code-reviewer",
-    "coyote",
-    "explore",
-    "librarian",
-    "oracle",
-    "security-reviewer",
-    "sisyphus",
+  assert.deepEqual(reg.list().map((e) => `${e.name}:${e.kind}`), [
+    "adversary:graph",
+    "code-reviewer:llm",
+    "coder:graph",
+    "coyote:llm",
+    "explore:llm",
+    "librarian:llm",
+    "oracle:llm",
+    "security-reviewer:llm",
+    "sisyphus:llm",
+    "step-runner:graph",
   ]);
+  for (const g of ["adversary", "coder", "step-runner"]) assert.ok(reg.entry(g)!.description, g);
   for (const e of reg.list()) {
     assert.equal(e.error, undefined, e.name);
     assert.deepEqual(e.warnings, [], e.name);
