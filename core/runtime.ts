@@ -232,7 +232,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
   ].map((t) => secrets.length ? redactingTool(t, redact) : t);
   const instructions = mergeInstructions(findInstructions(cwd), app.config?.instructions, cwd, log);
   // The engine reads prompt and tools per request: loading a skill changes the next request.
-  let engineRef: Engine | undefined;
+  const live: { engine?: Engine } = {};
   const prepare = (name: string, variables?: Record<string, string>) => {
     const p: PreparedAgent = prepareAgent({
       definition: ws.agents.get(name),
@@ -243,9 +243,9 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       cwd,
       workspace: instructions,
       onChange: () => {
-        if (!engineRef || prepared !== p) return;
-        engineRef.opts.systemPrompt = p.systemPrompt();
-        engineRef.opts.registry = new ToolRegistry(p.tools());
+        if (!live.engine || prepared !== p) return;
+        live.engine.opts.systemPrompt = p.systemPrompt();
+        live.engine.opts.registry = new ToolRegistry(p.tools());
       },
     });
     return p;
@@ -299,7 +299,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     transcript,
     log,
   });
-  engineRef = engine;
+  live.engine = engine;
 
   let closed = false;
   let current = agent;

@@ -8,11 +8,7 @@
 import assert from "node:assert/strict";
 import { SDK_VERSION } from "../sdk/mod.ts";
 import { join } from "node:path";
-import {
-  loadPlugins,
-  type LoadPluginsOptions,
-  PluginWorker,
-} from "../core/plugin_host/mod.ts";
+import { loadPlugins, type LoadPluginsOptions, PluginWorker } from "../core/plugin_host/mod.ts";
 import { compilePluginSource } from "../core/plugin_host/source.ts";
 import { NO_PERMISSIONS } from "../core/plugin_host/worker.ts";
 import { Policy } from "../core/guard/policy.ts";
