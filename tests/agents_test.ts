@@ -232,9 +232,12 @@ Deno.test("registry: later sources shadow earlier ones (built-in < plugin < user
     assert.equal(reg.entry("flow")!.kind, "graph");
     assert.equal(reg.entry("flow")!.description, "a graph");
     assert.equal(reg.entry("notes"), undefined);
-    assert.throws(() => reg.get("flow"), /graph agent/);
-    assert.throws(() => reg.get("explroe"), /unknown agent "explroe" \(did you mean "explore"\?\)/);
-    assert.equal(reg.get("sisyphus").can_spawn_agents, true);
+    assert.throws(() => reg.resolve("flow"), /graph agent/);
+    assert.throws(
+      () => reg.resolve("explroe"),
+      /unknown agent "explroe" \(did you mean "explore"\?\)/,
+    );
+    assert.equal(reg.resolve("sisyphus").can_spawn_agents, true);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
@@ -243,7 +246,7 @@ Deno.test("registry: later sources shadow earlier ones (built-in < plugin < user
 Deno.test("built-in agents: all parse strictly; sisyphus is the default and coyote stays", async () => {
   assert.equal(DEFAULT_AGENT, "sisyphus");
   const reg = await loadAgentRegistry({ configDir: "/nonexistent", cwd: "/nonexistent" });
-  assert.deepEqual(reg.list().map((e) => `${e.name}:${e.kind}`), [
+  assert.deepEqual(reg.entries().map((e) => `${e.name}:${e.kind}`), [
     "adversary:graph",
     "code-reviewer:llm",
     "coder:graph",
@@ -256,20 +259,20 @@ Deno.test("built-in agents: all parse strictly; sisyphus is the default and coyo
     "step-runner:graph",
   ]);
   for (const g of ["adversary", "coder", "step-runner"]) assert.ok(reg.entry(g)!.description, g);
-  for (const e of reg.list()) {
+  for (const e of reg.entries()) {
     assert.equal(e.error, undefined, e.name);
     assert.deepEqual(e.warnings, [], e.name);
   }
-  assert.equal(builtinAgentFiles.length, reg.list().length);
-  assert.match(reg.get("explore").instructions, /EXPLORE_COMPLETE/);
-  assert.match(reg.get("oracle").instructions, /PLAN_REVIEW: OKAY/);
-  assert.match(reg.get("security-reviewer").instructions, /SECURITY_REVIEW: FAIL/);
-  assert.deepEqual(reg.get("security-reviewer").variables, [{
+  assert.equal(builtinAgentFiles.length, reg.entries().length);
+  assert.match(reg.resolve("explore").instructions, /EXPLORE_COMPLETE/);
+  assert.match(reg.resolve("oracle").instructions, /PLAN_REVIEW: OKAY/);
+  assert.match(reg.resolve("security-reviewer").instructions, /SECURITY_REVIEW: FAIL/);
+  assert.deepEqual(reg.resolve("security-reviewer").variables, [{
     name: "security_posture",
     description: "how strict the verdict is: prototype, standard or hardened",
     default: "standard",
   }]);
-  const s = reg.get("sisyphus");
+  const s = reg.resolve("sisyphus");
   assert.deepEqual(s.spawnable_agents, [
     "explore",
     "librarian",
@@ -299,7 +302,7 @@ Deno.test("built-in agents: all parse strictly; sisyphus is the default and coyo
   ) {
     assert.ok(s.instructions.includes(word), word);
   }
-  assert.deepEqual(reg.get("explore").tools, ["fs_read", "fs_ls", "fs_glob", "fs_grep"]);
+  assert.deepEqual(reg.resolve("explore").tools, ["fs_read", "fs_ls", "fs_glob", "fs_grep"]);
 });
 
 Deno.test("cli: agents list/show, a broken agent file, -a with variables, .claude/agents md", async () => {
@@ -313,6 +316,8 @@ Deno.test("cli: agents list/show, a broken agent file, -a with variables, .claud
     join(cwd, ".coyote/agents/checker/config.yaml"),
     [
       "description: Checks a target",
+      "top_p: 0.5",
+      "reasoning_effort: low",
       "tools: [fs_read, fs_grep]",
       "enabled_skills: []",
       "variables:",
@@ -388,6 +393,8 @@ Deno.test("cli: agents list/show, a broken agent file, -a with variables, .claud
     const body = server.requests[0].body as Json;
     assert.match(body.messages[0].content, /^Check src\/ in a terse voice\./);
     assert.deepEqual(body.tools.map((t: Json) => t.function.name), ["fs_read", "fs_grep"]);
+    assert.equal(body.top_p, 0.5);
+    assert.equal(body.reasoning_effort, "low");
     const set = await runCoyote(
       [
         "--headless",

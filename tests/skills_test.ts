@@ -183,9 +183,13 @@ Deno.test("e2e: a .claude/skills skill with an unquoted colon is listed, loaded 
     assert.doesNotMatch(system(3), /SKILL-BODY-7/);
     assert.deepEqual(tools(3), tools(0));
     // The lenient-front-matter warning reaches the event stream, not only stderr.
-    const lines = parseJsonLines(r.stdout);
-    const warned = lines.filter((l) => JSON.stringify(l).includes("not strict YAML"));
-    assert.ok(warned.length >= 1, r.stdout);
+    const lines = parseJsonLines(r.stdout) as Json[];
+    const started = lines.find((l) => l.update?.sessionUpdate === "turn_started");
+    assert.equal(started.update.warnings.length, 1, r.stdout);
+    assert.match(
+      started.update.warnings[0],
+      /release-notes\/SKILL\.md: front matter is not strict YAML/,
+    );
     assert.match(r.stderr, /release-notes\/SKILL\.md: front matter is not strict YAML/);
   } finally {
     await server.close();

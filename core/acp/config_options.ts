@@ -1,8 +1,7 @@
 /**
  * ACP session config options: `agent` (category `mode`) and `model` (category `model`),
- * both `select`s. The agents are those the session's workspace can run (built-ins, plugins, the
- * user's and the workspace's agent files; core/agents/registry.ts). `session/set_config_option`
- * validates and applies one; the runtime checks agent names.
+ * both `select`s. `session/set_config_option` validates and applies one; the runtime checks
+ * agent names (built-in and plugin agents).
  * @module
  */
 import type * as acp from "@agentclientprotocol/sdk";
@@ -12,13 +11,13 @@ import { errText } from "./peer.ts";
 
 type Runtime = typeof import("../runtime.ts");
 
-/** The `configOptions` of a session. */
+/** The `configOptions` of a session (its workspace's agents). */
 export function configOptions(
   _rt: Runtime,
   app: AppOptions,
   session: AgentSession,
 ): acp.SessionConfigOption[] {
-  const agents = session.agents().map((a) => ({
+  const agents = session.workspace.agents.list().map((a) => ({
     value: a.name,
     name: a.name,
     description: a.description,

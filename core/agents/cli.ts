@@ -19,9 +19,9 @@ const err = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(s + "\
 
 /** The registry of `app.cwd`, with the agents of the plugins it would load. */
 async function registryFor(app: AppOptions): Promise<AgentRegistry> {
-  const rt = await import("../runtime.ts");
+  const { wantsPlugins } = await import("../workspace.ts");
   let pluginAgents: { plugin?: string; agent: AgentDefinition }[] = [];
-  if (rt.wantsPlugins(app, app.cwd)) {
+  if (wantsPlugins(app, app.cwd)) {
     const { Policy } = await import("../guard/policy.ts");
     const { loadPlugins } = await import("../plugin_host/mod.ts");
     const policy = Policy.create(
@@ -63,7 +63,7 @@ const SNAKE: Record<string, string> = {
 export function toConfigShape(d: AgentDefinition): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(d)) {
-    if (k === "instructions" || v === undefined) continue;
+    if (k === "instructions" || k === "source" || v === undefined) continue;
     out[SNAKE[k] ?? k] = v;
   }
   out.instructions = d.instructions;
@@ -84,7 +84,7 @@ export async function agentsCommand(
   const json = args.includes("--json");
   const reg = await registryFor(app);
   if (sub === "list") {
-    const list = reg.list();
+    const list = reg.entries();
     for (const e of list) for (const w of e.warnings) err(`coyote: warning: ${w}`);
     for (const e of list) if (e.error) err(`coyote: ${e.error}`);
     if (json) {
@@ -120,7 +120,7 @@ export async function agentsCommand(
   const entry = reg.entry(name);
   try {
     if (entry?.kind === "graph" && !entry.error) def = undefined;
-    else def = reg.get(name);
+    else def = reg.resolve(name);
   } catch (e) {
     err(`coyote: ${(e as Error).message}`);
     return 2;

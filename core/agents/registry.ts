@@ -17,6 +17,7 @@
  */
 import { basename, join } from "node:path";
 import type { AgentDefinition } from "../../sdk/mod.ts";
+import type { AgentSpec } from "../types.ts";
 import { builtinAgentFiles } from "../../agents/mod.ts";
 import { workspaceDirs } from "../workspace_dirs.ts";
 import {
@@ -170,21 +171,41 @@ async function readAgentDir({ dir, source }: AgentDir): Promise<AgentEntry[]> {
   return (await Promise.all(out)).filter((e): e is AgentEntry => e !== null);
 }
 
-/** The agents of one workspace, by name. */
+/**
+ * The agents of one workspace, by name. Two views: the entries (every file, including graph
+ * agents and broken files, for `coyote agents` and error messages) and the runnable LLM agents
+ * as `AgentSpec`s (`get`/`has`/`list`/`names`, what sessions and the supervisor use).
+ */
 export class AgentRegistry {
   readonly #byName = new Map<string, AgentEntry>();
 
   /** Adds entries in shadowing order: a later entry of a name replaces the earlier one. */
-  constructor(entries: AgentEntry[]) {
-    for (const e of entries) {
-      const prev = this.#byName.get(e.name);
-      if (prev) e.shadows = [...prev.shadows, prev.path];
-      this.#byName.set(e.name, e);
-    }
+  constructor(entries: AgentEntry[] = []) {
+    for (const e of entries) this.#add(e);
   }
 
-  /** Every agent (the winning entry of each name), sorted by name. */
-  list(): AgentEntry[] {
+  #add(e: AgentEntry) {
+    const prev = this.#byName.get(e.name);
+    if (prev) e.shadows = [...prev.shadows, prev.path];
+    this.#byName.set(e.name, e);
+  }
+
+  /** Adds (or shadows) an LLM agent given as a definition; `source` names where it came from. */
+  register(def: AgentDefinition, source: AgentSource = "plugin"): void {
+    this.#add({
+      name: def.name,
+      kind: "llm",
+      source,
+      path: `${source}:${def.name}`,
+      description: def.description,
+      definition: def,
+      warnings: [],
+      shadows: [],
+    });
+  }
+
+  /** Every entry (the winning one of each name), sorted by name. */
+  entries(): AgentEntry[] {
     return [...this.#byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
@@ -193,40 +214,57 @@ export class AgentRegistry {
     return this.#byName.get(name);
   }
 
-  /** Names of every agent that can run as an LLM agent now. */
-  runnable(): AgentEntry[] {
-    return this.list().filter((e) => e.kind === "llm" && e.definition);
+  /** The runnable LLM agent `name` (with `source`), or undefined (unknown, graph or broken). */
+  get(name: string): AgentSpec | undefined {
+    const e = this.#byName.get(name);
+    return e?.definition && e.kind === "llm" && !e.error
+      ? { ...e.definition, source: e.source }
+      : undefined;
   }
 
-  /** Warnings of every entry plus the errors of entries shadowed away or broken, for logs. */
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+
+  /** Every runnable LLM agent, sorted by name. */
+  list(): AgentSpec[] {
+    return this.entries().map((e) => this.get(e.name)).filter((d): d is AgentSpec => !!d);
+  }
+
+  names(): string[] {
+    return this.list().map((d) => d.name);
+  }
+
+  /** Warnings of every entry (lenient front matter, ignored keys), for logs. */
   warnings(): string[] {
-    return this.list().flatMap((e) => e.warnings);
+    return this.entries().flatMap((e) => e.warnings);
+  }
+
+  /**
+   * Why `name` cannot run: the file's error (naming file and field) for a broken file, "is a
+   * graph agent" for a graph, else `unknown agent "x" (did you mean "y"?); available: …`.
+   */
+  unknown(name: string): string {
+    const e = this.#byName.get(name);
+    if (e?.error) return e.error;
+    if (e?.kind === "graph") {
+      return `agent "${name}" (${e.path}) is a graph agent; running graph agents is not supported yet`;
+    }
+    const names = this.entries().map((x) => x.name);
+    return `unknown agent "${name}"${didYouMean(name, names)}; available: ${names.join(", ")}`;
   }
 
   /**
    * The definition of `name`.
-   * @throws AgentUsageError for an unknown name (with did-you-mean) or a graph agent;
-   *   AgentFileError-shaped ConfigError (naming file and field) for a broken file.
+   * @throws AgentUsageError (unknown name, graph agent) or a ConfigError-named Error (broken
+   *   file, the message naming file and field).
    */
-  get(name: string): AgentDefinition {
-    const e = this.#byName.get(name);
-    if (!e) {
-      const names = this.list().map((x) => x.name);
-      throw new AgentUsageError(
-        `unknown agent "${name}"${didYouMean(name, names)}; available: ${names.join(", ")}`,
-      );
-    }
-    if (e.error) {
-      const err = new Error(e.error);
-      err.name = "ConfigError";
-      throw err;
-    }
-    if (e.kind === "graph") {
-      throw new AgentUsageError(
-        `agent "${name}" (${e.path}) is a graph agent; running graph agents is not supported yet`,
-      );
-    }
-    return e.definition!;
+  resolve(name: string): AgentSpec {
+    const d = this.get(name);
+    if (d) return d;
+    const err = new Error(this.unknown(name));
+    err.name = this.#byName.get(name)?.error ? "ConfigError" : "UsageError";
+    throw err;
   }
 }
 

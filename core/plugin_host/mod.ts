@@ -238,6 +238,9 @@ function proxyTool(worker: PluginWorker, t: PluginManifest["tools"][number]): An
     input: schema,
     kind: (t.kind as AnyTool["kind"]) ?? "other",
     readOnly: t.readOnly === true,
+    ...(t.concurrency === "parallel" || t.concurrency === "serial"
+      ? { concurrency: t.concurrency }
+      : {}),
     async run(input: unknown, ctx: ToolContext): Promise<ToolResult> {
       if (!validator) {
         const { Validator } = await import("@cfworker/json-schema");

@@ -68,6 +68,7 @@ export interface PluginManifest {
     inputSchema: Record<string, unknown>;
     kind?: string;
     readOnly?: boolean;
+    concurrency?: string;
   }[];
   agents: unknown[];
   skills: unknown[];

@@ -273,6 +273,7 @@ export function workerMain(port?: {
         inputSchema: schemaOf(t),
         kind: typeof t.kind === "string" ? t.kind : undefined,
         readOnly: t.readOnly === true,
+        concurrency: typeof t.concurrency === "string" ? t.concurrency : undefined,
       });
     }
     return {
