@@ -20,7 +20,7 @@ import type { ModelClient } from "./engine.ts";
 import { findInstructions, type WorkspaceInstructions } from "./instructions.ts";
 import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
 import type { ProviderConfig } from "./provider.ts";
-import { makeRedactor, redactingTool, secretValues } from "./redact.ts";
+import { knownSecretCandidates, makeRedactor, redactingTool, secretValues } from "./redact.ts";
 import { createProvider } from "./provider.ts";
 import type { AgentRegistry } from "./agents/registry.ts";
 import { loadAgentsAndSkills } from "./agents/prepare.ts";
@@ -178,10 +178,12 @@ export async function createWorkspace(
   });
   for (const w of warnings) log(`coyote: warning: ${w}`);
 
-  // The provider key never travels in a tool result (core/redact.ts).
+  // No known secret (provider key, secret-named variables, config secrets) travels in a tool
+  // result or an MCP tool description (core/redact.ts).
   const secrets = secretValues([
     providerConfig.apiKey === PLACEHOLDER_API_KEY ? undefined : providerConfig.apiKey,
     Deno.env.get("OPENAI_API_KEY"),
+    ...knownSecretCandidates(app.config),
   ]);
   const redact = makeRedactor(secrets);
   const guard = (t: AnyTool) => (secrets.length ? redactingTool(t, redact) : t);
