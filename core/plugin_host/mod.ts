@@ -51,7 +51,6 @@ import {
 
 export { discoverPlugins, type PluginLocation, type PluginOrigin } from "./discover.ts";
 export { type PluginLogSink, type PluginManifest, PluginWorker, type RpcLimits } from "./worker.ts";
-export { loadSkills } from "./skills.ts";
 
 /** One discovered plugin and what became of it (for `coyote plugins list`). */
 export interface LoadedPluginInfo {
@@ -430,7 +429,16 @@ export async function loadPlugins(
       info.agents.push(a.name);
     }
     for (const s of m.skills as SkillDefinition[]) {
-      skills.push({ name: s.name, description: String(s.description ?? ""), content: s.content });
+      skills.push({
+        name: s.name,
+        description: String(s.description ?? ""),
+        content: s.content,
+        ...(Array.isArray(s.enabled_tools) ? { enabled_tools: s.enabled_tools.map(String) } : {}),
+        ...(Array.isArray(s.enabled_mcp_servers)
+          ? { enabled_mcp_servers: s.enabled_mcp_servers.map(String) }
+          : {}),
+        ...(s.auto_unload === true ? { auto_unload: true } : {}),
+      });
       info.skills.push(s.name);
     }
   });
