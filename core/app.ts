@@ -32,18 +32,15 @@ export interface AppOptions {
   headless: boolean;
   maxTurns: number;
   agent?: string;
-<<<<<<< HEAD
-  // Workspace trust and project config (core/trust.ts, core/project_config.ts).
-  /** `--trust-workspace`: trust the workspace for this run. */
-  trustWorkspace?: boolean;
-  /** Set by `applyWorkspace`: the workspace these options were derived for. */
-  workspace?: WorkspaceState;
-=======
   /** `--agent-variable NAME VALUE` (repeatable): values of the agent's template variables. */
   agentVariables?: Record<string, string>;
   /** `--skill NAME` (repeatable): skills loaded before the first request. */
   skills?: string[];
   /** `--add-dir DIR` (repeatable): more directories whose `.coyote|.claude|.agents/skills/` count. */
   addDirs?: string[];
->>>>>>> main
+  // Workspace trust and project config (core/trust.ts, core/project_config.ts).
+  /** `--trust-workspace`: trust the workspace for this run. */
+  trustWorkspace?: boolean;
+  /** Set by `applyWorkspace`: the workspace these options were derived for. */
+  workspace?: WorkspaceState;
 }

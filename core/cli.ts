@@ -43,15 +43,11 @@ function stdout(text: string): void {
 /** Everything `parseArgs` found. */
 export interface ParsedCli {
   /** Subcommand to run, if any. */
-<<<<<<< HEAD
   command?: {
-    name: "plugins" | "mcp" | "policy" | "trust" | "sessions";
+    name: "plugins" | "mcp" | "policy" | "agents" | "trust" | "sessions";
     sub: string;
     args: string[];
   };
-=======
-  command?: { name: "plugins" | "mcp" | "policy" | "agents"; sub: string; args: string[] };
->>>>>>> main
   prompt: string[];
   // deno-lint-ignore no-explicit-any
   opts: Record<string, any>;
@@ -421,13 +417,10 @@ export async function resolveApp(
     headless: !!opts.headless || !!opts.acpServer,
     maxTurns: opts.maxTurns ?? config.max_turns ?? 50,
     agent: opts.agent ?? config.agent,
-<<<<<<< HEAD
     trustWorkspace: !!opts.trustWorkspace,
-=======
     agentVariables: agentVariables(opts.agentVariable ?? []),
     skills: opts.skill ?? [],
     addDirs: opts.addDir ?? [],
->>>>>>> main
   };
   // Project config (.coyote/config.yaml, trusted workspaces only) is merged under the flags.
   const { applyWorkspace } = await import("./project_config.ts");
@@ -645,7 +638,9 @@ export async function main(argv: string[]): Promise<number> {
     if (name === "plugins") {
       return await (await import("./plugin_host/cli.ts")).pluginsCommand(app, sub, args);
     }
-<<<<<<< HEAD
+    if (name === "agents") {
+      return await (await import("./agents/cli.ts")).agentsCommand(app, sub, args, stdout);
+    }
     if (name === "trust") {
       const { trustCommand } = await import("./trust.ts");
       return trustCommand(
@@ -657,10 +652,6 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (name === "sessions") {
       return await sessionsCommand(app, sub as "list" | "rm", args, args.includes("--json"));
-=======
-    if (name === "agents") {
-      return await (await import("./agents/cli.ts")).agentsCommand(app, sub, args, stdout);
->>>>>>> main
     }
     if (name === "mcp") {
       return await (await import("./mcp/cli.ts")).mcpCommand(app, sub as "list", args);

@@ -22,15 +22,11 @@ import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
 import type { ProviderConfig } from "./provider.ts";
 import { knownSecretCandidates, makeRedactor, redactingTool, secretValues } from "./redact.ts";
 import { createProvider } from "./provider.ts";
-<<<<<<< HEAD
-import { AgentRegistry } from "./agent_registry.ts";
-import { type TrustState, untrustedNote } from "./trust.ts";
-import { applyWorkspace } from "./project_config.ts";
-=======
 import type { AgentRegistry } from "./agents/registry.ts";
 import { loadAgentsAndSkills } from "./agents/prepare.ts";
 import type { SkillEntry } from "./skills/load.ts";
->>>>>>> main
+import { appTrusts, type TrustState, untrustedNote } from "./trust.ts";
+import { applyWorkspace } from "./project_config.ts";
 
 /**
  * A user or configuration error (unknown agent, unknown session, no provider):
@@ -97,11 +93,7 @@ function exists(path: string): boolean {
 }
 
 /** True when the plugin host has anything to discover for this workspace. */
-<<<<<<< HEAD
-function wantsPlugins(app: AppOptions, cwd: string, trusted: boolean): boolean {
-=======
-export function wantsPlugins(app: AppOptions, cwd: string): boolean {
->>>>>>> main
+export function wantsPlugins(app: AppOptions, cwd: string, trusted = appTrusts(app, cwd)): boolean {
   return app.plugins.length > 0 ||
     (Array.isArray(app.config?.plugins) && app.config.plugins.length > 0) ||
     (trusted && exists(`${cwd}/.coyote/plugins`)) || exists(`${app.configDir}/plugins`);
