@@ -41,6 +41,15 @@ import {
 import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
 import { makeRedactor, redactingTool, secretValues } from "./redact.ts";
 import { createProvider } from "./provider.ts";
+import {
+  CommandSandbox,
+  DEFAULT_SANDBOX,
+  guardForcedAllow,
+  sandboxGuard,
+  type SandboxStatus,
+} from "./sandbox/mod.ts";
+import { executeCommandTool, makeExecuteCommandTool } from "../plugins/exec/mod.ts";
+import { signalTree } from "../plugins/exec/tree.ts";
 
 /** Options for one session (one workspace). */
 export interface SessionInit {
@@ -71,6 +80,8 @@ export interface AgentSession {
   model: string;
   /** Current agent name. */
   agent: string;
+  /** The OS sandbox of this session's commands (stream-json `init`, docs/permissions.md). */
+  readonly sandbox?: SandboxStatus;
   /**
    * Runs one turn: streams events to `onEvent` (also appended to the transcript),
    * resolves when the turn ends. Never rejects for provider/tool faults: those end
@@ -235,8 +246,14 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     },
   );
 
+  // The provider key never travels in a tool result (core/redact.ts) nor in a command's environment.
+  const secrets = secretValues([
+    providerCfg.apiKey === PLACEHOLDER_API_KEY ? undefined : providerCfg.apiKey,
+    Deno.env.get("OPENAI_API_KEY"),
+  ]);
+
   const closers: (() => Promise<void>)[] = [];
-  const [plugins, mcp] = await Promise.all([
+  const [plugins, mcp, sandbox] = await Promise.all([
     wantsPlugins(app, cwd)
       ? import("./plugin_host/mod.ts").then((m) => m.loadPlugins(app, policy, cwd))
       : Promise.resolve(null),
@@ -249,7 +266,16 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       if (!byName.size) return null;
       return await m.connectMcpServers([...byName.values()], { cwd });
     }),
+    CommandSandbox.create(policy, app.sandbox ?? DEFAULT_SANDBOX, {
+      secrets,
+      log,
+      killTree: (t) => signalTree(t, "SIGKILL"),
+    }),
   ]);
+  closers.push(() => Promise.resolve(sandbox.close()));
+  if (guardForcedAllow()) {
+    log("coyote: warning: TEST MODE: the guard allows every access (COYOTE_TEST_GUARD=allow)");
+  }
   const skills = await collectSkills(app, cwd, plugins?.skills ?? [], log);
   if (plugins) closers.push(() => plugins.close());
   if (mcp) closers.push(() => mcp.close());
@@ -266,14 +292,13 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       `unknown agent "${agentName}"; available: ${agents.map((a) => a.name).join(", ")}`,
     );
   }
-  // The provider key never travels in a tool result (core/redact.ts).
-  const secrets = secretValues([
-    providerCfg.apiKey === PLACEHOLDER_API_KEY ? undefined : providerCfg.apiKey,
-    Deno.env.get("OPENAI_API_KEY"),
-  ]);
   const redact = makeRedactor(secrets);
+  // execute_command runs through the session's OS sandbox (core/sandbox/).
+  const sandboxedExec = makeExecuteCommandTool(sandbox) as AnyTool;
   const allTools: AnyTool[] = [
-    ...corePlugins.flatMap((p) => p.tools ?? []),
+    ...corePlugins.flatMap((p) => p.tools ?? []).map((t) =>
+      t === (executeCommandTool as AnyTool) ? sandboxedExec : t
+    ),
     ...(plugins?.tools ?? []),
     ...(mcp?.tools ?? []),
   ].map((t) => secrets.length ? redactingTool(t, redact) : t);
@@ -312,7 +337,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     model,
     temperature: agent.temperature,
     registry,
-    policy,
+    policy: sandboxGuard(policy, sandbox.status),
     permission: init.permission,
     host: init.host,
     systemPrompt,
@@ -328,6 +353,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
   const session: AgentSession = {
     id,
     cwd,
+    sandbox: sandbox.status,
     get model() {
       return engine.opts.model;
     },
