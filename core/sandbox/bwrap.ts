@@ -2,7 +2,8 @@
  * Linux backend of the OS sandbox: the bubblewrap (`bwrap`, Debian package `bubblewrap`)
  * argument list for a {@link SandboxProfile} (docs/permissions.md "The OS sandbox").
  *
- * - New PID, IPC, UTS and (when the profile says `none`) network namespaces; `--die-with-parent`
+ * - New PID and (when the profile says `none`) network namespaces (IPC/UTS/cgroup namespaces are
+ *   left out: each costs start-up time and guards nothing the profile promises); `--die-with-parent`
  *   and the PID namespace end every process of the command — `cmd &` and `setsid` children
  *   included — when the command's shell exits or Coyote dies; `--new-session` (no TIOCSTI into the
  *   terminal); `--cap-drop ALL` (Coyote running as root must not keep `CAP_SYS_ADMIN`, which would
@@ -55,9 +56,6 @@ export function bwrapArgs(
     "--cap-drop",
     "ALL",
     "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
   ];
   if (profile.network.mode === "none") a.push("--unshare-net");
   a.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc");

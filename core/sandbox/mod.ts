@@ -362,7 +362,16 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   l.push(
     "  env:      scrubbed: the provider key and names like *TOKEN* *SECRET* *KEY* *PASSWORD* *PASSWD* *CREDENTIAL* *AUTH* unless an Env allow rule passes them; Env deny rules",
   );
-  l.push("  pid:      own PID namespace (Coyote's processes are not visible)");
+  l.push(
+    status.backend === "sandbox-exec"
+      ? "  pid:      no PID namespace on macOS; signals and process inspection limited to the sandbox"
+      : "  pid:      own PID namespace (Coyote's processes are not visible)",
+  );
+  if (status.active && status.autoAllow) {
+    l.push(
+      "  asks:     commands the guard would ask about by default run without asking (auto_allow); deny and ask rules still apply",
+    );
+  }
   if (profile.notes.length) {
     l.push("  guard-only rules:");
     for (const n of profile.notes) l.push(`            ${n}`);
