@@ -3,11 +3,15 @@
  * else (commander, config, engine, frontends) is loaded lazily by core/cli.ts.
  * @module
  */
-import pkg from "./deno.json" with { type: "json" };
+import { versionLine } from "./core/version.ts";
 
 const args = Deno.args;
+if (args[0] === "__coyote_plugin_host") {
+  // A plugin's own process (core/plugin_host/process.ts); a literal import keeps it in a compiled binary.
+  await (await import("./core/plugin_host/host_main.ts")).runPluginHost();
+}
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
-  Deno.stdout.writeSync(new TextEncoder().encode(`${pkg.version}\n`));
+  Deno.stdout.writeSync(new TextEncoder().encode(`${versionLine()}\n`));
   Deno.exit(0);
 }
 if (args.includes("--acp-server")) {

@@ -94,7 +94,7 @@ export default async function (): Promise<BenchResult[]> {
         });
         let sandboxed = false;
         const r = await s.prompt("go", {
-          onEvent: (e) => {
+          onEvent: ({ update: e }) => {
             if (e.sessionUpdate === "tool_call_update" && e.status === "completed") {
               sandboxed = (e.rawOutput as { sandboxed?: boolean } | undefined)?.sandboxed === true;
             }

@@ -38,6 +38,20 @@ export interface ProviderSection {
   max_retries?: number;
   /** Extra HTTP headers sent with every request. */
   headers?: Record<string, string>;
+  /** Send `stream_options` (usage in the stream); false for servers that reject it. Default true. */
+  stream_options?: boolean;
+}
+
+/** One entry of the `models:` capability table (core/models.ts). */
+export interface ModelSpec {
+  /** Context window in tokens. */
+  context_window?: number;
+  /** Accepts image input. Unset: unknown (not advertised over ACP). */
+  images?: boolean;
+  /** Tokens reserved for the answer. */
+  max_output_tokens?: number;
+  /** USD per million tokens. */
+  price?: { input: number; output: number; cached_input?: number };
 }
 
 /** The validated `config.yaml`. */
@@ -65,6 +79,8 @@ export interface CoyoteConfig {
     mode?: "auto" | "required" | "off";
     auto_allow?: boolean;
   };
+  /** Model capabilities by model name (core/models.ts). */
+  models?: Record<string, ModelSpec>;
 }
 
 /** Default `provider.timeout_ms`. */
@@ -178,13 +194,16 @@ function formatIssue(issue: IssueLike, schema: unknown): string {
 
 /** The keys a (zod) object schema allows at `path` (optional wrappers unwrapped); [] if none. */
 function knownKeys(schema: unknown, path: PropertyKey[]): string[] {
-  type Node = { shape?: Record<string, unknown>; unwrap?: () => unknown } | undefined;
+  type Node =
+    | { shape?: Record<string, unknown>; unwrap?: () => unknown; valueType?: unknown }
+    | undefined;
   const bare = (s: Node): Node => {
     while (s && !s.shape && typeof s.unwrap === "function") s = s.unwrap() as Node;
     return s;
   };
   let s = bare(schema as Node);
-  for (const seg of path) s = bare(s?.shape?.[String(seg)] as Node);
+  // Records (`models:`, `mcpServers:`): any key leads to the value schema.
+  for (const seg of path) s = bare((s?.shape?.[String(seg)] ?? s?.valueType) as Node);
   return s?.shape ? Object.keys(s.shape) : [];
 }
 
@@ -247,7 +266,20 @@ function configSchema() {
       headers: z.record(str(), str("a string header value"), {
         error: "expected a mapping of header names to strings",
       }).optional(),
+      stream_options: z.boolean({ error: "expected true or false" }).optional(),
     }, { error: "expected a mapping" });
+    // `models:` capability table (core/models.ts).
+    const usd = () => z.number({ error: "expected a price in USD per million tokens" }).min(0);
+    const modelSpec = z.strictObject({
+      context_window: posInt().optional(),
+      images: z.boolean({ error: "expected true or false" }).optional(),
+      max_output_tokens: posInt().optional(),
+      price: z.strictObject({
+        input: usd(),
+        output: usd(),
+        cached_input: usd().optional(),
+      }, { error: "expected a mapping with input/output (USD per million tokens)" }).optional(),
+    }, { error: "expected a mapping (context_window, images, max_output_tokens, price)" });
     const schema = z.strictObject({
       model: str().optional(),
       provider: provider.optional(),
@@ -275,6 +307,8 @@ function configSchema() {
         error:
           "expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false}",
       }).optional(),
+      models: z.record(str(), modelSpec, { error: "expected a mapping of model names" })
+        .optional(),
     }, { error: "expected a mapping" });
     // Compile-time check that the schema and the hand-written type agree.
     const _typed: import("zod").ZodType<CoyoteConfig> = schema;
@@ -349,5 +383,6 @@ export function resolveProvider(opts: {
     timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS,
     maxRetries: p.max_retries ?? DEFAULT_MAX_RETRIES,
     ...(p.headers ? { headers: { ...p.headers } } : {}),
+    ...(p.stream_options === false ? { streamOptions: false } : {}),
   };
 }

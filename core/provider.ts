@@ -4,15 +4,30 @@
  * LM Studio, OpenRouter, …).
  *
  * - Streams `delta.content` to `onText` and reasoning deltas (`delta.reasoning_content`,
- *   vLLM/DeepSeek; `delta.reasoning`, OpenRouter/Ollama) to `onReasoning`; tool-call
- *   deltas are accumulated by `index` (id and name usually only in the first delta,
- *   arguments split across many).
- * - Asks for `stream_options: { include_usage: true }` and returns the final `usage`.
+ *   vLLM/DeepSeek; `delta.reasoning`, OpenRouter/Ollama) to `onReasoning`; the response says
+ *   which field the reasoning came in (`reasoningField`) so the caller can send it back there.
+ * - Tool-call deltas are accumulated by `index` (id and name usually only in the first delta,
+ *   arguments split across many). A delta with a **new `id`** at an index already in use starts
+ *   a new call (servers that send every parallel call at index 0, or without an index), as does
+ *   a new function name after complete JSON arguments when no ids are sent.
+ * - The history is sent through core/messages.ts `wireMessages` (no empty assistant messages,
+ *   alternating user turns).
+ * - Asks for `stream_options: { include_usage: true }` and returns the final `usage`. A server
+ *   that rejects an optional field (HTTP 400/422 naming `stream_options`, `temperature` or
+ *   `reasoning_content`, e.g. Mistral's 422 "extra inputs are not permitted") gets the request
+ *   again without it, once, and this provider (one per session) leaves it out from then on;
+ *   `streamOptions: false` (config `provider.stream_options: false`) never sends it.
  * - Retries (our own loop; the SDK's is off) 429, 408, 5xx and connection failures that
  *   happen **before any content of that response has streamed**, with exponential
  *   backoff and jitter, honouring `retry-after-ms` (ms) and `retry-after` (seconds or an
  *   HTTP date) and the `x-should-retry` header (as the OpenAI SDKs do). A `retry-after`
  *   above {@link MAX_RETRY_AFTER_MS} is not waited for: the error is reported at once.
+ *   A DNS failure or a refused connection is retried at most once ({@link MAX_UNREACHABLE_RETRIES}).
+ *   Each retry is announced through `notify` (one line, e.g. to stderr).
+ * - Error text comes from every error shape (core/provider_errors.ts). An error event inside the
+ *   stream that carries a 4xx code is a rejected request (`bad_request`), not retried. A prompt
+ *   over the model's window (`context_length_exceeded`, "maximum context length", HTTP 413) is a
+ *   `context_overflow` error carrying the window the server named, if any.
  * - A stream that ends without a `finish_reason` or breaks after content has been shown
  *   is a `stream_cut` error carrying the partial response; it is never retried.
  * - `timeoutMs` bounds the wait for the response headers and every silence between two
@@ -27,6 +42,17 @@
  * @module
  */
 import type OpenAI from "openai";
+import { wireMessages } from "./messages.ts";
+import {
+  contextLimitFrom,
+  errorText,
+  httpErrorText,
+  inStreamStatus,
+  isContextOverflow,
+  type OptionalField,
+  rejectedField,
+  transportKind,
+} from "./provider_errors.ts";
 
 /** Connection settings for one provider (see core/config.ts `resolveProvider`). */
 export interface ProviderConfig {
@@ -43,6 +69,10 @@ export interface ProviderConfig {
   headers?: Record<string, string>;
   /** First backoff delay in ms (doubles per retry, capped at 8 s, 0–25 % jitter off). Default 500. */
   retryBaseMs?: number;
+  /** Send `stream_options: {include_usage: true}` (default true; config `provider.stream_options`). */
+  streamOptions?: boolean;
+  /** Receives one human line per retry or dropped field ("retrying in 0.5 s …"); never the key. */
+  notify?: (line: string) => void;
 }
 
 /** One request to the model. */
@@ -80,6 +110,8 @@ export interface ModelToolCall {
 export interface ModelResponse {
   text: string;
   reasoning: string;
+  /** The delta field the reasoning came in; send it back in the same field. */
+  reasoningField?: "reasoning_content" | "reasoning";
   /** In `index` order. */
   toolCalls: ModelToolCall[];
   /** OpenAI `finish_reason` (`stop`, `tool_calls`, `length`, `content_filter`, …); null if none came. */
@@ -96,12 +128,14 @@ export type ProviderErrorCode =
   | "stream_cut"
   | "cancelled"
   | "auth"
-  | "bad_request";
+  | "bad_request"
+  | "context_overflow";
 
 /**
  * A provider failure. `message` is one line for humans and never contains the API key.
  * `partial` holds what had streamed before the failure (always set for `stream_cut`
  * and `cancelled`). `attempts` counts requests made, `status` is the last HTTP status.
+ * `contextWindow` is the window (tokens) a `context_overflow` error named, if it named one.
  */
 export class ProviderError extends Error {
   override name = "ProviderError";
@@ -111,6 +145,7 @@ export class ProviderError extends Error {
     readonly partial?: ModelResponse,
     readonly status?: number,
     readonly attempts = 1,
+    readonly contextWindow?: number,
   ) {
     super(message);
   }
@@ -130,6 +165,8 @@ export interface Provider {
 
 /** A `retry-after` longer than this is reported instead of waited for (ms). */
 export const MAX_RETRY_AFTER_MS = 60_000;
+/** Retries after a DNS failure or a refused connection (whatever `maxRetries` says). */
+export const MAX_UNREACHABLE_RETRIES = 1;
 const MAX_BACKOFF_MS = 8_000;
 
 interface Sdk {
@@ -153,6 +190,13 @@ function loadSdk(): Promise<Sdk> {
 export function createProvider(cfg: ProviderConfig): Provider {
   loadSdk().catch(() => {/* reported on first request */});
   const redact = makeRedactor(cfg.apiKey);
+  // Optional fields this server refused: left out for the rest of the session.
+  const omit = new Set<OptionalField>(cfg.streamOptions === false ? ["stream_options"] : []);
+  const notify = (line: string) => {
+    try {
+      cfg.notify?.(redact(line));
+    } catch { /* a notice is cosmetic */ }
+  };
 
   return {
     async complete(req, callbacks = {}, signal) {
@@ -163,33 +207,60 @@ export function createProvider(cfg: ProviderConfig): Provider {
         throw new ProviderError("bad_request", `cannot load the openai package: ${oneLine(e)}`);
       }
       const base = cfg.retryBaseMs ?? 500;
-      for (let attempt = 0;; attempt++) {
-        const result = await attemptOnce(lib, cfg, req, callbacks, signal, redact, attempt + 1);
+      let retries = 0;
+      let unreachable = 0;
+      for (let attemptNo = 1;; attemptNo++) {
+        const result = await attemptOnce(lib, cfg, req, callbacks, signal, redact, attemptNo, omit);
         if (result.ok) return result.response;
         const err = result.error;
-        if (!result.retryable || attempt >= cfg.maxRetries) throw finalError(err, attempt + 1);
+        if (result.dropField && !omit.has(result.dropField)) {
+          omit.add(result.dropField);
+          notify(
+            `coyote: the model server rejects \`${result.dropField}\` (HTTP ${
+              err.status ?? "?"
+            }); ` +
+              `sending without it for this session` +
+              (result.dropField === "stream_options"
+                ? " (set provider.stream_options: false to skip this)"
+                : ""),
+          );
+          continue;
+        }
+        const limit = result.unreachable ? MAX_UNREACHABLE_RETRIES : cfg.maxRetries;
+        const used = result.unreachable ? unreachable : retries;
+        if (!result.retryable || used >= limit) throw finalError(err, attemptNo);
         let wait = result.retryAfterMs;
         if (wait === undefined) {
-          wait = Math.min(base * 2 ** attempt, MAX_BACKOFF_MS) * (1 - Math.random() * 0.25);
+          wait = Math.min(base * 2 ** retries, MAX_BACKOFF_MS) * (1 - Math.random() * 0.25);
         } else if (wait > MAX_RETRY_AFTER_MS) {
           throw finalError(
             err,
-            attempt + 1,
+            attemptNo,
             ` (server asks to retry after ${Math.ceil(wait / 1000)} s)`,
           );
         }
+        if (result.unreachable) unreachable++;
+        retries++;
+        notify(
+          `coyote: ${err.message}; retrying in ${formatSeconds(wait)}` +
+            (result.unreachable ? " (once)" : ` (retry ${retries} of ${cfg.maxRetries})`),
+        );
         if (!(await sleep(wait, signal))) {
           throw new ProviderError(
             "cancelled",
             "request cancelled",
             emptyResponse(),
             err.status,
-            attempt + 1,
+            attemptNo,
           );
         }
       }
     },
   };
+}
+
+function formatSeconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 }
 
 function finalError(err: ProviderError, attempts: number, suffix = ""): ProviderError {
@@ -200,17 +271,40 @@ function finalError(err: ProviderError, attempts: number, suffix = ""): Provider
     err.partial,
     err.status,
     attempts,
+    err.contextWindow,
   );
 }
 
 type Attempt =
   | { ok: true; response: ModelResponse }
-  | { ok: false; error: ProviderError; retryable: boolean; retryAfterMs?: number };
+  | {
+    ok: false;
+    error: ProviderError;
+    retryable: boolean;
+    retryAfterMs?: number;
+    /** An optional field the server refused: retry once without it. */
+    dropField?: OptionalField;
+    /** A DNS failure or refused connection (retried at most once). */
+    unreachable?: boolean;
+  };
 
+/** One tool call being accumulated; `index` is the wire index, `seq` the order of appearance. */
 interface ToolAcc {
+  index: number;
+  seq: number;
   id?: string;
   name: string;
   arguments: string;
+}
+
+/** An HTTP error response: status, headers and the raw body text. */
+class HttpFault {
+  constructor(
+    readonly status: number,
+    readonly headers: Headers,
+    readonly raw: string,
+    readonly statusText: string,
+  ) {}
 }
 
 async function attemptOnce(
@@ -221,6 +315,7 @@ async function attemptOnce(
   signal: AbortSignal | undefined,
   redact: (s: string) => string,
   attemptNo: number,
+  omit: ReadonlySet<OptionalField>,
 ): Promise<Attempt> {
   const ctl = new AbortController();
   let timedOut = false;
@@ -240,28 +335,43 @@ async function attemptOnce(
 
   let text = "";
   let reasoning = "";
+  let reasoningField: ModelResponse["reasoningField"];
   let finishReason: string | null = null;
   let usage: ModelUsage | undefined;
-  const tools = new Map<number, ToolAcc>();
+  const tools: ToolAcc[] = [];
+  const slots = new Map<number, ToolAcc>();
   let shown = false; // any content delivered to callbacks
   const partial = (): ModelResponse => ({
     text,
     reasoning,
+    ...(reasoningField ? { reasoningField } : {}),
     toolCalls: toolList(tools, attemptNo),
     finishReason,
     usage,
   });
 
+  // The optional fields this request carries (a refusal naming one drops it).
+  const sent: OptionalField[] = [];
   arm();
   try {
+    const messages = wireMessages(req.messages as Parameters<typeof wireMessages>[0], {
+      omitReasoning: omit.has("reasoning_content"),
+    });
+    if (messages.some((m) => m.reasoning_content !== undefined)) sent.push("reasoning_content");
     const params: OpenAI.ChatCompletionCreateParamsStreaming = {
       model: req.model ?? cfg.model,
-      messages: req.messages,
+      messages: messages as OpenAI.ChatCompletionMessageParam[],
       stream: true,
-      stream_options: { include_usage: true },
     };
+    if (!omit.has("stream_options")) {
+      params.stream_options = { include_usage: true };
+      sent.push("stream_options");
+    }
     if (req.tools?.length) params.tools = req.tools;
-    if (req.temperature !== undefined) params.temperature = req.temperature;
+    if (req.temperature !== undefined && !omit.has("temperature")) {
+      params.temperature = req.temperature;
+      sent.push("temperature");
+    }
     const res = await fetch(`${cfg.baseURL.replace(/\/+$/, "")}/chat/completions`, {
       method: "POST",
       headers: {
@@ -274,25 +384,17 @@ async function attemptOnce(
       body: JSON.stringify(params),
       signal: ctl.signal,
     });
-    if (!res.ok) {
-      // Same error objects as the OpenAI client: status, headers, parsed `error` body.
-      const body = await res.text();
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body);
-      } catch { /* plain-text error body */ }
-      throw lib.APIError.generate(
-        res.status,
-        parsed as object | undefined,
-        parsed ? undefined : body.slice(0, 500) || undefined,
-        res.headers,
-      );
-    }
+    if (!res.ok) throw new HttpFault(res.status, res.headers, await res.text(), res.statusText);
     arm();
-    const stream: AsyncIterable<OpenAI.ChatCompletionChunk> =
-      (res.headers.get("content-type") ?? "").includes("application/json")
-        ? completionAsChunks(await res.json())
-        : lib.Stream.fromSSEResponse<OpenAI.ChatCompletionChunk>(res, ctl);
+    let stream: AsyncIterable<OpenAI.ChatCompletionChunk>;
+    if ((res.headers.get("content-type") ?? "").includes("application/json")) {
+      const whole = await res.json();
+      // A 200 whose JSON body is an error (some proxies): the same as an error event.
+      if (whole && typeof whole === "object" && whole.error && !Array.isArray(whole.choices)) {
+        throw new lib.APIError(undefined, whole.error, undefined, res.headers);
+      }
+      stream = completionAsChunks(whole);
+    } else stream = lib.Stream.fromSSEResponse<OpenAI.ChatCompletionChunk>(res, ctl);
     for await (const chunk of stream) {
       arm();
       if (chunk.usage) usage = pickUsage(chunk.usage);
@@ -302,13 +404,14 @@ async function attemptOnce(
         reasoning_content?: unknown;
         reasoning?: unknown;
       };
-      const r = typeof delta.reasoning_content === "string"
-        ? delta.reasoning_content
-        : typeof delta.reasoning === "string"
-        ? delta.reasoning
-        : "";
+      const [r, field] = typeof delta.reasoning_content === "string" && delta.reasoning_content
+        ? [delta.reasoning_content, "reasoning_content" as const]
+        : typeof delta.reasoning === "string" && delta.reasoning
+        ? [delta.reasoning, "reasoning" as const]
+        : ["", undefined];
       if (r) {
         reasoning += r;
+        reasoningField ??= field;
         shown = true;
         cb.onReasoning?.(r);
       }
@@ -319,18 +422,12 @@ async function attemptOnce(
       }
       if (Array.isArray(delta.tool_calls)) {
         delta.tool_calls.forEach((tc, pos) => {
-          const idx = typeof tc.index === "number" ? tc.index : pos;
-          let acc = tools.get(idx);
-          if (!acc) {
-            acc = { name: "", arguments: "" };
-            tools.set(idx, acc);
-          }
-          if (tc.id) acc.id ??= tc.id;
+          const acc = toolSlot(tools, slots, tc, pos);
           const name = tc.function?.name;
           if (name && acc.name !== name) acc.name += name;
           if (tc.function?.arguments) acc.arguments += tc.function.arguments;
           shown = true;
-          cb.onToolCallDelta?.(idx, tc.id ?? undefined, name ?? undefined);
+          cb.onToolCallDelta?.(acc.seq, tc.id ?? undefined, name ?? undefined);
         });
       }
       if (choice.finish_reason) finishReason = choice.finish_reason;
@@ -361,10 +458,50 @@ async function attemptOnce(
     if (timedOut) {
       return { ok: false, error: timeoutError(cfg, partial(), attemptNo), retryable: false };
     }
-    return classify(e, shown, partial(), redact, attemptNo);
+    return classify(e, shown, partial(), redact, attemptNo, sent);
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+/**
+ * The accumulator a tool-call delta belongs to. Keyed by `index` (its position in the delta when
+ * absent); a delta carrying an `id` different from the one at that index starts a new call, and
+ * so does a delta without ids that names a function after the current call's arguments are
+ * complete JSON (servers that send every parallel call at index 0).
+ */
+function toolSlot(
+  tools: ToolAcc[],
+  slots: Map<number, ToolAcc>,
+  tc: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall,
+  pos: number,
+): ToolAcc {
+  const index = typeof tc.index === "number" ? tc.index : pos;
+  const cur = slots.get(index);
+  const args = tc.function?.arguments ?? "";
+  const fresh = !cur ||
+    (!!tc.id && !!cur.id && tc.id !== cur.id) ||
+    (!tc.id && !!tc.function?.name && !!cur.name && args.trimStart().startsWith("{") &&
+      isCompleteJson(cur.arguments));
+  if (!fresh) {
+    if (tc.id) cur.id ??= tc.id;
+    return cur;
+  }
+  const acc: ToolAcc = { index, seq: tools.length, name: "", arguments: "" };
+  if (tc.id) acc.id = tc.id;
+  tools.push(acc);
+  slots.set(index, acc);
+  return acc;
+}
+
+function isCompleteJson(s: string): boolean {
+  if (!s.trim()) return false;
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -387,7 +524,11 @@ async function* completionAsChunks(
         index: 0,
         delta: {
           content: msg.content ?? undefined,
-          reasoning_content: msg.reasoning_content ?? msg.reasoning,
+          ...(msg.reasoning_content
+            ? { reasoning_content: msg.reasoning_content }
+            : msg.reasoning
+            ? { reasoning: msg.reasoning }
+            : {}),
           tool_calls: msg.tool_calls?.flatMap((t, index) =>
             t.type === "function"
               ? [{ index, id: t.id, type: "function" as const, function: t.function }]
@@ -407,16 +548,34 @@ function classify(
   partial: ModelResponse,
   redact: (s: string) => string,
   attemptNo: number,
+  sent: OptionalField[],
 ): Attempt {
-  const err = e as {
-    status?: number;
-    headers?: Headers;
-    error?: { message?: unknown } | null;
-    message?: string;
-    name?: string;
-  };
-  const status = typeof err?.status === "number" ? err.status : undefined;
-  const detail = redact(oneLine(serverMessage(err)));
+  let status: number | undefined;
+  let headers: Headers | undefined;
+  let body: unknown;
+  let text: string;
+  let inStream = false;
+  if (e instanceof HttpFault) {
+    status = e.status;
+    headers = e.headers;
+    try {
+      body = JSON.parse(e.raw);
+    } catch {
+      body = e.raw;
+    }
+    text = httpErrorText(e.raw, e.status, e.statusText);
+  } else {
+    const err = e as { error?: unknown; message?: string; headers?: Headers };
+    if (err && typeof err === "object" && err.error) {
+      // An `error` payload inside the SSE stream (OpenRouter, vLLM) or a 200 JSON error body.
+      inStream = true;
+      body = { error: err.error };
+      status = inStreamStatus(err.error);
+      headers = err.headers;
+      text = errorText(err.error) || "no details";
+    } else text = transportMessage(e);
+  }
+  const detail = redact(oneLine(text));
   if (shown) {
     // Content already reached the user: never retried, reported as a cut stream.
     const error = new ProviderError(
@@ -428,22 +587,48 @@ function classify(
     );
     return { ok: false, error, retryable: false };
   }
-  if (status === undefined) {
-    // An `error` payload inside the SSE stream (OpenRouter, vLLM) before any content,
-    // or a transport failure (fetch TypeError: refused, reset, DNS).
-    const inStream = !!err?.error;
+  if (isContextOverflow(status, inStream || status !== undefined ? text : "")) {
+    const window = contextLimitFrom(text, body);
     const error = new ProviderError(
-      inStream ? "server_error" : "connection",
-      inStream
-        ? `model server error in the stream: ${detail}`
-        : `cannot reach the model server: ${detail}`,
+      "context_overflow",
+      `the prompt does not fit the model's context window${
+        status ? ` (HTTP ${status})` : ""
+      }: ${detail}`,
+      partial,
+      status,
+      attemptNo,
+      window,
+    );
+    return { ok: false, error, retryable: false };
+  }
+  if (status === undefined) {
+    if (inStream) {
+      const error = new ProviderError(
+        "server_error",
+        `model server error in the stream: ${detail}`,
+        partial,
+        undefined,
+        attemptNo,
+      );
+      return { ok: false, error, retryable: true };
+    }
+    // A transport failure (fetch TypeError: refused, reset, DNS).
+    const kind = transportKind(text);
+    const why = kind === "dns"
+      ? " (DNS lookup failed)"
+      : kind === "refused"
+      ? " (connection refused)"
+      : "";
+    const error = new ProviderError(
+      "connection",
+      `cannot reach the model server${why}: ${detail}`,
       partial,
       undefined,
       attemptNo,
     );
-    return { ok: false, error, retryable: true };
+    return { ok: false, error, retryable: true, unreachable: kind !== undefined };
   }
-  const should = err.headers?.get?.("x-should-retry");
+  const should = inStream ? null : headers?.get?.("x-should-retry");
   let code: ProviderErrorCode;
   let retryable: boolean;
   let what: string;
@@ -457,22 +642,23 @@ function classify(
   if (should === "false") retryable = false;
   const error = new ProviderError(
     code,
-    `model server ${what} (HTTP ${status}): ${detail}`,
+    `model server ${what} (HTTP ${status}${inStream ? ", in the stream" : ""}): ${detail}`,
     partial,
     status,
     attemptNo,
   );
-  return { ok: false, error, retryable, retryAfterMs: retryAfter(err.headers) };
+  const dropField = code === "bad_request"
+    ? rejectedField(status, `${text} ${typeof body === "string" ? "" : JSON.stringify(body)}`, sent)
+    : undefined;
+  return { ok: false, error, retryable, retryAfterMs: retryAfter(headers), dropField };
 }
 
-function serverMessage(err: { error?: { message?: unknown } | null; message?: string }): string {
-  const m = err?.error && typeof err.error === "object" ? err.error.message : undefined;
-  if (typeof m === "string" && m) return m;
-  const msg = typeof err?.message === "string" ? err.message : String(err);
-  // The SDK prefixes "429 " to messages; the status is reported separately.
-  const stripped = msg.replace(/^\d{3}\s+/, "");
-  const cause = (err as { cause?: { message?: string } }).cause?.message;
-  return cause && !stripped.includes(cause) ? `${stripped} (${cause})` : stripped || "no details";
+/** The message of a transport failure, with its cause (Deno: "error sending request … (os error 111)"). */
+function transportMessage(e: unknown): string {
+  const err = e as { message?: string; cause?: { message?: string } };
+  const msg = typeof err?.message === "string" ? err.message : String(e);
+  const cause = err?.cause?.message;
+  return cause && !msg.includes(cause) ? `${msg} (${cause})` : msg || "no details";
 }
 
 /** `retry-after-ms` (ms) or `retry-after` (seconds or HTTP date), in ms. */
@@ -511,9 +697,10 @@ function pickUsage(u: OpenAI.CompletionUsage): ModelUsage {
   };
 }
 
-function toolList(tools: Map<number, ToolAcc>, attemptNo: number): ModelToolCall[] {
-  return [...tools.entries()].sort((a, b) => a[0] - b[0]).map(([i, t]) => ({
-    id: t.id ?? `call_coyote_${attemptNo}_${i}`,
+/** The calls in wire-index order (calls sharing an index in the order they appeared). */
+function toolList(tools: ToolAcc[], attemptNo: number): ModelToolCall[] {
+  return [...tools].sort((a, b) => a.index - b.index || a.seq - b.seq).map((t) => ({
+    id: t.id ?? `call_coyote_${attemptNo}_${t.seq}`,
     name: t.name,
     arguments: t.arguments,
   }));

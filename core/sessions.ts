@@ -3,12 +3,18 @@
  * at `<dataDir>/sessions/<id>.jsonl`.
  *
  * Line shapes (one JSON object per line, `type` discriminates):
- * - `{type:"session", id, cwd, created, model, agent, name?}` — header, first line.
+ * - `{type:"session", id, cwd, created, model, agent, name?, parent?, agent_id?, parent_agent_id?}`
+ *   — header, first line (`parent` = the parent session's id for a sub-agent's transcript).
  * - `{type:"message", message, interrupted?}` — one OpenAI chat message of the model history
  *   (`interrupted: true` when a stream was cut or cancelled mid-answer; the partial text is kept).
  * - `{type:"update", update}` — one engine event (ACP `SessionUpdate`) for replay; consecutive
  *   chunks of the same kind are coalesced before they are written.
- * - `{type:"turn_end", stopReason, usage, error?}` — the end of a turn.
+ * - `{type:"turn_end", stopReason, usage, error?, rejected?}` — the end of a turn. `rejected: true`
+ *   when the server refused the turn's request (HTTP 400 for an image to a text-only model, a
+ *   prompt over the window): the turn's messages are then not part of the model history on load
+ *   (the events stay for replay; the user can send the prompt again).
+ * - `{type:"tool_result_update", tool_call_id, content}` — the new content of an earlier tool
+ *   message (shrunk after a context overflow); applied on load.
  *
  * Every line is written with one synchronous append write, so a crash leaves a
  * readable file; a torn last line is skipped on load. Secrets (API keys,
@@ -16,6 +22,7 @@
  * @module
  */
 import type { EngineEvent, StopReason, TurnUsage } from "./types.ts";
+import { isEmptyAssistant } from "./messages.ts";
 
 /** An OpenAI Chat Completions message as kept in the model history. */
 export interface ChatMessage {
@@ -24,6 +31,10 @@ export interface ChatMessage {
   content: string | null | any[];
   tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
+  /** Reasoning of an assistant message, in the field the server sent it in (DeepSeek, vLLM). */
+  reasoning_content?: string;
+  /** Reasoning of an assistant message (OpenRouter, Ollama convention). */
+  reasoning?: string;
 }
 
 export interface SessionHeader {
@@ -34,6 +45,10 @@ export interface SessionHeader {
   model: string;
   agent: string;
   name?: string;
+  /** A sub-agent's transcript: the parent session's id, this agent's id, the parent's agent id. */
+  parent?: string;
+  agent_id?: string;
+  parent_agent_id?: string;
 }
 
 export type TranscriptLine =
@@ -45,7 +60,9 @@ export type TranscriptLine =
     stopReason: StopReason;
     usage: TurnUsage;
     error?: { code: string; message: string };
-  };
+    rejected?: boolean;
+  }
+  | { type: "tool_result_update"; tool_call_id: string; content: string };
 
 /** A loaded transcript. */
 export interface LoadedSession {
@@ -67,6 +84,10 @@ export interface StoredSessionInfo {
   /** First user prompt (one line, ≤ 80 chars). */
   title: string;
   path: string;
+  agent?: string;
+  /** Sub-agent transcripts: the parent session's id and the agent instance id. */
+  parent?: string;
+  agent_id?: string;
 }
 
 /**
@@ -177,17 +198,27 @@ export class TranscriptWriter {
     this.#write({ type: "update", update: ev });
   }
 
+  /** Ends a turn; `rejected` keeps the turn's messages out of the history on load. */
   turnEnd(
     stopReason: StopReason,
     usage: TurnUsage,
     error?: { code: string; message: string },
+    rejected = false,
   ): void {
     this.flush();
-    this.#write(
-      error
-        ? { type: "turn_end", stopReason, usage, error }
-        : { type: "turn_end", stopReason, usage },
-    );
+    this.#write({
+      type: "turn_end",
+      stopReason,
+      usage,
+      ...(error ? { error } : {}),
+      ...(rejected ? { rejected } : {}),
+    });
+  }
+
+  /** Records new content for an earlier tool message (a result shrunk after an overflow). */
+  toolResultUpdate(toolCallId: string, content: string): void {
+    this.flush();
+    this.#write({ type: "tool_result_update", tool_call_id: toolCallId, content });
   }
 
   /** Writes the coalesced chunk, if any. */
@@ -213,6 +244,7 @@ export function parseTranscript(text: string): LoadedSession | null {
   const messages: ChatMessage[] = [];
   const updates: EngineEvent[] = [];
   let skipped = 0;
+  let turnStart = 0;
   for (const raw of text.split("\n")) {
     if (!raw.trim()) continue;
     let line: TranscriptLine;
@@ -229,6 +261,15 @@ export function parseTranscript(text: string): LoadedSession | null {
     if (line.type === "session" && !header) header = line;
     else if (line.type === "message" && line.message) messages.push(line.message);
     else if (line.type === "update" && line.update) updates.push(line.update);
+    else if (line.type === "turn_end") {
+      // A rejected turn's messages would be rejected again: they leave the model history.
+      if (line.rejected) messages.length = turnStart;
+      turnStart = messages.length;
+    } else if (line.type === "tool_result_update" && typeof line.content === "string") {
+      for (const m of messages) {
+        if (m.role === "tool" && m.tool_call_id === line.tool_call_id) m.content = line.content;
+      }
+    }
   }
   if (!header) return null;
   return { header, messages: repairHistory(messages), updates, skipped };
@@ -237,19 +278,24 @@ export function parseTranscript(text: string): LoadedSession | null {
 /**
  * Makes a loaded history valid for the Chat Completions API: every assistant
  * `tool_calls` entry needs a `tool` reply (a crash mid-tool leaves none), so a
- * missing reply is filled in as an interrupted tool error.
+ * missing reply is filled in as an interrupted tool error; a `tool` message that answers no
+ * preceding call, and an assistant message with neither content nor tool calls (older
+ * transcripts stored reasoning-only turns as `content: null`), are dropped.
  */
 export function repairHistory(messages: ChatMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
+    if (isEmptyAssistant(m) || m.role === "tool") continue;
     out.push(m);
     if (m.role === "assistant" && m.tool_calls?.length) {
       const answered = new Set<string>();
       let j = i + 1;
+      const ids = new Set(m.tool_calls.map((tc) => tc.id));
       while (j < messages.length && messages[j].role === "tool") {
-        answered.add(messages[j].tool_call_id ?? "");
-        out.push(messages[j]);
+        const id = messages[j].tool_call_id ?? "";
+        if (ids.has(id) && !answered.has(id)) out.push(messages[j]);
+        answered.add(id);
         j++;
       }
       for (const tc of m.tool_calls) {
@@ -352,6 +398,9 @@ async function readHead(path: string): Promise<StoredSessionInfo | null> {
       updated: (st.mtime ?? new Date()).toISOString(),
       title,
       path,
+      agent: header.agent,
+      ...(header.parent ? { parent: header.parent } : {}),
+      ...(header.agent_id ? { agent_id: header.agent_id } : {}),
     };
   } finally {
     f.close();

@@ -50,7 +50,17 @@ Deno.test("--version and --help", async () => {
   try {
     const v = await runCoyote(["--version"], { cwd: env.dataDir, env: childEnv(env) });
     assert.equal(v.code, 0);
-    assert.equal(v.stdout.trim(), denoJson.version);
+    assert.equal(
+      v.stdout.trim(),
+      `coyote ${denoJson.version} (deno ${Deno.version.deno}, ${Deno.build.target})`,
+    );
+    // With other flags around it, commander answers --version with the same line.
+    const v2 = await runCoyote(["--headless", "--version"], {
+      cwd: env.dataDir,
+      env: childEnv(env),
+    });
+    assert.equal(v2.code, 0);
+    assert.equal(v2.stdout.trim(), v.stdout.trim());
     const h = await runCoyote(["--help"], { cwd: env.dataDir, env: childEnv(env) });
     assert.equal(h.code, 0);
     for (

@@ -360,7 +360,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   for (const h of profile.hidden) l.push(`            ${h.path}  (${h.why})`);
   l.push(`  network:  ${profile.network.mode === "none" ? "off" : "on"} (${profile.network.why})`);
   l.push(
-    "  env:      scrubbed: the provider key and names like *TOKEN* *SECRET* *KEY* *PASSWORD* *PASSWD* *CREDENTIAL* *AUTH* unless an Env allow rule passes them; Env deny rules",
+    "  env:      scrubbed: the provider key always; names like *TOKEN* *SECRET* *KEY* *PASSWORD* *PASSWD* *CREDENTIAL* *AUTH* unless an Env allow rule passes them; Env deny rules",
   );
   l.push(
     status.backend === "sandbox-exec"

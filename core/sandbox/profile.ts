@@ -17,9 +17,9 @@
  *   entry is kept visible when a `Read` allow rule names it;
  * - `network`: `none` unless a `Net` allow rule exists (then the host network is shared and the
  *   guard's `Net` rules are the only host filter — there is no filtering proxy);
- * - `env`: which variables pass ({@link envDecision}): names that look secret (`*TOKEN*`,
- *   `*SECRET*`, `*KEY*`, `*PASSWORD*`, `*PASSWD*`, `*CREDENTIAL*`, `*AUTH*`), the provider key (by
- *   name and by value) and `Env` deny rules are dropped unless an `Env` allow rule passes them;
+ * - `env`: which variables pass ({@link envDecision}): the provider key's value (always dropped),
+ *   `Env` deny rules, and names that look secret (`*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`,
+ *   `*PASSWD*`, `*CREDENTIAL*`, `*AUTH*`) unless an `Env` allow rule passes them;
  * - `notes`: rules the sandbox cannot express (globs such as `Read(**\/*.pem)`): guard-only.
  *
  * Paths that do not exist when the command starts are not mounted (a mount point would have to be
@@ -273,10 +273,11 @@ export function deriveProfile(policy: Policy): SandboxProfile {
 }
 
 /**
- * Whether variable `name` (value `value`) passes into a sandboxed command, and why. An `Env`
- * deny rule drops it; an `Env` allow rule passes it (a bare `Env` allow passes every name, but
- * never the provider key, which only an allow rule naming the variable exactly passes); otherwise a
- * secret-looking name ({@link SECRET_NAME}) or a value equal to a known secret drops it.
+ * Whether variable `name` (value `value`) passes into a command, and why. A value equal to a
+ * known secret (the provider key, under any name) never passes — not even with an `Env` allow
+ * rule, which the guard also uses to let a command *expand* the variable. Otherwise an `Env` deny
+ * rule drops it, an `Env` allow rule (a bare `Env` allows every name) passes it, and a
+ * secret-looking name ({@link SECRET_NAME}) drops it.
  */
 export function envDecision(
   rules: readonly Rule[],
@@ -284,6 +285,9 @@ export function envDecision(
   value: string,
   secrets: readonly string[] = [],
 ): { pass: boolean; why: string } {
+  if (value.length > 0 && secrets.includes(value)) {
+    return { pass: false, why: "its value is the provider key" };
+  }
   let allow: Rule | undefined;
   for (const r of rules) {
     if (r.kind !== "env") continue;
@@ -292,11 +296,7 @@ export function envDecision(
     if (r.decision === "deny") return { pass: false, why: `${r.text} denies it` };
     if (r.decision === "allow") allow ??= r;
   }
-  const isProviderSecret = value.length > 0 && secrets.includes(value);
-  if (allow && (!isProviderSecret || allow.pattern === name)) {
-    return { pass: true, why: `${allow.text} passes it` };
-  }
-  if (isProviderSecret) return { pass: false, why: "its value is the provider key" };
+  if (allow) return { pass: true, why: `${allow.text} passes it` };
   if (SECRET_NAME.test(name)) return { pass: false, why: "its name looks secret" };
   return { pass: true, why: "ordinary variable" };
 }

@@ -11,6 +11,14 @@
  * that makes an unexpected request fails visibly. `GET /v1/models` lists one
  * model, `scripted`.
  *
+ * Servers as they really behave: `raw_chunks` sends exact SSE payloads (any shape a real server
+ * streams), `error_body` + `error_content_type` any error body, `tool_call_indexes` the index
+ * habits of servers that put every parallel call at index 0 or send none, `reasoning_field` the
+ * DeepSeek or OpenRouter reasoning field. Per-request `rules` ({@link RequestRule}, ready-made
+ * ones in {@link serverRules}) answer matching requests before the script is consulted — a
+ * strict server that rejects `stream_options`, an assistant message without content, an image,
+ * or a prompt over its window — without consuming a scripted reply.
+ *
  * The HTTP layer is a small hand-written one over `Deno.listen` rather than `Deno.serve`
  * so that a scripted cut is exact and quiet: the first N chunks are on the wire, then the
  * socket closes without the terminating chunk (`Deno.serve` drops queued chunks and logs
@@ -60,7 +68,8 @@ export interface ScriptedReply {
   usage?: ScriptedUsage;
   /**
    * Error reply with this HTTP status (e.g. 429, 500); the body is `error_body` (a string is
-   * sent as text/plain, anything else as JSON) or an OpenAI-style error object.
+   * sent as text/plain, anything else as JSON) or an OpenAI-style error object. With status 200
+   * and an `error_body`, a proxy that answers errors with "200 OK".
    */
   status?: number;
   error_body?: unknown;
@@ -86,6 +95,31 @@ export interface ScriptedReply {
   chunk_delay_ms?: number;
   /** Never respond (until the server closes). */
   hang?: boolean;
+  /**
+   * Stream exactly these SSE events instead of chunks built from the fields above: an object is
+   * sent as `data: <json>`, a string is written verbatim (e.g. `"event: error\ndata: {...}\n\n"`).
+   * `data: [DONE]` follows unless `omit_done`.
+   */
+  raw_chunks?: (string | Record<string, unknown>)[];
+  /** With `raw_chunks`: end the stream without `data: [DONE]`. */
+  omit_done?: boolean;
+  /** Content type of an error reply (default: `text/plain` for a string body, else JSON). */
+  error_content_type?: string;
+  /**
+   * Tool-call `index` habits: `distinct` (OpenAI, default), `zero` (every call at index 0,
+   * told apart only by a new `id`), `absent` (no `index` field at all).
+   */
+  tool_call_indexes?: "distinct" | "zero" | "absent";
+}
+
+/**
+ * A per-request rule: when `when(request)` holds, `reply` answers it and no scripted reply is
+ * consumed. Rules are checked in order; `times` limits how often a rule fires (default: always).
+ */
+export interface RequestRule {
+  when(req: RecordedRequest): boolean;
+  reply: ScriptedReply | ((req: RecordedRequest) => ScriptedReply);
+  times?: number;
 }
 
 /** A request the server received (chat completions only). */
@@ -112,6 +146,8 @@ export interface ModelServerOptions {
   repeat?: boolean;
   /** Called as each chat request arrives (before its reply is produced). */
   onRequest?: (req: RecordedRequest) => void;
+  /** Checked before the script for every chat request (see {@link RequestRule}). */
+  rules?: RequestRule[];
 }
 
 export interface ModelServer {
@@ -132,6 +168,8 @@ export function startModelServer(opts: ModelServerOptions): Promise<ModelServer>
   const conns = new Set<Deno.Conn>();
   const tasks = new Set<Promise<void>>();
   let nextIndex = 0;
+  const fired = new Map<RequestRule, number>();
+  let scripted = 0;
 
   const handle = async (req: RawRequest): Promise<Output> => {
     const path = req.target.split("?")[0];
@@ -163,10 +201,14 @@ export function startModelServer(opts: ModelServerOptions): Promise<ModelServer>
     opts.onRequest?.(rec);
 
     let reply: ScriptedReply | undefined;
-    if (typeof opts.script === "function") {
+    const rule = matchRule(opts.rules, rec, fired);
+    if (rule) reply = rule;
+    else if (typeof opts.script === "function") {
       reply = await opts.script(rec, index);
     } else if (opts.script.length > 0) {
-      reply = opts.repeat ? opts.script[index % opts.script.length] : opts.script[index];
+      // Requests answered by a rule do not consume a scripted reply.
+      const at = scripted++;
+      reply = opts.repeat ? opts.script[at % opts.script.length] : opts.script[at];
     }
     if (!reply) {
       return json(
@@ -181,12 +223,16 @@ export function startModelServer(opts: ModelServerOptions): Promise<ModelServer>
     if (reply.delay_ms) await sleep(reply.delay_ms, closing.signal);
 
     const extra = reply.headers ?? {};
-    if (reply.status && reply.status >= 400) {
+    if (reply.status && (reply.status >= 400 || reply.error_body !== undefined)) {
       const errBody = reply.error_body ?? errorBody(
         `scripted error ${reply.status}`,
         reply.status === 429 ? "rate_limit_exceeded" : "server_error",
       );
-      return json(reply.status, errBody, extra);
+      return json(
+        reply.status,
+        errBody,
+        reply.error_content_type ? { "content-type": reply.error_content_type, ...extra } : extra,
+      );
     }
     const model = typeof b.model === "string" ? b.model : MODEL_ID;
     const usage = reply.usage ?? estimateUsage(b.messages, reply);
@@ -195,7 +241,9 @@ export function startModelServer(opts: ModelServerOptions): Promise<ModelServer>
     }
     const includeUsage = (b.stream_options as { include_usage?: boolean } | undefined)
       ?.include_usage === true;
-    const chunks = streamChunks(reply, index, model, includeUsage ? usage : undefined);
+    const chunks = reply.raw_chunks
+      ? [...reply.raw_chunks]
+      : streamChunks(reply, index, model, includeUsage ? usage : undefined);
     return { kind: "sse", chunks, reply, headers: extra };
   };
 
@@ -367,6 +415,8 @@ function indexOfSeq(buf: Uint8Array, seq: number[]): number {
 const REASONS: Record<number, string> = {
   200: "OK",
   400: "Bad Request",
+  413: "Payload Too Large",
+  422: "Unprocessable Entity",
   401: "Unauthorized",
   403: "Forbidden",
   404: "Not Found",
@@ -397,8 +447,8 @@ async function writeOutput(conn: Deno.Conn, out: Output, closing: AbortSignal): 
     const body = enc.encode(text ? out.body as string : JSON.stringify(out.body));
     const h = head(out.status, {
       "content-type": text ? "text/plain" : "application/json",
-      "content-length": String(body.length),
       ...out.headers,
+      "content-length": String(body.length),
     });
     const all = new Uint8Array(h.length + body.length);
     all.set(h);
@@ -443,8 +493,12 @@ async function writeOutput(conn: Deno.Conn, out: Output, closing: AbortSignal): 
     }
     if (sent > 0 && reply.chunk_delay_ms) await sleep(reply.chunk_delay_ms, closing);
     if (closing.aborted) return false;
-    await writeAll(conn, frame(`data: ${JSON.stringify(ch)}\n\n`));
+    await writeAll(conn, frame(typeof ch === "string" ? ch : `data: ${JSON.stringify(ch)}\n\n`));
     sent++;
+  }
+  if (reply.omit_done) {
+    await writeAll(conn, enc.encode("0\r\n\r\n"));
+    return true;
   }
   const done = frame("data: [DONE]\n\n");
   const end = new Uint8Array(done.length + 5);
@@ -564,13 +618,15 @@ function streamChunks(
     const args = argsText(t.arguments);
     const split = reply.split_arguments ?? Math.min(8, Math.max(1, Math.ceil(args.length / 3)));
     const parts = pieces(args, split);
-    const first = {
-      index: i,
+    const habit = reply.tool_call_indexes ?? "distinct";
+    const at = (d: Record<string, unknown>) =>
+      habit === "absent" ? d : { index: habit === "zero" ? 0 : i, ...d };
+    const first = at({
       id: toolCallId(reply, index, i),
       type: "function",
       function: { name: t.name, arguments: "" },
-    };
-    return [first, ...parts.map((p) => ({ index: i, function: { arguments: p } }))];
+    });
+    return [first, ...parts.map((p) => at({ function: { arguments: p } }))];
   });
   if (reply.interleave_tool_calls) {
     const longest = Math.max(0, ...calls.map((c) => c.length));
@@ -584,6 +640,167 @@ function streamChunks(
   if (usage) out.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
   return out;
 }
+
+function matchRule(
+  rules: RequestRule[] | undefined,
+  req: RecordedRequest,
+  fired: Map<RequestRule, number>,
+): ScriptedReply | undefined {
+  for (const r of rules ?? []) {
+    const n = fired.get(r) ?? 0;
+    if (r.times !== undefined && n >= r.times) continue;
+    if (!r.when(req)) continue;
+    fired.set(r, n + 1);
+    return typeof r.reply === "function" ? r.reply(req) : r.reply;
+  }
+  return undefined;
+}
+
+type Msg = {
+  role?: string;
+  content?: unknown;
+  tool_calls?: unknown[];
+  [k: string]: unknown;
+};
+
+/** The `messages` of a recorded request ([] when absent). */
+export function requestMessages(req: RecordedRequest): Msg[] {
+  const m = (req.body as { messages?: unknown } | null)?.messages;
+  return Array.isArray(m) ? m as Msg[] : [];
+}
+
+/**
+ * Ready-made rules that make the scripted server as strict as real ones. Each error reply uses
+ * the body shape of the server family it mimics.
+ */
+export const serverRules = {
+  /** Mistral-style: HTTP 422, FastAPI detail list, when the body has `field` (e.g. `stream_options`). */
+  rejectsField(field: string): RequestRule {
+    return {
+      when: (r) => !!r.body && typeof r.body === "object" && field in (r.body as object),
+      reply: {
+        status: 422,
+        error_body: {
+          object: "error",
+          message: {
+            detail: [{
+              type: "extra_forbidden",
+              loc: ["body", field],
+              msg: "Extra inputs are not permitted",
+            }],
+          },
+          type: "invalid_request_message_error",
+        },
+      },
+    };
+  },
+  /**
+   * DeepSeek thinking mode: HTTP 400 when an assistant message with `tool_calls` comes back
+   * without its reasoning in `field`.
+   */
+  requiresReasoningBack(
+    field: "reasoning_content" | "reasoning" = "reasoning_content",
+  ): RequestRule {
+    return {
+      when: (r) =>
+        requestMessages(r).some((m) =>
+          m.role === "assistant" && Array.isArray(m.tool_calls) && m.tool_calls.length > 0 &&
+          typeof m[field] !== "string"
+        ),
+      reply: {
+        status: 400,
+        error_body: {
+          error: {
+            message: `Missing \`${field}\` field in the assistant message at message index 2. ` +
+              "The reasoning content in thinking mode must be passed back to the API.",
+            type: "invalid_request_error",
+          },
+        },
+      },
+    };
+  },
+  /** OpenAI-style: HTTP 400 for an assistant message with neither content nor tool calls. */
+  rejectsEmptyAssistant(): RequestRule {
+    return {
+      when: (r) =>
+        requestMessages(r).some((m) =>
+          m.role === "assistant" && !(Array.isArray(m.tool_calls) && m.tool_calls.length) &&
+          (m.content === null || m.content === undefined || m.content === "")
+        ),
+      reply: {
+        status: 400,
+        error_body: {
+          error: {
+            message:
+              "Invalid value for 'content': expected a string, got null. (messages: assistant message must have content or tool_calls)",
+            type: "invalid_request_error",
+          },
+        },
+      },
+    };
+  },
+  /** Chat templates that insist roles alternate (vLLM/TGI with Mistral or Llama templates). */
+  requiresAlternatingRoles(): RequestRule {
+    return {
+      when: (r) => {
+        const roles = requestMessages(r).map((m) => m.role).filter((x) =>
+          x === "user" || x === "assistant"
+        );
+        return roles.some((x, i) => i > 0 && x === "user" && roles[i - 1] === "user");
+      },
+      reply: {
+        status: 400,
+        error_body: {
+          object: "error",
+          message: "Conversation roles must alternate user/assistant/user/assistant/...",
+          type: "BadRequestError",
+          code: 400,
+        },
+      },
+    };
+  },
+  /** A text-only model (vLLM wording): HTTP 400 for any `image_url` part. */
+  rejectsImages(): RequestRule {
+    return {
+      when: (r) => JSON.stringify(requestMessages(r)).includes('"image_url"'),
+      reply: {
+        status: 400,
+        error_body: {
+          object: "error",
+          message: "This model does not support image input (image_url content parts).",
+          type: "BadRequestError",
+          code: 400,
+        },
+      },
+    };
+  },
+  /**
+   * A window of `tokens` (estimated as characters / 4 of the messages): larger prompts get the
+   * vLLM/OpenAI HTTP 400 `context_length_exceeded` naming the window, or HTTP 413 when `status`
+   * is 413 (a proxy's body limit, plain text).
+   */
+  contextWindow(tokens: number, status: 400 | 413 = 400): RequestRule {
+    const size = (r: RecordedRequest) => Math.ceil(JSON.stringify(requestMessages(r)).length / 4);
+    return {
+      when: (r) => size(r) > tokens,
+      reply: (r) =>
+        status === 413 ? { status: 413, error_body: "413 Request Entity Too Large" } : {
+          status: 400,
+          error_body: {
+            error: {
+              message: `This model's maximum context length is ${tokens} tokens. However, ` +
+                `your messages resulted in ${
+                  size(r)
+                } tokens. Please reduce the length of the messages.`,
+              type: "invalid_request_error",
+              param: "messages",
+              code: "context_length_exceeded",
+            },
+          },
+        },
+    };
+  },
+};
 
 function parseArgs(args: string[]): { script: ScriptedReply[]; repeat: boolean } {
   let script: ScriptedReply[] | undefined;
