@@ -277,9 +277,21 @@ async function readStdin(graceMs?: number): Promise<string | null> {
 }
 
 /** Resolves AppOptions from parsed flags, environment and config file. */
-export async function resolveApp(opts: ParsedCli["opts"]): Promise<AppOptions> {
+export async function resolveApp(
+  opts: ParsedCli["opts"],
+  onConfigError?: (e: ConfigError) => void,
+): Promise<AppOptions> {
   const { configDir, dataDir } = resolveDirs(Deno.env);
-  const { config, path } = await loadConfig(configDir);
+  let loaded: Awaited<ReturnType<typeof loadConfig>>;
+  try {
+    loaded = await loadConfig(configDir);
+  } catch (e) {
+    // ACP: the error is reported from `session/new` instead (docs/acp.md "Bad input").
+    if (!(e instanceof ConfigError) || !onConfigError) throw e;
+    onConfigError(e);
+    loaded = { config: {} };
+  }
+  const { config, path } = loaded;
   return {
     cwd: Deno.cwd(),
     configDir,
@@ -434,8 +446,9 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   let app: AppOptions;
+  let configError: string | undefined;
   try {
-    app = await resolveApp(o);
+    app = await resolveApp(o, o.acpServer ? (e) => (configError = e.message) : undefined);
   } catch (e) {
     if (e instanceof ConfigError) return await usageExit(e.message, false);
     throw e;
@@ -470,7 +483,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (o.acpServer) {
     if (promptWords(parsed).length) return await usageExit("--acp-server takes no prompt");
-    return await (await import("./acp/server.ts")).runAcpServer(app);
+    return await (await import("./acp/server.ts")).runAcpServer(app, { configError });
   }
   if (o.session !== undefined && o.continue) {
     return await usageExit("use either --session ID|NAME or --continue, not both");

@@ -276,7 +276,8 @@ Deno.test("acp: read, edit, permitted and rejected commands → end_turn; load r
       );
       const loadResp = h2.lines.findIndex((l) => l.includes('"result":{"configOptions"'));
       const lastReplay = h2.lines.findLastIndex((l) =>
-        l.includes('"session/update"') && !l.includes("available_commands_update")
+        l.includes('"session/update"') && !l.includes("available_commands_update") &&
+        !l.includes("session_info_update")
       );
       const cmds = h2.lines.findIndex((l) => l.includes("available_commands_update"));
       assert.ok(lastReplay >= 0 && lastReplay < loadResp, "replay before the load response");
@@ -298,8 +299,10 @@ Deno.test("acp: read, edit, permitted and rejected commands → end_turn; load r
     try {
       await h3.agent.request("session/resume", { sessionId, cwd: e.ws, mcpServers: [] });
       await new Promise((r) => setTimeout(r, 50));
+      // No replay: only the command list and the stored title.
       assert.deepEqual(h3.updatesFor(sessionId).map((u) => u.sessionUpdate), [
         "available_commands_update",
+        "session_info_update",
       ], "resume does not replay");
     } finally {
       await finish(h3);

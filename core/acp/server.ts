@@ -3,6 +3,12 @@
  * JSON-RPC 2.0, one message per line), built on `npm:@agentclientprotocol/sdk`'s
  * `agent()` builder and `ndJsonStream`. See docs/acp.md for the method table.
  *
+ * This module is the dispatch: the session table, `session/*` handlers, turn forwarding and
+ * cancel ordering. Helpers: `./permission.ts` (guard asks), `./questions.ts` (`user__*`),
+ * `./client_host.ts` (client fs / terminals), `./config_options.ts`, `./errors.ts`,
+ * `./input.ts` (oversized lines), `./replay.ts` (load replay), `./commands.ts` (slash
+ * commands), `./stdio.ts` (stdout purity).
+ *
  * - stdout purity: {@link takeStdoutForProtocol} runs first; the SDK and the runtime are
  *   loaded afterwards with literal dynamic imports (the runtime is preloaded in the
  *   background so `initialize` is answered at once).
@@ -13,14 +19,20 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AppOptions } from "../app.ts";
-import type { EngineEvent, PermissionOutcome, PermissionResolver, TurnResult } from "../types.ts";
-import type { HostServices, UserQuestion } from "../../sdk/mod.ts";
-
-/** The SDK's client-terminal host service (`HostServices.runInTerminal`). */
-type RunInTerminal = NonNullable<HostServices["runInTerminal"]>;
-import type { AgentSession } from "../runtime.ts";
+import type { EngineEvent, TurnResult } from "../types.ts";
 import { takeStdoutForProtocol } from "./stdio.ts";
+import { type AcpPeer, errText, type LiveSession, within } from "./peer.ts";
+import { permissionResolver } from "./permission.ts";
+import { hostServices } from "./client_host.ts";
+import { applyConfigOption, configOptions } from "./config_options.ts";
+import { configError, sessionOpenError } from "./errors.ts";
+import { limitLines, MAX_MESSAGE_BYTES, oversizedError } from "./input.ts";
+import { replayUpdates, titleOf } from "./replay.ts";
+import { availableCommands, runSlashCommand } from "./commands.ts";
 import denoJson from "../../deno.json" with { type: "json" };
+
+export { PERMISSION_OPTIONS } from "./permission.ts";
+export type { LiveSession } from "./peer.ts";
 
 /** ACP protocol version spoken (answered even when the client asks for a higher one). */
 export const ACP_PROTOCOL_VERSION = 1;
@@ -28,50 +40,42 @@ export const ACP_PROTOCOL_VERSION = 1;
 type Runtime = typeof import("../runtime.ts");
 type AcpModule = typeof import("@agentclientprotocol/sdk");
 
-interface Turn {
-  ac: AbortController;
-  done: Promise<unknown>;
-}
-
-interface LiveSession {
-  session: AgentSession;
-  turn?: Turn;
-  /** Last known status per tool call of the running turn (to finish stragglers as `failed`). */
-  calls: Map<string, acp.ToolCallStatus | undefined>;
-  /** Tool calls whose command runs in a client terminal → terminal id. */
-  terminalCalls: Map<string, string>;
-  /** Most recent `tool_call` id (fallback owner for terminals / questions). */
-  lastToolCallId?: string;
-  lastExecuteCallId?: string;
-}
-
-/** Options of the permission request, ACP `PermissionOptionKind` ids. */
-export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
-  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
-  { optionId: "allow_always", name: "Always allow", kind: "allow_always" },
-  { optionId: "reject_once", name: "Reject", kind: "reject_once" },
-  { optionId: "reject_always", name: "Always reject", kind: "reject_always" },
-];
-
 function isAbsolute(p: string): boolean {
   return p.startsWith("/") || /^[A-Za-z]:[\\/]/.test(p);
 }
 
-function errText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+/** Start-up problems reported later, from `session/new` (docs/acp.md "Bad input"). */
+export interface AcpStartOptions {
+  /** A `config.yaml` error: `initialize` is answered, every `session/new` answers it. */
+  configError?: string;
 }
 
 /**
  * Runs the ACP server on stdin/stdout until stdin closes. Returns the process exit code
  * (0 after a clean shutdown).
  */
-export async function runAcpServer(app: AppOptions): Promise<number> {
+export async function runAcpServer(app: AppOptions, start: AcpStartOptions = {}): Promise<number> {
   const output = takeStdoutForProtocol();
   const runtimeP: Promise<Runtime> = import("../runtime.ts");
   runtimeP.catch(() => {});
   const sdk: AcpModule = await import("@agentclientprotocol/sdk");
-  const server = new AcpServer(app, sdk, () => runtimeP);
-  const raw = sdk.ndJsonStream(output, Deno.stdin.readable);
+  const server = new AcpServer(app, sdk, () => runtimeP, start);
+  if (start.configError) console.error(`coyote: ${start.configError}`);
+  // One writer for fd 1, shared by the SDK and the oversized-line answers (whole lines each).
+  const writer = output.getWriter();
+  let chain: Promise<void> = Promise.resolve();
+  const send = (bytes: Uint8Array) => (chain = chain.then(() => writer.write(bytes)));
+  const shared = new WritableStream<Uint8Array>({ write: (chunk) => send(chunk) });
+  const input = limitLines(Deno.stdin.readable, MAX_MESSAGE_BYTES, (line) => {
+    console.error(
+      `coyote: refused an ACP message of ${line.bytes} bytes (limit ${MAX_MESSAGE_BYTES}), id ${
+        JSON.stringify(line.id)
+      }`,
+    );
+    void send(new TextEncoder().encode(oversizedError(line, MAX_MESSAGE_BYTES))).catch(() => {});
+  });
+  // The SDK's own limit is never reached: limitLines already dropped longer lines.
+  const raw = sdk.ndJsonStream(shared, input, { maxMessageBytes: MAX_MESSAGE_BYTES + 1024 });
   // Messages are observed in arrival order before the SDK dispatches them (see `observe`).
   const stream = {
     writable: raw.writable,
@@ -96,6 +100,7 @@ export async function runAcpServer(app: AppOptions): Promise<number> {
   }
   await conn.closed;
   await server.shutdown();
+  await chain.catch(() => {});
   for (const s of signals) {
     try {
       Deno.removeSignalListener(s, stop);
@@ -105,7 +110,7 @@ export async function runAcpServer(app: AppOptions): Promise<number> {
 }
 
 /** The ACP agent: session table and handlers. Exported for in-process tests and benchmarks. */
-export class AcpServer {
+export class AcpServer implements AcpPeer {
   clientCaps: acp.ClientCapabilities = {};
   /** Arrival number of the last message, of pending prompts (by request id) and of cancels. */
   private seq = 0;
@@ -118,6 +123,7 @@ export class AcpServer {
     readonly app: AppOptions,
     readonly sdk: AcpModule,
     readonly runtime: () => Promise<Runtime>,
+    readonly start: AcpStartOptions = {},
   ) {}
 
   /** Builds the SDK agent app with every handler registered. */
@@ -135,7 +141,7 @@ export class AcpServer {
       .onRequest(methods.agent.session.close, ({ params }) => this.closeSession(params.sessionId))
       .onRequest(
         methods.agent.session.prompt,
-        ({ params, requestId }) => this.prompt(params, requestId),
+        ({ params, requestId, signal }) => this.prompt(params, requestId, signal),
       )
       .onRequest(
         methods.agent.session.setConfigOption,
@@ -144,7 +150,7 @@ export class AcpServer {
       .onRequest(methods.agent.session.setMode, ({ params }) => this.setMode(params));
   }
 
-  private get client(): acp.AgentContext {
+  get client(): acp.AgentContext {
     if (!this.conn) throw new Error("ACP connection not open");
     return this.conn.client;
   }
@@ -197,33 +203,24 @@ export class AcpServer {
     mcpServers: acp.McpServer[] | undefined,
     resumeId?: string,
   ): Promise<LiveSession> {
+    if (this.start.configError) throw configError(this.sdk, this.start.configError);
     this.checkCwd(cwd);
     const rt = await this.runtime();
     const { mcpServersFromAcp } = await import("../mcp/mod.ts");
     const slot: { live?: LiveSession } = {};
     const holder = { get: () => slot.live };
-    let session: AgentSession;
+    let session;
     try {
       session = await rt.createSession(this.app, {
         cwd,
-        permission: this.permissionResolver(holder),
-        host: this.hostServices(holder),
+        permission: permissionResolver(this, holder),
+        host: hostServices(this, holder),
         mcpServers: mcpServersFromAcp(mcpServers ?? []),
         ...(resumeId ? { resumeId } : {}),
         log: (line) => console.error(line),
       });
     } catch (e) {
-      if (resumeId && /no stored session|not found/i.test(errText(e))) {
-        throw this.sdk.RequestError.sessionNotFound(resumeId);
-      }
-      if (e instanceof Error && e.name === "UsageError") {
-        throw this.sdk.RequestError.invalidParams(undefined, e.message);
-      }
-      if (e instanceof Error && e.name === "ConfigError") {
-        // No provider, bad config.yaml: the message says what to set, without a stack trace.
-        throw new this.sdk.RequestError(-32603, `Configuration error: ${e.message}`);
-      }
-      throw this.sdk.RequestError.internalError(undefined, errText(e));
+      throw sessionOpenError(this.sdk, e, resumeId);
     }
     const live: LiveSession = { session, calls: new Map(), terminalCalls: new Map() };
     slot.live = live;
@@ -234,12 +231,15 @@ export class AcpServer {
   /** `session/new`: a session rooted at `cwd`; `available_commands_update` follows the response. */
   async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
     const live = await this.open(params.cwd, params.mcpServers);
-    const configOptions = await this.configOptions(live);
+    const options = configOptions(await this.runtime(), this.app, live.session);
     this.afterResponse(live);
-    return { sessionId: live.session.id, configOptions };
+    return { sessionId: live.session.id, configOptions: options };
   }
 
-  /** `session/load` (replay = true) and `session/resume` (no replay). */
+  /**
+   * `session/load` (replay = true) and `session/resume` (no replay). The replay finishes
+   * every tool call the transcript left open (a crash mid-call) as `failed`.
+   */
   async loadSession(
     params: acp.LoadSessionRequest | acp.ResumeSessionRequest,
     replay: boolean,
@@ -255,12 +255,15 @@ export class AcpServer {
     } else {
       live = await this.open(params.cwd, params.mcpServers ?? [], params.sessionId);
     }
+    const history = live.session.history();
     if (replay) {
-      for (const update of live.session.history()) await this.notify(live.session.id, update);
+      for (const update of replayUpdates(history)) await this.notify(live.session.id, update);
     }
-    const configOptions = await this.configOptions(live);
-    this.afterResponse(live);
-    return { configOptions };
+    const title = titleOf(history);
+    if (title) live.titleSent = title;
+    const options = configOptions(await this.runtime(), this.app, live.session);
+    this.afterResponse(live, title);
+    return { configOptions: options };
   }
 
   async listSessions(params: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse> {
@@ -299,87 +302,28 @@ export class AcpServer {
   }
 
   /**
-   * Sends `available_commands_update` after the current response has been queued: call it
-   * last in a handler, right before returning (the SDK queues the response in the same
-   * microtask run; this timer fires after it).
+   * Sends `available_commands_update` (and the stored title as `session_info_update`) after
+   * the current response has been queued: call it last in a handler, right before returning
+   * (the SDK queues the response in the same microtask run; this timer fires after it).
    */
-  private afterResponse(live: LiveSession): void {
+  private afterResponse(live: LiveSession, title?: string): void {
     setTimeout(() => {
       void this.notify(live.session.id, {
         sessionUpdate: "available_commands_update",
-        availableCommands: [],
+        availableCommands: availableCommands(live),
       });
+      if (title) {
+        void this.notify(live.session.id, { sessionUpdate: "session_info_update", title });
+      }
     }, 0);
-  }
-
-  private async configOptions(live: LiveSession): Promise<acp.SessionConfigOption[]> {
-    const rt = await this.runtime();
-    const agents = rt.availableAgents().map((a) => ({
-      value: a.name,
-      name: a.name,
-      description: a.description,
-    }));
-    if (!agents.some((a) => a.value === live.session.agent)) {
-      agents.push({ value: live.session.agent, name: live.session.agent, description: "" });
-    }
-    const models = [
-      live.session.model,
-      this.app.model,
-      this.app.config?.model,
-      this.app.config?.provider?.model,
-    ]
-      .filter((m): m is string => typeof m === "string" && m.length > 0);
-    return [
-      {
-        id: "agent",
-        name: "Agent",
-        description: "The agent (instructions and tools) that answers prompts",
-        category: "mode",
-        type: "select",
-        currentValue: live.session.agent,
-        options: agents,
-      },
-      {
-        id: "model",
-        name: "Model",
-        description: "The model used for the next turn",
-        category: "model",
-        type: "select",
-        currentValue: live.session.model,
-        options: [...new Set(models)].map((m) => ({ value: m, name: m })),
-      },
-    ];
   }
 
   async setConfigOption(
     params: acp.SetSessionConfigOptionRequest,
   ): Promise<acp.SetSessionConfigOptionResponse> {
     const live = this.requireSession(params.sessionId);
-    const value = (params as { value: unknown }).value;
-    if (typeof value !== "string" || !value) {
-      throw this.sdk.RequestError.invalidParams(
-        { configId: params.configId },
-        "value must be a non-empty string",
-      );
-    }
-    if (params.configId === "model") {
-      live.session.model = value;
-    } else if (params.configId === "agent") {
-      try {
-        live.session.agent = value; // the runtime validates (built-in and plugin agents)
-      } catch (e) {
-        throw this.sdk.RequestError.invalidParams({ value }, errText(e));
-      }
-      if (live.session.agent !== value) {
-        throw this.sdk.RequestError.invalidParams({ value }, `unknown agent "${value}"`);
-      }
-    } else {
-      throw this.sdk.RequestError.invalidParams(
-        { configId: params.configId },
-        `unknown config option "${params.configId}"`,
-      );
-    }
-    return { configOptions: await this.configOptions(live) };
+    applyConfigOption(this.sdk, live.session, params);
+    return { configOptions: configOptions(await this.runtime(), this.app, live.session) };
   }
 
   /** `session/set_mode` (not advertised; accepted as an alias of the `agent` config option). */
@@ -397,8 +341,13 @@ export class AcpServer {
   /**
    * `session/prompt`: one turn. Engine events are forwarded as `session/update` (queued in
    * order before the response). A second prompt while a turn runs is rejected with `-32600`.
+   * `session/cancel` and `$/cancel_request` for this request both end it with `cancelled`.
    */
-  async prompt(params: acp.PromptRequest, requestId?: unknown): Promise<acp.PromptResponse> {
+  async prompt(
+    params: acp.PromptRequest,
+    requestId?: unknown,
+    requestSignal?: AbortSignal,
+  ): Promise<acp.PromptResponse> {
     const arrived = this.promptSeq.get(requestId) ?? this.seq;
     this.promptSeq.delete(requestId);
     const live = this.requireSession(params.sessionId);
@@ -411,10 +360,27 @@ export class AcpServer {
     }
     const ac = new AbortController();
     const sessionId = live.session.id;
-    if ((this.cancelSeq.get(sessionId) ?? 0) > arrived) {
+    if ((this.cancelSeq.get(sessionId) ?? 0) > arrived || requestSignal?.aborted) {
       // Cancelled after it was sent but before it was dispatched: nothing runs.
       return { stopReason: "cancelled" };
     }
+    const onRequestCancel = () => ac.abort();
+    requestSignal?.addEventListener("abort", onRequestCancel, { once: true });
+    try {
+      const local = await runSlashCommand(this, live, params.prompt, ac.signal);
+      if (local) return local;
+      return await this.runTurn(live, params, ac);
+    } finally {
+      requestSignal?.removeEventListener("abort", onRequestCancel);
+    }
+  }
+
+  private async runTurn(
+    live: LiveSession,
+    params: acp.PromptRequest,
+    ac: AbortController,
+  ): Promise<acp.PromptResponse> {
+    const sessionId = live.session.id;
     live.calls.clear();
     // Every update of the turn precedes its response: a tool that outlives the turn (it
     // ignored the cancel past the engine's grace) cannot send updates afterwards.
@@ -434,6 +400,7 @@ export class AcpServer {
       live.turn = undefined;
       turnOpen = false;
     }
+    this.sendTitle(live);
     const cancelled = ac.signal.aborted || result.stopReason === "cancelled";
     if (cancelled) {
       // Every tool call ends: finish stragglers the engine left open.
@@ -460,6 +427,18 @@ export class AcpServer {
       stopReason: result.stopReason,
       _meta: { coyote: { usage: result.usage, denied: result.denied.length } },
     };
+  }
+
+  /** `session_info_update {title}` once the session has a title the client has not seen. */
+  private sendTitle(live: LiveSession): void {
+    const title = titleOf(live.session.history());
+    if (!title || title === live.titleSent) return;
+    live.titleSent = title;
+    void this.notify(live.session.id, {
+      sessionUpdate: "session_info_update",
+      title,
+      updatedAt: new Date().toISOString(),
+    });
   }
 
   /** Forwards one engine event of a live turn (user echo dropped; terminal embeds kept). */
@@ -514,200 +493,4 @@ export class AcpServer {
   cancel(sessionId: string): void {
     this.sessions.get(sessionId)?.turn?.ac.abort();
   }
-
-  /** Guard `ask` → `session/request_permission` (abandoned when the turn is cancelled). */
-  private permissionResolver(holder: { get(): LiveSession | undefined }): PermissionResolver {
-    return async (req, signal): Promise<PermissionOutcome> => {
-      if (signal.aborted) return "cancelled";
-      try {
-        const res = await this.client.request("session/request_permission", {
-          sessionId: req.sessionId,
-          toolCall: {
-            toolCallId: req.toolCallId,
-            title: req.title,
-            kind: req.kind,
-            status: "pending",
-            rawInput: req.rawInput as Record<string, unknown>,
-          },
-          options: PERMISSION_OPTIONS,
-        }, { cancellationSignal: signal, stopWaitingOnCancel: true });
-        if (res.outcome.outcome !== "selected") {
-          holder.get()?.turn?.ac.abort();
-          return "cancelled";
-        }
-        const id = res.outcome.optionId;
-        if (
-          id === "allow_once" || id === "allow_always" || id === "reject_once" ||
-          id === "reject_always"
-        ) return id;
-        return "reject_once";
-      } catch (e) {
-        if (signal.aborted) return "cancelled";
-        console.error(`coyote: permission request failed, rejecting: ${errText(e)}`);
-        return "reject_once";
-      }
-    };
-  }
-
-  /** Client-side fs / terminal / questions, per the capabilities the client offered. */
-  private hostServices(holder: { get(): LiveSession | undefined }): HostServices {
-    const caps = this.clientCaps;
-    const host: HostServices = {};
-    const sid = () => {
-      const l = holder.get();
-      if (!l) throw new Error("session is not open");
-      return l.session.id;
-    };
-    if (caps.fs?.readTextFile) {
-      host.readTextFile = async (path) => {
-        try {
-          const r = await this.client.request("fs/read_text_file", { sessionId: sid(), path });
-          return r.content;
-        } catch (e) {
-          const msg = errText(e);
-          const code = (e as { code?: number }).code;
-          if (code === -32002 || /not found|no such file|ENOENT|does not exist/i.test(msg)) {
-            throw new Deno.errors.NotFound(`${path}: ${msg}`);
-          }
-          // Editors word "missing" differently (or not at all): a file absent from the disk
-          // is not found, so fs_write can create it (its diff then has oldText null).
-          if (await missingOnDisk(path)) throw new Deno.errors.NotFound(`${path}: ${msg}`);
-          throw new Error(`${path}: the editor could not read the file: ${msg}`);
-        }
-      };
-    }
-    if (caps.fs?.writeTextFile) {
-      host.writeTextFile = async (path, content) => {
-        const dir = path.replace(/\/[^/]*$/, "");
-        if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true }).catch(() => {});
-        await this.client.request("fs/write_text_file", { sessionId: sid(), path, content });
-      };
-    }
-    if (caps.terminal) {
-      host.runInTerminal = (command, opts) => this.runInTerminal(holder, command, opts);
-    }
-    host.askUser = (q, signal) => this.askUser(holder, q, signal);
-    return host;
-  }
-
-  private async runInTerminal(
-    holder: { get(): LiveSession | undefined },
-    command: string,
-    opts: Parameters<RunInTerminal>[1],
-  ): ReturnType<RunInTerminal> {
-    const live = holder.get();
-    if (!live) throw new Error("session is not open");
-    const sessionId = live.session.id;
-    const term = await this.client.createTerminal({
-      sessionId,
-      command: "/bin/sh",
-      args: ["-c", command],
-      cwd: opts.cwd,
-      outputByteLimit: opts.outputByteLimit ?? 1_000_000,
-    });
-    try {
-      const callId = opts.toolCallId ?? live.lastExecuteCallId ?? live.lastToolCallId;
-      if (callId) {
-        live.terminalCalls.set(callId, term.id);
-        await this.notify(sessionId, {
-          sessionUpdate: "tool_call_update",
-          toolCallId: callId,
-          content: [{ type: "terminal", terminalId: term.id }],
-        });
-      }
-      let killed: string | null = null;
-      const exit = term.waitForExit();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let onAbort = () => {};
-      const stopped = new Promise<"abort" | "timeout">((resolve) => {
-        onAbort = () => resolve("abort");
-        if (opts.signal.aborted) resolve("abort");
-        opts.signal.addEventListener("abort", onAbort, { once: true });
-        if (opts.timeoutMs && opts.timeoutMs > 0) {
-          timer = setTimeout(() => resolve("timeout"), opts.timeoutMs);
-        }
-      });
-      const first = await Promise.race([exit.then(() => "exit" as const), stopped]);
-      clearTimeout(timer);
-      opts.signal.removeEventListener("abort", onAbort);
-      if (first !== "exit") {
-        killed = first === "timeout" ? "SIGTERM (timeout)" : "SIGTERM (cancelled)";
-        await term.kill().catch(() => {});
-        await Promise.race([
-          exit.catch(() => {}),
-          // Short enough that the terminal is released within the engine's cancel grace.
-          new Promise((r) => (timer = setTimeout(r, 1000))),
-        ]);
-        clearTimeout(timer);
-      }
-      const status = await Promise.race([
-        exit,
-        new Promise<null>((r) => setTimeout(() => r(null), 10)),
-      ]).catch(() => null);
-      const out = await term.currentOutput();
-      const exitStatus = status ?? out.exitStatus ?? null;
-      return {
-        exitCode: exitStatus?.exitCode ?? null,
-        signal: exitStatus?.signal ?? killed,
-        output: out.output,
-        truncated: out.truncated,
-      };
-    } finally {
-      await term.release().catch(() => {});
-    }
-  }
-
-  /**
-   * `user__*` questions through `session/request_permission` (ACP has no free-form question
-   * in v1 stable): `confirm` → Yes/No, `select` → one option per choice. `input` and
-   * `checkbox` cannot be asked this way and throw (the tool reports it to the model).
-   */
-  private async askUser(
-    holder: { get(): LiveSession | undefined },
-    q: UserQuestion,
-    signal: AbortSignal,
-  ): Promise<string | string[] | boolean> {
-    const live = holder.get();
-    if (!live) throw new Error("session is not open");
-    let options: acp.PermissionOption[];
-    if (q.action === "confirm") {
-      options = [
-        { optionId: "yes", name: "Yes", kind: "allow_once" },
-        { optionId: "no", name: "No", kind: "reject_once" },
-      ];
-    } else if (q.action === "select" && q.options?.length) {
-      options = q.options.map((o, i) => ({ optionId: `option-${i}`, name: o, kind: "allow_once" }));
-    } else {
-      throw new Error(
-        `this ACP client cannot answer a "${q.action}" question; decide without the user or explain what you need`,
-      );
-    }
-    const res = await this.client.request("session/request_permission", {
-      sessionId: live.session.id,
-      toolCall: { toolCallId: live.lastToolCallId ?? "question", title: q.question },
-      options,
-    }, { cancellationSignal: signal, stopWaitingOnCancel: true });
-    if (res.outcome.outcome !== "selected") throw new Error("the user dismissed the question");
-    const picked = res.outcome.optionId;
-    if (q.action === "confirm") return picked === "yes";
-    const idx = Number(picked.replace("option-", ""));
-    return q.options?.[idx] ?? picked;
-  }
-}
-
-/** True when `path` does not exist on the local disk. */
-async function missingOnDisk(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return false;
-  } catch (e) {
-    return e instanceof Deno.errors.NotFound;
-  }
-}
-
-/** Waits for `p` at most `ms` (the timer is cleared either way). */
-async function within(p: Promise<unknown>, ms: number): Promise<void> {
-  let t: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([p, new Promise((r) => (t = setTimeout(r, ms)))]);
-  clearTimeout(t);
 }

@@ -3,7 +3,9 @@
  * byte on fd 1 comes from the returned stream; `console.log/info/debug/warn/dir/table`,
  * `Deno.stdout.write/writeSync/writable` and Node's `process.stdout` (which Deno backs with
  * `Deno.stdout`) are redirected to stderr (plugin Workers do the same in their bootstrap), so a stray log line in our code or a dependency
- * can never corrupt the JSON-RPC stream. No imports: safe to call before anything heavy loads.
+ * can never corrupt the JSON-RPC stream. No child process inherits fd 1 either
+ * ({@link keepChildrenOffStdout}; plugin Workers wrap their own `Deno.Command` the same way).
+ * No imports: safe to call before anything heavy loads.
  * @module
  */
 
@@ -31,6 +33,7 @@ export function takeStdoutForProtocol(): WritableStream<Uint8Array> {
   } catch {
     // A runtime that freezes Deno.stdout keeps its writers; console is still redirected.
   }
+  keepChildrenOffStdout();
   taken = new WritableStream<Uint8Array>({
     async write(chunk) {
       let off = 0;
@@ -38,4 +41,59 @@ export function takeStdoutForProtocol(): WritableStream<Uint8Array> {
     },
   });
   return taken;
+}
+
+/**
+ * Replaces the global `Deno.Command` so that no child inherits fd 1: a `stdout` that is unset
+ * (`spawn()` inherits by default) or `"inherit"` becomes a pipe whose bytes are copied to
+ * stderr. `"piped"` and `"null"` are untouched; `output()` without `stdout` was piped already.
+ * (npm code spawning through `node:child_process` pipes stdio by default.)
+ */
+export function keepChildrenOffStdout(): void {
+  const g = Deno as unknown as { Command: typeof Deno.Command };
+  const Orig = g.Command;
+  if ((Orig as unknown as { offStdout?: boolean }).offStdout) return;
+  const writeAll = async (c: Uint8Array) => {
+    for (let off = 0; off < c.length;) off += await Deno.stderr.write(c.subarray(off));
+  };
+  function Command(command: string | URL, options?: Deno.CommandOptions): Deno.Command {
+    if (!new.target) throw new TypeError("Deno.Command must be called with new");
+    const o = options ?? {};
+    if (o.stdout !== undefined && o.stdout !== "inherit") return new Orig(command, o);
+    const cmd = new Orig(command, { ...o, stdout: "piped" });
+    const spawn = cmd.spawn.bind(cmd);
+    Object.defineProperty(cmd, "spawn", {
+      value: () => {
+        const child = spawn();
+        (async () => {
+          for await (const c of child.stdout) await writeAll(c);
+        })().catch(() => {});
+        return child;
+      },
+    });
+    if (o.stdout === "inherit") {
+      const output = cmd.output.bind(cmd);
+      const outputSync = cmd.outputSync.bind(cmd);
+      Object.defineProperty(cmd, "output", {
+        value: async () => {
+          const r = await output();
+          await writeAll(r.stdout);
+          return r;
+        },
+      });
+      Object.defineProperty(cmd, "outputSync", {
+        value: () => {
+          const r = outputSync();
+          Deno.stderr.writeSync(r.stdout);
+          return r;
+        },
+      });
+    }
+    return cmd;
+  }
+  Command.prototype = Orig.prototype;
+  Object.defineProperty(Command, "offStdout", { value: true });
+  try {
+    g.Command = Command as unknown as typeof Deno.Command;
+  } catch { /* a runtime that freezes Deno keeps the original */ }
 }

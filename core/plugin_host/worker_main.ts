@@ -111,11 +111,49 @@ export function workerMain(port?: {
   function Command(command: string | URL, options?: Deno.CommandOptions): Deno.Command {
     if (!new.target) throw new TypeError("Deno.Command must be called with new");
     const o = options ?? {};
-    return new OrigCommand(command, {
+    // No child inherits fd 1 (the frontend's protocol stream in ACP / stream-json): what a
+    // child would print there (default `spawn()` stdio, or "inherit") is copied to stderr.
+    const toErr = o.stdout === undefined || o.stdout === "inherit";
+    const cmd = new OrigCommand(command, {
       ...o,
       clearEnv: true,
       env: { ...childEnv, ...(o.env ?? {}) },
+      ...(toErr ? { stdout: "piped" as const } : {}),
     });
+    if (toErr) {
+      const writeAll = async (c: Uint8Array) => {
+        for (let off = 0; off < c.length;) off += await Deno.stderr.write(c.subarray(off));
+      };
+      const spawn = cmd.spawn.bind(cmd);
+      Object.defineProperty(cmd, "spawn", {
+        value: () => {
+          const child = spawn();
+          (async () => {
+            for await (const c of child.stdout) await writeAll(c);
+          })().catch(() => {});
+          return child;
+        },
+      });
+      if (o.stdout === "inherit") {
+        const output = cmd.output.bind(cmd);
+        const outputSync = cmd.outputSync.bind(cmd);
+        Object.defineProperty(cmd, "output", {
+          value: async () => {
+            const r = await output();
+            await writeAll(r.stdout);
+            return r;
+          },
+        });
+        Object.defineProperty(cmd, "outputSync", {
+          value: () => {
+            const r = outputSync();
+            Deno.stderr.writeSync(r.stdout);
+            return r;
+          },
+        });
+      }
+    }
+    return cmd;
   }
   Command.prototype = OrigCommand.prototype;
   lock(OrigCommand.prototype, "constructor", Command);

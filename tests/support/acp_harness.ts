@@ -35,6 +35,11 @@ export interface HarnessOptions {
    * editors do) instead of `-32002 Resource not found`.
    */
   opaqueFsErrors?: boolean;
+  /**
+   * Answers `elicitation/create` (ACP unstable) in order; `"hold"` never answers until the
+   * agent cancels. Offer the capability with `clientCapabilities: {elicitation: {form: {}}}`.
+   */
+  elicitationAnswers?: (Record<string, unknown> | "hold")[];
 }
 
 export interface TerminalRecord {
@@ -62,6 +67,8 @@ export interface AcpHarness {
   permissionRequests: acp.RequestPermissionRequest[];
   /** Index into `updates` at the moment each permission request arrived. */
   permissionAt: number[];
+  /** `elicitation/create` requests (params) in arrival order. */
+  elicitations: Record<string, unknown>[];
   fsCalls: { method: string; path: string }[];
   terminals: TerminalRecord[];
   /** stderr text so far. */
@@ -124,6 +131,8 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
   const updates: acp.SessionNotification[] = [];
   const permissionRequests: acp.RequestPermissionRequest[] = [];
   const permissionAt: number[] = [];
+  const elicitations: Record<string, unknown>[] = [];
+  const elicitationAnswers = [...(opts.elicitationAnswers ?? [])];
   const answers = [...(opts.permissionAnswers ?? [])];
   const fsCalls: { method: string; path: string }[] = [];
   const terminals: TerminalRecord[] = [];
@@ -146,6 +155,16 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
         });
       }
       return { outcome: { outcome: "selected", optionId: a } };
+    })
+    .onRequest("elicitation/create", ({ params, signal }) => {
+      elicitations.push(params as unknown as Record<string, unknown>);
+      const a = elicitationAnswers.shift() ?? { action: "decline" };
+      if (a === "hold") {
+        return new Promise((resolve) => {
+          signal.addEventListener("abort", () => resolve({ action: "cancel" }), { once: true });
+        });
+      }
+      return a as acp.CreateElicitationResponse;
     })
     .onRequest("fs/read_text_file", async ({ params }) => {
       fsCalls.push({ method: "fs/read_text_file", path: params.path });
@@ -232,6 +251,7 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
     updates,
     permissionRequests,
     permissionAt,
+    elicitations,
     fsCalls,
     terminals,
     stderr: () => stderrText,

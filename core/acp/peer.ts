@@ -1,0 +1,51 @@
+/**
+ * What the ACP helper modules (permission, client host, config options) need from the
+ * server: the client connection, the client's capabilities and the live session of a
+ * handler. Kept as a small interface so those modules do not depend on `server.ts`.
+ * @module
+ */
+import type * as acp from "@agentclientprotocol/sdk";
+import type { AgentSession } from "../runtime.ts";
+
+/** One session of the ACP server, as the helper modules see it. */
+export interface LiveSession {
+  session: AgentSession;
+  turn?: { ac: AbortController; done: Promise<unknown> };
+  /** Last known status per tool call of the running turn (to finish stragglers as `failed`). */
+  calls: Map<string, acp.ToolCallStatus | undefined>;
+  /** Tool calls whose command runs in a client terminal → terminal id. */
+  terminalCalls: Map<string, string>;
+  /** Most recent `tool_call` id (fallback owner for terminals / questions). */
+  lastToolCallId?: string;
+  lastExecuteCallId?: string;
+  /** Title last sent as `session_info_update`. */
+  titleSent?: string;
+}
+
+/** Resolves the live session a host service or resolver belongs to (set once it is open). */
+export interface SessionHolder {
+  get(): LiveSession | undefined;
+}
+
+/** The server side the helper modules talk through. */
+export interface AcpPeer {
+  readonly sdk: typeof import("@agentclientprotocol/sdk");
+  /** The client's capabilities from `initialize`. */
+  readonly clientCaps: acp.ClientCapabilities;
+  /** The client connection (throws when it is not open). */
+  readonly client: acp.AgentContext;
+  /** Sends one `session/update`; never throws. */
+  notify(sessionId: string, update: acp.SessionUpdate): Promise<void>;
+}
+
+/** Message of any thrown value. */
+export function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Waits for `p` at most `ms` (the timer is cleared either way). */
+export async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p, new Promise((r) => (t = setTimeout(r, ms)))]);
+  clearTimeout(t);
+}

@@ -1,0 +1,51 @@
+/**
+ * Guard `ask` → ACP `session/request_permission` (abandoned with `$/cancel_request` when
+ * the turn is cancelled). A `cancelled` outcome cancels the turn; a failed request fails
+ * closed (`reject_once`).
+ * @module
+ */
+import type * as acp from "@agentclientprotocol/sdk";
+import type { PermissionOutcome, PermissionResolver } from "../types.ts";
+import { type AcpPeer, errText, type SessionHolder } from "./peer.ts";
+
+/** Options of the permission request, ACP `PermissionOptionKind` ids. */
+export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
+  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+  { optionId: "allow_always", name: "Always allow", kind: "allow_always" },
+  { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+  { optionId: "reject_always", name: "Always reject", kind: "reject_always" },
+];
+
+/** The permission resolver of one session. */
+export function permissionResolver(peer: AcpPeer, holder: SessionHolder): PermissionResolver {
+  return async (req, signal): Promise<PermissionOutcome> => {
+    if (signal.aborted) return "cancelled";
+    try {
+      const res = await peer.client.request("session/request_permission", {
+        sessionId: req.sessionId,
+        toolCall: {
+          toolCallId: req.toolCallId,
+          title: req.title,
+          kind: req.kind,
+          status: "pending",
+          rawInput: req.rawInput as Record<string, unknown>,
+        },
+        options: PERMISSION_OPTIONS,
+      }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+      if (res.outcome.outcome !== "selected") {
+        holder.get()?.turn?.ac.abort();
+        return "cancelled";
+      }
+      const id = res.outcome.optionId;
+      if (
+        id === "allow_once" || id === "allow_always" || id === "reject_once" ||
+        id === "reject_always"
+      ) return id;
+      return "reject_once";
+    } catch (e) {
+      if (signal.aborted) return "cancelled";
+      console.error(`coyote: permission request failed, rejecting: ${errText(e)}`);
+      return "reject_once";
+    }
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The slash commands, one list for every frontend: ACP `available_commands_update` sends it
+ * and the REPL shows it (same names, descriptions and input hints). MCP prompts are added
+ * per session as `/<server>:<prompt>` (Claude Code's `/mcp__server__prompt` and Codex's
+ * `/prompts:` name them differently; the colon form is the ACP adapters' convention).
+ * @module
+ */
+
+/** One slash command. */
+export interface SlashCommand {
+  /** Name without the slash, e.g. `help` or `github:review`. */
+  name: string;
+  /** One line for menus. */
+  description: string;
+  /** What to type after the name (ACP `input.hint`); absent when it takes no argument. */
+  hint?: string;
+  /** Where it comes from: built in, or the MCP server that offers it as a prompt. */
+  source: "builtin" | { mcpServer: string; prompt: string };
+}
+
+/** Built-in commands, in menu order. */
+export const BUILTIN_COMMANDS: readonly SlashCommand[] = [
+  { name: "help", description: "List the slash commands", source: "builtin" },
+  {
+    name: "agent",
+    description: "Show or switch the agent (instructions and tools)",
+    hint: "agent name",
+    source: "builtin",
+  },
+  { name: "model", description: "Show or switch the model", hint: "model id", source: "builtin" },
+  {
+    name: "session",
+    description: "Show this session's id, workspace and title",
+    source: "builtin",
+  },
+  { name: "skill", description: "List skills, or load one", hint: "skill name", source: "builtin" },
+  { name: "mcp", description: "MCP servers: status, tools, prompts", source: "builtin" },
+  { name: "tools", description: "List the tools the agent can call", source: "builtin" },
+  {
+    name: "compact",
+    description: "Summarise the conversation to free context",
+    hint: "what to keep",
+    source: "builtin",
+  },
+  { name: "clear", description: "Start over with an empty conversation", source: "builtin" },
+  { name: "todo", description: "Show the current plan", source: "builtin" },
+  { name: "policy", description: "Show the permission rules in force", source: "builtin" },
+  { name: "cost", description: "Token usage of this session", source: "builtin" },
+  {
+    name: "trust",
+    description: "Trust this workspace (project config and tools)",
+    source: "builtin",
+  },
+  { name: "exit", description: "End the session", source: "builtin" },
+];
+
+/** Built-ins followed by `extra` (MCP prompts); a later duplicate name is dropped. */
+export function slashCommands(extra: SlashCommand[] = []): SlashCommand[] {
+  const seen = new Set<string>();
+  const out: SlashCommand[] = [];
+  for (const c of [...BUILTIN_COMMANDS, ...extra]) {
+    if (seen.has(c.name)) continue;
+    seen.add(c.name);
+    out.push(c);
+  }
+  return out;
+}
+
+/** `"/name rest of line"` → `{name, args}`; anything else (or `//…`, `/ x`) → null. */
+export function parseSlashCommand(text: string): { name: string; args: string } | null {
+  const m = /^\/([A-Za-z0-9][\w.:-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  return m ? { name: m[1], args: (m[2] ?? "").trim() } : null;
+}
