@@ -33,6 +33,17 @@ import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
 import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "./sessions.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../agents/mod.ts";
+import { modelInfo } from "./models.ts";
+import { capToolResults, toolOutputCap } from "./context.ts";
+import type { ChatMessage } from "./sessions.ts";
+
+/** A loaded history with tool results capped for the model's window (core/context.ts). */
+function fitHistory(
+  messages: ChatMessage[],
+  info: { contextWindow: number; maxOutputTokens?: number },
+): ChatMessage[] {
+  return capToolResults(messages, toolOutputCap(info.contextWindow, info.maxOutputTokens));
+}
 
 /** Options for one session. */
 export interface SessionOptions {
@@ -226,7 +237,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     host: init.host,
     systemPrompt: prepared.systemPrompt(),
     maxTurns: app.maxTurns > 0 ? app.maxTurns : first.maxTurns ?? 50,
-    history: resumed?.messages,
+    // An old transcript's tool results are cut to this model's window (`--continue` recovers).
+    history: resumed ? fitHistory(resumed.messages, modelInfo(app.config, model)) : undefined,
+    modelInfo: (m) => modelInfo(app.config, m),
     updates: resumed?.updates,
     transcript,
     log,

@@ -135,7 +135,8 @@ export async function createWorkspace(
     config: app.config ?? {},
     configPath: app.configPath,
   });
-  const client = createProvider(providerConfig) as unknown as ModelClient;
+  // Retries and dropped request fields are announced on the diagnostics sink (stderr).
+  const client = createProvider({ ...providerConfig, notify: log }) as unknown as ModelClient;
   const newPolicy = () =>
     Policy.create(
       app.config?.permissions ?? {},
