@@ -579,3 +579,99 @@ Deno.test("headless: SIGHUP cancels like SIGTERM — command killed, result writ
     await w.cleanup();
   }
 });
+
+/** A PATH with bash, sh, env and coreutils but no bwrap (a machine without bubblewrap). */
+async function pathWithoutBwrap(): Promise<{ path: string; cleanup: () => Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "coyote-nobwrap-" });
+  for (const p of ["bash", "sh", "env", "touch", "cat", "true", "false", "grep"]) {
+    for (const d of (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":")) {
+      try {
+        await Deno.symlink(await Deno.realPath(`${d}/${p}`), `${dir}/${p}`);
+        break;
+      } catch { /* not there */ }
+    }
+  }
+  return { path: dir, cleanup: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
+}
+
+Deno.test("sandbox modes end to end: auto without bwrap warns once and says so; required refuses commands", async () => {
+  const w = await world();
+  const env = await makeCoyoteEnv();
+  const nob = await pathWithoutBwrap();
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [{ id: "t", name: "execute_command", arguments: { command: "touch ran.txt" } }],
+      },
+      { text: "done" },
+    ],
+    repeat: true,
+  });
+  try {
+    const e = childEnv(env, { baseURL: server.baseURL, extra: { PATH: nob.path } });
+    // auto: unsandboxed, the guard alone decides (touch asks → denied in headless), one warning.
+    const auto = await runCoyote(["--headless", "--output-format", "stream-json", "go"], {
+      cwd: w.ws,
+      env: e,
+    });
+    assert.equal(auto.code, 0, auto.stderr);
+    const init = JSON.parse(auto.stdout.split("\n")[0]);
+    assert.equal(init.sandbox.active, false);
+    assert.equal(init.sandbox.mode, "auto");
+    assert.match(init.sandbox.reason, /bwrap \(package bubblewrap\) is not installed/);
+    assert.equal(auto.stderr.match(/the OS sandbox is not available/g)?.length, 1, auto.stderr);
+    const result = JSON.parse(auto.stdout.trim().split("\n").at(-1)!);
+    assert.deepEqual(result.denied.map((d: { decision: string }) => d.decision), ["ask"]);
+
+    // required: the command is refused even when the guard allows it.
+    await Deno.writeTextFile(`${env.configDir}/config.yaml`, "sandbox: required\n");
+    const req = await runCoyote(
+      ["--headless", "--output-format", "stream-json", "--allow", "Execute(touch:*)", "go"],
+      { cwd: w.ws, env: e },
+    );
+    assert.equal(req.code, 0, req.stderr);
+    assert.match(req.stdout, /the OS sandbox is required \(sandbox: required\) but not available/);
+    await assert.rejects(Deno.stat(join(w.ws, "ran.txt")));
+
+    // policy show says it is off and why.
+    const show = await runCoyote(["policy", "show"], { cwd: w.ws, env: e });
+    assert.equal(show.code, 0, show.stderr);
+    assert.match(show.stdout, /OS sandbox \(view d\): mode required, OFF; auto_allow true/);
+    assert.match(show.stdout, /not active: bwrap \(package bubblewrap\) is not installed/);
+  } finally {
+    await server.close();
+    await nob.cleanup();
+    await env.cleanup();
+    await w.cleanup();
+  }
+});
+
+Deno.test("sandbox config: policy show prints the derived profile; bad values are config errors; --no-sandbox", async () => {
+  const w = await world();
+  const env = await makeCoyoteEnv();
+  try {
+    const e = childEnv(env, { extra: { HOME: w.home } });
+    await Deno.writeTextFile(
+      `${env.configDir}/config.yaml`,
+      "sandbox: {mode: auto, auto_allow: false}\npermissions:\n  deny: ['Read(**/*.pem)']\n",
+    );
+    const show = await runCoyote(["policy", "show"], { cwd: w.ws, env: e });
+    assert.equal(show.code, 0, show.stderr);
+    assert.match(show.stdout, /OS sandbox \(view d\): mode auto, on \(bwrap\); auto_allow false/);
+    assert.ok(show.stdout.includes(`${join(w.ws, ".git")}  (protected`), show.stdout);
+    assert.ok(show.stdout.includes(`${join(w.home, ".ssh")}  (credentials (default))`));
+    assert.match(show.stdout, /network:  off/);
+    assert.match(show.stdout, /Read\(\*\*\/\*\.pem\): guard-only/);
+    const off = await runCoyote(["--no-sandbox", "policy", "show"], { cwd: w.ws, env: e });
+    assert.match(off.stdout, /mode off, OFF/);
+
+    await Deno.writeTextFile(`${env.configDir}/config.yaml`, "sandbox: strict\n");
+    const bad = await runCoyote(["policy", "show"], { cwd: w.ws, env: e });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /sandbox: expected auto, required or off/);
+    assert.doesNotMatch(bad.stderr, /\n\s+at /);
+  } finally {
+    await env.cleanup();
+    await w.cleanup();
+  }
+});
