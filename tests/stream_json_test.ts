@@ -47,6 +47,7 @@ Deno.test("stream-json: stdout stays pure with failing MCP servers and broken pl
       [
         "--headless",
         "--trust-workspace",
+        "--no-sandbox", // the guard's ask path: the OS sandbox would auto-allow `rm -rf build`
         "--output-format",
         "stream-json",
         "--plugin",
