@@ -73,7 +73,14 @@ Deno.test("trust: an untrusted repo starts no .mcp.json server, loads no .coyote
   const ms = await startModelServer({ script: [...TOUCH, ...TOUCH] });
   try {
     const env = childEnv(ce, { baseURL: ms.baseURL });
-    const r = await runCoyote(["--headless", "--output-format", "json", "make the file"], {
+    // --no-sandbox: the guard's ask path decides `touch` (the OS sandbox would auto-allow it).
+    const r = await runCoyote([
+      "--headless",
+      "--no-sandbox",
+      "--output-format",
+      "json",
+      "make the file",
+    ], {
       cwd: repo,
       env,
     });
@@ -88,7 +95,14 @@ Deno.test("trust: an untrusted repo starts no .mcp.json server, loads no .coyote
 
     // The same run with --trust-workspace: all three apply.
     const t = await runCoyote(
-      ["--headless", "--trust-workspace", "--output-format", "json", "make the file"],
+      [
+        "--headless",
+        "--no-sandbox",
+        "--trust-workspace",
+        "--output-format",
+        "json",
+        "make the file",
+      ],
       { cwd: repo, env },
     );
     assert.equal(t.code, 0, t.stderr);
@@ -179,7 +193,11 @@ Deno.test("trust: on a terminal the first run asks once on stderr and remembers 
   const ms = await startModelServer({ script: [...TOUCH, { text: "again" }, { text: "other" }] });
   try {
     const env = childEnv(ce, { baseURL: ms.baseURL });
-    const first = await inTerminal(["make the file"], { cwd: repo, env, input: "y\n" });
+    const first = await inTerminal(["--no-sandbox", "make the file"], {
+      cwd: repo,
+      env,
+      input: "y\n",
+    });
     assert.match(first.out, /Trust this folder\? /);
     assert.match(first.out, new RegExp(`coyote: trusted ${repo}`));
     assert.equal(first.code, 0, first.out);
