@@ -44,6 +44,8 @@ export interface AgentEntry {
   description: string;
   /** The validated definition (llm agents without an error). */
   definition?: AgentDefinition;
+  /** A graph agent's `graph.yaml` text (for the graph engine; core/graph/). */
+  graphText?: string;
   /** Why the file cannot be used (it names the file and the field). */
   error?: string;
   /** Non-fatal notes about the file. */
@@ -96,7 +98,7 @@ async function fileEntry(
       }
       return read;
     };
-    const entry = { ...base, kind: "graph" as const } as AgentEntry;
+    const entry = { ...base, kind: "graph" as const, graphText: text } as AgentEntry;
     Object.defineProperties(entry, {
       description: { get: () => look().description, enumerable: true },
       error: { get: () => look().error, enumerable: true },
