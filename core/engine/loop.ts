@@ -208,6 +208,8 @@ export class Engine implements AgentRunner {
             tools: tools.length ? tools : undefined,
             model: o.model,
             temperature: o.temperature,
+            ...(o.top_p !== undefined ? { top_p: o.top_p } : {}),
+            ...(o.reasoning_effort !== undefined ? { reasoning_effort: o.reasoning_effort } : {}),
           },
           {
             onText: (d) => {

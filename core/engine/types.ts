@@ -23,7 +23,14 @@ export type { ModelResponse };
 /** The part of core/provider.ts the engine needs (structural, so tests can pass any client). */
 export interface ModelClient {
   complete(
-    req: { messages: ChatMessage[]; tools?: unknown[]; model?: string; temperature?: number },
+    req: {
+      messages: ChatMessage[];
+      tools?: unknown[];
+      model?: string;
+      temperature?: number;
+      top_p?: number;
+      reasoning_effort?: string;
+    },
     handlers: {
       onText?: (delta: string) => void;
       onReasoning?: (delta: string) => void;
@@ -55,6 +62,9 @@ export interface EngineOptions {
   client: ModelClient;
   model: string;
   temperature?: number;
+  /** The agent's `top_p` and `reasoning_effort`, sent when set. */
+  top_p?: number;
+  reasoning_effort?: string;
   registry: ToolRegistry;
   policy: PolicyLike;
   permission: PermissionResolver;
