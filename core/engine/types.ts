@@ -73,8 +73,19 @@ export interface EngineOptions {
   systemPrompt: string;
   /** Model requests allowed per turn. */
   maxTurns: number;
-  /** Context window size reported in `usage_update.size` (tokens). */
+  /**
+   * Context window (tokens): reported in `usage_update.size`, sizes tool results
+   * (core/context.ts). Replaced each turn by `modelInfo(model)` when that is given.
+   */
   contextWindow?: number;
+  /** Tokens reserved for the answer out of the window. */
+  maxOutputTokens?: number;
+  /** Image input: false replaces prompt images by a note; undefined sends them. */
+  images?: boolean;
+  /** The capabilities of a model by name (core/models.ts `modelInfo`), read at each turn start. */
+  modelInfo?: (
+    model: string,
+  ) => { contextWindow: number; images?: boolean; maxOutputTokens?: number };
   /** Prior model history (without the system message). */
   history?: ChatMessage[];
   /** Prior events (for `history()`). */
@@ -87,8 +98,8 @@ export interface EngineOptions {
   beforeTurnEnd?: BeforeTurnEnd;
 }
 
-/** Longest tool output passed to the model (characters); the rest is cut with a marker. */
-export const MAX_TOOL_OUTPUT = 100_000;
+/** Longest tool output passed to the model (characters), whatever the window (core/context.ts). */
+export { MAX_TOOL_OUTPUT } from "../context.ts";
 /** Identical consecutive calls (same name and arguments) allowed before the engine refuses. */
 export const REPEAT_LIMIT = 3;
 /**
