@@ -90,6 +90,8 @@ const P = {
     ...opts,
     workspace: hostile,
   }),
+  /** touch allowed with any arguments. */
+  T: Policy.create({}, { allow: ["Execute(touch:*)"], deny: [] }, opts),
   /** A broad Read allow rule. */
   A: Policy.create({}, { allow: ["Read(/**)"], deny: [] }, opts),
   /** --dangerously-skip-permissions with one deny rule. */
@@ -562,6 +564,9 @@ const COMMANDS: [string, Decision, P?][] = [
   ["git -c color.ui=never log", "allow", "G"],
   ["git p origin", "ask", "HG"],
   ["git log", "allow", "HG"],
+  ["touch hook.txt", "deny", "T"],
+  ["touch -- -/../.git/config", "deny", "T"],
+  ["touch src/new.txt", "allow", "T"],
   ["echo {/etc,/root}/*", "ask"],
   ["npm --registry http://x publish", "ask", "W"],
   ["npm --silent publish", "ask", "W"],

@@ -1572,7 +1572,7 @@ export class Policy {
       for (const cwd of ctx.cwds ?? [this.workspace]) {
         for (const abs of this.#resolveAll(a, cwd)) {
           for (const kind of kinds) {
-            const p = this.#pathPartOne(kind, abs, level === "skip" ? "skip" : "explicit");
+            const p = this.#pathPart(kind, abs, level === "skip" ? "skip" : "explicit");
             if (p.decision === "allow") continue;
             if (kind === "write" && p.rule === "default" && !checkProtected) continue;
             parts.push({
