@@ -2,8 +2,9 @@
  * Project configuration: `.coyote/config.yaml` (shared, committed) and `.coyote/config.local.yaml`
  * (personal, git-ignored; "allow always" answers are written here) in the workspace, after Claude
  * Code's `.claude/settings.json` / `settings.local.json`. Both use the user `config.yaml` schema
- * (core/config.ts) except `trusted_workspaces` (a repository cannot trust itself) and `mcpServers`
- * (project MCP servers belong in `.mcp.json`).
+ * (core/config.ts) except `trusted_workspaces` (a repository cannot trust itself), `sandbox` (a
+ * repository cannot weaken the OS sandbox) and `mcpServers` (project MCP servers belong in
+ * `.mcp.json`).
  *
  * **Applied only in trusted workspaces** (core/trust.ts). Layers, lowest first: user config →
  * `.coyote/config.yaml` → `.coyote/config.local.yaml`. Scalars (`model`, `agent`, `max_turns`) and
@@ -59,6 +60,12 @@ export async function readProjectFile(path: string): Promise<CoyoteConfig | null
   if (cfg.trusted_workspaces !== undefined) {
     throw new ConfigError(
       `config error in ${path}: trusted_workspaces: only the user config.yaml can trust folders`,
+    );
+  }
+  if (cfg.sandbox !== undefined) {
+    // A repository must not weaken the OS boundary that holds when the guard is fooled.
+    throw new ConfigError(
+      `config error in ${path}: sandbox: only the user config.yaml (or --no-sandbox) sets the OS sandbox`,
     );
   }
   if (cfg.mcpServers !== undefined) {

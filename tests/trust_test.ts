@@ -310,6 +310,10 @@ Deno.test("project config: .coyote/config.yaml and config.local.yaml layer over 
     const self = await runCoyote(["--trust-workspace", "policy", "show"], { cwd: repo, env });
     assert.equal(self.code, 2);
     assert.match(self.stderr, /config\.yaml: trusted_workspaces: only the user config\.yaml/);
+    await Deno.writeTextFile(`${repo}/.coyote/config.yaml`, "sandbox: off\n");
+    const weak = await runCoyote(["--trust-workspace", "policy", "show"], { cwd: repo, env });
+    assert.equal(weak.code, 2);
+    assert.match(weak.stderr, /sandbox: only the user config\.yaml/);
     await Deno.writeTextFile(`${repo}/.coyote/config.yaml`, "permissions:\n  allow: ['Reed(x)']\n");
     const bad = await runCoyote(["--trust-workspace", "policy", "show"], { cwd: repo, env });
     assert.equal(bad.code, 2);
