@@ -24,7 +24,7 @@ import type {
   PromptInput,
   TurnResult,
 } from "./types.ts";
-import type { McpServerSpec } from "./mcp/mod.ts";
+import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Policy } from "./guard/policy.ts";
 import { corePlugins } from "../plugins/mod.ts";
 import { agentsPlugin, DEFAULT_AGENT } from "../agents/mod.ts";
@@ -67,6 +67,8 @@ export interface SessionInit {
 export interface AgentSession {
   readonly id: string;
   readonly cwd: string;
+  /** The session's MCP servers (tools, prompts, resources, status), when it has any. */
+  readonly mcp?: McpConnection;
   /** Current model id. */
   model: string;
   /** Current agent name. */
@@ -247,13 +249,20 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
         byName.set(name, { name, spec, source: "acp" });
       }
       if (!byName.size) return null;
-      return await m.connectMcpServers([...byName.values()], { cwd });
+      // In the background: the session opens at once, tools join as each server is ready
+      // (a turn waits for the servers still starting; see `prompt` below).
+      return await m.connectMcpServers([...byName.values()], {
+        cwd,
+        background: true,
+        onWarning: (w) => log(`coyote: warning: ${w}`),
+        onInfo: (line) => log(`coyote: ${line}`),
+      });
     }),
   ]);
   const skills = await collectSkills(app, cwd, plugins?.skills ?? [], log);
   if (plugins) closers.push(() => plugins.close());
   if (mcp) closers.push(() => mcp.close());
-  for (const w of [...(plugins?.warnings ?? []), ...(mcp?.warnings ?? [])]) {
+  for (const w of plugins?.warnings ?? []) {
     log(`coyote: warning: ${w}`);
   }
 
@@ -272,14 +281,16 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     Deno.env.get("OPENAI_API_KEY"),
   ]);
   const redact = makeRedactor(secrets);
-  const allTools: AnyTool[] = [
-    ...corePlugins.flatMap((p) => p.tools ?? []),
-    ...(plugins?.tools ?? []),
-    ...(mcp?.tools ?? []),
-  ].map((t) => secrets.length ? redactingTool(t, redact) : t);
+  // MCP tools change while the session lives (servers becoming ready, tools/list_changed).
+  const allTools = (): AnyTool[] =>
+    [
+      ...corePlugins.flatMap((p) => p.tools ?? []),
+      ...(plugins?.tools ?? []),
+      ...(mcp?.tools ?? []),
+    ].map((t) => secrets.length ? redactingTool(t, redact) : t);
   // The skill loader is offered to every agent when there are skills (read-only, harmless).
   const skillTools = skills.length ? [skillLoadTool(skills)] : [];
-  const toolsFor = (a: AgentDefinition) => [...filterTools(allTools, a.tools), ...skillTools];
+  const toolsFor = (a: AgentDefinition) => [...filterTools(allTools(), a.tools), ...skillTools];
   const registry = new ToolRegistry(toolsFor(agent));
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
 
@@ -325,9 +336,14 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
 
   let closed = false;
   let current = agent;
+  mcp?.onChange((c) => {
+    if (c.kind === "prompts" || c.kind === "resources") return;
+    engine.opts.registry = new ToolRegistry(toolsFor(current));
+  });
   const session: AgentSession = {
     id,
     cwd,
+    mcp: mcp ?? undefined,
     get model() {
       return engine.opts.model;
     },
@@ -356,9 +372,12 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       engine.opts.temperature = next.temperature;
       if (!explicitModel && next.model) engine.opts.model = next.model;
     },
-    prompt(input, opts) {
-      if (closed) return Promise.reject(new Error("session is closed"));
-      return engine.prompt(input, opts);
+    async prompt(input, opts) {
+      if (closed) throw new Error("session is closed");
+      // MCP servers still starting: the turn waits for them (each bounded by its start-up
+      // timeout) so the model sees their tools; a cancel stops the wait.
+      if (mcp) await untilAborted(mcp.ready, opts.signal);
+      return await engine.prompt(input, opts);
     },
     addRule(decision, rule) {
       policy.addRule(decision, rule, "session");
@@ -375,6 +394,20 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
     },
   };
   return session;
+}
+
+/** Resolves when `p` settles or `signal` aborts, whichever is first. */
+function untilAborted(p: Promise<unknown>, signal?: AbortSignal): Promise<void> {
+  if (!signal) return p.then(() => {}, () => {});
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+    p.then(done, done);
+  });
 }
 
 export async function listSessions(

@@ -20,6 +20,8 @@ export interface LiveSession {
   lastExecuteCallId?: string;
   /** Title last sent as `session_info_update`. */
   titleSent?: string;
+  /** MCP changes are being forwarded (see `./mcp_bridge.ts`). */
+  mcpWatched?: boolean;
 }
 
 /** Resolves the live session a host service or resolver belongs to (set once it is open). */

@@ -29,6 +29,7 @@ import { configError, sessionOpenError } from "./errors.ts";
 import { limitLines, MAX_MESSAGE_BYTES, oversizedError } from "./input.ts";
 import { replayUpdates, titleOf } from "./replay.ts";
 import { availableCommands, runSlashCommand } from "./commands.ts";
+import { attachMcpResources, mcpStatusUpdate, watchMcp } from "./mcp_bridge.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
 export { PERMISSION_OPTIONS } from "./permission.ts";
@@ -315,6 +316,9 @@ export class AcpServer implements AcpPeer {
       if (title) {
         void this.notify(live.session.id, { sessionUpdate: "session_info_update", title });
       }
+      const status = mcpStatusUpdate(live);
+      if (status) void this.notify(live.session.id, status);
+      watchMcp(this, live);
     }, 0);
   }
 
@@ -369,6 +373,7 @@ export class AcpServer implements AcpPeer {
     try {
       const local = await runSlashCommand(this, live, params.prompt, ac.signal);
       if (local) return local;
+      await attachMcpResources(live, params.prompt);
       return await this.runTurn(live, params, ac);
     } finally {
       requestSignal?.removeEventListener("abort", onRequestCancel);
