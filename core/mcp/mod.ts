@@ -355,6 +355,55 @@ export async function connectMcpServers(
 }
 
 /**
+ * One view over several connections (a workspace's discovered servers plus a session's own):
+ * lists are concatenated in order; servers named in `hidden` are left out of the first
+ * connection (a session's server replaces a discovered one of the same name); `close` closes
+ * nothing (the connections' owner does).
+ */
+export function combineMcp(conns: McpConnection[], hidden: Set<string> = new Set()): McpConnection {
+  const visible = (i: number, server: string) => i > 0 || !hidden.has(server);
+  const owner = (server: string) =>
+    conns.find((c, i) => visible(i, server) && c.servers.some((s) => s.name === server));
+  const toolServer = (name: string) => /^mcp__(.+?)__/.exec(name)?.[1];
+  return {
+    get tools() {
+      return conns.flatMap((c, i) =>
+        c.tools.filter((t) => {
+          const s = toolServer(t.name);
+          return !s || i > 0 || ![...hidden].some((h) => h.replace(/[^a-zA-Z0-9_-]/g, "_") === s);
+        })
+      );
+    },
+    get warnings() {
+      return conns.flatMap((c) => c.warnings);
+    },
+    get servers() {
+      return conns.flatMap((c, i) => c.servers.filter((s) => visible(i, s.name)));
+    },
+    ready: Promise.all(conns.map((c) => c.ready)).then(() => {}),
+    onChange(listener) {
+      const offs = conns.map((c) => c.onChange(listener));
+      return () => offs.forEach((off) => off());
+    },
+    prompts: () => conns.flatMap((c, i) => c.prompts().filter((p) => visible(i, p.server))),
+    resources: () => conns.flatMap((c, i) => c.resources().filter((r) => visible(i, r.server))),
+    getPrompt(server, name, args) {
+      const c = owner(server);
+      if (!c) return Promise.reject(new Error(`no MCP server named ${server}`));
+      return c.getPrompt(server, name, args);
+    },
+    async readResource(uri) {
+      for (const [i, c] of conns.entries()) {
+        if (!c.resources().some((r) => r.uri === uri && visible(i, r.server))) continue;
+        return await c.readResource(uri);
+      }
+      return null;
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+/**
  * Converts ACP `session/new` `mcpServers` (`McpServer[]`: stdio `{name, command, args, env:
  * [{name, value}]}`, `{type: "http"|"sse", name, url, headers: [{name, value}]}`) into a record
  * of {@link McpServerSpec}. Entries without a usable name or command/url are skipped.
