@@ -4,9 +4,10 @@
  * such command is answered here instead of going to the model:
  * - an MCP prompt (`/<server>:<prompt> args`) is fetched with `prompts/get` and its
  *   messages become the turn's prompt (as Claude Code and Codex do);
- * - `/help`, `/session`, `/model [id]`, `/agent [name]`, `/mcp`, `/tools` answer with an
- *   `agent_message_chunk` and `end_turn`;
- * - the other built-ins answer that they are not available over ACP.
+ * - `/help`, `/session`, `/model [id]`, `/agent [name]`, `/mcp`, `/tools`, `/skill` (list),
+ *   `/todo`, `/cost`, `/exit` answer with an `agent_message_chunk` and `end_turn`;
+ * - `/skill NAME [text]` runs a turn led by the skill's instructions;
+ * - `/compact`, `/clear`, `/policy`, `/trust` answer that they need the terminal REPL.
  * Text that merely starts with `/` but names no command goes to the model unchanged.
  * @module
  */
@@ -168,11 +169,53 @@ export async function runSlashCommand(
       return await say(lines.join("\n"));
     }
     case "tools": {
-      const names = (session.mcp?.tools ?? []).map((t) => t.name);
+      const names = session.toolNames();
+      return await say(names.length ? names.join("\n") : "This agent has no tools.");
+    }
+    case "skill": {
+      const skills = session.workspace.skills;
+      if (!cmd.args) {
+        return await say(
+          skills.length
+            ? skills.map((k) => `${k.name} — ${k.description}`).join("\n")
+            : "No skills in this workspace (.coyote/skills/, plugins).",
+        );
+      }
+      const [name, ...rest] = cmd.args.split(/\s+/);
+      const skill = skills.find((k) => k.name === name);
+      if (!skill) {
+        return await say(
+          `unknown skill "${name}"; available: ${skills.map((k) => k.name).join(", ") || "none"}`,
+        );
+      }
+      // The skill's instructions lead the turn, then what the user typed after its name.
+      prompt.splice(0, prompt.length, {
+        type: "text",
+        text: `# Skill: ${skill.name}\n\n${skill.content}`,
+      }, ...(rest.length ? [{ type: "text" as const, text: rest.join(" ") }] : []));
+      return null;
+    }
+    case "todo": {
+      const plans = session.history().filter((u) => u.sessionUpdate === "plan") as {
+        entries: { content: string; status: string }[];
+      }[];
+      const last = plans.at(-1);
       return await say(
-        names.length ? `MCP tools: ${names.join(", ")}` : "No MCP tools in this session.",
+        last?.entries.length
+          ? last.entries.map((e) => `[${e.status}] ${e.content}`).join("\n")
+          : "No plan yet.",
       );
     }
+    case "cost": {
+      const u = live.usage;
+      return await say(
+        u
+          ? `${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens in ${u.requests} model request(s) (this connection)`
+          : "No model requests yet in this connection.",
+      );
+    }
+    case "exit":
+      return await say("Close the session from your editor (ACP session/close).");
     default:
       return await say(`/${found.name} is not available over ACP; use the terminal REPL.`);
   }

@@ -25,6 +25,8 @@ export interface LiveSession {
   titleSent?: string;
   /** MCP changes are being forwarded (see `./mcp_bridge.ts`). */
   mcpWatched?: boolean;
+  /** Token usage of this connection's turns in the session (for `/cost`). */
+  usage?: { prompt_tokens: number; completion_tokens: number; requests: number };
 }
 
 /** Resolves the live session a host service or resolver belongs to (set once it is open). */

@@ -436,6 +436,12 @@ export class AcpServer implements AcpPeer {
       turnOpen = false;
     }
     this.sendTitle(live);
+    if (result.usage) {
+      const u = live.usage ??= { prompt_tokens: 0, completion_tokens: 0, requests: 0 };
+      u.prompt_tokens += result.usage.prompt_tokens ?? 0;
+      u.completion_tokens += result.usage.completion_tokens ?? 0;
+      u.requests += result.usage.requests ?? 0;
+    }
     const cancelled = ac.signal.aborted || result.stopReason === "cancelled";
     if (cancelled) {
       // Every tool call ends: finish stragglers the engine left open.
