@@ -25,10 +25,18 @@ export interface AppOptions {
   allow: string[];
   deny: string[];
   dangerouslySkipPermissions: boolean;
+  /** The OS sandbox of commands (config `sandbox:`, `--no-sandbox`); default auto + auto_allow. */
+  sandbox?: { mode: "auto" | "required" | "off"; autoAllow: boolean };
   /** `--plugin PATH` (repeatable). */
   plugins: string[];
   noWorkspaceMcp: boolean;
   headless: boolean;
   maxTurns: number;
   agent?: string;
+  /** `--agent-variable NAME VALUE` (repeatable): values of the agent's template variables. */
+  agentVariables?: Record<string, string>;
+  /** `--skill NAME` (repeatable): skills loaded before the first request. */
+  skills?: string[];
+  /** `--add-dir DIR` (repeatable): more directories whose `.coyote|.claude|.agents/skills/` count. */
+  addDirs?: string[];
 }

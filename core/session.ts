@@ -27,11 +27,32 @@ import type {
 } from "./types.ts";
 import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
-import { filterTools, ToolRegistry } from "./tools.ts";
-import { buildSystemPrompt } from "./instructions.ts";
+import { ToolRegistry } from "./tools.ts";
+import { selectTools } from "./agents/resolve.ts";
+import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
 import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "./sessions.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../agents/mod.ts";
+import {
+  CommandSandbox,
+  DEFAULT_SANDBOX,
+  guardForcedAllow,
+  sandboxGuard,
+  type SandboxStatus,
+} from "./sandbox/mod.ts";
+import { executeCommandTool, makeExecuteCommandTool } from "../plugins/exec/mod.ts";
+import { signalTree } from "../plugins/exec/tree.ts";
+import { modelInfo } from "./models.ts";
+import { capToolResults, toolOutputCap } from "./context.ts";
+import type { ChatMessage } from "./sessions.ts";
+
+/** A loaded history with tool results capped for the model's window (core/context.ts). */
+function fitHistory(
+  messages: ChatMessage[],
+  info: { contextWindow: number; maxOutputTokens?: number },
+): ChatMessage[] {
+  return capToolResults(messages, toolOutputCap(info.contextWindow, info.maxOutputTokens));
+}
 
 /** Options for one session. */
 export interface SessionOptions {
@@ -69,6 +90,10 @@ export interface AgentSession {
   readonly definition: AgentSpec;
   /** The session's policy (children: the parent's, narrowed). */
   readonly policy: PolicyLike;
+  /** The OS sandbox `execute_command` runs in (children share the root's; core/sandbox/). */
+  readonly commandSandbox?: CommandSandbox;
+  /** Its status (stream-json `init`, docs/permissions.md "The OS sandbox"). */
+  readonly sandbox?: SandboxStatus;
   /** Names of the tools this session may call (a child's are a subset of its parent's). */
   toolNames(): string[];
   /** The session's MCP servers (tools, prompts, resources, status), when it has any. */
@@ -115,9 +140,12 @@ export function narrowPolicy(parent: PolicyLike, allowed: ReadonlySet<string>): 
   };
 }
 
-/** The tools an agent may use: its `tools` globs over the workspace's tools. */
+/**
+ * The tools an agent may use: its `tools` (names, globs, `mcp:<server>`) and `mcp_servers` over
+ * the workspace's tools (core/agents/resolve.ts `selectTools`).
+ */
 export function toolsForAgent(all: AnyTool[], agent: AgentSpec): AnyTool[] {
-  return filterTools(all, agent.tools);
+  return selectTools(all, agent);
 }
 
 /**
@@ -136,18 +164,68 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   }
   const agentName = init.agent ?? resumed?.header.agent ?? app.agent ?? DEFAULT_AGENT;
   const first = ws.agents.get(agentName);
-  if (!first) throw new UsageError(ws.agents.unknown(agentName));
+  if (!first) {
+    const e = new UsageError(ws.agents.unknown(agentName));
+    // A broken agent file is a configuration error naming the file and the field.
+    if (ws.agents.entry(agentName)?.error) e.name = "ConfigError";
+    throw e;
+  }
 
-  let all = await ws.tools(init.mcpServers);
+  // The OS sandbox of this session's commands: a root session derives it from its own policy
+  // (session rules included); a sub-agent shares its root's.
+  let sandbox: CommandSandbox;
+  let rootPolicy: PolicyLike | undefined;
+  if (parent?.commandSandbox) sandbox = parent.commandSandbox;
+  else {
+    const policy = ws.newPolicy();
+    sandbox = await CommandSandbox.create(policy, app.sandbox ?? DEFAULT_SANDBOX, {
+      secrets: ws.secrets,
+      log,
+      killTree: (t) => signalTree(t, "SIGKILL"),
+    });
+    rootPolicy = sandboxGuard(policy, sandbox.status);
+    if (guardForcedAllow()) {
+      log("coyote: warning: TEST MODE: the guard allows every access (COYOTE_TEST_GUARD=allow)");
+    }
+  }
+  const ownsSandbox = sandbox !== parent?.commandSandbox;
+  const execTool = ws.protectTool(makeExecuteCommandTool(sandbox) as AnyTool);
+  const isCoreExec = (t: AnyTool) =>
+    t.name === executeCommandTool.name && t.description === executeCommandTool.description;
+  const withExec = (list: AnyTool[]) => list.map((t) => isCoreExec(t) ? execTool : t);
+  // Updated in place when MCP servers become ready or change their tools (see below).
+  const all = withExec(await ws.tools(init.mcpServers));
   const mcp = await ws.mcp(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
-  const toolsFor = (a: AgentSpec) => {
-    const own = toolsForAgent(all, a);
-    return ceiling ? own.filter((t) => ceiling.has(t.name)) : own;
+  // An agent's tools, system prompt and skills (core/agents/prepare.ts). `--agent-variable` and
+  // `--skill` apply to the root session's first agent; children and switches use defaults.
+  const prepare = (a: AgentSpec, variables?: Record<string, string>, preload?: string[]) => {
+    const p: PreparedAgent = prepareAgent({
+      definition: a,
+      variables,
+      allTools: all,
+      skills: ws.skills,
+      preloadSkills: preload,
+      cwd,
+      workspace: ws.instructions,
+      onChange: () => {
+        // A skill loaded or unloaded: the next request carries its body and tools.
+        if (prepared !== p || !live.engine) return;
+        registry = new ToolRegistry(toolsOf(p));
+        live.engine.opts.registry = registry;
+        live.engine.opts.policy = policyFor(registry);
+        live.engine.opts.systemPrompt = p.systemPrompt();
+      },
+    });
+    return p;
   };
-  const promptFor = (a: AgentSpec) =>
-    buildSystemPrompt(a.instructions, { cwd }, ws.instructions, ws.skills);
+  const toolsOf = (p: PreparedAgent) =>
+    ceiling ? p.tools().filter((t) => ceiling.has(t.name)) : p.tools();
+  const live: { engine?: Engine } = {};
+  let prepared = parent
+    ? prepare(first)
+    : prepare(first, agentName === first.name ? app.agentVariables : undefined, app.skills);
 
   const explicitModel = init.model ?? app.model;
   const model = explicitModel ?? first.model ?? ws.defaultModel;
@@ -166,9 +244,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     }
     : { agent: first.name, agentId, rootSessionId: id, depth: 0 };
 
-  let registry = new ToolRegistry(toolsFor(first));
+  let registry = new ToolRegistry(toolsOf(prepared));
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
-  const basePolicy: PolicyLike = parent ? parent.policy : ws.newPolicy();
+  const basePolicy: PolicyLike = parent ? parent.policy : rootPolicy!;
   const policyFor = (r: ToolRegistry) =>
     parent ? narrowPolicy(basePolicy, new Set(r.names())) : basePolicy;
 
@@ -190,20 +268,28 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     client: ws.client,
     model,
     temperature: first.temperature,
+    top_p: first.top_p,
+    reasoning_effort: first.reasoning_effort,
     registry,
     policy: policyFor(registry),
     permission: init.permission,
     host: init.host,
-    systemPrompt: promptFor(first),
+    systemPrompt: prepared.systemPrompt(),
     maxTurns: app.maxTurns > 0 ? app.maxTurns : first.maxTurns ?? 50,
-    history: resumed?.messages,
+    // An old transcript's tool results are cut to this model's window (`--continue` recovers).
+    history: resumed ? fitHistory(resumed.messages, modelInfo(app.config, model)) : undefined,
+    modelInfo: (m) => modelInfo(app.config, m),
     updates: resumed?.updates,
     transcript,
     log,
     origin,
   });
+  live.engine = engine;
 
   let seq = 0;
+  // The workspace's start-up warnings reach the event stream once, on the first turn_started of
+  // a root session (they are also on stderr).
+  let pendingWarnings = parent ? [] : ws.warnings;
   let closed = false;
   let current = first;
   const stamp = (update: SessionEvent): EventEnvelope => ({
@@ -221,17 +307,17 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   const offMcp = mcp?.onChange((c) => {
     if (c.kind === "prompts" || c.kind === "resources" || closed) return;
     void ws.tools(init.mcpServers).then((next) => {
-      all = next;
-      registry = new ToolRegistry(toolsFor(current));
+      all.splice(0, all.length, ...withExec(next));
+      registry = new ToolRegistry(toolsOf(prepared));
       engine.opts.registry = registry;
       engine.opts.policy = policyFor(registry);
     });
   });
   const session: AgentSession = {
+    ...(mcp ? { mcp } : {}),
     id,
     cwd,
     workspace: ws,
-    ...(mcp ? { mcp } : {}),
     agentId,
     origin,
     get model() {
@@ -247,12 +333,16 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     set agent(name: string) {
       const next = ws.agents.get(name);
       if (!next) throw new UsageError(ws.agents.unknown(name));
+      const p = prepare(next);
+      prepared = p;
       current = next;
-      registry = new ToolRegistry(toolsFor(next));
-      engine.opts.systemPrompt = promptFor(next);
+      registry = new ToolRegistry(toolsOf(p));
+      engine.opts.systemPrompt = p.systemPrompt();
       engine.opts.registry = registry;
       engine.opts.policy = policyFor(registry);
       engine.opts.temperature = next.temperature;
+      engine.opts.top_p = next.top_p;
+      engine.opts.reasoning_effort = next.reasoning_effort;
       if (!explicitModel && next.model) engine.opts.model = next.model;
     },
     get definition() {
@@ -261,6 +351,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     get policy() {
       return engine.opts.policy;
     },
+    commandSandbox: sandbox,
+    sandbox: sandbox.status,
     toolNames: () => registry.names(),
     async prompt(input, opts) {
       if (closed) throw new Error("session is closed");
@@ -270,8 +362,14 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       const sink = opts.onEvent;
       return await engine.prompt(input, {
         signal: opts.signal,
-        onEvent: (ev) => sink(stamp(ev)),
-      });
+        onEvent: (ev) => {
+          if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {
+            ev = { ...ev, warnings: pendingWarnings };
+            pendingWarnings = [];
+          }
+          sink(stamp(ev));
+        },
+      }).finally(() => prepared.skills.endTurn());
     },
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");
@@ -284,6 +382,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       closed = true;
       offMcp?.();
       transcript.close();
+      if (ownsSandbox) sandbox.close();
       return Promise.resolve();
     },
   };
