@@ -189,7 +189,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     }
   }
   const ownsSandbox = sandbox !== parent?.commandSandbox;
-  const execTool = ws.protectTool(makeExecuteCommandTool(sandbox) as AnyTool);
+  const execTool = ws.protectTool(
+    makeExecuteCommandTool(
+      sandbox,
+      sandbox.status.active ? sandbox.modelNote() : undefined,
+    ) as AnyTool,
+  );
   const isCoreExec = (t: AnyTool) =>
     t.name === executeCommandTool.name && t.description === executeCommandTool.description;
   const withExec = (list: AnyTool[]) => list.map((t) => isCoreExec(t) ? execTool : t);
