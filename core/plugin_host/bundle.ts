@@ -84,6 +84,16 @@ export function denoNpmCache(): string {
   return join(denoDir, "npm", "registry.npmjs.org");
 }
 
+/**
+ * Prepended to every bundle: CommonJS packages `require()` node built-ins (`require("fs")`),
+ * which esbuild leaves as calls in an ES module; this `require` hands out built-ins only
+ * (`process.getBuiltinModule`), and their use is checked against the plugin's permissions.
+ */
+const REQUIRE_BUILTIN = `const require = (id) => { const name = String(id); ` +
+  `const m = globalThis.process.getBuiltinModule(name.startsWith("node:") ? name : "node:" + name); ` +
+  `if (m === undefined) throw new Error("cannot require " + JSON.stringify(name) + ": only node built-ins can be required at run time"); ` +
+  `return m; };`;
+
 const NODE_BUILTINS = new Set(builtinModules.map((m) => m.replace(/^node:/, "")));
 const EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".json"];
 const LOADERS: Record<string, string> = {
@@ -455,6 +465,7 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
       logLevel: "silent",
       charset: "utf8",
       legalComments: "none",
+      banner: { js: REQUIRE_BUILTIN },
       plugins: [plugin],
     });
   } catch (e) {
