@@ -279,9 +279,9 @@ function isUserError(e: unknown): boolean {
 }
 
 /** Picks the stored session `--session NAME` / `--continue` refer to. */
-async function pickSession(
+export async function pickSession(
   app: AppOptions,
-  o: RunOptions,
+  o: Pick<RunOptions, "sessionName" | "continueLatest">,
 ): Promise<{ resumeId?: string; name?: string }> {
   if (o.sessionName !== undefined) {
     // An exact id, a unique 8+ char prefix or a name; a typo'd id is an error (core/sessions.ts).

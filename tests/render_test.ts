@@ -116,6 +116,7 @@ Deno.test("render: every assistant message streams to out; tools, diffs, plan, f
   assert.equal(o.err.match(/Plan/g)?.length, 1, "an unchanged plan is not repeated");
   assert.match(o.err, /\[x\] step one/);
   assert.match(o.err, /1\.5k tokens \(1\.0k in, 500 out\) · \$0\.0020 · 0ms/);
+  // deno-lint-ignore no-control-regex
   assert.doesNotMatch(o.err + o.out, /\x1b\[/, "no colour when color is off");
 });
 
@@ -168,6 +169,7 @@ Deno.test("render: diff of a new file, footer without price, error text", () => 
     cwd: "/w",
   });
   assert.match(d, /\/dev\/null/);
+  // deno-lint-ignore no-control-regex
   assert.match(d, /\x1b\[32m\+a\x1b\[39m/);
   assert.equal(turnFooter(usage, 4200), "1.5k tokens (1.0k in, 500 out) · 4.2s");
   assert.equal(userFacingError("error: cancelled by the user"), "cancelled by the user");

@@ -143,13 +143,20 @@ export class Renderer {
     this.#messageOpen = false;
     const rest = this.#split.flush();
     if (this.o.markdown) {
-      if (rest.trim()) this.#write("out", this.o.markdown(rest));
+      if (rest.trim()) this.#block(rest);
+      this.#blocks = 0;
     } else if (this.#outCol !== 0) {
       this.#write("out", "\n");
     }
     this.#outCol = 0;
   }
   #outCol = 0;
+  #blocks = 0;
+
+  /** One rendered markdown block; blocks of a message are separated by a blank line. */
+  #block(md: string) {
+    this.#write("out", (this.#blocks++ ? "\n" : "") + this.o.markdown!(md));
+  }
 
   #text(chunk: string) {
     if (!chunk) return;
@@ -159,7 +166,7 @@ export class Renderer {
     }
     if (this.o.markdown) {
       const done = this.#split.push(chunk);
-      if (done.trim()) this.#write("out", this.o.markdown(done));
+      if (done.trim()) this.#block(done);
       return;
     }
     this.#write("out", chunk);
