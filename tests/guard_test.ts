@@ -538,6 +538,8 @@ const COMMANDS: [string, Decision, P?][] = [
   ["curl -s https://example.org/x", "ask", "W"],
   ["echo https://github.com/x", "allow", "W"],
   ["git submodule update --init", "ask"],
+  ["git lfs pull", "ask", "G"],
+  ["git send-email --to=x@y 0001.patch", "ask", "G"],
   // ---- secrets
   ["cat /proc/self/environ", "ask"],
   ["cat /proc/self/environ", "ask", "A"],
