@@ -159,6 +159,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   const parent = init.parent?.session;
   const resumed = init.resumeId ? await loadSession(app.dataDir, init.resumeId) : null;
   if (init.resumeId && !resumed) throw new UsageError(`no stored session with id ${init.resumeId}`);
+  if (resumed && !parent && resumed.header.cwd !== cwd) {
+    log(
+      `coyote: note: session ${resumed.header.id} was started in ${resumed.header.cwd}; ` +
+        `continuing it in ${cwd}`,
+    );
+  }
   if (resumed?.skipped) {
     log(`coyote: skipped ${resumed.skipped} unreadable line(s) of session ${init.resumeId}`);
   }

@@ -26,6 +26,8 @@ import { detectBackend } from "./sandbox/mod.ts";
 import type { AgentRegistry } from "./agents/registry.ts";
 import { loadAgentsAndSkills } from "./agents/prepare.ts";
 import type { SkillEntry } from "./skills/load.ts";
+import { appTrusts, type TrustState, untrustedNote } from "./trust.ts";
+import { applyWorkspace } from "./project_config.ts";
 
 /**
  * A user or configuration error (unknown agent, unknown session, no provider):
@@ -37,7 +39,13 @@ export class UsageError extends Error {
 
 /** What sessions on one directory share; see the module doc. */
 export interface Workspace {
+  /** The options of this directory: user config with the project config applied when trusted. */
   readonly app: AppOptions;
+  /**
+   * The directory's trust (core/trust.ts). Untrusted: no workspace MCP servers, `.coyote/plugins/`
+   * or `.coyote/config*.yaml`; workspace agents must not get extra permissions either.
+   */
+  readonly trust: TrustState;
   /** Absolute workspace root. */
   readonly cwd: string;
   readonly providerConfig: ProviderConfig;
@@ -96,10 +104,10 @@ function exists(path: string): boolean {
 }
 
 /** True when the plugin host has anything to discover for this workspace. */
-export function wantsPlugins(app: AppOptions, cwd: string): boolean {
+export function wantsPlugins(app: AppOptions, cwd: string, trusted = appTrusts(app, cwd)): boolean {
   return app.plugins.length > 0 ||
     (Array.isArray(app.config?.plugins) && app.config.plugins.length > 0) ||
-    exists(`${cwd}/.coyote/plugins`) || exists(`${app.configDir}/plugins`);
+    (trusted && exists(`${cwd}/.coyote/plugins`)) || exists(`${app.configDir}/plugins`);
 }
 
 /**
@@ -140,6 +148,10 @@ export async function createWorkspace(
 ): Promise<Workspace> {
   const cwd = opts.cwd;
   const log = opts.log ?? ((l: string) => console.error(l));
+  // Trust and project config of this directory (core/trust.ts, core/project_config.ts).
+  app = await applyWorkspace(app, cwd);
+  const trust = app.workspace!.trust;
+  if (app.workspace!.ignored.length) log(untrustedNote(trust, app.workspace!.ignored));
   // Find the OS sandbox backend (a bwrap probe) while plugins and MCP servers start.
   if (app.sandbox?.mode !== "off") void detectBackend();
   const providerConfig = resolveProvider({
@@ -174,7 +186,7 @@ export async function createWorkspace(
     onInfo: (line: string) => log(`coyote: ${line}`),
   };
   const [plugins, mcp] = await Promise.all([
-    wantsPlugins(app, cwd)
+    wantsPlugins(app, cwd, trust.trusted)
       ? import("./plugin_host/mod.ts").then((m) => m.loadPlugins(app, policy, cwd))
       : Promise.resolve(null),
     mcpMod().then(async (m) => {
@@ -240,6 +252,7 @@ export async function createWorkspace(
   let closed: Promise<void> | null = null;
   const ws: Workspace = {
     app,
+    trust,
     cwd,
     providerConfig,
     client,

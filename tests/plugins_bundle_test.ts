@@ -174,6 +174,7 @@ Deno.test("bundle: imports leaving the folder are refused by name, with file and
     link: `import x from "./linked/secret.ts";`,
     remote: `import x from "https://example.com/x.ts";`,
     jsr: `import x from "jsr:@std/path";`,
+    npmSubpath: `import x from "npm:ignore@^7/../../../../outside/secret.ts";`,
     text: `import x from "../outside/secret.ts" with { type: "text" };`,
   };
   for (const [name, line] of Object.entries(variants)) {

@@ -4,7 +4,8 @@
  *
  * - stdio servers run through `./stdio_transport.ts` (own process group + tree marker, so a
  *   `sh -c` wrapper's children end with the server; junk stdout lines are logged under
- *   `COYOTE_DEBUG`); their stderr is kept (last 4 KiB) for error messages and copied to our
+ *   `COYOTE_DEBUG`; environment: a safe base plus the entry's `env`, `mcpServerEnv` in
+ *   ./mod.ts); their stderr is kept (last 4 KiB) for error messages and copied to our
  *   stderr under `COYOTE_DEBUG`.
  * - `http` uses Streamable HTTP, `sse` the legacy SSE transport; `headers` go with every
  *   request. A server that answers the optional event-stream GET with anything but
@@ -47,6 +48,7 @@ import {
   type McpConnection,
   type McpPromptInfo,
   type McpResourceInfo,
+  mcpServerEnv,
   type McpServerStatus,
 } from "./mod.ts";
 import { sanitizeInputSchema } from "./schema.ts";
@@ -87,7 +89,7 @@ export function mcpToolName(server: string, tool: string): string {
 }
 
 function envOf(specEnv?: Record<string, string>): Record<string, string> {
-  return { ...Deno.env.toObject(), ...(specEnv ?? {}) };
+  return mcpServerEnv(specEnv);
 }
 
 function resolveCwd(base: string, p?: string): string {

@@ -15,15 +15,19 @@
  * 1. `config.yaml` `mcpServers` (source `config.yaml`)
  * 2. `<configDir>/mcp.json` (user)
  * 3. workspace `.mcp.json`, then `.coyote/.mcp.json`, then `.coyote/mcp.json` (so `.coyote/mcp.json`
- *    wins inside the workspace; skipped with `--no-workspace-mcp`)
+ *    wins inside the workspace; skipped with `--no-workspace-mcp` and in an untrusted workspace,
+ *    core/trust.ts). A workspace server never replaces a user server (1, 2) of the same name.
  * 4. ACP `session/new` `mcpServers` (merged over all of the above by the runtime, source `acp`)
  *
  * `${VAR}` and `${VAR:-default}` are expanded in every string value from the process environment.
+ * A stdio server's environment is only what its entry names plus a safe base
+ * ({@link mcpServerEnv}), never Coyote's whole environment.
  * Connecting (and the MCP SDK) lives in `./client.ts`, loaded lazily by {@link connectMcpServers}.
  * @module
  */
 import type { AnyTool } from "../types.ts";
 import type { AppOptions } from "../app.ts";
+import { appTrusts } from "../trust.ts";
 
 /** One MCP server, Claude Code / Cursor `mcpServers` entry shape. */
 export type McpServerSpec =
@@ -208,23 +212,37 @@ function join(dir: string, rel: string): string {
  * the order they were first seen.
  */
 export async function loadMcpConfig(
-  app: Pick<AppOptions, "configDir" | "config" | "noWorkspaceMcp">,
+  app: Pick<
+    AppOptions,
+    "configDir" | "config" | "noWorkspaceMcp" | "dataDir" | "trustWorkspace" | "workspace"
+  >,
   cwd: string,
 ): Promise<{ servers: DiscoveredMcpServer[]; warnings: string[]; files: string[] }> {
   const warnings: string[] = [];
   const files: string[] = [];
   const byName = new Map<string, DiscoveredMcpServer>();
-  const add = (list: DiscoveredMcpServer[]) => {
-    for (const s of list) byName.set(s.name, s);
+  const userNames = new Set<string>();
+  const add = (list: DiscoveredMcpServer[], user: boolean) => {
+    for (const s of list) {
+      const prev = byName.get(s.name);
+      if (!user && prev && userNames.has(s.name)) {
+        warnings.push(
+          `${s.source}: MCP server "${s.name}" ignored: a workspace server cannot replace the user's server of that name (${prev.source})`,
+        );
+        continue;
+      }
+      if (user) userNames.add(s.name);
+      byName.set(s.name, s);
+    }
   };
   const cfgServers = app.config?.mcpServers;
   if (cfgServers !== undefined) {
     const r = parseMcpServers({ mcpServers: cfgServers }, "config.yaml");
     warnings.push(...r.warnings);
-    add(r.servers);
+    add(r.servers, true);
   }
   const paths = [join(app.configDir, "mcp.json")];
-  if (!app.noWorkspaceMcp) {
+  if (!app.noWorkspaceMcp && appTrusts(app, cwd)) {
     for (const rel of [...WORKSPACE_MCP_FILES].reverse()) paths.push(join(cwd, rel));
   }
   const docs = await Promise.all(paths.map((p) => readJsonFile(p)));
@@ -235,9 +253,43 @@ export async function loadMcpConfig(
     if (d.doc === undefined) return;
     const r = parseMcpServers(d.doc, paths[i]);
     warnings.push(...r.warnings);
-    add(r.servers);
+    add(r.servers, i === 0);
   });
   return { servers: [...byName.values()], warnings, files };
+}
+
+/**
+ * Variables a stdio server inherits besides those its entry's `env` names: the MCP SDK's
+ * `getDefaultEnvironment()` list (POSIX, after sudo's defaults) plus locale and temp dir.
+ */
+export const MCP_BASE_ENV = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "TMPDIR",
+] as const;
+
+/**
+ * The environment of a stdio MCP server: {@link MCP_BASE_ENV} from `get` (values that start with
+ * `()`, shell functions, skipped as the SDK does) overlaid by the entry's own `env` — never the
+ * whole environment, so provider keys and tokens reach a server only when its config names them
+ * (`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`). Issue 11 §3.
+ */
+export function mcpServerEnv(
+  specEnv: Record<string, string> | undefined,
+  get: (name: string) => string | undefined = (n) => Deno.env.get(n),
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of MCP_BASE_ENV) {
+    const v = get(k);
+    if (v !== undefined && !v.startsWith("()")) env[k] = v;
+  }
+  return { ...env, ...(specEnv ?? {}) };
 }
 
 /**

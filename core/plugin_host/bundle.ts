@@ -330,7 +330,11 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
     }
     const file = packageEntry(real, sub, require);
     if (!file) return { error: `npm package "${name}" has no entry for "${sub}"` };
-    return { path: file };
+    const realFile = realOrUndefined(file);
+    if (!realFile || !inside(real, realFile)) {
+      return { error: `refused: "${sub}" of npm package "${name}" resolves outside the package` };
+    }
+    return { path: realFile };
   };
 
   /** A relative import (or a deno.json mapping to one) → a file inside the allowed folder. */
@@ -366,6 +370,9 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
     if (spec.startsWith("npm:")) {
       const p = parseNpmSpecifier(spec.slice(4));
       if (!p) return { error: `malformed npm specifier "${spec}"` };
+      if (p.sub.split("/").includes("..")) {
+        return { error: `refused: imports "${spec}": a package subpath may not leave its package` };
+      }
       return resolveNpm(p.name, p.range, p.sub, importerDir, require);
     }
     if (/^[a-z][a-z0-9+.-]*:/i.test(spec) || isAbsolute(spec)) {
