@@ -11,6 +11,7 @@
  * servers discovered or passed in).
  * @module
  */
+import { join } from "node:path";
 import type { AppOptions } from "./app.ts";
 import type { AnyTool } from "./types.ts";
 import type { DiscoveredMcpServer, McpServerSpec } from "./mcp/mod.ts";
@@ -177,6 +178,7 @@ export async function createWorkspace(
   const { agents, skills, warnings } = await loadAgentsAndSkills({
     configDir: app.configDir,
     cwd,
+    cacheDir: join(app.dataDir, "builtin-cache"),
     addDirs: app.addDirs,
     pluginAgents: [...corePlugins.flatMap((p) => p.agents ?? []), ...(plugins?.agents ?? [])],
     pluginSkills: plugins?.skills,
