@@ -72,3 +72,19 @@ Deno.test("instructions: a run in a repository subfolder sends the root-to-cwd c
     await Deno.remove(repo, { recursive: true });
   }
 });
+
+Deno.test("deno.json: every task sets DENO_NO_UPDATE_CHECK=1, and the test harness runs main.ts with it", async () => {
+  const { default: denoJson } = await import("../deno.json", { with: { type: "json" } });
+  for (const [name, cmd] of Object.entries(denoJson.tasks as Record<string, string>)) {
+    assert.ok(cmd.startsWith("DENO_NO_UPDATE_CHECK=1 deno "), `task ${name}: ${cmd}`);
+  }
+  const { coyoteTaskEnv, coyoteTaskFlags } = await import("./support/run_coyote.ts");
+  assert.deepEqual(coyoteTaskEnv(), { DENO_NO_UPDATE_CHECK: "1" });
+  assert.ok(coyoteTaskFlags().every((f) => f.startsWith("--")), coyoteTaskFlags().join(" "));
+  const ce = await makeCoyoteEnv();
+  try {
+    assert.equal(childEnv(ce).DENO_NO_UPDATE_CHECK, "1");
+  } finally {
+    await ce.cleanup();
+  }
+});
