@@ -154,7 +154,11 @@ Deno.test("mcp faults: junk lines on a server's stdout are logged under COYOTE_D
       `${e.ws}/.mcp.json`,
       JSON.stringify({ mcpServers: { odd: oddSpec() } }),
     );
-    const h = await startAcp({ env: { ...e.env, COYOTE_DEBUG: "1" } });
+    // The workspace's .mcp.json starts only in a trusted workspace (issue 11 §3).
+    const h = await startAcp({
+      env: { ...e.env, COYOTE_DEBUG: "1" },
+      args: ["--trust-workspace"],
+    });
     try {
       const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
       await waitFor(() => /MCP server odd: \d+ tool/.test(h.stderr()), 20_000, "odd ready");
