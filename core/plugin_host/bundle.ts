@@ -30,7 +30,6 @@
  * @module
  */
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { builtinModules } from "node:module";
 import { SDK_SPECIFIER } from "./source.ts";
 
 /** A file that went into a bundle and the SHA-256 of its text (for the cache). */
@@ -94,7 +93,8 @@ const REQUIRE_BUILTIN = `const require = (id) => { const name = String(id); ` +
   `if (m === undefined) throw new Error("cannot require " + JSON.stringify(name) + ": only node built-ins can be required at run time"); ` +
   `return m; };`;
 
-const NODE_BUILTINS = new Set(builtinModules.map((m) => m.replace(/^node:/, "")));
+/** Node built-in module names without `node:` (filled on first bundle: node:module is not free). */
+const NODE_BUILTINS = new Set<string>();
 const EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".json"];
 const LOADERS: Record<string, string> = {
   ".ts": "ts",
@@ -170,6 +170,11 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
     throw new BundleError(`cannot bundle: its entry ${entry} is outside the plugin folder ${root}`);
   }
   const esbuild = await loadEsbuild();
+  if (!NODE_BUILTINS.size) {
+    for (const m of (await import("node:module")).builtinModules) {
+      NODE_BUILTINS.add(m.replace(/^node:/, ""));
+    }
+  }
   const { exports: resolveExports, legacy } = await import("resolve.exports");
   const semver = (await import("semver")).default;
   realCache.clear(); // the memo lives for one bundle
@@ -498,19 +503,4 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
 function displayPath(root: string, p: string): string {
   const abs = resolve("/", p.replace(/^file:/, ""));
   return inside(root, abs) ? relative(root, abs) : abs;
-}
-
-/**
- * True when every input still has the recorded content (a cached bundle is
- * then still valid). Unreadable or changed files make it false.
- */
-export async function inputsUnchanged(inputs: BundleInput[]): Promise<boolean> {
-  for (const i of inputs) {
-    try {
-      if (await sha256(await Deno.readFile(i.path)) !== i.sha256) return false;
-    } catch {
-      return false;
-    }
-  }
-  return true;
 }

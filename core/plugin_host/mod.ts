@@ -124,6 +124,23 @@ async function sha256(text: string): Promise<string> {
 }
 
 /**
+ * True when every file of a cached bundle still has the recorded SHA-256 (the bundle is then
+ * still valid); an unreadable or changed file makes it false.
+ */
+async function inputsUnchanged(inputs: { path: string; sha256: string }[]): Promise<boolean> {
+  for (const i of inputs) {
+    try {
+      const d = await crypto.subtle.digest("SHA-256", await Deno.readFile(String(i.path)));
+      const hex = Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
+      if (hex !== i.sha256) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
  * Compiles (a one-file plugin) or bundles (a folder plugin, `root` given) and
  * probes one plugin without permissions, using the cache when possible. The
  * cache entry is keyed by the entry's real path and holds the SHA-256 of every
@@ -146,9 +163,7 @@ export async function probePlugin(
       if (
         cached?.key === key && typeof cached.code === "string" && cached.manifest &&
         (!opts.root ||
-          (Array.isArray(cached.inputs) && await (await import("./bundle.ts")).inputsUnchanged(
-            cached.inputs,
-          )))
+          (Array.isArray(cached.inputs) && await inputsUnchanged(cached.inputs)))
       ) {
         return { code: cached.code, manifest: cached.manifest };
       }
