@@ -360,17 +360,37 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
 }
 
 function printSessions(
-  list: { sessionId: string; updatedAt: string; name?: string; cwd: string; title: string }[],
+  list: {
+    sessionId: string;
+    updatedAt: string;
+    name?: string;
+    cwd: string;
+    title: string;
+    parentId?: string;
+    agentId?: string;
+  }[],
 ) {
   const enc = new TextEncoder();
   if (!list.length) {
     Deno.stderr.writeSync(enc.encode("no stored sessions\n"));
     return;
   }
-  const lines = ["ID\tUPDATED\tNAME\tCWD\tTITLE"];
+  // Sub-agent transcripts are listed under their parent session, indented by depth.
+  const children = new Map<string, typeof list>();
+  const ids = new Set(list.map((s) => s.sessionId));
   for (const s of list) {
-    lines.push([s.sessionId, s.updatedAt, s.name ?? "-", s.cwd, s.title].join("\t"));
+    if (s.parentId && ids.has(s.parentId)) {
+      children.set(s.parentId, [...(children.get(s.parentId) ?? []), s]);
+    }
   }
+  const lines = ["ID\tUPDATED\tNAME\tCWD\tTITLE"];
+  const add = (s: (typeof list)[number], depth: number) => {
+    const id = depth ? `${"  ".repeat(depth - 1)}└ ${s.sessionId}` : s.sessionId;
+    const name = s.agentId ? `${s.name ?? ""}${s.name ? " " : ""}(${s.agentId})` : s.name ?? "-";
+    lines.push([id, s.updatedAt, name, s.cwd, s.title].join("\t"));
+    for (const c of children.get(s.sessionId) ?? []) add(c, depth + 1);
+  };
+  for (const s of list) if (!s.parentId || !ids.has(s.parentId)) add(s, 0);
   stdout(lines.join("\n") + "\n");
 }
 

@@ -23,8 +23,10 @@ import type {
   PermissionResolver,
   PromptInput,
   SessionEvent,
+  TurnEndedEvent,
   TurnResult,
 } from "./types.ts";
+import type { PlanItem } from "../sdk/mod.ts";
 import type { McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
 import { filterTools, ToolRegistry } from "./tools.ts";
@@ -32,6 +34,10 @@ import { buildSystemPrompt } from "./instructions.ts";
 import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "./sessions.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../agents/mod.ts";
+import { addUsage, Supervisor } from "./supervisor/supervisor.ts";
+import { supervisorTools } from "./supervisor/tools.ts";
+import { escalatingHost, escalatingPermission } from "./supervisor/escalation.ts";
+import { limitsOf } from "./supervisor/limits.ts";
 
 /** Options for one session. */
 export interface SessionOptions {
@@ -87,6 +93,19 @@ export interface AgentSession {
   close(): Promise<void>;
 }
 
+/** How long a turn waits for its cancelled sub-agents to end before it ends itself (ms). */
+export const CHILD_SETTLE_MS = 10_000;
+
+/** What a child session inherits from its parent beyond the public interface. */
+interface Lineage {
+  /** The root frontend's permission resolver and host services. */
+  rootPermission: PermissionResolver;
+  rootHost?: HostServices | HostFactory;
+  /** Min of the ancestors' (and own) `max_agent_depth`. */
+  depthCap: number;
+}
+const lineage = new WeakMap<AgentSession, Lineage>();
+
 /** The 8 hex digits of a root agent id: the random tail of its session id (stable on resume). */
 function idTail(id: string): string {
   const hex = id.replace(/[^0-9a-f]/gi, "").toLowerCase();
@@ -139,9 +158,19 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   const all = await ws.tools(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
+  const parentLine = parent ? lineage.get(parent) : undefined;
+  const line: Lineage = {
+    rootPermission: parentLine?.rootPermission ?? init.permission,
+    rootHost: parentLine ? parentLine.rootHost : init.host,
+    depthCap: Math.min(parentLine?.depthCap ?? Infinity, limitsOf(first).maxDepth),
+  };
+  let supervisor: Supervisor | null = null;
+  const agentTools = supervisorTools(() => supervisor!);
   const toolsFor = (a: AgentSpec) => {
-    const own = toolsForAgent(all, a);
-    return ceiling ? own.filter((t) => ceiling.has(t.name)) : own;
+    let own = toolsForAgent(all, a);
+    if (ceiling) own = own.filter((t) => ceiling.has(t.name));
+    const spawns = a.can_spawn_agents === true && (!ceiling || ceiling.has("agent__spawn"));
+    return spawns ? [...own, ...agentTools] : own;
   };
   const promptFor = (a: AgentSpec) =>
     buildSystemPrompt(a.instructions, { cwd }, ws.instructions, ws.skills);
@@ -203,6 +232,21 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   let seq = 0;
   let closed = false;
   let current = first;
+  let plan: PlanItem[] = [];
+  let autoContinues = 0;
+  engine.opts.beforeTurnEnd = async () => {
+    const remind = supervisor ? await supervisor.beforeTurnEnd() : null;
+    if (remind) return remind;
+    const lim = limitsOf(current);
+    const open = plan.filter((p) => p.status !== "completed");
+    if (lim.autoContinue && open.length && autoContinues < lim.maxAutoContinues) {
+      autoContinues++;
+      return `<system-reminder>Your todo list still has ${open.length} open item(s): ${
+        open.map((p) => `"${p.content}" (${p.status})`).join(", ")
+      }. Continue working on them now; if they are done or no longer needed, update the list with todo__write. (Automatic continuation ${autoContinues} of ${lim.maxAutoContinues}.)</system-reminder>`;
+    }
+    return null;
+  };
   const stamp = (update: SessionEvent): EventEnvelope => ({
     session_id: id,
     agent: current.name,
@@ -247,13 +291,43 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       return engine.opts.policy;
     },
     toolNames: () => registry.names(),
-    prompt(input, opts) {
-      if (closed) return Promise.reject(new Error("session is closed"));
+    async prompt(input, opts) {
+      if (closed) throw new Error("session is closed");
+      if (engine.running) throw new Error("a turn is already running in this session");
       const sink = opts.onEvent;
-      return engine.prompt(input, {
-        signal: opts.signal,
-        onEvent: (ev) => sink(stamp(ev)),
-      });
+      const signal = opts.signal ?? new AbortController().signal;
+      autoContinues = 0;
+      supervisor?.beginTurn(sink, signal);
+      // The turn's own `turn_ended` is held until its sub-agents have ended, so it comes last
+      // and carries their usage.
+      let ended: TurnEndedEvent | null = null;
+      let result: TurnResult;
+      try {
+        result = await engine.prompt(input, {
+          signal,
+          onEvent: (ev) => {
+            if (ev.sessionUpdate === "plan") plan = ev.entries as PlanItem[];
+            if (ev.sessionUpdate === "turn_ended") ended = ev;
+            else sink(stamp(ev));
+          },
+        });
+      } finally {
+        if (supervisor) {
+          supervisor.cancelAll("the parent's turn ended");
+          await supervisor.settle(CHILD_SETTLE_MS);
+        }
+      }
+      if (supervisor) {
+        const kids = supervisor.endTurn();
+        if (kids.agents.length) {
+          const usage = { ...result.usage };
+          addUsage(usage, kids.usage);
+          result = { ...result, usage, agents: kids.agents };
+        }
+      }
+      const final: TurnEndedEvent = { ...(ended ?? { sessionUpdate: "turn_ended" }), ...result };
+      sink(stamp(final));
+      return result;
     },
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");
@@ -264,9 +338,24 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     close() {
       if (closed) return Promise.resolve();
       closed = true;
+      supervisor?.cancelAll("the session was closed");
       transcript.close();
       return Promise.resolve();
     },
   };
+  lineage.set(session, line);
+  supervisor = new Supervisor({
+    owner: () => session,
+    open: (o) => openSession(ws, o),
+    childWiring: (def) => {
+      const ms = limitsOf(def).escalationTimeoutMs;
+      return {
+        permission: escalatingPermission(line.rootPermission, ms),
+        host: escalatingHost(line.rootHost, ms),
+      };
+    },
+    depthCap: line.depthCap,
+    log,
+  });
   return session;
 }
