@@ -200,7 +200,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
 
   const transcript = resumed
     ? TranscriptWriter.open(transcriptPath(app.dataDir, id))
-    : TranscriptWriter.create(app.dataDir, {
+    : TranscriptWriter.createAsync(app.dataDir, {
       id,
       cwd,
       created: new Date().toISOString(),
@@ -335,12 +335,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     history() {
       return engine.history();
     },
-    close() {
-      if (closed) return Promise.resolve();
+    async close() {
+      if (closed) return;
       closed = true;
       supervisor?.cancelAll("the session was closed");
       transcript.close();
-      return Promise.resolve();
+      await transcript.ready;
     },
   };
   lineage.set(session, line);
