@@ -23,7 +23,7 @@ import type { ModelClient } from "./engine.ts";
 import { findInstructions, type WorkspaceInstructions } from "./instructions.ts";
 import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
 import type { ProviderConfig } from "./provider.ts";
-import { makeRedactor, redactingTool, secretValues } from "./redact.ts";
+import { knownSecretCandidates, makeRedactor, redactingTool, secretValues } from "./redact.ts";
 import { createProvider } from "./provider.ts";
 import { AgentRegistry } from "./agent_registry.ts";
 
@@ -225,10 +225,12 @@ export async function createWorkspace(
     agents.register(a as AgentSpec, (a as AgentSpec).source ?? "plugin");
   }
 
-  // The provider key never travels in a tool result (core/redact.ts).
+  // No known secret (provider key, secret-named variables, config secrets) travels in a tool
+  // result or an MCP tool description (core/redact.ts).
   const secrets = secretValues([
     providerConfig.apiKey === PLACEHOLDER_API_KEY ? undefined : providerConfig.apiKey,
     Deno.env.get("OPENAI_API_KEY"),
+    ...knownSecretCandidates(app.config),
   ]);
   const redact = makeRedactor(secrets);
   const guard = (t: AnyTool) => (secrets.length ? redactingTool(t, redact) : t);
