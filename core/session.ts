@@ -29,8 +29,9 @@ import type {
 import type { PlanItem } from "../sdk/mod.ts";
 import type { McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
-import { filterTools, ToolRegistry } from "./tools.ts";
-import { buildSystemPrompt } from "./instructions.ts";
+import { ToolRegistry } from "./tools.ts";
+import { selectTools } from "./agents/resolve.ts";
+import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
 import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "./sessions.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../agents/mod.ts";
@@ -38,6 +39,17 @@ import { addUsage, Supervisor } from "./supervisor/supervisor.ts";
 import { supervisorTools } from "./supervisor/tools.ts";
 import { escalatingHost, escalatingPermission } from "./supervisor/escalation.ts";
 import { limitsOf } from "./supervisor/limits.ts";
+import { modelInfo } from "./models.ts";
+import { capToolResults, toolOutputCap } from "./context.ts";
+import type { ChatMessage } from "./sessions.ts";
+
+/** A loaded history with tool results capped for the model's window (core/context.ts). */
+function fitHistory(
+  messages: ChatMessage[],
+  info: { contextWindow: number; maxOutputTokens?: number },
+): ChatMessage[] {
+  return capToolResults(messages, toolOutputCap(info.contextWindow, info.maxOutputTokens));
+}
 
 /** Options for one session. */
 export interface SessionOptions {
@@ -132,9 +144,12 @@ export function narrowPolicy(parent: PolicyLike, allowed: ReadonlySet<string>): 
   };
 }
 
-/** The tools an agent may use: its `tools` globs over the workspace's tools. */
+/**
+ * The tools an agent may use: its `tools` (names, globs, `mcp:<server>`) and `mcp_servers` over
+ * the workspace's tools (core/agents/resolve.ts `selectTools`).
+ */
 export function toolsForAgent(all: AnyTool[], agent: AgentSpec): AnyTool[] {
-  return filterTools(all, agent.tools);
+  return selectTools(all, agent);
 }
 
 /**
@@ -153,7 +168,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   }
   const agentName = init.agent ?? resumed?.header.agent ?? app.agent ?? DEFAULT_AGENT;
   const first = ws.agents.get(agentName);
-  if (!first) throw new UsageError(ws.agents.unknown(agentName));
+  if (!first) {
+    const e = new UsageError(ws.agents.unknown(agentName));
+    // A broken agent file is a configuration error naming the file and the field.
+    if (ws.agents.entry(agentName)?.error) e.name = "ConfigError";
+    throw e;
+  }
 
   const all = await ws.tools(init.mcpServers);
   // A child never gets a tool its parent lacks.
@@ -166,14 +186,40 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   };
   let supervisor: Supervisor | null = null;
   const agentTools = supervisorTools(() => supervisor!);
-  const toolsFor = (a: AgentSpec) => {
-    let own = toolsForAgent(all, a);
-    if (ceiling) own = own.filter((t) => ceiling.has(t.name));
-    const spawns = a.can_spawn_agents === true && (!ceiling || ceiling.has("agent__spawn"));
+  // An agent's tools, system prompt and skills (core/agents/prepare.ts). `--agent-variable` and
+  // `--skill` apply to the root session's first agent; children and switches use defaults.
+  const prepare = (a: AgentSpec, variables?: Record<string, string>, preload?: string[]) => {
+    const p: PreparedAgent = prepareAgent({
+      definition: a,
+      variables,
+      allTools: all,
+      skills: ws.skills,
+      preloadSkills: preload,
+      cwd,
+      workspace: ws.instructions,
+      onChange: () => {
+        // A skill loaded or unloaded: the next request carries its body and tools.
+        if (prepared !== p || !live.engine) return;
+        registry = new ToolRegistry(toolsOf(p));
+        live.engine.opts.registry = registry;
+        live.engine.opts.policy = policyFor(registry);
+        live.engine.opts.systemPrompt = p.systemPrompt();
+      },
+    });
+    return p;
+  };
+  // A child never gets a tool its parent lacks; spawning needs `can_spawn_agents` (and, for a
+  // child, a parent that may spawn too).
+  const toolsOf = (p: PreparedAgent) => {
+    const own = ceiling ? p.tools().filter((t) => ceiling.has(t.name)) : p.tools();
+    const spawns = (p.definition as AgentSpec).can_spawn_agents === true &&
+      (!ceiling || ceiling.has("agent__spawn"));
     return spawns ? [...own, ...agentTools] : own;
   };
-  const promptFor = (a: AgentSpec) =>
-    buildSystemPrompt(a.instructions, { cwd }, ws.instructions, ws.skills);
+  const live: { engine?: Engine } = {};
+  let prepared = parent
+    ? prepare(first)
+    : prepare(first, agentName === first.name ? app.agentVariables : undefined, app.skills);
 
   const explicitModel = init.model ?? app.model;
   const model = explicitModel ?? first.model ?? ws.defaultModel;
@@ -192,7 +238,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     }
     : { agent: first.name, agentId, rootSessionId: id, depth: 0 };
 
-  let registry = new ToolRegistry(toolsFor(first));
+  let registry = new ToolRegistry(toolsOf(prepared));
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
   const basePolicy: PolicyLike = parent ? parent.policy : ws.newPolicy();
   const policyFor = (r: ToolRegistry) =>
@@ -216,20 +262,28 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     client: ws.client,
     model,
     temperature: first.temperature,
+    top_p: first.top_p,
+    reasoning_effort: first.reasoning_effort,
     registry,
     policy: policyFor(registry),
     permission: init.permission,
     host: init.host,
-    systemPrompt: promptFor(first),
+    systemPrompt: prepared.systemPrompt(),
     maxTurns: app.maxTurns > 0 ? app.maxTurns : first.maxTurns ?? 50,
-    history: resumed?.messages,
+    // An old transcript's tool results are cut to this model's window (`--continue` recovers).
+    history: resumed ? fitHistory(resumed.messages, modelInfo(app.config, model)) : undefined,
+    modelInfo: (m) => modelInfo(app.config, m),
     updates: resumed?.updates,
     transcript,
     log,
     origin,
   });
+  live.engine = engine;
 
   let seq = 0;
+  // The workspace's start-up warnings reach the event stream once, on the first turn_started of
+  // a root session (they are also on stderr).
+  let pendingWarnings = parent ? [] : ws.warnings;
   let closed = false;
   let current = first;
   let plan: PlanItem[] = [];
@@ -276,12 +330,16 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     set agent(name: string) {
       const next = ws.agents.get(name);
       if (!next) throw new UsageError(ws.agents.unknown(name));
+      const p = prepare(next);
+      prepared = p;
       current = next;
-      registry = new ToolRegistry(toolsFor(next));
-      engine.opts.systemPrompt = promptFor(next);
+      registry = new ToolRegistry(toolsOf(p));
+      engine.opts.systemPrompt = p.systemPrompt();
       engine.opts.registry = registry;
       engine.opts.policy = policyFor(registry);
       engine.opts.temperature = next.temperature;
+      engine.opts.top_p = next.top_p;
+      engine.opts.reasoning_effort = next.reasoning_effort;
       if (!explicitModel && next.model) engine.opts.model = next.model;
     },
     get definition() {
@@ -306,12 +364,17 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         result = await engine.prompt(input, {
           signal,
           onEvent: (ev) => {
+            if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {
+              ev = { ...ev, warnings: pendingWarnings };
+              pendingWarnings = [];
+            }
             if (ev.sessionUpdate === "plan") plan = ev.entries as PlanItem[];
             if (ev.sessionUpdate === "turn_ended") ended = ev;
             else sink(stamp(ev));
           },
         });
       } finally {
+        prepared.skills.endTurn();
         if (supervisor) {
           supervisor.cancelAll("the parent's turn ended");
           await supervisor.settle(CHILD_SETTLE_MS);

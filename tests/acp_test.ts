@@ -137,7 +137,7 @@ Deno.test("acp: read, edit, permitted and rejected commands → end_turn; load r
       assert.equal(h.init?.protocolVersion, 1);
       assert.equal(h.init?.agentCapabilities?.loadSession, true);
       assert.equal(h.init?.agentCapabilities?.promptCapabilities?.embeddedContext, true);
-      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.image, true);
+      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.image, false); // no models: table
       assert.equal(h.init?.agentCapabilities?.mcpCapabilities?.http, true);
       assert.deepEqual(Object.keys(h.init?.agentCapabilities?.sessionCapabilities ?? {}).sort(), [
         "close",

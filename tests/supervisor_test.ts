@@ -79,10 +79,15 @@ interface Env {
 async function setup(
   agents: AgentSpec[],
   script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
+  files: Record<string, string> = {},
 ): Promise<Env> {
   const root = await Deno.makeTempDir({ prefix: "coyote-supervisor-" });
   const cwd = `${root}/ws`;
   await Deno.mkdir(cwd, { recursive: true });
+  for (const [path, text] of Object.entries(files)) {
+    await Deno.mkdir(`${cwd}/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${cwd}/${path}`, text);
+  }
   const server = await startModelServer({ script: (req) => script(req) });
   const app = testApp({ cwd, configDir: `${root}/config`, dataDir: `${root}/data` }, {
     baseURL: server.baseURL,
@@ -90,7 +95,7 @@ async function setup(
     model: "scripted",
   });
   const ws = await acquireWorkspace(app, { cwd, log: () => {} });
-  for (const a of agents) ws.agents.register(a, "test");
+  for (const a of agents) ws.agents.register(a, "workspace");
   const sessions: AgentSession[] = [];
   return {
     ws,
@@ -271,11 +276,13 @@ Deno.test("supervisor: whitelist, depth and unknown agents are refused with the 
   }
 });
 
-Deno.test("supervisor: a child's tools and policy never exceed its parent's", async () => {
+Deno.test("supervisor: a workspace agent file cannot widen a child's tools or policy beyond its parent's", async () => {
+  // A workspace agent file that asks for every tool: as a child it must not get more than
+  // the lead that spawns it.
+  const greedy = "---\nname: greedy\ndescription: wants everything\ntools: ['*']\n---\n" +
+    "GREEDY agent from a workspace file.\n";
   const e = await setup([
     agent("LEAD", { can_spawn_agents: true, tools: ["fs_read"] }),
-    // A definition that asks for everything, and to spawn: it must not get more than the lead.
-    agent("GREEDY", { tools: ["*"], can_spawn_agents: true }),
   ], (req) => {
     if (agentOf(req) === "GREEDY") {
       if (nth(e.requests, req) === 1) {
@@ -293,8 +300,9 @@ Deno.test("supervisor: a child's tools and policy never exceed its parent's", as
       return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
     }
     return { text: "ok" };
-  });
+  }, { ".coyote/agents/greedy.md": greedy });
   try {
+    assert.equal(e.ws.agents.get("greedy")?.tools?.[0], "*", "the file is loaded");
     await Deno.writeTextFile(`${e.cwd}/secret.txt`, "SECRET");
     const lead = await e.open("lead");
     // The lead's session policy denies reading the file; the child inherits that rule.
