@@ -39,6 +39,15 @@ import { addUsage, Supervisor } from "./supervisor/supervisor.ts";
 import { supervisorTools } from "./supervisor/tools.ts";
 import { escalatingHost, escalatingPermission } from "./supervisor/escalation.ts";
 import { limitsOf } from "./supervisor/limits.ts";
+import {
+  CommandSandbox,
+  DEFAULT_SANDBOX,
+  guardForcedAllow,
+  sandboxGuard,
+  type SandboxStatus,
+} from "./sandbox/mod.ts";
+import { executeCommandTool, makeExecuteCommandTool } from "../plugins/exec/mod.ts";
+import { signalTree } from "../plugins/exec/tree.ts";
 import { modelInfo } from "./models.ts";
 import { capToolResults, toolOutputCap } from "./context.ts";
 import type { ChatMessage } from "./sessions.ts";
@@ -87,6 +96,10 @@ export interface AgentSession {
   readonly definition: AgentSpec;
   /** The session's policy (children: the parent's, narrowed). */
   readonly policy: PolicyLike;
+  /** The OS sandbox `execute_command` runs in (children share the root's; core/sandbox/). */
+  readonly commandSandbox?: CommandSandbox;
+  /** Its status (stream-json `init`, docs/permissions.md "The OS sandbox"). */
+  readonly sandbox?: SandboxStatus;
   /** Names of the tools this session may call (a child's are a subset of its parent's). */
   toolNames(): string[];
   /**
@@ -175,7 +188,33 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     throw e;
   }
 
-  const all = await ws.tools(init.mcpServers);
+  // The OS sandbox of this session's commands: a root session derives it from its own policy
+  // (session rules included); a sub-agent shares its root's.
+  let sandbox: CommandSandbox;
+  let rootPolicy: PolicyLike | undefined;
+  if (parent?.commandSandbox) sandbox = parent.commandSandbox;
+  else {
+    const policy = ws.newPolicy();
+    sandbox = await CommandSandbox.create(policy, app.sandbox ?? DEFAULT_SANDBOX, {
+      secrets: ws.secrets,
+      log,
+      killTree: (t) => signalTree(t, "SIGKILL"),
+    });
+    rootPolicy = sandboxGuard(policy, sandbox.status);
+    if (guardForcedAllow()) {
+      log("coyote: warning: TEST MODE: the guard allows every access (COYOTE_TEST_GUARD=allow)");
+    }
+  }
+  const ownsSandbox = sandbox !== parent?.commandSandbox;
+  const execTool = ws.protectTool(
+    makeExecuteCommandTool(
+      sandbox,
+      sandbox.status.active ? sandbox.modelNote() : undefined,
+    ) as AnyTool,
+  );
+  const isCoreExec = (t: AnyTool) =>
+    t.name === executeCommandTool.name && t.description === executeCommandTool.description;
+  const all = (await ws.tools(init.mcpServers)).map((t) => isCoreExec(t) ? execTool : t);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
   const parentLine = parent ? lineage.get(parent) : undefined;
@@ -240,7 +279,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
 
   let registry = new ToolRegistry(toolsOf(prepared));
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
-  const basePolicy: PolicyLike = parent ? parent.policy : ws.newPolicy();
+  const basePolicy: PolicyLike = parent ? parent.policy : rootPolicy!;
   const policyFor = (r: ToolRegistry) =>
     parent ? narrowPolicy(basePolicy, new Set(r.names())) : basePolicy;
 
@@ -348,6 +387,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     get policy() {
       return engine.opts.policy;
     },
+    commandSandbox: sandbox,
+    sandbox: sandbox.status,
     toolNames: () => registry.names(),
     async prompt(input, opts) {
       if (closed) throw new Error("session is closed");
@@ -403,6 +444,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       closed = true;
       supervisor?.cancelAll("the session was closed");
       transcript.close();
+      if (ownsSandbox) sandbox.close();
       await transcript.ready;
     },
   };

@@ -22,6 +22,7 @@ import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
 import type { ProviderConfig } from "./provider.ts";
 import { knownSecretCandidates, makeRedactor, redactingTool, secretValues } from "./redact.ts";
 import { createProvider } from "./provider.ts";
+import { detectBackend } from "./sandbox/mod.ts";
 import type { AgentRegistry } from "./agents/registry.ts";
 import { loadAgentsAndSkills } from "./agents/prepare.ts";
 import type { SkillEntry } from "./skills/load.ts";
@@ -57,6 +58,10 @@ export interface Workspace {
   log(line: string): void;
   /** A fresh policy from config and flags (each root session has its own session rules). */
   newPolicy(): Policy;
+  /** Secret values (the provider key) kept out of tool results and command environments. */
+  readonly secrets: readonly string[];
+  /** Wraps a tool the way {@link tools} are wrapped (provider keys redacted from results). */
+  protectTool(t: AnyTool): AnyTool;
   /**
    * Every tool of the workspace (first-party, plugins, discovered MCP servers; the `skill__*`
    * tools are per session, core/skills/tools.ts) plus the tools of `extraMcp` servers (ACP `session/new` `mcpServers`), which are
@@ -129,6 +134,8 @@ export async function createWorkspace(
 ): Promise<Workspace> {
   const cwd = opts.cwd;
   const log = opts.log ?? ((l: string) => console.error(l));
+  // Find the OS sandbox backend (a bwrap probe) while plugins and MCP servers start.
+  if (app.sandbox?.mode !== "off") void detectBackend();
   const providerConfig = resolveProvider({
     flags: { model: app.model, baseURL: app.baseURL, apiKey: app.apiKey },
     env: Deno.env,
@@ -227,6 +234,8 @@ export async function createWorkspace(
     instructions,
     log,
     newPolicy,
+    secrets,
+    protectTool: guard,
     async tools(extraMcp) {
       const entries = Object.entries(extraMcp ?? {});
       if (!entries.length) return baseTools;

@@ -31,12 +31,22 @@ Deno.mkdirSync(join(ws, "-"));
 Deno.symlinkSync(join(outside, "created-by-write"), join(ws, "notes.txt"));
 Deno.symlinkSync("../outside/later/file", join(ws, "rel-notes.txt"));
 Deno.symlinkSync(".git/hooks/post-checkout", join(ws, "hook.txt"));
+// A repository that ships a hook: `git status` runs post-index-change when it rewrites the index.
+const hooked = join(root, "hooked");
+Deno.mkdirSync(join(hooked, ".git", "hooks"), { recursive: true });
+Deno.writeTextFileSync(join(hooked, ".git", "config"), GIT_CONFIG);
+Deno.writeTextFileSync(join(hooked, ".git", "hooks", "pre-commit.sample"), "#!/bin/sh\n");
+Deno.writeTextFileSync(join(ws, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n");
+Deno.writeTextFileSync(
+  join(hooked, ".git", "hooks", "post-index-change"),
+  "#!/bin/sh\ntouch OUT\n",
+);
 // A workspace whose repository configuration runs a program (what a hostile repository ships).
 const hostile = join(root, "hostile");
 Deno.mkdirSync(join(hostile, ".git"), { recursive: true });
 Deno.writeTextFileSync(
   join(hostile, ".git", "config"),
-  GIT_CONFIG + "[core]\n\tfsmonitor = touch OUT; false\n",
+  GIT_CONFIG + "[core]\n\tfsmonitor = touch OUT; false\n[alias]\n\tp = push\n",
 );
 globalThis.addEventListener("unload", () => {
   try {
@@ -66,11 +76,22 @@ const P = {
   E: Policy.create({}, { allow: ["Read(/etc/**)", "Execute(head:*)"], deny: [] }, opts),
   /** A workspace whose .git/config sets core.fsmonitor. */
   H: Policy.create({}, none, { ...opts, workspace: hostile }),
+  /** A workspace whose .git/hooks/ holds a hook. */
+  K: Policy.create({}, none, { ...opts, workspace: hooked }),
   /** Net rules: github.com denied; npm publish denied; git fetch allowed as a command. */
   W: Policy.create({}, {
     allow: ["Execute(git fetch:*)", "Env(GITHUB_TOKEN)", "Net(example.org)"],
     deny: ["Net(github.com)", "Execute(npm publish:*)"],
   }, opts),
+  /** git allowed with any arguments, except push. */
+  G: Policy.create({}, { allow: ["Execute(git:*)"], deny: ["Execute(git push:*)"] }, opts),
+  /** The same in the hostile workspace (its config has `alias.p = push`). */
+  HG: Policy.create({}, { allow: ["Execute(git:*)"], deny: ["Execute(git push:*)"] }, {
+    ...opts,
+    workspace: hostile,
+  }),
+  /** touch allowed with any arguments. */
+  T: Policy.create({}, { allow: ["Execute(touch:*)"], deny: [] }, opts),
   /** A broad Read allow rule. */
   A: Policy.create({}, { allow: ["Read(/**)"], deny: [] }, opts),
   /** --dangerously-skip-permissions with one deny rule. */
@@ -438,6 +459,7 @@ const COMMANDS: [string, Decision, P?][] = [
   ["git --exec-path=/tmp status", "ask"],
   ["git status", "ask", "H"],
   ["git log -p", "ask", "H"],
+  ["git status", "ask", "K"],
   ["git status", "allow"],
   // ---- abbreviated long options
   ["sed --exp='1e touch OUT' p -", "ask"],
@@ -509,6 +531,12 @@ const COMMANDS: [string, Decision, P?][] = [
   ["git clone https://github.com/acme/app", "deny", "W"],
   ["git clone ./local copy", "ask", "W"],
   ["git ls-remote 'ext::sh -c touch% OUT'", "ask"],
+  ["curl -s https://github.com/x/y", "deny", "W"],
+  ["curl -s https://api.github.com/repos/x", "ask", "W"],
+  ["deno run https://github.com/x/mod.ts", "deny", "W"],
+  ["pip install git+https://github.com/x/y", "deny", "W"],
+  ["curl -s https://example.org/x", "ask", "W"],
+  ["echo https://github.com/x", "allow", "W"],
   ["git submodule update --init", "ask"],
   // ---- secrets
   ["cat /proc/self/environ", "ask"],
@@ -530,6 +558,16 @@ const COMMANDS: [string, Decision, P?][] = [
   ["git --git-dir=.git push", "deny", "R"],
   ["/usr/bin/git -c x=y push", "deny", "R"],
   ["command git -c a=b push", "deny", "R"],
+  ["git -c alias.p=push p origin", "ask", "G"],
+  ["git --config-env=alias.p=X p", "ask", "G"],
+  ["git -c color.ui=never push", "deny", "G"],
+  ["git -c color.ui=never log", "allow", "G"],
+  ["git p origin", "ask", "HG"],
+  ["git log", "allow", "HG"],
+  ["touch hook.txt", "deny", "T"],
+  ["touch -- -/../.git/config", "deny", "T"],
+  ["touch src/new.txt", "allow", "T"],
+  ["echo {/etc,/root}/*", "ask"],
   ["npm --registry http://x publish", "ask", "W"],
   ["npm --silent publish", "ask", "W"],
   ["npm publish", "deny", "W"],

@@ -44,6 +44,8 @@ export interface AgentEntry {
   description: string;
   /** The validated definition (llm agents without an error). */
   definition?: AgentDefinition;
+  /** A graph agent's `graph.yaml` text (for the graph engine; core/graph/). */
+  graphText?: string;
   /** Why the file cannot be used (it names the file and the field). */
   error?: string;
   /** Non-fatal notes about the file. */
@@ -81,21 +83,27 @@ async function fileEntry(
 ): Promise<AgentEntry> {
   const base = { name, source, path, warnings: [] as string[], shadows: [] as string[] };
   if (form === "graph") {
-    let description = "";
-    try {
-      const { parse } = await import("yaml");
-      const g = parse(text);
-      if (typeof g?.description === "string") description = g.description.trim();
-    } catch (e) {
-      return {
-        ...base,
-        kind: "graph",
-        description,
-        error: new AgentFileError(path, `YAML syntax error: ${(e as Error).message.split("\n")[0]}`)
-          .message,
-      };
-    }
-    return { ...base, kind: "graph", description };
+    // Graph files are large and only their description is shown here (the graph engine reads
+    // them when one runs): parsed on first look, so a session start does not pay for them.
+    const { parse } = await import("yaml");
+    let read: { description: string; error?: string } | undefined;
+    const look = () => {
+      if (read) return read;
+      try {
+        const g = parse(text);
+        read = { description: typeof g?.description === "string" ? g.description.trim() : "" };
+      } catch (e) {
+        const msg = `YAML syntax error: ${(e as Error).message.split("\n")[0]}`;
+        read = { description: "", error: new AgentFileError(path, msg).message };
+      }
+      return read;
+    };
+    const entry = { ...base, kind: "graph" as const, graphText: text } as AgentEntry;
+    Object.defineProperties(entry, {
+      description: { get: () => look().description, enumerable: true },
+      error: { get: () => look().error, enumerable: true },
+    });
+    return entry;
   }
   try {
     const parsed: ParsedAgent = form === "config"
