@@ -80,6 +80,7 @@ async function setup(
   agents: AgentSpec[],
   script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
   files: Record<string, string> = {},
+  config: Record<string, unknown> = {},
 ): Promise<Env> {
   const root = await Deno.makeTempDir({ prefix: "coyote-supervisor-" });
   const cwd = `${root}/ws`;
@@ -93,6 +94,7 @@ async function setup(
     baseURL: server.baseURL,
     apiKey: "k",
     model: "scripted",
+    config,
   });
   const ws = await acquireWorkspace(app, { cwd, log: () => {} });
   for (const a of agents) ws.agents.register(a, "workspace");
@@ -422,28 +424,34 @@ Deno.test("supervisor: agent__cancel cascades to grandchildren; uncollected chil
 
 Deno.test("supervisor: a child's ask bubbles up naming the child; unanswered, it proceeds on its own judgement", async () => {
   const asked: PermissionRequest[] = [];
-  const e = await setup([
-    agent("LEAD", { can_spawn_agents: true }),
-    agent("WORKER", { escalation_timeout: 0.2, tools: ["execute_command"] }),
-  ], (req) => {
-    if (agentOf(req) === "WORKER") {
-      if (nth(e.requests, req) === 1) {
-        return { tool_calls: [{ name: "execute_command", arguments: { command: "make deploy" } }] };
+  const e = await setup(
+    [
+      agent("LEAD", { can_spawn_agents: true }),
+      agent("WORKER", { escalation_timeout: 0.2, tools: ["execute_command"] }),
+    ],
+    (req) => {
+      if (agentOf(req) === "WORKER") {
+        if (nth(e.requests, req) === 1) {
+          return {
+            tool_calls: [{ name: "execute_command", arguments: { command: "make deploy" } }],
+          };
+        }
+        return { text: `worker: ${toolResults(req).at(-1)}` };
       }
-      return { text: `worker: ${toolResults(req).at(-1)}` };
-    }
-    const n = nth(e.requests, req);
-    if (n === 1) return { tool_calls: [spawn("worker", "deploy")] };
-    if (n === 2) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
-    return { text: "done" };
-  });
+      const n = nth(e.requests, req);
+      if (n === 1) return { tool_calls: [spawn("worker", "deploy")] };
+      if (n === 2) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      return { text: "done" };
+    },
+    {},
+    { permissions: { ask: ["Execute(make *)"] } },
+  );
   try {
     // The root frontend never answers (a user away from the keyboard).
     const lead = await e.open("lead", (req, signal) => {
       asked.push(req);
       return new Promise((r) => signal.addEventListener("abort", () => r("cancelled")));
     });
-    lead.addRule("ask" as "allow", "Execute(make *)");
     await e.run(lead, "go");
     assert.equal(asked.length, 1);
     assert.equal(asked[0].scope?.depth, 1);
