@@ -10,6 +10,7 @@
  *   are empty become `"{}"`, and arguments that are not a JSON object (a model's broken call,
  *   refused by the engine) are wrapped as `{"invalid_arguments": "…"}` — servers that parse
  *   them (Ollama, vLLM chat templates) reject the whole request otherwise, forever.
+ * - Tool-call names outside `^[a-zA-Z0-9_-]{1,64}$` (a model's hallucinated name) are made valid.
  * - An empty `tool` result becomes `(no output)` (some upstreams reject empty content).
  * - Consecutive `user` messages are merged into one (chat templates that insist roles alternate —
  *   Mistral, Llama via vLLM/TGI — raise "roles must alternate"); a failed or dropped turn would
@@ -56,9 +57,11 @@ export function wireMessages<T extends WireMessage>(
         if (!copy.tool_calls.length) delete copy.tool_calls;
         else {
           copy.tool_calls = copy.tool_calls.map((tc) => {
-            const args = validArguments(tc.function?.arguments);
-            return tc.function && args !== tc.function.arguments
-              ? { ...tc, function: { ...tc.function, arguments: args } }
+            if (!tc.function) return tc;
+            const args = validArguments(tc.function.arguments);
+            const name = validName(tc.function.name);
+            return args !== tc.function.arguments || name !== tc.function.name
+              ? { ...tc, function: { ...tc.function, name, arguments: args } }
               : tc;
           });
         }
@@ -81,6 +84,16 @@ export function wireMessages<T extends WireMessage>(
     out.push(msg);
   }
   return out;
+}
+
+/**
+ * A tool-call name as OpenAI validates it in the history (`^[a-zA-Z0-9_-]{1,64}$`): a model's
+ * hallucinated name (`functions.fs_read`, `fs_read<|channel|>commentary`, empty) would make every
+ * later request fail with HTTP 400; other characters become `_`, empty is `unnamed_tool`.
+ */
+function validName(name: string | undefined): string {
+  const n = (name ?? "").replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+  return n || "unnamed_tool";
 }
 
 /**

