@@ -78,12 +78,14 @@ async function workspace(): Promise<string> {
   return ws;
 }
 
-const CONFIG = 'permissions:\n  ask: ["Execute(make *)"]\n';
+/** User config: `make` asks; the workspace is trusted (its plugin folder is read). */
+const config = (ws: string) =>
+  `permissions:\n  ask: ["Execute(make *)"]\ntrusted_workspaces: [${JSON.stringify(ws)}]\n`;
 
 Deno.test("headless: stream-json nests the child's events; its ask is denied at once; text mode has one status line per child", async () => {
   const env = await makeCoyoteEnv();
-  await Deno.writeTextFile(`${env.configDir}/config.yaml`, CONFIG);
   const ws = await workspace();
+  await Deno.writeTextFile(`${env.configDir}/config.yaml`, config(ws));
   const requests: RecordedRequest[] = [];
   const server = await startModelServer({
     script: (req) => script(requests)(req),
@@ -145,9 +147,20 @@ Deno.test("headless: stream-json nests the child's events; its ask is denied at 
       env: childEnv(env, { baseURL: server.baseURL }),
     });
     const rows = list.stdout.trim().split("\n").slice(1);
-    const parentRow = rows.findIndex((l) => l.startsWith(init.session_id));
+    const parentRow = rows.findIndex((l) => init.session_id.startsWith(l.split("\t")[0]));
     assert.ok(parentRow >= 0, list.stdout);
     assert.match(rows[parentRow + 1], new RegExp(`^└ \\S+\\t.*\\(${childId}\\)`));
+
+    // --session opens the child's own conversation.
+    const childSession = child[0].session_id;
+    const more = await runCoyote(
+      ["--headless", "--session", childSession, "--output-format", "json", "anything else?"],
+      { cwd: ws, env: childEnv(env, { baseURL: server.baseURL }) },
+    );
+    assert.equal(more.code, 0, more.stderr);
+    const again = JSON.parse(more.stdout);
+    assert.equal(again.session_id, childSession);
+    assert.match(again.text, /^worker result/);
   } finally {
     await server.close();
     await env.cleanup();
@@ -157,8 +170,8 @@ Deno.test("headless: stream-json nests the child's events; its ask is denied at 
 
 Deno.test("acp: a child's ask is a permission request naming the child; its progress is content of the spawn call", async () => {
   const env = await makeCoyoteEnv();
-  await Deno.writeTextFile(`${env.configDir}/config.yaml`, CONFIG);
   const ws = await workspace();
+  await Deno.writeTextFile(`${env.configDir}/config.yaml`, config(ws));
   const requests: RecordedRequest[] = [];
   const server = await startModelServer({
     script: (req) => script(requests)(req),
