@@ -626,6 +626,8 @@ function promptWords(parsed: ParsedCli): string[] {
 export async function main(argv: string[]): Promise<number> {
   const format = outputFormatFromArgv(argv);
   jsonErrors = format === "json" || format === "stream-json";
+  // stdout carries the JSON result / events: no child process may inherit fd 1 (docs/acp.md).
+  if (jsonErrors) (await import("./acp/stdio.ts")).keepChildrenOffStdout();
   let parsed: ParsedCli;
   try {
     // Editors start `coyote --acp-server` with no other flag: skip the parser (start-up matters there).

@@ -419,6 +419,8 @@ const COMMANDS: [string, Decision, P?][] = [
   ["printf -v PS4 '$(touch OUT)'", "ask"],
   ["printf -v out '%s' x", "allow"],
   ["read -r line < a.txt", "allow"],
+  ['while IFS= read -r l; do echo "$l"; done < a.txt', "allow"],
+  ["IFS=/ ls", "ask"],
   ["read 'a[$(touch OUT)]' <<< x", "ask"],
   ["read -a 'a[$(touch OUT)]' <<< x", "ask"],
   ["mapfile -t lines < a.txt", "allow"],

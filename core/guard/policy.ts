@@ -900,6 +900,9 @@ export class Policy {
     // May an unknown word be a run-time value (not a filename glob)?
     const dyn = dynamic ?? DYNAMIC_TEXT.test(text);
     for (const a of assigns) {
+      // `IFS= read -r line`: IFS only changes how `read` splits its input (Bash does not import
+      // IFS from the environment, so it cannot reach another program).
+      if (a === "IFS" && /^(read|mapfile|readarray)$/.test(words[0] ?? "")) continue;
       const p = this.#envSetPart(a, display, level, ctx);
       if (p) parts.push(p);
     }
