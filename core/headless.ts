@@ -289,7 +289,9 @@ export async function pickSession(
     return "id" in r ? { resumeId: r.id } : { name: r.name };
   }
   if (o.continueLatest) {
-    const [latest] = await listStoredSessions(app.dataDir, { cwd: app.cwd });
+    // The latest conversation of this directory, not a sub-agent's transcript.
+    const [latest] = (await listStoredSessions(app.dataDir, { cwd: app.cwd }))
+      .filter((s) => !s.parent);
     if (!latest) throw new UsageError(`no earlier session for ${app.cwd} to continue`);
     return { resumeId: latest.id };
   }

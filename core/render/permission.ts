@@ -75,7 +75,7 @@ export function permissionText(
 ): string {
   const s: Style = styles(opts.color);
   const who = req.scope && req.scope.depth > 0
-    ? `${s.bold(req.scope.agentId)} wants to`
+    ? `sub-agent ${s.bold(req.scope.agentId)} wants to`
     : "coyote wants to";
   const lines: string[] = [];
   for (const v of req.verdicts) {
