@@ -120,7 +120,7 @@ Deno.test("render: every assistant message streams to out; tools, diffs, plan, f
   assert.doesNotMatch(o.err + o.out, /\x1b\[/, "no colour when color is off");
 });
 
-Deno.test("render: a sub-agent is one line when it starts and one when it ends", () => {
+Deno.test("render: a sub-agent is one status line", () => {
   const { r, o } = capture();
   r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "go" }));
   r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "find the tests\nmore" }, true));
@@ -136,9 +136,8 @@ Deno.test("render: a sub-agent is one line when it starts and one when it ends",
   }, true));
   assert.equal(o.out, "", "a child's text is not the answer");
   const lines = o.err.trim().split("\n");
-  assert.equal(lines.length, 2);
-  assert.match(lines[0], /↳ explore-1234abcd find the tests$/);
-  assert.match(lines[1], /↳ explore-1234abcd done \(2 request\(s\), 1\.5k tokens/);
+  assert.equal(lines.length, 1);
+  assert.match(lines[0], /↳ explore-1234abcd end_turn \(2 request\(s\), 1\.5k tokens/);
 });
 
 Deno.test("render: markdown mode renders completed blocks only", () => {
@@ -160,7 +159,7 @@ Deno.test("render: markdown mode renders completed blocks only", () => {
     denied: [],
     text: "",
   }));
-  assert.equal(o.out, "<# T>\n<body>\n");
+  assert.equal(o.out, "<# T>\n\n<body>\n", "blocks of a message are a blank line apart");
 });
 
 Deno.test("render: diff of a new file, footer without price, error text", () => {

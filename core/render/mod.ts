@@ -7,8 +7,8 @@
  *   (core/render/markdown.ts); otherwise the text is written as is, chunk by chunk.
  * - Status goes to `err`: tool calls as one compact line each (`• title`, turned into `✓`/`✗`
  *   in place on a terminal), edits as unified diffs (ACP `diff` content), the plan when it
- *   changes, each sub-agent (envelopes with `parent_id`) as one line when it starts and one when
- *   it ends, and a footer per turn: tokens, cost (when the model has a `price` in `models:`),
+ *   changes, each sub-agent (envelopes with `parent_id`) as one status line — live in the
+ *   spinner line while it runs (terminal), then one line with its outcome — and a footer per turn: tokens, cost (when the model has a `price` in `models:`),
  *   time.
  * - A spinner with the elapsed time (and what is running) on `err` while waiting, only when
  *   `spinner` is set (stderr is a terminal); it draws only at the start of a line and is erased
@@ -254,9 +254,21 @@ export class Renderer {
         );
         return;
       }
-      case "usage_update":
+      case "usage_update": {
         this.context = { used: ev.used, size: ev.size };
+        const c = (ev._meta as { compaction?: { turns: number; before: number; after: number } })
+          ?.compaction;
+        if (c) {
+          this.#statusLine(
+            s.dim(
+              `context compacted: ${c.turns} earlier turn(s) summarised, ~${
+                formatTokens(c.before)
+              } → ~${formatTokens(c.after)} tokens`,
+            ),
+          );
+        }
         return;
+      }
       case "turn_ended": {
         this.#endMessage();
         this.#stopSpinner();
@@ -284,11 +296,12 @@ export class Renderer {
     const s = this.s;
     const id = env.agent_id;
     if (ev.sessionUpdate === "turn_started") {
-      this.#children.set(id, { start: this.#now(), label: "" });
+      // Running: shown in the spinner line (terminal); one line when it ends.
       const p = ev.prompt.split("\n").find((l) => l.trim()) ?? "";
-      this.#statusLine(
-        `${s.magenta("↳")} ${s.bold(id)} ${s.dim(p.length > 100 ? p.slice(0, 99) + "…" : p)}`,
-      );
+      this.#children.set(id, {
+        start: this.#now(),
+        label: p.length > 60 ? p.slice(0, 59) + "…" : p,
+      });
     } else if (ev.sessionUpdate === "tool_call") {
       const c = this.#children.get(id);
       if (c) c.label = ev.title;
@@ -298,8 +311,8 @@ export class Renderer {
       const how = ev.error
         ? s.red(`failed: ${userFacingError(ev.error.message)}`)
         : ev.stopReason === "end_turn"
-        ? s.green("done")
-        : ev.stopReason;
+        ? s.green(ev.stopReason)
+        : s.yellow(ev.stopReason);
       const ms = c ? this.#now() - c.start : 0;
       this.#statusLine(
         `${s.magenta("↳")} ${s.bold(id)} ${how} ${

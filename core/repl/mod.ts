@@ -28,7 +28,6 @@ import type {
   PromptInput,
 } from "../types.ts";
 import type { AgentSession } from "../session.ts";
-import { createSession } from "../runtime.ts";
 import { modelInfo } from "../models.ts";
 import { BUILTIN_COMMANDS } from "../commands.ts";
 import {
@@ -120,6 +119,12 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   let exiting = false;
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((r) => (resolveDone = r));
+  const exit = (code = 0) => {
+    if (exiting) return;
+    exiting = true;
+    turn?.abort(new Error("exit"));
+    resolveDone(code);
+  };
   const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 };
 
   // Permission prompts and questions one at a time (parallel calls and sub-agents ask too).
@@ -221,6 +226,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   });
 
   const open = async (init: { resumeId?: string; name?: string }) => {
+    const { createSession } = await import("../runtime.ts");
     const next = await createSession(app, { cwd: app.cwd, permission, host, ...init });
     const sess = next;
     renderer = await createTerminalRenderer({
@@ -232,17 +238,25 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     return next;
   };
 
-  try {
-    const { pickSession } = await import("../headless.ts");
-    session = await open(await pickSession(app, o));
-  } catch (e) {
-    Object.assign(console, saved);
-    err(`coyote: ${(e as Error)?.message ?? String(e)}\n`);
-    const name = (e as Error)?.name;
-    return name === "UsageError" || name === "ConfigError" || name === "PolicyError" ? 2 : 1;
-  }
+  // The session (workspace: plugins, MCP, sandbox probe) opens in the background: the prompt is
+  // ready for typing at once, and the first entry waits for it.
+  let started = false;
+  const ready: Promise<boolean> = (async () => {
+    try {
+      const { pickSession } = await import("../headless.ts");
+      session = await open(await pickSession(app, o));
+      started = true;
+      return true;
+    } catch (e) {
+      muted = true;
+      err(`\ncoyote: ${(e as Error)?.message ?? String(e)}\n`);
+      const name = (e as Error)?.name;
+      exit(name === "UsageError" || name === "ConfigError" || name === "PolicyError" ? 2 : 1);
+      return false;
+    }
+  })();
 
-  const histFile = await historyPath(app.dataDir, session.cwd);
+  const histFile = await historyPath(app.dataDir, app.cwd);
   const PROMPT = s.bold(s.cyan("› "));
   const CONT = s.dim("… ");
   const rl = readline.createInterface({
@@ -255,11 +269,16 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     prompt: PROMPT,
     completer: (line: string) =>
       complete(line, {
-        cwd: session.cwd,
+        cwd: app.cwd,
         commands: () => BUILTIN_COMMANDS.map((c) => c.name),
-        agents: () => session.workspace.agents.names(),
-        skills: () => session.workspace.skills.map((k) => k.name),
-        models: () => [...new Set([session.model, ...Object.keys(app.config?.models ?? {})])],
+        agents: () => started ? session.workspace.agents.names() : [],
+        skills: () => started ? session.workspace.skills.map((k) => k.name) : [],
+        models: () => [
+          ...new Set([
+            ...(started ? [session.model] : []),
+            ...Object.keys(app.config?.models ?? {}),
+          ]),
+        ],
       }),
   });
   const rlAny = rl as unknown as { line: string; cursor: number };
@@ -281,13 +300,6 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     muted = false;
     rl.setPrompt(ml.continuing ? CONT : PROMPT);
     rl.prompt(true);
-  };
-
-  const exit = (code = 0) => {
-    if (exiting) return;
-    exiting = true;
-    turn?.abort(new Error("exit"));
-    resolveDone(code);
   };
 
   const runTurn = async (input: PromptInput) => {
@@ -335,6 +347,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     const text = entry.trim();
     if (!text) return;
     appendHistory(histFile, entry);
+    if (!(await ready)) return;
     if (text.startsWith("!")) {
       muted = true;
       await shell(ctx, text.slice(1).trim());
@@ -451,12 +464,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const signals: Deno.Signal[] = ["SIGTERM", "SIGHUP"];
   for (const sig of signals) Deno.addSignalListener(sig, onSignal);
 
-  err(
-    s.dim(
-      `coyote ${session.agent} · ${session.model} · ${session.cwd}\n` +
-        `/help for commands, Ctrl+C cancels, Ctrl+D exits\n`,
-    ),
-  );
+  err(s.dim(`coyote · ${app.cwd}\n/help for commands, Ctrl+C cancels, Ctrl+D exits\n`));
   showPrompt();
 
   const code = await done;
@@ -465,8 +473,10 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   rl.close();
   process.stdin.pause?.();
   Object.assign(console, saved);
-  err(s.dim(`session ${session.id} (continue with --session ${session.id.slice(0, 8)})\n`));
-  await session.close().catch(() => {});
+  if (await ready) {
+    err(s.dim(`session ${session.id} (continue with --session ${session.id.slice(0, 8)})\n`));
+    await session.close().catch(() => {});
+  }
   return code;
 }
 
