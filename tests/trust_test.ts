@@ -328,6 +328,15 @@ Deno.test("project config: .coyote/config.yaml and config.local.yaml layer over 
       new RegExp(`${repo}/\\.coyote/config\\.yaml permissions\\.allow\\[0\\]`),
     );
     assert.doesNotMatch(bad.stderr, /\n\s+at /);
+    // A broken project file does not stop `coyote trust --revoke` (a warning names it).
+    assert.equal((await runCoyote(["trust"], { cwd: repo, env })).code, 0);
+    const out = await runCoyote(["trust", "--revoke"], { cwd: repo, env });
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(
+      out.stderr,
+      /warning: invalid permission rule "Reed\(x\)" \(from config .*\.coyote\/config\.yaml/,
+    );
+    assert.match(out.stdout, /^untrusted /);
     // Untrusted, the broken file is not even read.
     const untrusted = await runCoyote(["policy", "show"], { cwd: repo, env });
     assert.equal(untrusted.code, 0, untrusted.stderr);
