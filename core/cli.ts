@@ -442,6 +442,45 @@ export async function resolveApp(
   }
 }
 
+/** Largest file `-f FILE` adds to the prompt (bytes). */
+export const MAX_PROMPT_FILE_BYTES = 256 * 1024;
+
+/**
+ * Reads one `-f FILE` as text. Refused with a usage error: a file over
+ * {@link MAX_PROMPT_FILE_BYTES}, a binary file (a NUL byte, or not valid UTF-8), a directory.
+ */
+async function readPromptFile(f: string): Promise<string> {
+  let bytes: Uint8Array;
+  try {
+    const st = await Deno.stat(f);
+    if (st.isDirectory) throw new Error("is a directory");
+    if (st.size > MAX_PROMPT_FILE_BYTES) {
+      throw new UsageError(
+        `-f ${f} is ${(st.size / 1024).toFixed(0)} KiB; -f adds files of at most ${
+          MAX_PROMPT_FILE_BYTES / 1024
+        } KiB (let the model read the parts it needs, or pipe an excerpt: sed -n 1,200p ${f} | coyote -f - …)`,
+      );
+    }
+    bytes = await Deno.readFile(f);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`cannot read --file ${f}: ${(e as Error).message}`);
+  }
+  if (bytes.length > MAX_PROMPT_FILE_BYTES) {
+    throw new UsageError(`-f ${f} grew past ${MAX_PROMPT_FILE_BYTES / 1024} KiB while read`);
+  }
+  const binary = (why: string) =>
+    new UsageError(
+      `-f ${f} is a binary file (${why}); -f adds text files only (ask the model to inspect it with a tool instead)`,
+    );
+  if (bytes.includes(0)) throw binary("it contains NUL bytes");
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw binary("not valid UTF-8 text");
+  }
+}
+
 /**
  * The prompt: argument words, then each `-f FILE` as `<file path=…>`, then piped stdin.
  * Stdin: a terminal is never read; a regular file or /dev/null is read to its end; a pipe is read to
@@ -464,12 +503,7 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
       if (piped) prompt += `${prompt ? "\n\n" : ""}${piped}`;
       continue;
     }
-    let text: string;
-    try {
-      text = await Deno.readTextFile(f);
-    } catch (e) {
-      throw new UsageError(`cannot read --file ${f}: ${(e as Error).message}`);
-    }
+    const text = await readPromptFile(f);
     prompt += `${prompt ? "\n\n" : ""}<file path="${f}">\n${text}\n</file>`;
   }
   const kind = stdinRead ? "terminal" : stdinKind();

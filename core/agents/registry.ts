@@ -74,7 +74,8 @@ export function agentDirs(configDir: string, cwd: string): AgentDir[] {
   return [{ dir: join(configDir, "agents"), source: "user" }, ...ws];
 }
 
-async function fileEntry(
+/** Parses one agent file into an entry (never throws for a broken file: the entry holds the error). */
+export async function fileEntry(
   path: string,
   text: string,
   form: "config" | "markdown" | "graph",
@@ -276,19 +277,26 @@ export class AgentRegistry {
   }
 }
 
+/** The built-in agents (agents/mod.ts), parsed. */
+export function parseBuiltinAgents(): Promise<AgentEntry[]> {
+  return Promise.all(
+    builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin")),
+  );
+}
+
 /** What {@link loadAgentRegistry} reads. */
 export interface AgentSources {
   configDir: string;
   cwd: string;
+  /** Already-parsed built-ins (core/agents/builtins.ts cache); parsed here when absent. */
+  builtins?: AgentEntry[];
   /** Agents contributed by loaded plugins, with the plugin's name for messages. */
   pluginAgents?: { plugin?: string; agent: AgentDefinition }[];
 }
 
 /** Builds the registry of a workspace from every source. Never throws for broken files. */
 export async function loadAgentRegistry(src: AgentSources): Promise<AgentRegistry> {
-  const builtins = Promise.all(
-    builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin")),
-  );
+  const builtins = src.builtins ? Promise.resolve(src.builtins) : parseBuiltinAgents();
   const plugins: AgentEntry[] = (src.pluginAgents ?? []).map(({ plugin, agent }) => {
     const origin = `plugin:${plugin ?? agent?.name ?? "?"}`;
     try {

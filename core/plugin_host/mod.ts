@@ -124,11 +124,21 @@ async function sha256(text: string): Promise<string> {
 }
 
 /**
- * True when every file of a cached bundle still has the recorded SHA-256 (the bundle is then
- * still valid); an unreadable or changed file makes it false.
+ * True when every file of a cached bundle still has the recorded SHA-256 and every path found
+ * missing is still missing (the bundle is then still valid); a changed, unreadable or newly
+ * created file makes it false.
  */
 async function inputsUnchanged(inputs: { path: string; sha256: string }[]): Promise<boolean> {
   for (const i of inputs) {
+    if (i.sha256 === "") {
+      // Missing when bundled: a file appearing there may change what an import resolves to.
+      try {
+        await Deno.lstat(String(i.path));
+        return false;
+      } catch {
+        continue;
+      }
+    }
     try {
       const d = await crypto.subtle.digest("SHA-256", await Deno.readFile(String(i.path)));
       const hex = Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
