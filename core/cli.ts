@@ -528,7 +528,15 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
  * `--all`) directory, and the first prompt as title. Empty: a note on stderr.
  */
 function printSessions(
-  list: { sessionId: string; updatedAt: string; name?: string; cwd: string; title: string }[],
+  list: {
+    sessionId: string;
+    updatedAt: string;
+    name?: string;
+    cwd: string;
+    title: string;
+    parentId?: string;
+    agentId?: string;
+  }[],
   all: boolean,
   short: Map<string, string>,
   localTime: (iso: string) => string,
@@ -544,12 +552,25 @@ function printSessions(
     );
     return;
   }
-  const lines = [all ? "ID\tUPDATED\tNAME\tCWD\tTITLE" : "ID\tUPDATED\tNAME\tTITLE"];
+  // Sub-agent transcripts are listed under their parent session, indented by depth; the NAME
+  // column shows their agent id.
+  const children = new Map<string, typeof list>();
+  const ids = new Set(list.map((s) => s.sessionId));
   for (const s of list) {
-    const id = short.get(s.sessionId) ?? s.sessionId;
-    const cols = [id, localTime(s.updatedAt), s.name ?? "-", ...(all ? [s.cwd] : []), s.title];
-    lines.push(cols.join("\t"));
+    if (s.parentId && ids.has(s.parentId)) {
+      children.set(s.parentId, [...(children.get(s.parentId) ?? []), s]);
+    }
   }
+  const lines = [all ? "ID\tUPDATED\tNAME\tCWD\tTITLE" : "ID\tUPDATED\tNAME\tTITLE"];
+  const add = (s: (typeof list)[number], depth: number) => {
+    const short1 = short.get(s.sessionId) ?? s.sessionId;
+    const id = depth ? `${"  ".repeat(depth - 1)}└ ${short1}` : short1;
+    const name = s.agentId ? `${s.name ?? ""}${s.name ? " " : ""}(${s.agentId})` : s.name ?? "-";
+    const cols = [id, localTime(s.updatedAt), name, ...(all ? [s.cwd] : []), s.title];
+    lines.push(cols.join("\t"));
+    for (const c of children.get(s.sessionId) ?? []) add(c, depth + 1);
+  };
+  for (const s of list) if (!s.parentId || !ids.has(s.parentId)) add(s, 0);
   stdout(lines.join("\n") + "\n");
 }
 

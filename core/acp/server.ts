@@ -305,7 +305,8 @@ export class AcpServer implements AcpPeer {
     const rt = await this.runtime();
     const list = await rt.listSessions(this.app, params.cwd ? { cwd: params.cwd } : {});
     return {
-      sessions: list.map((s) => ({
+      // Sub-agents' transcripts are not conversations of their own.
+      sessions: list.filter((s) => !s.parentId).map((s) => ({
         sessionId: s.sessionId,
         cwd: s.cwd,
         title: s.title || s.name || null,
