@@ -473,3 +473,30 @@ Deno.test("keepChildrenOffStdout: default and inherited stdout of a child go to 
     assert.ok(stderr.includes(s), `${s} in ${stderr}`);
   }
 });
+
+Deno.test("acp output limit: an update over the clients' message limit is sent reduced", async () => {
+  const { limitUpdate, MAX_TEXT_CHARS, MAX_UPDATE_CHARS } = await import(
+    "../core/acp/output_limit.ts"
+  );
+  const small: acp.SessionUpdate = {
+    sessionUpdate: "tool_call_update",
+    toolCallId: "a",
+    status: "completed",
+    rawOutput: { ok: true },
+  };
+  assert.equal(limitUpdate(small), small);
+  const big = "z".repeat(MAX_UPDATE_CHARS);
+  const r = limitUpdate({
+    sessionUpdate: "tool_call_update",
+    toolCallId: "b",
+    status: "completed",
+    rawOutput: { text: big },
+    content: [{ type: "content", content: { type: "text", text: big } }],
+  }) as Record<string, unknown> & { content: { content: { text: string } }[] };
+  assert.equal(r.rawOutput, undefined);
+  assert.equal(r.status, "completed");
+  assert.ok(r.content[0].content.text.length < MAX_TEXT_CHARS + 200);
+  assert.match(r.content[0].content.text, /more characters not sent/);
+  assert.deepEqual((r._meta as { coyote: unknown }).coyote, { truncated: true });
+  assert.ok(JSON.stringify(r).length <= MAX_UPDATE_CHARS);
+});

@@ -222,6 +222,11 @@ Deno.test("registry: later sources shadow earlier ones (built-in < plugin < user
       join(repo, ".claude/agents/explore.md"),
       join(repo, ".coyote/agents/explore/config.yaml"),
     ]);
+    assert.deepEqual(reg.warnings(), [
+      `agent "explore" is defined by ${
+        join(cwd, ".claude/agents/explore.md")
+      }, replacing the built-in one`,
+    ]);
     assert.equal(reg.entry("oracle")!.source, "user");
     assert.equal(reg.entry("helper")!.description, "user helper");
     assert.deepEqual(
@@ -583,6 +588,7 @@ Deno.test("built-ins are cached parsed in the data dir; a broken cache file is p
   try {
     const fresh = await parseBuiltins();
     assert.deepEqual(fresh.warnings, []);
+    await Deno.writeTextFile(join(dir, "0".repeat(64) + ".json"), "{}"); // another build's
     const first = await loadBuiltins(dir);
     const files = [...Deno.readDirSync(dir)].map((e) => e.name);
     assert.equal(files.length, 1);

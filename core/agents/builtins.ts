@@ -7,7 +7,7 @@
  * Coyote version and every embedded file's text: any change to a built-in (or a new Coyote) is a
  * new key. A missing, unreadable or malformed cache file is parsed again and rewritten (written to
  * a temporary file and renamed, so a concurrent reader never sees half of one); a data dir that
- * cannot be written only costs the parse. Graph agents are cached with their description; their
+ * cannot be written only costs the parse. Writing a new entry removes the other builds' entries. Graph agents are cached with their description; their
  * text stays the embedded one.
  * @module
  */
@@ -99,6 +99,12 @@ export async function loadBuiltins(cacheDir?: string): Promise<Builtins> {
     };
     await Deno.writeTextFile(tmp, JSON.stringify(data));
     await Deno.rename(tmp, file);
+    // Entries of other builds are dead weight: one file stays.
+    for await (const e of Deno.readDir(cacheDir)) {
+      if (e.isFile && e.name.endsWith(".json") && join(cacheDir, e.name) !== file) {
+        await Deno.remove(join(cacheDir, e.name)).catch(() => {});
+      }
+    }
   } catch { /* a read-only data dir: parse every time */ }
   return parsed;
 }
