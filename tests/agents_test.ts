@@ -222,6 +222,11 @@ Deno.test("registry: later sources shadow earlier ones (built-in < plugin < user
       join(repo, ".claude/agents/explore.md"),
       join(repo, ".coyote/agents/explore/config.yaml"),
     ]);
+    assert.deepEqual(reg.warnings(), [
+      `agent "explore" is defined by ${
+        join(cwd, ".claude/agents/explore.md")
+      }, replacing the built-in one`,
+    ]);
     assert.equal(reg.entry("oracle")!.source, "user");
     assert.equal(reg.entry("helper")!.description, "user helper");
     assert.deepEqual(

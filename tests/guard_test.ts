@@ -401,6 +401,8 @@ const COMMANDS: [string, Decision, P?][] = [
   ["[[ 'a[$(touch OUT)]' -eq 1 ]]", "ask"],
   ["[[ $x -lt 3 ]]", "ask"],
   ["[[ 1 -eq 1 ]]", "allow"],
+  ['[[ $# -gt 0 && ${#x} -lt 3 ]] && echo "$(( $? + ${#a[@]} ))"', "allow"],
+  ["[[ ${x:1} -gt 0 ]]", "ask"],
   ["jobs -x touch OUT", "ask"],
   ["jobs -l", "allow"],
   ["shopt -s extglob", "ask"],

@@ -244,9 +244,18 @@ export class AgentRegistry {
     return this.list().map((d) => d.name);
   }
 
-  /** Warnings of every entry (lenient front matter, ignored keys), for logs. */
+  /**
+   * Warnings of every entry (lenient front matter, ignored keys), plus one line for each built-in
+   * a workspace file replaces: a cloned repository can redefine even the default agent, and the
+   * user should see that it did.
+   */
   warnings(): string[] {
-    return this.entries().flatMap((e) => e.warnings);
+    return this.entries().flatMap((e) => [
+      ...e.warnings,
+      ...(e.source === "workspace" && e.shadows.some((p) => p.startsWith("builtin:"))
+        ? [`agent "${e.name}" is defined by ${e.path}, replacing the built-in one`]
+        : []),
+    ]);
   }
 
   /**
