@@ -130,6 +130,12 @@ interface Lineage {
   rootHost?: HostServices | HostFactory;
   /** Min of the ancestors' (and own) `max_agent_depth`. */
   depthCap: number;
+  /**
+   * The session's tool list (kept current as MCP servers change) and MCP connection: a
+   * sub-agent uses its parent's as they are, so opening one waits on nothing.
+   */
+  tools: AnyTool[];
+  mcp: McpConnection | null;
 }
 const lineage = new WeakMap<AgentSession, Lineage>();
 
@@ -214,25 +220,31 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     }
   }
   const ownsSandbox = sandbox !== parent?.commandSandbox;
-  const execTool = ws.protectTool(
-    makeExecuteCommandTool(
-      sandbox,
-      sandbox.status.active ? sandbox.modelNote() : undefined,
-    ) as AnyTool,
-  );
-  const isCoreExec = (t: AnyTool) =>
-    t.name === executeCommandTool.name && t.description === executeCommandTool.description;
-  const withExec = (list: AnyTool[]) => list.map((t) => isCoreExec(t) ? execTool : t);
+  const parentLine = parent ? lineage.get(parent) : undefined;
+  // A sub-agent shares its parent's tool list and MCP connection (see Lineage).
+  const inherits = !!parentLine && !init.mcpServers;
+  const withExec = (list: AnyTool[]) => {
+    const execTool = ws.protectTool(
+      makeExecuteCommandTool(
+        sandbox,
+        sandbox.status.active ? sandbox.modelNote() : undefined,
+      ) as AnyTool,
+    );
+    const isCoreExec = (t: AnyTool) =>
+      t.name === executeCommandTool.name && t.description === executeCommandTool.description;
+    return list.map((t) => isCoreExec(t) ? execTool : t);
+  };
   // Updated in place when MCP servers become ready or change their tools (see below).
-  const all = withExec(await ws.tools(init.mcpServers));
-  const mcp = await ws.mcp(init.mcpServers);
+  const all = inherits ? parentLine!.tools : withExec(await ws.tools(init.mcpServers));
+  const mcp = inherits ? parentLine!.mcp : await ws.mcp(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
-  const parentLine = parent ? lineage.get(parent) : undefined;
   const line: Lineage = {
     rootPermission: parentLine?.rootPermission ?? init.permission,
     rootHost: parentLine ? parentLine.rootHost : init.host,
     depthCap: Math.min(parentLine?.depthCap ?? Infinity, limitsOf(first).maxDepth),
+    tools: all,
+    mcp,
   };
   let supervisor: Supervisor | null = null;
   const agentTools = supervisorTools(() => supervisor!);
@@ -364,7 +376,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
 
   // MCP servers start in the background and may change their tools: the next model request
   // sees the current set (prompts and resources need no new registry).
-  const offMcp = mcp?.onChange((c) => {
+  const offMcp = inherits ? undefined : mcp?.onChange((c) => {
     if (c.kind === "prompts" || c.kind === "resources" || closed) return;
     void ws.tools(init.mcpServers).then((next) => {
       all.splice(0, all.length, ...withExec(next));
