@@ -24,14 +24,16 @@
 import type { AppOptions } from "./app.ts";
 import type {
   AgentRunSummary,
+  CallScope,
   DeniedAction,
   EventEnvelope,
+  HostFactory,
   PermissionResolver,
   TurnEndedEvent,
   TurnResult,
   TurnUsage,
 } from "./types.ts";
-import type { HostServices, UserQuestion } from "../sdk/mod.ts";
+import type { UserQuestion } from "../sdk/mod.ts";
 import { type AgentSession, createSession, UsageError } from "./runtime.ts";
 import { listStoredSessions, resolveSessionRef } from "./sessions.ts";
 
@@ -195,46 +197,72 @@ function firstLine(s: string, max = 160): string {
 /** Headless permission: every `ask` is denied at once (never a prompt, never a hang). */
 export const denyAll: PermissionResolver = () => Promise.resolve("reject_once");
 
-/** Terminal permission prompt on stderr; one line answer from stdin. */
-function terminalPermission(): PermissionResolver {
-  return async (req, signal) => {
-    const why = req.verdicts.map((v) => v.reason).join("; ");
-    // A sub-agent's request bubbles up here and names the sub-agent.
-    const who = req.scope && req.scope.depth > 0 ? `sub-agent ${req.scope.agentId}` : "coyote";
-    err(
-      `\n${who} wants to run: ${req.title}\n  (${why})\n  allow? [y]es once / [a]lways / [n]o / [d]eny always: `,
-    );
-    const line = await readTtyLine(signal);
-    if (line === null || signal.aborted) return "cancelled";
-    const a = line.trim().toLowerCase();
-    if (a === "y" || a === "yes") return "allow_once";
-    if (a === "a" || a === "always") return "allow_always";
-    if (a === "d") return "reject_always";
-    return "reject_once";
-  };
+/**
+ * One terminal question at a time: parallel sub-agents may ask together, and each prompt must
+ * get its own answer line.
+ */
+let ttyQueue: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(f: () => Promise<T>): Promise<T> {
+  const run = ttyQueue.then(f, f);
+  ttyQueue = run.catch(() => {});
+  return run;
 }
 
-function terminalHost(): HostServices {
-  return {
-    async askUser(q: UserQuestion, signal: AbortSignal) {
-      const opts = q.options?.length
-        ? `\n${q.options.map((o, i) => `  ${i + 1}. ${o}`).join("\n")}`
-        : "";
-      err(`\n${q.question}${opts}\n> `);
-      const line = (await readTtyLine(signal)) ?? "";
-      const t = line.trim();
-      if (q.action === "confirm") return /^y(es)?$/i.test(t) || (t === "" && q.default === true);
-      const pick = (s: string) => {
-        const n = Number(s);
-        return q.options && Number.isInteger(n) && n >= 1 && n <= q.options.length
-          ? q.options[n - 1]
-          : s;
-      };
-      if (q.action === "checkbox") return t.split(",").map((s) => pick(s.trim())).filter(Boolean);
-      if (q.action === "select") return pick(t);
-      return t || (typeof q.default === "string" ? q.default : "");
-    },
+/** Terminal permission prompt on stderr; one line answer from stdin. */
+function terminalPermission(): PermissionResolver {
+  return (req, signal) => oneAtATime(() => askPermission(req, signal));
+}
+
+async function askPermission(
+  req: Parameters<PermissionResolver>[0],
+  signal: AbortSignal,
+): ReturnType<PermissionResolver> {
+  if (signal.aborted) return "cancelled";
+  const why = req.verdicts.map((v) => v.reason).join("; ");
+  // A sub-agent's request bubbles up here and names the sub-agent.
+  const who = req.scope && req.scope.depth > 0 ? `sub-agent ${req.scope.agentId}` : "coyote";
+  err(
+    `\n${who} wants to run: ${req.title}\n  (${why})\n  allow? [y]es once / [a]lways / [n]o / [d]eny always: `,
+  );
+  const line = await readTtyLine(signal);
+  if (line === null || signal.aborted) return "cancelled";
+  const a = line.trim().toLowerCase();
+  if (a === "y" || a === "yes") return "allow_once";
+  if (a === "a" || a === "always") return "allow_always";
+  if (a === "d") return "reject_always";
+  return "reject_once";
+}
+
+/** `user__*` questions on the terminal, per call: a sub-agent's question names the sub-agent. */
+function terminalHost(): HostFactory {
+  return (scope) => ({
+    askUser: (q, signal) => oneAtATime(() => askOnTty(q, signal, scope)),
+  });
+}
+
+async function askOnTty(
+  q: UserQuestion,
+  signal: AbortSignal,
+  scope: CallScope,
+): Promise<string | string[] | boolean> {
+  if (signal.aborted) throw new Error("cancelled");
+  const opts = q.options?.length
+    ? `\n${q.options.map((o, i) => `  ${i + 1}. ${o}`).join("\n")}`
+    : "";
+  const who = scope.depth > 0 ? `sub-agent ${scope.agentId} asks: ` : "";
+  err(`\n${who}${q.question}${opts}\n> `);
+  const line = (await readTtyLine(signal)) ?? "";
+  const t = line.trim();
+  if (q.action === "confirm") return /^y(es)?$/i.test(t) || (t === "" && q.default === true);
+  const pick = (s: string) => {
+    const n = Number(s);
+    return q.options && Number.isInteger(n) && n >= 1 && n <= q.options.length
+      ? q.options[n - 1]
+      : s;
   };
+  if (q.action === "checkbox") return t.split(",").map((s) => pick(s.trim())).filter(Boolean);
+  if (q.action === "select") return pick(t);
+  return t || (typeof q.default === "string" ? q.default : "");
 }
 
 /**
