@@ -27,6 +27,7 @@ import type {
   DeniedAction,
   EventEnvelope,
   PermissionResolver,
+  PromptInput,
   TurnEndedEvent,
   TurnResult,
   TurnUsage,
@@ -103,7 +104,8 @@ export interface ResultEvent {
 }
 
 export interface RunOptions {
-  prompt: string;
+  /** The request: text, or ACP content blocks (`-f IMAGE` attaches `image` blocks). */
+  prompt: PromptInput;
   format: OutputFormat;
   /**
    * `--session X`: continue the stored session whose id is X (or starts with X, ≥ 8 chars, unique),
