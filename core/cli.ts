@@ -831,11 +831,14 @@ export async function main(argv: string[]): Promise<number> {
       ...built.images.map((i) => ({ type: "image" as const, ...i })),
     ]
     : built.text;
-  if (!built.text && !built.images.length) {
+  const empty = !built.text && !built.images.length;
+  // No prompt on a terminal: the interactive REPL (core/repl/).
+  const repl = empty && !o.headless && Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
+  if (empty && !repl) {
     return await usageExit(
       o.headless
         ? "--headless needs a prompt (argument, -f FILE, or piped stdin)"
-        : 'no prompt given (the interactive REPL is not available yet): coyote "your request"',
+        : 'no prompt given: coyote "your request" (the interactive REPL needs a terminal)',
     );
   }
   // A terminal run in a workspace nobody decided about asks once (core/trust.ts).
@@ -852,6 +855,10 @@ export async function main(argv: string[]): Promise<number> {
       if (e instanceof ConfigError) return await usageExit(e.message, false);
       throw e;
     }
+  }
+  if (repl) {
+    const { runRepl } = await import("./repl/mod.ts");
+    return await runRepl(app, { sessionName: o.session, continueLatest: !!o.continue });
   }
   const { runPrompt } = await import("./headless.ts");
   return await runPrompt(app, {
