@@ -6,6 +6,10 @@
 import { versionLine } from "./core/version.ts";
 
 const args = Deno.args;
+if (args[0] === "__coyote_plugin_host") {
+  // A plugin's own process (core/plugin_host/process.ts); a literal import keeps it in a compiled binary.
+  await (await import("./core/plugin_host/host_main.ts")).runPluginHost();
+}
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   Deno.stdout.writeSync(new TextEncoder().encode(`${versionLine()}\n`));
   Deno.exit(0);

@@ -5,8 +5,13 @@
  * - `text` (default): the final answer on stdout; tool progress and warnings on stderr.
  * - `json`: only the final {@link ResultEvent} object on stdout.
  * - `stream-json`: one JSON object per line on stdout: first an {@link InitEvent}
- *   (`schema_version` {@link STREAM_SCHEMA_VERSION}), then one `session_update` per engine
- *   event (ACP `SessionUpdate` in `update`), then the {@link ResultEvent}. Nothing else.
+ *   (`schema_version` {@link STREAM_SCHEMA_VERSION}), then one `session_update` line per
+ *   event envelope (core/types.ts `EventEnvelope`: `session_id`, `agent`, `agent_id`,
+ *   `parent_id?`, `seq`, `update`) — the root's and every sub-agent's, `turn_started` /
+ *   `turn_ended` included — then the {@link ResultEvent}. Nothing else.
+ *
+ * Every format renders from the session's envelope stream: the result is the root's
+ * `turn_ended` event.
  *
  * Guard `ask`: headless (`--headless`) denies at once and never touches the
  * terminal, even when stdin is a TTY. One-shot without `--headless` asks y/n on
@@ -18,9 +23,11 @@
  */
 import type { AppOptions } from "./app.ts";
 import type {
+  AgentRunSummary,
   DeniedAction,
-  EngineEvent,
+  EventEnvelope,
   PermissionResolver,
+  TurnEndedEvent,
   TurnResult,
   TurnUsage,
 } from "./types.ts";
@@ -37,8 +44,13 @@ export const EXIT = {
   cancelled: 130,
 } as const;
 
-/** `schema_version` of the stream-json `init` line and of every `result` object (json and stream-json). */
-export const STREAM_SCHEMA_VERSION = 1;
+/**
+ * `schema_version` of the stream-json `init` line and of every `result` object (json and
+ * stream-json). 2: `session_update` lines carry the event envelope (`agent`, `agent_id`,
+ * `parent_id`, `seq`) and `turn_started` / `turn_ended` events; `init` has `agent_id`;
+ * `result` has `agents`.
+ */
+export const STREAM_SCHEMA_VERSION = 2;
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
@@ -50,6 +62,13 @@ export interface InitEvent {
   cwd: string;
   model: string;
   agent: string;
+  /** The root agent's `agent_id` (the one of its `session_update` lines). */
+  agent_id: string;
+}
+
+/** One `stream-json` line between `init` and `result`: an event envelope. */
+export interface SessionUpdateLine extends EventEnvelope {
+  type: "session_update";
 }
 
 /**
@@ -71,6 +90,8 @@ export interface ResultEvent {
   is_error: boolean;
   exit_code: number;
   error?: { code: string; message: string };
+  /** Sub-agents the turn ran (their usage is included in `usage`). */
+  agents: AgentRunSummary[];
 }
 
 export interface RunOptions {
@@ -98,6 +119,7 @@ export function errorResult(exitCode: number, code: string, message: string): Re
     is_error: true,
     exit_code: exitCode,
     error: { code, message },
+    agents: [],
   };
 }
 
@@ -205,8 +227,21 @@ function terminalHost(): HostServices {
   };
 }
 
-/** Text-mode progress on stderr: one line per tool call start and failure. */
-function textProgress(ev: EngineEvent) {
+/**
+ * Text-mode progress on stderr: one line per tool call start and failure of the root agent;
+ * one status line per sub-agent when it ends.
+ */
+function textProgress(env: EventEnvelope) {
+  const ev = env.update;
+  if (env.parent_id) {
+    if (ev.sessionUpdate === "turn_ended") {
+      const how = ev.error ? `failed: ${firstLine(ev.error.message, 100)}` : ev.stopReason;
+      err(
+        `  ↳ ${env.agent_id} ${how} (${ev.usage.requests} request(s), ${ev.usage.total_tokens} tokens)\n`,
+      );
+    }
+    return;
+  }
   if (ev.sessionUpdate === "tool_call") err(`• ${ev.title}\n`);
   else if (ev.sessionUpdate === "tool_call_update" && ev.status === "failed") {
     const c = ev.content?.[0];
@@ -315,18 +350,27 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
         cwd: session.cwd,
         model: session.model,
         agent: session.agent,
+        agent_id: session.agentId,
       };
       out(jsonLine(init));
     }
-    const onEvent = o.format === "stream-json"
-      ? (update: EngineEvent) => out(jsonLine({ type: "session_update", session_id: sid, update }))
+    // The result is the root's `turn_ended` event of this stream.
+    let ended: TurnEndedEvent | null = null;
+    const render = o.format === "stream-json"
+      ? (env: EventEnvelope) => out(jsonLine({ type: "session_update", ...env }))
       : o.format === "text"
       ? textProgress
       : () => {};
+    const onEvent = (env: EventEnvelope) => {
+      if (env.update.sessionUpdate === "turn_ended" && env.session_id === sid) ended = env.update;
+      render(env);
+    };
 
     let result: TurnResult;
     try {
-      result = await session.prompt(o.prompt, { signal: ctrl.signal, onEvent });
+      await session.prompt(o.prompt, { signal: ctrl.signal, onEvent });
+      if (!ended) throw new Error("the turn ended without a turn_ended event");
+      result = ended;
     } catch (e) {
       // An engine bug: report it as a runtime failure, never a stack trace on stdout.
       err(`coyote: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
@@ -358,6 +402,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       is_error: code !== EXIT.ok,
       exit_code: code,
       ...(result.error ? { error: result.error } : {}),
+      agents: result.agents ?? [],
     });
     return code;
   } finally {

@@ -3,7 +3,8 @@
  * at `<dataDir>/sessions/<id>.jsonl`.
  *
  * Line shapes (one JSON object per line, `type` discriminates):
- * - `{type:"session", id, cwd, created, model, agent, name?}` — header, first line.
+ * - `{type:"session", id, cwd, created, model, agent, name?, parent?, agent_id?, parent_agent_id?}`
+ *   — header, first line (`parent` = the parent session's id for a sub-agent's transcript).
  * - `{type:"message", message, interrupted?}` — one OpenAI chat message of the model history
  *   (`interrupted: true` when a stream was cut or cancelled mid-answer; the partial text is kept).
  * - `{type:"update", update}` — one engine event (ACP `SessionUpdate`) for replay; consecutive
@@ -44,6 +45,10 @@ export interface SessionHeader {
   model: string;
   agent: string;
   name?: string;
+  /** A sub-agent's transcript: the parent session's id, this agent's id, the parent's agent id. */
+  parent?: string;
+  agent_id?: string;
+  parent_agent_id?: string;
 }
 
 export type TranscriptLine =
@@ -79,6 +84,10 @@ export interface StoredSessionInfo {
   /** First user prompt (one line, ≤ 80 chars). */
   title: string;
   path: string;
+  agent?: string;
+  /** Sub-agent transcripts: the parent session's id and the agent instance id. */
+  parent?: string;
+  agent_id?: string;
 }
 
 /**
@@ -389,6 +398,9 @@ async function readHead(path: string): Promise<StoredSessionInfo | null> {
       updated: (st.mtime ?? new Date()).toISOString(),
       title,
       path,
+      agent: header.agent,
+      ...(header.parent ? { parent: header.parent } : {}),
+      ...(header.agent_id ? { agent_id: header.agent_id } : {}),
     };
   } finally {
     f.close();

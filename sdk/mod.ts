@@ -17,7 +17,7 @@
  */
 
 /** Semver of this SDK contract. */
-export const SDK_VERSION = "1.0.0";
+export const SDK_VERSION = "1.1.0";
 
 /** A JSON Schema object (draft 2020-12 subset understood by OpenAI tool calling). */
 export type JsonSchema = { [key: string]: unknown };
@@ -213,8 +213,14 @@ export interface ToolDefinition<S = ZodLike | JsonSchema> {
   /** zod schema or plain JSON Schema (`type: "object"`). */
   input: S;
   kind?: ToolKind;
-  /** True when the tool never changes anything; such calls may run concurrently. */
+  /** True when the tool never changes anything (the guard and frontends may rely on it). */
   readOnly?: boolean;
+  /**
+   * Scheduling: `parallel` — safe to run beside other `parallel` calls of the same model
+   * response; `serial` — runs alone, in order. Omitted: `parallel` when `readOnly`, else
+   * `serial` (the SDK 1.0 behaviour). Added in SDK 1.1.
+   */
+  concurrency?: "parallel" | "serial";
   /** Human title for a call, e.g. `Read src/main.ts`. */
   title?(input: InferInput<S>): string;
   /**

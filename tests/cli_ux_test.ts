@@ -170,7 +170,7 @@ Deno.test("json/stream-json: every usage or config error prints one result objec
       assert.equal(lines.length, 1, r.stdout);
       const res = lines[0];
       assert.equal(res.type, "result");
-      assert.equal(res.schema_version, 1);
+      assert.equal(res.schema_version, 2);
       assert.equal(res.stop_reason, null);
       assert.equal(res.session_id, null);
       assert.equal(res.is_error, true);

@@ -67,7 +67,7 @@ function checkStream(lines: Json[]) {
   assert.ok(lines.length >= 2);
   const init = lines[0];
   assert.equal(init.type, "init");
-  assert.equal(init.schema_version, 1);
+  assert.equal(init.schema_version, 2);
   assert.equal(typeof init.session_id, "string");
   const result = lines.at(-1);
   assert.equal(result.type, "result");
@@ -78,10 +78,25 @@ function checkStream(lines: Json[]) {
   }
   assert.equal(result.schema_version, init.schema_version);
   assert.equal(result.session_id, init.session_id);
+  let seq = 0;
   for (const l of lines.slice(1, -1)) {
     assert.equal(l.type, "session_update");
     assert.equal(l.session_id, init.session_id);
+    // The envelope: the root agent's id and name, no parent, gapless seq.
+    assert.equal(l.agent_id, init.agent_id);
+    assert.equal(l.agent, init.agent);
+    assert.ok(!("parent_id" in l));
+    assert.equal(l.seq, ++seq);
     assert.equal(typeof l.update.sessionUpdate, "string");
+  }
+  // Lifecycle: turn_started first, turn_ended last; the result is the turn_ended event.
+  const first = lines[1]?.update, last = lines.at(-2)?.update;
+  if (result.stop_reason !== null || result.error?.code !== "usage") {
+    assert.equal(first.sessionUpdate, "turn_started");
+    assert.equal(last.sessionUpdate, "turn_ended");
+    assert.deepEqual(last.usage, result.usage);
+    assert.equal(last.text, result.text);
+    assert.deepEqual(last.denied, result.denied);
   }
   // Every tool call goes pending → … → completed|failed.
   const calls = new Map<string, string[]>();
@@ -96,7 +111,13 @@ function checkStream(lines: Json[]) {
     assert.equal(st[0], "pending", id);
     assert.ok(["completed", "failed"].includes(st.at(-1)!), `${id} did not end: ${st}`);
   }
-  return { init, result, updates: lines.slice(1, -1).map((l) => l.update) };
+  return {
+    init,
+    result,
+    updates: lines.slice(1, -1).map((l) => l.update).filter((u) =>
+      u.sessionUpdate !== "turn_started" && u.sessionUpdate !== "turn_ended"
+    ),
+  };
 }
 
 Deno.test("e2e: the model runs the failing test, reads the bug, patches it, re-runs the test, answers", async () => {

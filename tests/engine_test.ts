@@ -11,7 +11,7 @@ import { Engine, type ModelClient, type PolicyLike, REPEAT_LIMIT } from "../core
 import { ToolRegistry } from "../core/tools.ts";
 import { createProvider } from "../core/provider.ts";
 import { parseTranscript, TranscriptWriter } from "../core/sessions.ts";
-import type { AnyTool, Decision, EngineEvent, PermissionResolver } from "../core/types.ts";
+import type { AnyTool, Decision, PermissionResolver, SessionEvent } from "../core/types.ts";
 import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
 
 const echo = defineTool({
@@ -98,7 +98,7 @@ class TablePolicy implements PolicyLike {
 
 interface Harness {
   engine: Engine;
-  events: EngineEvent[];
+  events: SessionEvent[];
   requests: { body: unknown }[];
   close(): Promise<void>;
   dir: string;
@@ -167,7 +167,7 @@ function lastMessages(h: Harness, i: number): Msg[] {
 function toolReplies(h: Harness, i: number): string[] {
   return lastMessages(h, i).filter((m) => m.role === "tool").map((m) => m.content);
 }
-function updatesFor(events: EngineEvent[], id: string) {
+function updatesFor(events: SessionEvent[], id: string) {
   return events.filter((e) =>
     (e.sessionUpdate === "tool_call" || e.sessionUpdate === "tool_call_update") &&
     e.toolCallId === id

@@ -20,6 +20,24 @@ for (const d of [ws, join(ws, ".git", "hooks"), join(ws, "src"), home, cfg, data
   Deno.mkdirSync(d, { recursive: true });
 }
 Deno.symlinkSync(outside, join(ws, "link"));
+// What `git init` writes: keys known not to run programs.
+const GIT_CONFIG =
+  "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n" +
+  '[remote "origin"]\n\turl = https://github.com/acme/app.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n' +
+  '[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n';
+Deno.writeTextFileSync(join(ws, ".git", "config"), GIT_CONFIG);
+// A folder named "-" (for `tee -- -/../../OUT`) and dangling symlinks a repository may ship.
+Deno.mkdirSync(join(ws, "-"));
+Deno.symlinkSync(join(outside, "created-by-write"), join(ws, "notes.txt"));
+Deno.symlinkSync("../outside/later/file", join(ws, "rel-notes.txt"));
+Deno.symlinkSync(".git/hooks/post-checkout", join(ws, "hook.txt"));
+// A workspace whose repository configuration runs a program (what a hostile repository ships).
+const hostile = join(root, "hostile");
+Deno.mkdirSync(join(hostile, ".git"), { recursive: true });
+Deno.writeTextFileSync(
+  join(hostile, ".git", "config"),
+  GIT_CONFIG + "[core]\n\tfsmonitor = touch OUT; false\n",
+);
 globalThis.addEventListener("unload", () => {
   try {
     Deno.removeSync(root, { recursive: true });
@@ -46,6 +64,15 @@ const P = {
   N: Policy.create({}, none, { ...opts, workspace: outside }),
   /** A Read allow rule outside the workspace and a command allowed with any arguments. */
   E: Policy.create({}, { allow: ["Read(/etc/**)", "Execute(head:*)"], deny: [] }, opts),
+  /** A workspace whose .git/config sets core.fsmonitor. */
+  H: Policy.create({}, none, { ...opts, workspace: hostile }),
+  /** Net rules: github.com denied; npm publish denied; git fetch allowed as a command. */
+  W: Policy.create({}, {
+    allow: ["Execute(git fetch:*)", "Env(GITHUB_TOKEN)", "Net(example.org)"],
+    deny: ["Net(github.com)", "Execute(npm publish:*)"],
+  }, opts),
+  /** A broad Read allow rule. */
+  A: Policy.create({}, { allow: ["Read(/**)"], deny: [] }, opts),
   /** --dangerously-skip-permissions with one deny rule. */
   S: Policy.create({}, { allow: [], deny: ["Execute(git push:*)"] }, {
     ...opts,
@@ -342,6 +369,184 @@ const COMMANDS: [string, Decision, P?][] = [
   ["cat /etc/hosts ~/.ssh/id_rsa", "ask", "E"],
   ["head ~/.ssh/id_rsa", "allow", "E"],
   ["cat ~/.ssh/id_rsa", "allow", "S"],
+  // ---- issue 11 §2: strings bash evaluates as code
+  [`x='$(touch OUT)'; echo "\${x@P}"`, "ask"],
+  ['echo "${x@Q}"', "ask"],
+  ["read PS4 <<< '$(touch OUT)'; set -x; true", "ask"],
+  ["set -x; true", "ask"],
+  ["set -o xtrace", "ask"],
+  ["set -e -o pipefail", "allow"],
+  ["set -- a b", "allow"],
+  ["[[ 'a[$(touch OUT)]' -eq 1 ]]", "ask"],
+  ["[[ $x -lt 3 ]]", "ask"],
+  ["[[ 1 -eq 1 ]]", "allow"],
+  ["jobs -x touch OUT", "ask"],
+  ["jobs -l", "allow"],
+  ["shopt -s extglob", "ask"],
+  ["shopt -s extglob\necho @(a|$(touch OUT))", "ask"],
+  ["echo @(a|$(touch OUT))", "ask"],
+  ["echo @(a|`touch OUT`)", "ask"],
+  ["shopt -s nullglob; ls *.md", "allow"],
+  ["shopt -s cdable_vars", "ask"],
+  ["x='a[$(touch OUT)]'; echo $((x))", "ask"],
+  ["echo $(( $x + 1 ))", "ask"],
+  ["(( x = y ))", "ask"],
+  ["(( x++ ))", "ask"],
+  ["let 'a[$(touch OUT)]'", "ask"],
+  ["for ((i=0; i<3; i++)); do echo $i; done", "ask"],
+  ["printf -v 'a[$(touch OUT)]' x", "ask"],
+  ["printf -v PS4 '$(touch OUT)'", "ask"],
+  ["printf -v out '%s' x", "allow"],
+  ["read -r line < a.txt", "allow"],
+  ["read 'a[$(touch OUT)]' <<< x", "ask"],
+  ["read -a 'a[$(touch OUT)]' <<< x", "ask"],
+  ["mapfile -t lines < a.txt", "allow"],
+  ["mapfile -C 'touch OUT' -c 1 x < a.txt", "ask"],
+  ["readarray 'a[$(touch OUT)]' < a.txt", "ask"],
+  ["getopts ab 'a[$(touch OUT)]'", "ask"],
+  ["unset 'a[$(touch OUT)]'", "ask"],
+  ["unset x y", "allow"],
+  ["test -v 'a[$(touch OUT)]'", "ask"],
+  ["[ -v 'a[$(touch OUT)]' ]", "ask"],
+  ["[[ -v 'a[$(touch OUT)]' ]]", "ask"],
+  ["[[ -v x ]] && echo set", "allow"],
+  ["echo ${!x}", "ask"],
+  ["echo ${!x}", "ask", "S"],
+  ["echo ${@:'a[$(touch OUT)]'}", "ask"],
+  ["echo ${a[$i]}", "ask"],
+  ["echo ${a[0]} ${a[@]} ${#a[*]}", "allow"],
+  ["declare 'a[$(touch OUT)]=1'", "ask"],
+  ["declare -n r='a[$(touch OUT)]'", "ask"],
+  ["declare -i y; y=x", "ask"],
+  ["declare -a b='([0]=$(touch OUT))'", "ask"],
+  ["declare -a b=(1 2)", "allow"],
+  ['export "$x"', "ask"],
+  ['echo $"hello"', "ask"],
+  // ---- configuration that makes a read-only program run code
+  ["read HOME <<< $PWD/fakehome; git status", "ask"],
+  ["HOME=/tmp/fake git status", "ask"],
+  ["export HOME=$PWD/fakehome; git status", "ask"],
+  ["XDG_CONFIG_HOME=./cfg git status", "ask"],
+  ["GIT_CONFIG_GLOBAL=./x git status", "ask"],
+  ["env HOME=/x git status", "ask"],
+  ["set -a; HOME=x; git status", "ask"],
+  ["set -o allexport; git status", "ask"],
+  ["git ls-remote --upload-pack='touch OUT; false' .", "ask"],
+  ["git ls-remote --upl='touch OUT; false' .", "ask"],
+  ["git ls-remote -u 'touch OUT' .", "ask"],
+  ["git ls-remote .", "allow"],
+  ["git --exec-path=/tmp status", "ask"],
+  ["git status", "ask", "H"],
+  ["git log -p", "ask", "H"],
+  ["git status", "allow"],
+  // ---- abbreviated long options
+  ["sed --exp='1e touch OUT' p -", "ask"],
+  ["sed --in-pl -e p .git/config", "deny"],
+  ["sed --in-pl -e p a.txt", "ask"],
+  ["sed --fil=script.sed a.txt", "ask"],
+  ["sed --expression=p a.txt", "allow"],
+  ["sed --quiet -e 1p a.txt", "allow"],
+  ["sort --out=/etc/x a.txt", "ask"],
+  ["sort --compress-prog=sh a.txt", "ask"],
+  ["sort -T /tmp a.txt", "ask"],
+  ["grep --fil ~/.ssh/id_rsa src", "ask"],
+  ["grep --fi=/etc/x src", "ask"],
+  ["date --se='2020-01-01'", "ask"],
+  ["git diff --out=/tmp/x", "ask"],
+  ["git grep --open-files-in=sh foo", "ask"],
+  ["rg --pr ./evil.sh foo", "ask"],
+  ["jq --rawf x ~/.ssh/id_rsa .", "ask"],
+  ["xargs --arg-f ~/.ssh/id_rsa echo", "ask"],
+  // ---- write targets the guard misreads
+  ["tee -- -/../../OUT", "ask"],
+  ["echo x | tee -a -- -/../../OUT", "ask"],
+  ["echo x | tee -- -/ok.txt", "allow"],
+  ["echo x | tee -a out.txt", "allow"],
+  ["uniq a.txt -- -/../../OUT", "ask"],
+  ["sort -o -/../../OUT a.txt", "ask"],
+  ["echo x > notes.txt", "ask"],
+  ["echo x >> rel-notes.txt", "ask"],
+  ["echo x > hook.txt", "deny"],
+  ["echo x > link/../OUT", "ask"],
+  ["cat link/../secret", "ask"],
+  ["rm -- -/../../x", "ask"],
+  // ---- directory changes the guard doesn't follow
+  ["builtin cd ~/.ssh; cat id_rsa", "ask"],
+  ["command cd ~/.ssh; cat id_rsa", "ask"],
+  ["eval 'cd ~/.ssh'; cat id_rsa", "ask"],
+  ['eval "cd $D"; cat id_rsa', "ask"],
+  ["cd -- ~/.ssh; cat id_rsa", "ask"],
+  ["pushd ~/.ssh; cat id_rsa", "ask"],
+  ["pushd src; pushd; cat a.txt", "ask"],
+  ["cd -P link/..; cat x", "ask"],
+  ["shopt -s cdable_vars; cd HOME; cat .ssh/id_rsa", "ask"],
+  ["f() { cd ~/.ssh; }; f; cat id_rsa", "ask"],
+  ["builtin cd src && cat a.txt", "allow"],
+  // ---- listing and reading outside through expansion
+  ["echo /*", "ask"],
+  ["printf '%s\\n' ~/.ssh/*", "ask"],
+  ["echo ~/.ssh/*", "ask"],
+  ["for f in /etc/*; do echo $f; done", "ask"],
+  ["arr=(/root/*); echo ${arr[@]}", "ask"],
+  ["echo ../*", "ask"],
+  ["echo .*/*", "ask"],
+  ["echo link/*", "ask"],
+  ["echo $HOME/*", "ask"],
+  ["echo src/*.ts", "allow"],
+  ["echo *", "allow"],
+  ['echo "/*" \\*', "allow"],
+  // ---- network through commands that don't look like network
+  ["git ls-remote https://github.com/acme/app", "ask"],
+  ["git ls-remote https://github.com/acme/app", "deny", "W"],
+  ["git ls-remote https://example.org/app", "allow", "W"],
+  ["git remote show origin", "ask"],
+  ["git remote show origin", "deny", "W"],
+  ["git remote show -n origin", "allow", "W"],
+  ["git fetch", "deny", "W"],
+  ["git fetch origin main", "deny", "W"],
+  ["git pull", "deny", "W"],
+  ["git push git@github.com:acme/app.git", "deny", "W"],
+  ["git clone https://github.com/acme/app", "deny", "W"],
+  ["git clone ./local copy", "ask", "W"],
+  ["git ls-remote 'ext::sh -c touch% OUT'", "ask"],
+  ["git submodule update --init", "ask"],
+  // ---- secrets
+  ["cat /proc/self/environ", "ask"],
+  ["cat /proc/self/environ", "ask", "A"],
+  ["cat /proc/$PPID/environ", "ask", "A"],
+  ["tr '\\0' '\\n' < /proc/1/environ", "ask", "A"],
+  ["cd /proc/self && cat environ", "ask", "A"],
+  ["cat /etc/hostname", "allow", "A"],
+  ["cd /etc && cat /proc/self/cwd/passwd", "ask"],
+  ["echo $GITHUB_TOKEN", "ask"],
+  ["echo $GITHUB_TOKEN", "allow", "W"],
+  ['echo "${AWS_SECRET_ACCESS_KEY:-x}"', "ask"],
+  ['printf %s "$DB_PASSWORD"', "ask"],
+  ["echo ${#NPM_TOKEN}", "ask"],
+  // ---- narrow rules
+  ["git --no-pager push", "deny", "R"],
+  ["git -c a.b=c push", "deny", "R"],
+  ["git -C . push origin", "deny", "R"],
+  ["git --git-dir=.git push", "deny", "R"],
+  ["/usr/bin/git -c x=y push", "deny", "R"],
+  ["command git -c a=b push", "deny", "R"],
+  ["npm --registry http://x publish", "ask", "W"],
+  ["npm --silent publish", "ask", "W"],
+  ["npm publish", "deny", "W"],
+  ["GIT_SSH_COMMAND='touch OUT' git fetch", "deny", "W"],
+  ["git fetch https://example.org/x", "allow", "W"],
+  ["FOO=1 git fetch https://example.org/x", "ask", "W"],
+  ["GIT_SSH_COMMAND='touch OUT' git fetch https://example.org/x", "ask", "W"],
+  ["FOO=1 npm run test", "ask", "R"],
+  ["LC_ALL=C npm run test", "allow", "R"],
+  ["NODE_OPTIONS=--require=./x.js npm run test", "ask", "R"],
+  ["npm --prefix x run test", "ask", "R"],
+  // ---- protected names at every depth, any case
+  ["echo x > sub/.mcp.json", "deny"],
+  ["echo x > sub/.coyote/plugins/x.ts", "deny"],
+  ["echo x > .COYOTE/x", "deny"],
+  ["echo x > .Mcp.Json", "deny"],
+  ["echo x | tee deep/er/.coyote/agents/a.md", "deny"],
   // unknown program names, unparsable, too long
   ["$CMD arg", "ask"],
   ["$CMD arg", "ask", "R"],
@@ -721,4 +926,64 @@ Deno.test("guard: policyCommand prints rules, sources, defaults and flags; bad r
   } finally {
     console.error = origError;
   }
+});
+
+Deno.test("guard: allow always lifts every check that asked, and records only what was asked", async () => {
+  const p = Policy.create({}, none, opts);
+  const ev = async (command: string) => (await p.evaluate({ type: "execute", command })).decision;
+  // The environment prefix asks on its own (npm_config_* changes what npm loads) …
+  const line = "npm_config_loglevel=silent touch f.txt";
+  assert.equal(await ev(line), "ask");
+  p.addRule("allow", `Execute(${line})`);
+  // … and the recorded whole-line rule lifts it, for that line only.
+  assert.equal(await ev(line), "allow");
+  assert.equal(await ev("npm_config_loglevel=silent touch g.txt"), "ask");
+  assert.equal(await ev("npm_config_prefix=/tmp touch f.txt"), "ask");
+  // A line with a code-evaluating construct, approved as it is.
+  const hz = `x=1; echo "\${x@Q}"`;
+  assert.equal(await ev(hz), "ask");
+  p.addRule("allow", `Execute(${hz})`);
+  assert.equal(await ev(hz), "allow");
+  // A path rule recorded by "allow always" covers that path, not what lies beneath or beside it.
+  p.addRule("allow", "Read(/etc/hosts)");
+  assert.equal(p.decide({ type: "read", path: "/etc/hosts" }).decision, "allow");
+  assert.equal(p.decide({ type: "read", path: "/etc/hosts.deny" }).decision, "ask");
+  p.addRule("allow", `Read(${outside})`);
+  assert.equal(p.decide({ type: "read", path: outside }).decision, "allow");
+  assert.equal(p.decide({ type: "read", path: join(outside, "secret") }).decision, "ask");
+  // The same text given as a flag is a subtree rule.
+  const flagged = Policy.create({}, { allow: [`Read(${outside})`], deny: [] }, opts);
+  assert.equal(flagged.decide({ type: "read", path: join(outside, "secret") }).decision, "allow");
+});
+
+Deno.test("guard: fs writes through a dangling symlink are judged by its target; protected names at any depth", () => {
+  const d = (path: string) => P.D.decide({ type: "write", path }).decision;
+  assert.equal(d("notes.txt"), "ask");
+  assert.equal(d(join(ws, "rel-notes.txt")), "ask");
+  assert.equal(d("hook.txt"), "deny");
+  assert.equal(d("-/ok.txt"), "allow");
+  assert.equal(d("sub/.mcp.json"), "deny");
+  assert.equal(d("sub/.coyote/plugins/p.ts"), "deny");
+  assert.equal(d(".COYOTE/x"), "deny");
+  assert.equal(d("src/.Git/config"), "deny");
+  const v = P.D.decide({ type: "write", path: "notes.txt" });
+  assert.match(v.reason, /resolves to .*created-by-write/);
+});
+
+Deno.test("guard: with CDPATH set, a relative cd goes somewhere unknown", async () => {
+  const before = Deno.env.get("CDPATH");
+  Deno.env.set("CDPATH", home);
+  try {
+    const p = Policy.create({}, none, opts);
+    const ev = async (command: string) => (await p.evaluate({ type: "execute", command })).decision;
+    assert.equal(await ev("cd src && cat a.txt"), "ask");
+    assert.equal(await ev("cd ./src && cat a.txt"), "allow");
+  } finally {
+    if (before === undefined) Deno.env.delete("CDPATH");
+    else Deno.env.set("CDPATH", before);
+  }
+  assert.equal(
+    (await P.D.evaluate({ type: "execute", command: "cd src && cat a.txt" })).decision,
+    "allow",
+  );
 });

@@ -34,7 +34,7 @@ Deno.test("provider e2e: config timeout_ms applies; a cut stream keeps the parti
     assert.equal(r1.error.code, "timeout");
     assert.equal(r1.stop_reason, null);
     assert.equal(r1.exit_code, 1);
-    assert.equal(r1.schema_version, 1);
+    assert.equal(r1.schema_version, 2);
     assert.match(r1.error.message, /300 ms/);
     assert.ok(ms < 8_000, `the 300 ms timeout took ${ms} ms`);
 

@@ -65,13 +65,16 @@ Deno.test("secrets: the API key stays out of output, transcripts, commands and t
   try {
     const base = childEnv(env, { baseURL: server.baseURL });
     const e = { ...base, OPENAI_API_KEY: secret };
-    // /proc/self/environ is outside the workspace: reading it needs a Read allow rule.
+    // /proc/self/environ is outside the workspace: reading it needs a Read allow rule naming
+    // /proc; expanding a variable whose name looks secret needs an Env rule.
     const run = await runCoyote([
       "--headless",
       "--output-format",
       "stream-json",
       "--allow",
       "Read(/proc/**)",
+      "--allow",
+      "Env(OPENAI_API_KEY)",
       "go",
     ], { cwd, env: e });
     assert.equal(run.code, 0, run.stderr);

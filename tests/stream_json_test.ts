@@ -62,7 +62,7 @@ Deno.test("stream-json: stdout stays pure with failing MCP servers and broken pl
     // deno-lint-ignore no-explicit-any
     const [init, result]: any[] = [lines[0], lines.at(-1)];
     assert.equal(init.type, "init");
-    assert.equal(init.schema_version, 1);
+    assert.equal(init.schema_version, 2);
     assert.equal(typeof init.session_id, "string");
     assert.ok(lines.slice(1, -1).every((l) => l.type === "session_update"));
     assert.equal(result.type, "result");

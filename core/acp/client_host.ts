@@ -10,14 +10,22 @@
  * @module
  */
 import type { HostServices } from "../../sdk/mod.ts";
+import type { CallScope } from "../types.ts";
 import { type AcpPeer, errText, type SessionHolder } from "./peer.ts";
 import { askUser } from "./questions.ts";
 
 /** The SDK's client-terminal host service (`HostServices.runInTerminal`). */
 type RunInTerminal = NonNullable<HostServices["runInTerminal"]>;
 
-/** Host services of one session, routed through the client where it offers them. */
-export function hostServices(peer: AcpPeer, holder: SessionHolder): HostServices {
+/**
+ * Host services of one tool call (`scope`) of a session, routed through the client where it
+ * offers them: the terminal is embedded in that call, a question is asked about it.
+ */
+export function hostServices(
+  peer: AcpPeer,
+  holder: SessionHolder,
+  scope: CallScope,
+): HostServices {
   const caps = peer.clientCaps;
   const host: HostServices = {};
   const sid = () => {
@@ -51,15 +59,16 @@ export function hostServices(peer: AcpPeer, holder: SessionHolder): HostServices
     };
   }
   if (caps.terminal) {
-    host.runInTerminal = (command, opts) => runInTerminal(peer, holder, command, opts);
+    host.runInTerminal = (command, opts) => runInTerminal(peer, holder, scope, command, opts);
   }
-  host.askUser = (q, signal) => askUser(peer, holder, q, signal);
+  host.askUser = (q, signal) => askUser(peer, holder, q, signal, scope);
   return host;
 }
 
 async function runInTerminal(
   peer: AcpPeer,
   holder: SessionHolder,
+  scope: CallScope,
   command: string,
   opts: Parameters<RunInTerminal>[1],
 ): ReturnType<RunInTerminal> {
@@ -74,7 +83,9 @@ async function runInTerminal(
     outputByteLimit: opts.outputByteLimit ?? 1_000_000,
   });
   try {
-    const callId = opts.toolCallId ?? live.lastExecuteCallId ?? live.lastToolCallId;
+    // The terminal is embedded in the call that runs it; a sub-agent's calls are not shown to
+    // the client as tool calls of their own, so its terminals are not embedded.
+    const callId = scope.depth === 0 ? opts.toolCallId ?? scope.toolCallId : undefined;
     if (callId) {
       live.terminalCalls.set(callId, term.id);
       await peer.notify(sessionId, {

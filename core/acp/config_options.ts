@@ -11,13 +11,13 @@ import { errText } from "./peer.ts";
 
 type Runtime = typeof import("../runtime.ts");
 
-/** The `configOptions` of a session. */
+/** The `configOptions` of a session (its workspace's agents). */
 export function configOptions(
-  rt: Runtime,
+  _rt: Runtime,
   app: AppOptions,
   session: AgentSession,
 ): acp.SessionConfigOption[] {
-  const agents = rt.availableAgents().map((a) => ({
+  const agents = session.workspace.agents.list().map((a) => ({
     value: a.name,
     name: a.name,
     description: a.description,

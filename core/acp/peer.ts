@@ -6,6 +6,7 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AgentSession } from "../runtime.ts";
+import type { CallScope } from "../types.ts";
 
 /** One session of the ACP server, as the helper modules see it. */
 export interface LiveSession {
@@ -15,9 +16,11 @@ export interface LiveSession {
   calls: Map<string, acp.ToolCallStatus | undefined>;
   /** Tool calls whose command runs in a client terminal → terminal id. */
   terminalCalls: Map<string, string>;
-  /** Most recent `tool_call` id (fallback owner for terminals / questions). */
-  lastToolCallId?: string;
-  lastExecuteCallId?: string;
+  /**
+   * Sub-agents of the running turn: agent id → the root's tool call (`agent__spawn`) it
+   * descends from and the progress lines shown on that call.
+   */
+  children: Map<string, { rootCallId: string; lines: string[] }>;
   /** Title last sent as `session_info_update`. */
   titleSent?: string;
 }
@@ -36,6 +39,21 @@ export interface AcpPeer {
   readonly client: acp.AgentContext;
   /** Sends one `session/update`; never throws. */
   notify(sessionId: string, update: acp.SessionUpdate): Promise<void>;
+}
+
+/**
+ * `_meta.coyote` of a sub-agent's permission request or question: who asks, from which
+ * call, under which root tool call.
+ */
+export function scopeMeta(scope: CallScope): Record<string, unknown> {
+  return {
+    agent: scope.agent,
+    agent_id: scope.agentId,
+    parent_id: scope.parentId,
+    session_id: scope.sessionId,
+    tool_call_id: scope.toolCallId,
+    parent_tool_call_id: scope.rootToolCallId,
+  };
 }
 
 /** Message of any thrown value. */

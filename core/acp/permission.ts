@@ -6,7 +6,7 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { PermissionOutcome, PermissionResolver } from "../types.ts";
-import { type AcpPeer, errText, type SessionHolder } from "./peer.ts";
+import { type AcpPeer, errText, scopeMeta, type SessionHolder } from "./peer.ts";
 
 /** Options of the permission request, ACP `PermissionOptionKind` ids. */
 export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
@@ -16,21 +16,27 @@ export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
   { optionId: "reject_always", name: "Always reject", kind: "reject_always" },
 ];
 
-/** The permission resolver of one session. */
+/**
+ * The permission resolver of one session. A sub-agent's request (its `scope.depth` > 0) is
+ * sent in the root session, titled `<agent_id>: <title>`, with `_meta.coyote` naming the
+ * sub-agent, its own tool call and the root's `agent__spawn` call.
+ */
 export function permissionResolver(peer: AcpPeer, holder: SessionHolder): PermissionResolver {
   return async (req, signal): Promise<PermissionOutcome> => {
     if (signal.aborted) return "cancelled";
     try {
+      const child = req.scope && req.scope.depth > 0 ? req.scope : undefined;
       const res = await peer.client.request("session/request_permission", {
-        sessionId: req.sessionId,
+        sessionId: holder.get()?.session.id ?? req.sessionId,
         toolCall: {
           toolCallId: req.toolCallId,
-          title: req.title,
+          title: child ? `${child.agentId}: ${req.title}` : req.title,
           kind: req.kind,
           status: "pending",
           rawInput: req.rawInput as Record<string, unknown>,
         },
         options: PERMISSION_OPTIONS,
+        ...(child ? { _meta: { coyote: scopeMeta(child) } } : {}),
       }, { cancellationSignal: signal, stopWaitingOnCancel: true });
       if (res.outcome.outcome !== "selected") {
         holder.get()?.turn?.ac.abort();

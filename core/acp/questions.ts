@@ -20,7 +20,8 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { UserQuestion } from "../../sdk/mod.ts";
-import type { AcpPeer, SessionHolder } from "./peer.ts";
+import { type AcpPeer, scopeMeta, type SessionHolder } from "./peer.ts";
+import type { CallScope } from "../types.ts";
 
 /** Default escalation timeout of a question, ms (seed 004: 300 s). */
 export const QUESTION_TIMEOUT_MS = 300_000;
@@ -61,6 +62,7 @@ export async function askUser(
   holder: SessionHolder,
   q: UserQuestion,
   signal: AbortSignal,
+  scope?: CallScope,
 ): Promise<string | string[] | boolean> {
   const live = holder.get();
   if (!live) throw new Error("session is not open");
@@ -76,8 +78,12 @@ export async function askUser(
   const ctx: Ask = {
     peer,
     sessionId: live.session.id,
-    toolCallId: live.lastToolCallId ?? "question",
-    meta: questionMeta(q),
+    toolCallId: scope?.toolCallId ?? "question",
+    // A sub-agent's question names the sub-agent.
+    meta: scope && scope.depth > 0
+      ? { coyote: { ...questionMeta(q).coyote as object, ...scopeMeta(scope) } }
+      : questionMeta(q),
+    title: (t: string) => scope && scope.depth > 0 ? `${scope.agentId} asks: ${t}` : t,
     signal: ac.signal,
   };
   try {
@@ -100,6 +106,8 @@ interface Ask {
   toolCallId: string;
   meta: Record<string, unknown>;
   signal: AbortSignal;
+  /** The title shown for a question text (names a sub-agent). */
+  title: (text: string) => string;
 }
 
 /** `elicitation/create` (ACP unstable, form mode) with one field `answer`. */
@@ -130,7 +138,7 @@ async function viaElicitation(a: Ask, q: UserQuestion): Promise<string | string[
     mode: "form",
     sessionId: a.sessionId,
     toolCallId: a.toolCallId,
-    message: q.question,
+    message: a.title(q.question),
     requestedSchema: { type: "object", properties: { answer: field }, required: ["answer"] },
     _meta: a.meta,
   }, { cancellationSignal: a.signal, stopWaitingOnCancel: true });
@@ -150,7 +158,7 @@ async function viaElicitation(a: Ask, q: UserQuestion): Promise<string | string[
 async function pick(a: Ask, title: string, options: acp.PermissionOption[]): Promise<string> {
   const res = await a.peer.client.request("session/request_permission", {
     sessionId: a.sessionId,
-    toolCall: { toolCallId: a.toolCallId, title, _meta: a.meta },
+    toolCall: { toolCallId: a.toolCallId, title: a.title(title), _meta: a.meta },
     options,
     _meta: a.meta,
   }, { cancellationSignal: a.signal, stopWaitingOnCancel: true });

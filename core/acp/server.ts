@@ -15,11 +15,20 @@
  * - Several sessions per process, each rooted at its own `cwd`.
  * - The process ends when stdin closes: running turns are aborted (killing their child
  *   processes), sessions are closed (stopping their MCP servers), then this resolves 0.
+ * - Sessions on one `cwd` share one Workspace (core/workspace.ts): one set of MCP servers
+ *   and plugin workers, closed with the last of those sessions.
+ * - Turns render from the session's event envelopes: the root agent's events become
+ *   `session/update`s; a sub-agent's progress becomes `tool_call_update` content on the root's
+ *   `agent__spawn` call that started it (`forwardChild`); the response comes from the
+ *   `turn_ended` event.
+ * - Permission requests, questions and terminals are tied to the tool call that asked
+ *   (`CallScope`), so parallel calls — also of several sub-agents — are attributed right; a
+ *   sub-agent's request names the sub-agent.
  * @module
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AppOptions } from "../app.ts";
-import type { EngineEvent, TurnResult } from "../types.ts";
+import type { EngineEvent, EventEnvelope, TurnEndedEvent, TurnResult } from "../types.ts";
 import { takeStdoutForProtocol } from "./stdio.ts";
 import { type AcpPeer, errText, type LiveSession, within } from "./peer.ts";
 import { permissionResolver } from "./permission.ts";
@@ -39,6 +48,15 @@ export const ACP_PROTOCOL_VERSION = 1;
 
 type Runtime = typeof import("../runtime.ts");
 type AcpModule = typeof import("@agentclientprotocol/sdk");
+
+/** Progress lines kept per sub-agent on its spawn call (the oldest are dropped). */
+const CHILD_LINES = 12;
+
+/** One line of at most 160 characters. */
+function oneLine(s: string): string {
+  const l = (s.split("\n").find((x) => x.trim()) ?? "").trim();
+  return l.length > 160 ? l.slice(0, 159) + "…" : l;
+}
 
 function isAbsolute(p: string): boolean {
   return p.startsWith("/") || /^[A-Za-z]:[\\/]/.test(p);
@@ -214,7 +232,7 @@ export class AcpServer implements AcpPeer {
       session = await rt.createSession(this.app, {
         cwd,
         permission: permissionResolver(this, holder),
-        host: hostServices(this, holder),
+        host: (scope) => hostServices(this, holder, scope),
         mcpServers: mcpServersFromAcp(mcpServers ?? []),
         ...(resumeId ? { resumeId } : {}),
         log: (line) => console.error(line),
@@ -222,7 +240,12 @@ export class AcpServer implements AcpPeer {
     } catch (e) {
       throw sessionOpenError(this.sdk, e, resumeId);
     }
-    const live: LiveSession = { session, calls: new Map(), terminalCalls: new Map() };
+    const live: LiveSession = {
+      session,
+      calls: new Map(),
+      terminalCalls: new Map(),
+      children: new Map(),
+    };
     slot.live = live;
     this.sessions.set(session.id, live);
     return live;
@@ -382,17 +405,24 @@ export class AcpServer implements AcpPeer {
   ): Promise<acp.PromptResponse> {
     const sessionId = live.session.id;
     live.calls.clear();
+    live.children.clear();
     // Every update of the turn precedes its response: a tool that outlives the turn (it
     // ignored the cancel past the engine's grace) cannot send updates afterwards.
     let turnOpen = true;
-    const onEvent = (ev: EngineEvent) => {
-      if (turnOpen) this.forward(live, ev);
+    let ended: TurnEndedEvent | null = null;
+    const onEvent = (env: EventEnvelope) => {
+      if (!turnOpen) return;
+      if (env.session_id !== sessionId) return this.forwardChild(live, env);
+      if (env.update.sessionUpdate === "turn_ended") ended = env.update;
+      else if (env.update.sessionUpdate !== "turn_started") this.forward(live, env.update);
     };
     const running = live.session.prompt(params.prompt, { signal: ac.signal, onEvent });
     live.turn = { ac, done: running };
     let result: TurnResult;
     try {
-      result = await running;
+      await running;
+      if (!ended) throw new Error("the turn ended without a turn_ended event");
+      result = ended;
     } catch (e) {
       if (ac.signal.aborted) result = { stopReason: "cancelled" } as TurnResult;
       else throw this.sdk.RequestError.internalError(undefined, errText(e));
@@ -449,8 +479,6 @@ export class AcpServer implements AcpPeer {
         return; // the client already shows its own prompt
       case "tool_call":
         live.calls.set(ev.toolCallId, ev.status ?? "pending");
-        live.lastToolCallId = ev.toolCallId;
-        if (ev.kind === "execute") live.lastExecuteCallId = ev.toolCallId;
         break;
       case "tool_call_update": {
         if (ev.status) live.calls.set(ev.toolCallId, ev.status);
@@ -467,6 +495,51 @@ export class AcpServer implements AcpPeer {
       }
     }
     void this.notify(id, ev);
+  }
+
+  /**
+   * A sub-agent's event: shown as `tool_call_update` content on the root's `agent__spawn` call
+   * the sub-agent descends from — one line per tool call it starts, per failure, and its end
+   * (the last {@link CHILD_LINES} lines of each sub-agent). The full record is the
+   * sub-agent's own transcript.
+   */
+  private forwardChild(live: LiveSession, env: EventEnvelope): void {
+    let view = live.children.get(env.agent_id);
+    if (!view) {
+      const parent = env.parent_id ? live.children.get(env.parent_id) : undefined;
+      const rootCallId = parent?.rootCallId ?? env.parent_tool_call_id;
+      if (!rootCallId) return;
+      view = { rootCallId, lines: [] };
+      live.children.set(env.agent_id, view);
+    }
+    const ev = env.update;
+    let line: string | null = null;
+    if (ev.sessionUpdate === "turn_started") line = `started: ${oneLine(ev.prompt)}`;
+    else if (ev.sessionUpdate === "tool_call") line = `• ${ev.title}`;
+    else if (ev.sessionUpdate === "tool_call_update" && ev.status === "failed") {
+      const c = ev.content?.[0];
+      line = `  ✗ ${
+        oneLine(c && c.type === "content" && c.content.type === "text" ? c.content.text : "failed")
+      }`;
+    } else if (ev.sessionUpdate === "turn_ended") {
+      line = ev.error
+        ? `failed: ${oneLine(ev.error.message)}`
+        : `${ev.stopReason} (${ev.usage.requests} request(s), ${ev.usage.total_tokens} tokens)`;
+    }
+    if (line === null) return;
+    view.lines.push(line);
+    if (view.lines.length > CHILD_LINES) view.lines.splice(0, view.lines.length - CHILD_LINES);
+    const rootCallId = view.rootCallId;
+    const text = [...live.children.entries()]
+      .filter(([, v]) => v.rootCallId === rootCallId)
+      .map(([id, v]) => v.lines.map((l) => `[${id}] ${l}`).join("\n"))
+      .join("\n");
+    void this.notify(live.session.id, {
+      sessionUpdate: "tool_call_update",
+      toolCallId: rootCallId,
+      content: [{ type: "content", content: { type: "text", text } }],
+      _meta: { coyote: { agent_id: env.agent_id, parent_id: env.parent_id, seq: env.seq } },
+    });
   }
 
   /**

@@ -29,6 +29,18 @@ export interface Classification {
   writes: string[];
   /** `cd`/`pushd` target (WILD when unknown, "~" for home) for relative-path resolution. */
   cd?: string;
+  /**
+   * Shell variables the command assigns (`read NAME`, `printf -v NAME`,
+   * `mapfile NAME`, `getopts … NAME`), checked like `NAME=value` assignments
+   * (dangerous names such as `PS4`, `HOME`, `GIT_*` ask).
+   */
+  sets?: string[];
+  /**
+   * Hosts the command connects to (`git ls-remote URL`, `git fetch`), as
+   * `host[:port]`, or WILD when the host is only known from configuration or
+   * at run time. Each is a `Net` decision.
+   */
+  net?: string[];
 }
 
 /** A command run by another one. */
@@ -50,7 +62,6 @@ const PURE_READ_ONLY = new Set([
   "wc",
   "pwd",
   "echo",
-  "printf",
   "grep",
   "egrep",
   "fgrep",
@@ -73,8 +84,6 @@ const PURE_READ_ONLY = new Set([
   "readlink",
   "true",
   "false",
-  "test",
-  "[",
   ":",
   "seq",
   "nl",
@@ -115,21 +124,18 @@ const PURE_READ_ONLY = new Set([
   "pushd",
   "popd",
   "dirs",
-  "read",
   "shift",
   "exit",
   "return",
   "break",
   "continue",
   "wait",
-  "jobs",
   "umask",
   "hash",
   "let",
-  "shopt",
-  "unset",
 ]);
-// `set`/`shopt`/`unset`/`umask` only change the shell that runs this one command line.
+// `cd`/`pushd`/`popd` are followed by the policy (core/guard/policy.ts); `read`, `test`, `jobs`,
+// `shopt`, `unset`, `set` have their own rules in {@link classify}.
 
 /** `git` subcommands that only read (with extra checks below). */
 const GIT_READ_ONLY = new Set([
@@ -194,6 +200,113 @@ function allow(why: string, extra: Partial<Classification> = {}): Classification
 
 const hasWild = (s: string) => s.includes(WILD);
 const show = (s: string) => JSON.stringify(s.replaceAll(WILD, "…"));
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * True when `arg` is the long option `full` (`--expression`) as a GNU
+ * (getopt_long) or git (parse-options) program reads it: the whole name or
+ * any prefix of it of at least one letter (`--exp`, `--e`), with or without
+ * `=value`. Programs reject an ambiguous prefix, so taking every prefix as
+ * this option only ever makes the guard stricter.
+ */
+export function longOpt(arg: string, full: string): boolean {
+  if (!arg.startsWith("--") || arg.length < 3) return false;
+  const eq = arg.indexOf("=");
+  const name = eq < 0 ? arg : arg.slice(0, eq);
+  return name.length >= 3 && full.startsWith(name);
+}
+
+/** True when `arg` is any of the long options `fulls` (see {@link longOpt}). */
+export const anyLongOpt = (arg: string, fulls: string[]) => fulls.some((f) => longOpt(arg, f));
+
+/** The value of a long option given as `--opt=value` or `--opt value` (advances nothing). */
+function longValue(args: string[], i: number): string | undefined {
+  const a = args[i];
+  const eq = a.indexOf("=");
+  return eq >= 0 ? a.slice(eq + 1) : args[i + 1];
+}
+
+/**
+ * Operands of a program with the simple option grammar `opts` (single letters
+ * in `flags`; letters in `valued` take a value): everything after `--`, and
+ * every word not starting with `-`. Long options must be listed (by full
+ * name, prefixes accepted) in `longFlags`/`longValued`. Undefined when an
+ * option is unknown or unknown at run time (fail closed).
+ */
+function operands(
+  args: string[],
+  opts: { flags: string; valued?: string; longFlags?: string[]; longValued?: string[] },
+): string[] | undefined {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a.startsWith(WILD)) return undefined;
+    if (a === "--") return [...out, ...args.slice(i + 1)];
+    if (!a.startsWith("-") || a === "-") {
+      out.push(a);
+      continue;
+    }
+    if (a.startsWith("--")) {
+      if (anyLongOpt(a, opts.longValued ?? [])) {
+        if (!a.includes("=")) i++;
+        continue;
+      }
+      if (anyLongOpt(a, opts.longFlags ?? []) && !a.includes("=")) continue;
+      return undefined;
+    }
+    for (let k = 1; k < a.length; k++) {
+      if (opts.valued?.includes(a[k])) {
+        if (k === a.length - 1) i++;
+        break;
+      }
+      if (!opts.flags.includes(a[k])) return undefined;
+    }
+  }
+  return out;
+}
+
+/**
+ * Where a command changes the shell's working directory: `cd DIR`,
+ * `pushd DIR`, also behind `builtin` / `command`. `target` is the directory
+ * (`~` for home), or WILD when it is only known at run time (`cd -`,
+ * `popd`, `pushd +1`, a bare `pushd`, an unknown option). Undefined when the
+ * command does not change directory.
+ */
+export function cdTarget(words: string[]): string | undefined {
+  let w = words;
+  while (w[0] === "builtin" || w[0] === "command") {
+    w = w.slice(1);
+    while (w[0] === "-p" || w[0] === "--") w = w.slice(1);
+  }
+  const [name, ...args] = w;
+  if (name !== "cd" && name !== "pushd" && name !== "popd" && name !== "chdir") return undefined;
+  if (name === "popd") return WILD;
+  const ops = operands(args, { flags: name === "cd" ? "LPe@" : "n" });
+  if (ops === undefined || ops.length > 1) return WILD;
+  const t = ops[0];
+  if (t === undefined) return name === "pushd" ? WILD : "~";
+  if (t === "-" || (name === "pushd" && /^[+-]\d+$/.test(t))) return WILD;
+  return t;
+}
+
+/** Options of `set` that only make the shell stricter or quieter (nothing evaluated, nothing exported). */
+const SAFE_SET_LETTERS = "euECfnbhBmvT";
+const SAFE_SET_OPTIONS = new Set([
+  "errexit",
+  "nounset",
+  "pipefail",
+  "errtrace",
+  "noclobber",
+  "noglob",
+  "noexec",
+  "notify",
+  "hashall",
+  "braceexpand",
+  "verbose",
+  "functrace",
+]);
+/** `shopt` options that only change how globs match (the guard's glob checks are a superset). */
+const SAFE_SHOPT = new Set(["nullglob", "failglob", "globstar", "dotglob"]);
 
 /** Option grammar of a wrapper: short/long flags without value, options taking a value. */
 interface OptSpec {
@@ -358,10 +471,33 @@ const WRAPPERS: Record<string, OptSpec> = {
 
 const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]);
 
-/** Names that are dangerous to set for a command: they change which program runs or what it loads. */
+/**
+ * Names that are dangerous to set for a command: they change which program
+ * runs, what it loads or reads as configuration (`HOME` → `~/.gitconfig`,
+ * `XDG_CONFIG_HOME`, `GIT_*`), what the shell evaluates as code (`PS4` with
+ * `set -x`, `PS0`–`PS3`, `PROMPT_COMMAND`, `BASH_ENV`, `$"…"` catalogues) or
+ * where `cd` goes (`CDPATH`, `PWD`, `OLDPWD`).
+ */
 export function dangerousEnvName(name: string): boolean {
-  return /^(PATH|IFS|BASH_ENV|ENV|PS4|SHELLOPTS|BASHOPTS|PROMPT_COMMAND|PAGER|EDITOR|VISUAL|MANPAGER|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|HOME|CDPATH|TMPDIR|XDG_CONFIG_HOME|COYOTE_CONFIG_DIR|RIPGREP_CONFIG_PATH|GREP_OPTIONS)$/
-    .test(name) || /^(LD_|DYLD_|GIT_|BASH_FUNC_|DENO_|NPM_CONFIG_|npm_config_)/.test(name);
+  return /^(PATH|IFS|BASH_ENV|ENV|PS[0-4]|SHELLOPTS|BASHOPTS|PROMPT_COMMAND|PAGER|EDITOR|VISUAL|MANPAGER|BROWSER|NODE_OPTIONS|NODE_PATH|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|LUA_INIT|HOME|ZDOTDIR|CDPATH|PWD|OLDPWD|TMPDIR|COYOTE_CONFIG_DIR|RIPGREP_CONFIG_PATH|GREP_OPTIONS|TEXTDOMAIN|TEXTDOMAINDIR|BASH_XTRACEFD|BASH_LOADABLES_PATH|EXECIGNORE|GLOBIGNORE|HISTFILE|INPUTRC|GCONV_PATH|LOCPATH|NLSPATH|MAGIC|LESSOPEN|LESSCLOSE|SSH_ASKPASS|SUDO_ASKPASS|OPENSSL_CONF|CURL_HOME|WGETRC|POSIXLY_CORRECT)$/
+    .test(name) ||
+    /^(LD_|DYLD_|GIT_|XDG_|BASH_FUNC_|DENO_|NPM_CONFIG_|npm_config_)/.test(name);
+}
+
+/**
+ * Environment prefixes (`NAME=value cmd`) that leave an allow rule matching:
+ * locale, time zone, colour and terminal size. Any other prefix makes
+ * `Execute(…)` allow rules not match (issue 11 §2, narrow rules).
+ */
+export function safePrefixName(name: string): boolean {
+  return /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|TERM|COLUMNS|LINES|CI)$/.test(
+    name,
+  );
+}
+
+/** Variable names that look like they hold a secret (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`). */
+export function secretName(name: string): boolean {
+  return /TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|COOKIE/i.test(name);
 }
 
 /**
@@ -401,18 +537,92 @@ export function classify(words: string[]): Classification {
   }
   switch (name) {
     case "set":
-      // `set` alone prints every variable (secrets included); `set -e` / `set -o pipefail` only set options.
-      if (!args.length || args.some((a) => !/^[-+][a-zA-Z]*$/.test(a) && !/^[a-z]+$/.test(a))) {
+      return setBuiltin(words);
+    case "shopt": {
+      // `shopt` / `shopt -p` print; `-s`/`-u` change options: only glob-matching ones are known safe.
+      const changes = args.some((a) => /^-[a-z]*[su]/.test(a));
+      const names = args.filter((a) => !a.startsWith("-"));
+      if (args.some((a) => a.startsWith(WILD) || (a.startsWith("-") && !/^-[spqo]+$/.test(a)))) {
+        return ask(words, `shopt with an unknown option`);
+      }
+      if (
+        changes && (args.some((a) => /^-[a-z]*o/.test(a)) || names.some((n) => !SAFE_SHOPT.has(n)))
+      ) {
         return ask(
           words,
-          `"set" without options prints every shell variable (may contain secrets)`,
+          `"shopt" changes a shell option that may make the shell evaluate text as code or change directory (only ${
+            [...SAFE_SHOPT].join(", ")
+          } are known safe)`,
         );
       }
-      return allow(`"set" only changes shell options`);
+      return allow(`"shopt" ${changes ? "changes glob matching" : "prints shell options"}`);
+    }
+    case "read": {
+      // read [-ers] [-a ARRAY] [-d DELIM] [-i TEXT] [-n N] [-N N] [-p PROMPT] [-t T] [-u FD] [NAME…]
+      const ops = operands(args, { flags: "ers", valued: "adinNptu" });
+      const arr = args.findIndex((a) => /^-[ers]*a/.test(a));
+      const targets = [...(ops ?? [])];
+      if (arr >= 0) {
+        const a = args[arr];
+        targets.push(a.slice(a.indexOf("a") + 1) || args[arr + 1] || WILD);
+      }
+      return targetsCheck(
+        words,
+        ops === undefined ? undefined : targets.length ? targets : ["REPLY"],
+      );
+    }
+    case "mapfile":
+    case "readarray": {
+      if (args.some((a) => /^-[^-]*C/.test(a))) return ask(words, `${name} -C runs a callback`);
+      const ops = operands(args, { flags: "t", valued: "dnOsuc" });
+      return targetsCheck(words, ops === undefined ? undefined : ops.length ? ops : ["MAPFILE"]);
+    }
+    case "getopts": {
+      const ops = operands(args, { flags: "" });
+      return targetsCheck(words, ops === undefined || ops.length < 2 ? undefined : [ops[1]]);
+    }
+    case "printf": {
+      let i = 0;
+      const sets: string[] = [];
+      for (; i < args.length; i++) {
+        const a = args[i];
+        if (a === "--") break;
+        if (a === "-v") sets.push(args[++i] ?? WILD);
+        else if (a.startsWith("-v")) sets.push(a.slice(2));
+        else break;
+      }
+      if (!sets.length) return allow(`read-only command "printf"`);
+      return targetsCheck(words, sets);
+    }
+    case "unset": {
+      const ops = operands(args, { flags: "fvn" });
+      if (ops === undefined || ops.some((n) => !IDENT.test(n))) {
+        return ask(words, `"unset" of a subscript or computed name evaluates it as arithmetic`);
+      }
+      return allow(`"unset" only removes variables of this command line's shell`);
+    }
+    case "test":
+    case "[": {
+      // `test -v 'a[$(cmd)]'` evaluates the subscript (runs cmd).
+      for (let i = 0; i < args.length; i++) {
+        if ((args[i] === "-v" || args[i] === "-R") && !IDENT.test(args[i + 1] ?? "")) {
+          return ask(words, `"${name} ${args[i]}" on a subscript evaluates it as arithmetic`);
+        }
+      }
+      return allow(`read-only command "${name}"`);
+    }
+    case "jobs":
+      // `jobs -x CMD` runs CMD.
+      if (args.some((a) => !/^(-[lnprs]+|%.*)$/.test(a))) {
+        return ask(words, `"jobs" with -x or an unknown option runs a command`);
+      }
+      return allow(`read-only command "jobs"`);
     case "jq":
       if (
         args.some((a) =>
-          /\benv\b|\$ENV|\binput_filename\b|--rawfile|--slurpfile/.test(a) || a.startsWith(WILD)
+          /\benv\b|\$ENV|\binput_filename\b/.test(a) ||
+          anyLongOpt(a, ["--rawfile", "--slurpfile"]) ||
+          a.startsWith(WILD)
         )
       ) {
         return ask(
@@ -429,14 +639,12 @@ export function classify(words: string[]): Classification {
       return git(args);
     case "rg":
       if (
-        args.some((a) =>
-          a === "--pre" || a.startsWith("--pre=") || hasWild(a) && a.startsWith(WILD)
-        )
+        args.some((a) => longOpt(a, "--pre") || hasWild(a) && a.startsWith(WILD))
       ) {
         return ask(words, `rg --pre runs a program on every file`);
       }
       // --hostname-bin runs the given program to learn the host name (for hyperlinks).
-      if (args.some((a) => a === "--hostname-bin" || a.startsWith("--hostname-bin="))) {
+      if (args.some((a) => longOpt(a, "--hostname-bin"))) {
         return ask(words, `rg --hostname-bin runs a program`);
       }
       return allow(`read-only command "rg"`);
@@ -444,27 +652,51 @@ export function classify(words: string[]): Classification {
       const writes: string[] = [];
       for (let i = 0; i < args.length; i++) {
         const a = args[i];
+        if (a === "--") break;
         if (a.startsWith(WILD)) return ask(words, `sort with an unknown option may write a file`);
-        if (a === "-o" || a === "--output") writes.push(args[++i] ?? WILD);
-        else if (a.startsWith("--output=")) writes.push(a.slice(9));
-        else if (/^-[^-]*o/.test(a)) {
-          const rest = a.slice(a.indexOf("o") + 1);
-          writes.push(rest || (args[++i] ?? WILD));
-        } else if (a.startsWith("--compress-program")) {
+        if (longOpt(a, "--compress-program")) {
           return ask(words, `sort --compress-program runs a program`);
         }
+        if (a === "-o" || a === "-T") writes.push(args[++i] ?? WILD);
+        else if (longOpt(a, "--output") || longOpt(a, "--temporary-directory")) {
+          writes.push(longValue(args, i) ?? WILD);
+          if (!a.includes("=")) i++;
+        } else if (/^-[^-]*[oT]/.test(a)) {
+          // A cluster: the first o/T takes the rest of the word or the next word.
+          const at = a.search(/[oT]/);
+          const rest = a.slice(at + 1);
+          writes.push(rest || (args[++i] ?? WILD));
+        }
       }
-      return allow(`read-only command "sort"`, { writes });
+      // -T DIR: sort writes its temporary files into DIR.
+      return allow(`read-only command "sort"`, { writes: writes.map((w) => w) });
     }
     case "uniq": {
-      const ops = args.filter((a) => !a.startsWith("-") || a === "-");
-      if (args.some((a) => a.startsWith(WILD))) {
-        return ask(words, `uniq with unknown arguments may write a file`);
-      }
+      const ops = operands(args, {
+        flags: "cdDiuz",
+        valued: "fsw",
+        longFlags: [
+          "--count",
+          "--repeated",
+          "--all-repeated",
+          "--ignore-case",
+          "--unique",
+          "--zero-terminated",
+          "--help",
+          "--version",
+        ],
+        longValued: ["--skip-fields", "--skip-chars", "--check-chars", "--group"],
+      });
+      if (ops === undefined) return ask(words, `uniq with unknown arguments may write a file`);
       return allow(`read-only command "uniq"`, { writes: ops.length > 1 ? [ops[1]] : [] });
     }
     case "tee": {
-      const files = args.filter((a) => !a.startsWith("-") || a === "-" || a.startsWith(WILD));
+      // `--output-error[=MODE]` takes an optional value in the same word.
+      const files = operands(args.filter((a) => !longOpt(a, "--output-error")), {
+        flags: "aip",
+        longFlags: ["--append", "--ignore-interrupts", "--help", "--version"],
+      });
+      if (files === undefined) return ask(words, `tee with an unknown option`);
       return allow(`"tee" writes only the files it names`, {
         writes: files.filter((f) => f !== "-"),
         readOnly: true,
@@ -478,7 +710,7 @@ export function classify(words: string[]): Classification {
       }
       return allow(`read-only command "tree"`);
     case "date":
-      if (args.some((a) => /^(-s|--set)/.test(a) || a.startsWith(WILD))) {
+      if (args.some((a) => /^-[^-]*s/.test(a) || longOpt(a, "--set") || a.startsWith(WILD))) {
         return ask(words, `date -s sets the clock`);
       }
       return allow(`read-only command "date"`);
@@ -487,6 +719,74 @@ export function classify(words: string[]): Classification {
       return allow(`read-only command "hostname"`);
   }
   return ask(words, `"${name}" is not a read-only command`);
+}
+
+/**
+ * A command that assigns the shell variables `targets` (undefined when its
+ * options could not be read): each must be a plain name (`read 'a[$(cmd)]'`
+ * evaluates the subscript); the policy checks the names like assignments.
+ */
+function targetsCheck(words: string[], targets: string[] | undefined): Classification {
+  if (targets === undefined) return ask(words, `cannot tell which variables "${words[0]}" sets`);
+  const bad = targets.find((t) => !IDENT.test(t));
+  if (bad !== undefined) {
+    return ask(
+      words,
+      `"${words[0]}" assigns ${
+        show(bad)
+      }, which is not a plain variable name (a subscript is evaluated as code)`,
+    );
+  }
+  return allow(`"${words[0]}" only sets variables of this command line's shell`, { sets: targets });
+}
+
+/**
+ * `set`: without arguments it prints every variable (secrets included);
+ * `set -- ARGS` sets the positional parameters; option changes are allowed
+ * only for {@link SAFE_SET_LETTERS} / {@link SAFE_SET_OPTIONS} — `-x` makes
+ * the shell expand `PS4` (code), `-a` exports every later assignment,
+ * `-k`, `-H`, `-P`, `-o posix` change how later text is read.
+ */
+function setBuiltin(words: string[]): Classification {
+  const args = words.slice(1);
+  if (!args.length) {
+    return ask(words, `"set" without options prints every shell variable (may contain secrets)`);
+  }
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--" || a === "-") return allow(`"set" sets the positional parameters`);
+    if (a === "-o" || a === "+o") {
+      const o = args[++i];
+      if (o === undefined) return ask(words, `"set -o" without a name prints every option`);
+      if (!SAFE_SET_OPTIONS.has(o)) return ask(words, `"set -o ${o}" is not a known-safe option`);
+      continue;
+    }
+    if (/^[-+][a-zA-Z]+$/.test(a)) {
+      const letters = a.slice(1);
+      for (const l of letters) {
+        if (l === "o") continue;
+        if (!SAFE_SET_LETTERS.includes(l)) {
+          return ask(
+            words,
+            `"set ${
+              a[0]
+            }${l}" changes how the shell evaluates or exports what follows (only -${SAFE_SET_LETTERS} and -o ${
+              [...SAFE_SET_OPTIONS].join("|")
+            } are known safe)`,
+          );
+        }
+      }
+      if (letters.includes("o")) {
+        const o = args[++i];
+        if (o === undefined || !SAFE_SET_OPTIONS.has(o)) {
+          return ask(words, `"set ${a} ${o ?? ""}" is not a known-safe option`);
+        }
+      }
+      continue;
+    }
+    return allow(`"set" sets the positional parameters`);
+  }
+  return allow(`"set" only changes shell options`);
 }
 
 function wrapper(name: string, args: string[]): Classification {
@@ -632,23 +932,53 @@ function sed(args: string[]): Classification {
     const a = args[i];
     if (a === "--") break;
     if (a.startsWith(WILD)) return ask(words, `sed with an unknown option`);
-    if (a === "--in-place" || a.startsWith("--in-place=") || /^-[^-]*i/.test(a)) {
+    if (!a.startsWith("-") || a === "-") continue;
+    // GNU sed takes any unambiguous prefix of a long option (`--exp`, `--in-pl`).
+    if (longOpt(a, "--in-place") || (!a.startsWith("--") && /^-[^-]*i/.test(a))) {
       return ask(words, `"sed -i" edits files in place`);
     }
-    if (a === "--file" || a.startsWith("--file=") || /^-[^-]*f/.test(a)) {
+    if (longOpt(a, "--file") || (!a.startsWith("--") && /^-[^-]*f/.test(a))) {
       return ask(words, `"sed -f" runs a script file the guard cannot see`);
     }
-    if (a === "--expression" || a.startsWith("--expression=")) {
+    if (longOpt(a, "--expression")) {
       scripts.push(a.includes("=") ? a.slice(a.indexOf("=") + 1) : args[++i] ?? WILD);
       operandScript = false;
+    } else if (longOpt(a, "--line-length")) {
+      if (!a.includes("=")) i++;
+    } else if (a.startsWith("--")) {
+      const known = [
+        "--quiet",
+        "--silent",
+        "--debug",
+        "--posix",
+        "--regexp-extended",
+        "--separate",
+        "--sandbox",
+        "--unbuffered",
+        "--null-data",
+        "--zero-terminated",
+        "--follow-symlinks",
+        "--binary",
+        "--help",
+        "--version",
+      ];
+      if (a.includes("=") || !anyLongOpt(a, known)) {
+        return ask(words, `sed option ${show(a)} is not known to the guard`);
+      }
     } else if (/^-[^-]*e/.test(a)) {
       const rest = a.slice(a.indexOf("e") + 1);
       scripts.push(rest !== "" ? rest : args[++i] ?? WILD);
       operandScript = false;
     } else if (/^-[^-]*l$/.test(a)) i++;
+    else if (!/^-[nrEsuzb]+$/.test(a) && !/^-[^-]*l/.test(a)) {
+      return ask(words, `sed option ${show(a)} is not known to the guard`);
+    }
   }
   if (operandScript) {
-    const first = args.find((a, k) => !a.startsWith("-") && !/^-[^-]*l$/.test(args[k - 1] ?? ""));
+    const first = args.find((a, k) =>
+      (!a.startsWith("-") || args[k - 1] === "--") && !/^-[^-]*l$/.test(args[k - 1] ?? "") &&
+      !longOpt(args[k - 1] ?? "", "--line-length")
+    );
     scripts.push(first ?? WILD);
   }
   const bad = scripts.find((sc) => !readOnlySedScript(sc));
@@ -686,16 +1016,101 @@ function find(args: string[]): Classification {
   return allow(`read-only command "find"`, { inner, writes, readOnly: inner.length === 0 });
 }
 
+/** git global options that change nothing the guard relies on. */
+const GIT_SAFE_GLOBAL = new Set([
+  "--no-pager",
+  "-P",
+  "--no-optional-locks",
+  "--literal-pathspecs",
+  "--glob-pathspecs",
+  "--noglob-pathspecs",
+  "--icase-pathspecs",
+  "--no-replace-objects",
+  "--no-lazy-fetch",
+]);
+/** git global options that take a separate value (`-c a.b=c`, `-C dir`). */
+const GIT_VALUED_GLOBAL = [
+  "-c",
+  "-C",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--config-env",
+  "--super-prefix",
+  "--attr-source",
+];
+
+/**
+ * `git`'s words with its global options removed (`git --no-pager -c a.b=c
+ * push` → `git push`), so rules about a subcommand (`Execute(git push:*)`)
+ * see it whatever precedes it. Undefined when the words are not a git command
+ * with a literal subcommand.
+ */
+export function gitNormalized(words: string[]): string[] | undefined {
+  if (words[0] !== "git" && !words[0]?.endsWith("/git")) return undefined;
+  let i = 1;
+  for (; i < words.length; i++) {
+    const a = words[i];
+    if (a.startsWith(WILD)) return undefined;
+    if (!a.startsWith("-")) break;
+    if (GIT_VALUED_GLOBAL.includes(a)) i++;
+  }
+  if (i >= words.length || i === 1) return undefined;
+  return ["git", ...words.slice(i)];
+}
+
+/** Subcommand options that name a program git runs (`--upload-pack='cmd'`), prefixes included. */
+const GIT_PROGRAM_OPTIONS = [
+  "--upload-pack",
+  "--receive-pack",
+  "--exec",
+  "--output",
+  "--open-files-in-pager",
+];
+/** git subcommands that connect to a remote repository. */
+const GIT_NET = new Set([
+  "fetch",
+  "pull",
+  "push",
+  "clone",
+  "ls-remote",
+  "archive",
+  "submodule",
+  "remote",
+  "fetch-pack",
+  "send-pack",
+]);
+
+/**
+ * Where a git repository argument lives: `host[:port]` for a URL
+ * (`https://h/x`, `ssh://u@h:22/x`, scp-like `u@h:x`), null for a local path,
+ * `""` for a remote's name (its URL is in the repository's configuration),
+ * WILD when unknown or a transport that runs a program (`ext::cmd`).
+ */
+export function gitRepoHost(repo: string): string | null {
+  if (repo.includes(WILD)) return WILD;
+  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(repo)) return WILD; // ext::, fd::, remote helpers
+  const url = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)/i.exec(repo);
+  if (url) {
+    if (url[1].toLowerCase() === "file") return null;
+    const hostPort = url[2].replace(/^[^@]*@/, "");
+    return hostPort || WILD;
+  }
+  if (repo.startsWith("/") || repo.startsWith(".") || repo.startsWith("~")) return null;
+  const scp = /^(?:[^@/:]+@)?(\[[^\]]+\]|[^/:]+):/.exec(repo);
+  if (scp) return scp[1];
+  if (repo.includes("/")) return null;
+  return "";
+}
+
 function git(args: string[]): Classification {
   const words = ["git", ...args];
   let i = 0;
   for (; i < args.length; i++) {
     const a = args[i];
-    if (
-      a === "--no-pager" || a === "-P" || a === "--no-optional-locks" || a === "--literal-pathspecs"
-    ) continue;
-    // -C, --git-dir, --work-tree point git at another repository, whose config
-    // (core.fsmonitor, core.pager, …) may run commands: not read-only.
+    if (GIT_SAFE_GLOBAL.has(a)) continue;
+    // -c, -C, --git-dir, --work-tree, --exec-path… point git at other configuration or
+    // repositories (core.fsmonitor, core.pager, … run commands): not read-only.
     if (a.startsWith("-")) return ask(words, `git option ${show(a)} is not known to be read-only`);
     break;
   }
@@ -704,20 +1119,63 @@ function git(args: string[]): Classification {
   const rest = args.slice(i + 1);
   const no = (why?: string) =>
     ask(words, why ?? `"git ${sub.replaceAll(WILD, "…")}" is not a read-only git command`);
-  if (hasWild(sub) || !GIT_READ_ONLY.has(sub)) return no();
+  if (hasWild(sub)) return no();
   if (rest.some((a) => a.startsWith(WILD))) return no(`git ${sub} with an unknown argument`);
-  if (
-    rest.some((a) =>
-      a === "--output" || a.startsWith("--output=") || a === "-O" ||
-      a.startsWith("--open-files-in-pager")
-    )
-  ) {
-    return no(`git ${sub} --output writes a file`);
+  const progOpt = rest.find((a) => anyLongOpt(a, GIT_PROGRAM_OPTIONS));
+  if (progOpt !== undefined) {
+    return no(`git ${sub} ${show(progOpt)} runs a program or writes a file`);
   }
+  if (sub === "ls-remote" && rest.some((a) => /^-[^-]*u/.test(a))) {
+    return no(`git ls-remote -u runs the program it names`);
+  }
+  const net = GIT_NET.has(sub) ? gitNetRepos(sub, rest) : [];
+  if (!GIT_READ_ONLY.has(sub)) return { ...no(undefined), net };
+  if (rest.some((a) => a === "-O")) return no(`git ${sub} -O writes a file`);
   // `git grep -O<pager>` (also inside a cluster such as `-iOsh`) opens the matches with a program.
   if (sub === "grep" && rest.some((a) => /^-[^-]*O/.test(a))) {
     return no(`git grep -O runs a program on the matching files`);
   }
+  if (net.length) {
+    const c = gitReadOnlyRest(sub, rest, no);
+    return c.allowed ? { ...c, net, reason: `${c.reason} (connects to a remote repository)` } : c;
+  }
+  return gitReadOnlyRest(sub, rest, no);
+}
+
+/** Repository arguments of a networking git subcommand (see {@link gitRepoHost}); `""` = a remote named in config. */
+function gitNetRepos(sub: string, rest: string[]): string[] {
+  const positional = rest.filter((a) => !a.startsWith("-"));
+  switch (sub) {
+    case "remote":
+      // `git remote show NAME` (unless -n) and `git remote update` contact remotes.
+      if (positional[0] === "show" && !rest.includes("-n")) {
+        return positional.length > 1 ? positional.slice(1) : [];
+      }
+      if (positional[0] === "update" || positional[0] === "prune") return [positional[1] ?? ""];
+      if (positional[0] === "add" && rest.includes("-f")) return [positional[2] ?? WILD];
+      return [];
+    case "archive": {
+      const r = rest.find((a) => longOpt(a, "--remote"));
+      return r
+        ? [r.includes("=") ? r.slice(r.indexOf("=") + 1) : rest[rest.indexOf(r) + 1] ?? WILD]
+        : [];
+    }
+    case "submodule":
+      return positional[0] === "update" || positional[0] === "sync" || positional[0] === "add"
+        ? [WILD]
+        : [];
+    default:
+      // fetch/pull/push/ls-remote/clone [REPO] (options taking values may shift this: fail closed
+      // by also counting the configured remote).
+      return positional.length ? [positional[0]] : [""];
+  }
+}
+
+function gitReadOnlyRest(
+  sub: string,
+  rest: string[],
+  no: (why?: string) => Classification,
+): Classification {
   const opts = rest.filter((a) => a.startsWith("-"));
   const positional = rest.filter((a) => !a.startsWith("-"));
   switch (sub) {
@@ -759,7 +1217,11 @@ function git(args: string[]): Classification {
       if (positional.length && !["show", "get-url"].includes(positional[0])) {
         return no(`git remote ${positional[0]} changes remotes`);
       }
-      if (opts.some((a) => a !== "-v" && a !== "--verbose" && a !== "--all" && a !== "--push")) {
+      if (
+        opts.some((a) =>
+          a !== "-v" && a !== "--verbose" && a !== "--all" && a !== "--push" && a !== "-n"
+        )
+      ) {
         return no();
       }
       return allow(`read-only git command "git remote"`);
@@ -869,6 +1331,7 @@ const PATH_LONG = new Set([
   "--reference",
   "--to-file",
   "--arg-file",
+  "--random-source",
 ]);
 /** Long options whose `=VALUE` is a pattern, glob or format, never a path. */
 const NONPATH_LONG = new Set([
@@ -893,6 +1356,35 @@ const NONPATH_LONG = new Set([
   "--output-delimiter",
   "--date",
 ]);
+
+/** Long options readPaths knows by name; others are matched to these by prefix. */
+const KNOWN_LONG = [
+  ...PATH_LONG,
+  ...NONPATH_LONG,
+  "--regexp",
+  "--expression",
+  "--files",
+  "--recursive",
+  "--dereference-recursive",
+  "--directories",
+  "--arg",
+  "--argjson",
+  "--indent",
+  "--args",
+  "--jsonargs",
+];
+
+/**
+ * The option a GNU program reads for `opt` (`--fil` → `--file`): the exact
+ * name, else the known option it is a prefix of; when it is a prefix of
+ * several, an option whose value is a path wins (the stricter reading).
+ */
+function canonicalLong(opt: string): string {
+  if (KNOWN_LONG.includes(opt)) return opt;
+  const c = KNOWN_LONG.filter((k) => longOpt(opt, k));
+  if (c.length === 1) return c[0];
+  return c.find((k) => PATH_LONG.has(k)) ?? opt;
+}
 
 /** The simple test for a word that may name a path outside the working directory. */
 export function pathLike(w: string): boolean {
@@ -945,7 +1437,7 @@ export function readPaths(words: string[]): string[] | undefined {
     }
     if (a.startsWith("--")) {
       const eq = a.indexOf("=");
-      const opt = eq < 0 ? a : a.slice(0, eq);
+      const opt = canonicalLong(eq < 0 ? a : a.slice(0, eq));
       const value = eq < 0 ? undefined : a.slice(eq + 1);
       if (name === "rg" && opt === "--files") hasPattern = true; // lists files: no pattern
       else if ((opt === "--regexp" || (name === "sed" && opt === "--expression")) && patterned) {

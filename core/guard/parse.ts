@@ -49,12 +49,42 @@ export interface ShellParam {
   name?: string;
 }
 
+/**
+ * A construct where Bash evaluates text as code although a parser sees data
+ * (issue 11 §2, "strings bash evaluates as code"): prompt expansion
+ * `${x@P}` and the other transformation operators, indirect expansion
+ * `${!x}`, arithmetic on anything but numeric literals (`$((x))`,
+ * `[[ $a -eq 1 ]]`, `${a[i]}`, `${@:x}` — a value such as `a[$(cmd)]` runs
+ * `cmd`), `[[ -v NAME ]]` on a subscript, command substitutions inside an
+ * extended glob, `$"…"` translations, computed names given to `declare`.
+ * The policy asks for each (fail closed).
+ */
+export interface ShellHazard {
+  what: string;
+  text: string;
+}
+
 /** The flattened content of one parsed command line. */
 export interface ShellScript {
   commands: ShellCommand[];
   decls: ShellDecl[];
   redirects: ShellRedirect[];
   params: ShellParam[];
+  /** Code-evaluating constructs (see {@link ShellHazard}); empty for plain command lines. */
+  hazards?: ShellHazard[];
+  /**
+   * Words Bash expands as filename globs (unquoted `*`, `?`, `[…]`, extended
+   * globs) in command arguments, `for` lists and array assignments, as text
+   * with WILD for unknown parts: a glob lists its directory, so a glob outside
+   * the workspace is a read outside (`echo /*`).
+   */
+  globs?: ShellGlob[];
+}
+
+/** A word Bash expands as a filename glob; `dynamic` when other parts of it are run-time values (`$X/*`). */
+export interface ShellGlob {
+  text: string;
+  dynamic: boolean;
 }
 
 /** The result of {@link parseShell}: a script, or the parser's error message. */
@@ -68,6 +98,8 @@ interface Loaded {
   syntax: any;
   parser: Node;
   ops: Map<number, string>;
+  /** Operator codes calibrated from probes: `@` transformation, arithmetic `=`, `[[` arithmetic comparisons, `-v`/`-R`. */
+  codes: { transform: number; assign: number; arithTests: Set<number>; varTests: Set<number> };
 }
 
 let loaded: Loaded | undefined;
@@ -103,7 +135,21 @@ export function loadShellParser(): Promise<void> {
     const f2 = parser.Parse(": <<-E\n\tE\n", "");
     ops.set(f2.Stmts[0].Redirs[0].Op, "<<-");
     if (ops.size !== 12) throw new Error("mvdan-sh: unexpected redirection operator codes");
-    loaded = { syntax, parser, ops };
+    const first = (src: string) => parser.Parse(src, "").Stmts[0].Cmd;
+    const word0 = (src: string) => first(src).Args[1].Parts[0];
+    const codes = {
+      transform: word0("echo ${x@Q}").Exp.Op,
+      assign: first("(( a = 1 ))").X.Op,
+      arithTests: new Set<number>(
+        ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"].map((o) => first(`[[ a ${o} 1 ]]`).X.Op),
+      ),
+      varTests: new Set<number>(["-v", "-R"].map((o) => first(`[[ ${o} a ]]`).X.Op)),
+    };
+    if (
+      codes.arithTests.size !== 6 || codes.varTests.size !== 2 ||
+      codes.transform === word0("echo ${x:-a}").Exp.Op
+    ) throw new Error("mvdan-sh: unexpected operator codes");
+    loaded = { syntax, parser, ops, codes };
     parserLoadMs = performance.now() - t0;
     return loaded;
   })();
@@ -133,7 +179,14 @@ export function parseShell(
     const msg = typeof err?.Error === "function" ? err.Error() : String(err?.message ?? err);
     return { ok: false, error: msg };
   }
-  const script: ShellScript = { commands: [], decls: [], redirects: [], params: [] };
+  const script: ShellScript = {
+    commands: [],
+    decls: [],
+    redirects: [],
+    params: [],
+    hazards: [],
+    globs: [],
+  };
   try {
     new Flattener(loaded, src, home, script).stmts(file.Stmts);
   } catch (e) {
@@ -152,11 +205,27 @@ export function parseShell(
 class Flattener {
   #nodeType: (n: Node) => string;
   #ops: Map<number, string>;
+  #codes: Loaded["codes"];
   #slice: (n: Node) => string;
+  /** Whether the last word visited by {@link word} holds an unquoted glob / a run-time value. */
+  #glob = false;
+  #dynamic = false;
   constructor(l: Loaded, src: string, private home: string, private out: ShellScript) {
     this.#nodeType = l.syntax.NodeType;
     this.#ops = l.ops;
+    this.#codes = l.codes;
     this.#slice = makeSlicer(src);
+  }
+
+  hazard(what: string, n: Node): void {
+    this.out.hazards!.push({ what, text: this.#slice(n) });
+  }
+
+  /** Visits a word Bash subjects to filename expansion, recording it when it holds a glob. */
+  globbed(w: Node): string {
+    const t = this.word(w);
+    if (this.#glob) this.out.globs!.push({ text: t, dynamic: this.#dynamic });
+    return t;
   }
 
   stmts(list: Node[] | null | undefined): void {
@@ -181,20 +250,32 @@ class Flattener {
           if (name) assigns.push(name.Value);
           this.assign(a);
         }
-        const words = (c.Args ?? []).map((w: Node) => this.word(w));
+        const words = (c.Args ?? []).map((w: Node) => this.globbed(w));
         this.out.commands.push({ words, assigns, text: this.#slice(c) });
         return;
       }
       case "DeclClause": {
         const names: string[] = [];
         const flags: string[] = [];
+        let arrays = false;
         for (const a of c.Args ?? []) {
           const name = a.Name;
           if (name) names.push(name.Value);
           else if (a.Value) {
-            flags.push(this.word(a.Value));
+            const f = this.word(a.Value);
+            flags.push(f);
+            // `declare "a[$(cmd)]=1"`, `export "$x"`: a computed name or subscript is evaluated.
+            if (!/^[-+][a-zA-Z]+$/.test(f)) {
+              this.hazard("a computed name given to a declaration", a);
+            } else if (/[aA]/.test(f)) arrays = true;
+            else if (/^-[a-zA-Z]*[in]/.test(f)) {
+              // -i: every later assignment is arithmetic; -n: a name reference is evaluated.
+              this.hazard(`declaration option ${f} (evaluates assigned values)`, a);
+            }
             continue;
           }
+          // `declare -a x='(… $(cmd) …)'`: a quoted compound assignment is parsed again.
+          if (arrays && a.Value && !a.Array) this.hazard("a quoted array assignment", a);
           this.assign(a);
         }
         this.out.decls.push({
@@ -218,7 +299,7 @@ class Flattener {
         const loop = c.Loop;
         if (loop) {
           const lt = this.#nodeType(loop);
-          if (lt === "WordIter") { for (const w of loop.Items ?? []) this.word(w); }
+          if (lt === "WordIter") { for (const w of loop.Items ?? []) this.globbed(w); }
           else if (lt === "CStyleLoop") {
             this.arithm(loop.Init);
             this.arithm(loop.Cond);
@@ -295,20 +376,28 @@ class Flattener {
     if (arr) {
       for (const e of arr.Elems ?? []) {
         if (e.Index) this.arithm(e.Index);
-        if (e.Value) this.word(e.Value);
+        if (e.Value) this.globbed(e.Value);
       }
     }
   }
 
+  /**
+   * Visits an arithmetic expression. Bash evaluates the value of every name
+   * (and of every expanded word) in it as an expression again, so
+   * `x='a[$(cmd)]'; echo $((x))` runs `cmd`: any operand other than a numeric
+   * literal is a hazard, except the target of a plain `name = …`.
+   */
   arithm(x: Node): void {
     if (!x) return;
     const t = this.#nodeType(x);
     switch (t) {
       case "Word":
-        this.word(x);
+        this.arithWord(x);
         return;
       case "BinaryArithm":
-        this.arithm(x.X);
+        if (x.Op === this.#codes.assign && this.#nodeType(x.X) === "Word" && plainName(x.X)) {
+          this.word(x.X);
+        } else this.arithm(x.X);
         this.arithm(x.Y);
         return;
       case "UnaryArithm":
@@ -320,6 +409,16 @@ class Flattener {
     }
   }
 
+  /** A word in an arithmetic context: a numeric literal, or a hazard. */
+  arithWord(w: Node, extra?: RegExp): void {
+    const text = this.word(w);
+    const parts = w?.Parts ?? [];
+    const lit = parts.length === 1 && this.#nodeType(parts[0]) === "Lit";
+    if (!lit || !(NUMERIC.test(text) || (extra?.test(parts[0].Value) ?? false))) {
+      this.hazard("arithmetic on a value that is not a number literal", w);
+    }
+  }
+
   test(x: Node): void {
     if (!x) return;
     const t = this.#nodeType(x);
@@ -328,10 +427,21 @@ class Flattener {
         this.word(x);
         return;
       case "BinaryTest":
+        if (this.#codes.arithTests.has(x.Op)) {
+          // `[[ A -eq B ]]` evaluates A and B as arithmetic expressions.
+          this.arithWord(x.X);
+          this.arithWord(x.Y);
+          return;
+        }
         this.test(x.X);
         this.test(x.Y);
         return;
       case "UnaryTest":
+        if (this.#codes.varTests.has(x.Op) && !plainName(x.X)) {
+          this.hazard("[[ -v ]] on a subscript (evaluated as arithmetic)", x);
+        }
+        this.test(x.X);
+        return;
       case "ParenTest":
         this.test(x.X);
         return;
@@ -345,22 +455,48 @@ class Flattener {
     const parts: Node[] = word?.Parts ?? [];
     const types = parts.map((p) => this.#nodeType(p));
     for (let i = 0; i < parts.length; i++) this.part(parts[i], types[i]);
-    return wordText(parts, types, this.home);
+    const glob = types.some((t, i) =>
+      t === "ExtGlob" || (t === "Lit" && hasGlobChar(parts[i].Value as string))
+    );
+    const text = wordText(parts, types, this.home);
+    this.#glob = glob;
+    this.#dynamic = types.some((t, i) =>
+      t === "Lit"
+        ? i === 0 && /^~[^/]/.test(parts[i].Value)
+        : t === "DblQuoted"
+        ? (parts[i].Parts ?? []).some((q: Node) => this.#nodeType(q) !== "Lit")
+        : t !== "SglQuoted" && t !== "ExtGlob"
+    );
+    return text;
   }
 
   part(p: Node, t: string): void {
     switch (t) {
       case "Lit":
       case "SglQuoted":
+        return;
       case "ExtGlob":
+        // Bash expands `$(…)`, `$x` and backquotes inside `@(…)`; mvdan-sh keeps them as text.
+        if (/[$`]/.test(p.Pattern?.Value ?? "")) {
+          this.hazard("an expansion inside an extended glob", p);
+        }
         return;
       case "DblQuoted":
+        // `$"…"` is looked up in a message catalogue and the translation is expanded again.
+        if (p.Dollar) this.hazard('a $"…" translated string', p);
         for (const q of p.Parts ?? []) this.part(q, this.#nodeType(q));
         return;
       case "ParamExp": {
         const name = p.Excl || !p.Param ? undefined : p.Param.Value;
         this.out.params.push({ name });
-        if (p.Index) this.arithm(p.Index);
+        if (p.Excl) this.hazard("indirect expansion ${!…}", p);
+        if (p.Exp && p.Exp.Op === this.#codes.transform) {
+          this.hazard("a transformation operator ${…@…}", p);
+        }
+        if (p.Index) {
+          if (this.#nodeType(p.Index) === "Word") this.arithWord(p.Index, /^[@*]$/);
+          else this.arithm(p.Index);
+        }
         const sl = p.Slice;
         if (sl) {
           this.arithm(sl.Offset);
@@ -511,7 +647,28 @@ export function lexSimple(src: string): ShellScript | undefined {
     if (!endCommand(src.length)) return undefined;
   } else if (lastOp !== ";" && lastOp !== "&") return undefined;
   if (!commands.length) return undefined;
-  return { commands, decls: [], redirects: [], params: [] };
+  return { commands, decls: [], redirects: [], params: [], hazards: [], globs: [] };
+}
+
+/** A numeric literal of Bash arithmetic: decimal, octal, `0x…`, `BASE#DIGITS`. */
+const NUMERIC = /^(0[xX][0-9a-fA-F]+|[0-9]+(#[0-9a-zA-Z@_]+)?)$/;
+
+/** True when `w` is one literal identifier (no subscript, no expansion). */
+function plainName(w: Node): boolean {
+  const parts = w?.Parts ?? [];
+  return parts.length === 1 && typeof parts[0].Value === "string" && parts[0].Parts === undefined &&
+    /^[A-Za-z_][A-Za-z0-9_]*$/.test(parts[0].Value);
+}
+
+/** True when unquoted literal text holds an unescaped glob character (`*`, `?`, `[…]`). */
+function hasGlobChar(v: string): boolean {
+  for (let i = 0; i < v.length; i++) {
+    const c = v[i];
+    if (c === "\\") i++;
+    else if (c === "*" || c === "?") return true;
+    else if (c === "[" && v.indexOf("]", i + 2) > i) return true;
+  }
+  return false;
 }
 
 /** Source text of a node; mvdan offsets are UTF-8 byte offsets. */

@@ -20,7 +20,7 @@
  */
 import type { PluginPermissions, ToolAccess } from "../../sdk/mod.ts";
 import type { Decision, GuardVerdict } from "../types.ts";
-import { basename, dirname } from "node:path";
+import { basename, dirname, normalize } from "node:path";
 import {
   commandMatch,
   compilePath,
@@ -41,11 +41,21 @@ import {
   wholeProgram,
   WILD,
 } from "./rules.ts";
-import { classify, dangerousEnvName, readPaths } from "./commands.ts";
+import {
+  cdTarget,
+  classify,
+  dangerousEnvName,
+  gitNormalized,
+  gitRepoHost,
+  readPaths,
+  safePrefixName,
+  secretName,
+} from "./commands.ts";
 import {
   lexSimple,
   loadShellParser,
   parseShell,
+  type ShellGlob,
   shellParserLoaded,
   type ShellScript,
 } from "./parse.ts";
@@ -131,6 +141,13 @@ interface ScriptCtx {
   /** Candidate working directories (null = unknown, after `cd $X`). */
   cwds: string[] | null;
   level: Level;
+  /**
+   * True when an allow rule names this exact command line (as "allow always"
+   * records it): the user saw and approved the whole line, so default asks
+   * about its environment prefixes and code-evaluating constructs are lifted
+   * (deny and ask rules still apply).
+   */
+  approved?: boolean;
 }
 
 const q = (s: string) => JSON.stringify(s.replaceAll(WILD, "…"));
@@ -152,7 +169,6 @@ export class Policy {
   #rules: Rule[];
   #paths = new Map<Rule, PathMatcher>();
   #real = new Map<string, string>();
-  #hasGitDir: boolean | undefined;
 
   private constructor(rules: Rule[], opts: PolicyOptions) {
     this.#rules = rules;
@@ -223,8 +239,9 @@ export class Policy {
    */
   addRule(decision: Decision, rule: string, source = "session"): void {
     const r = parseRule(rule, decision, source);
-    // "allow always" / "reject always" record the exact command: its `*` is not a wildcard.
-    if (source === "session" && r.kind === "execute") r.exact = true;
+    // "allow always" / "reject always" record exactly what was asked: a command's `*` is not a
+    // wildcard, and a path rule covers that path only (not what lies beneath it).
+    if (source === "session" && ["execute", "read", "write"].includes(r.kind)) r.exact = true;
     this.#rules.push(r);
   }
 
@@ -300,7 +317,10 @@ export class Policy {
   #matcher(r: Rule): PathMatcher {
     let m = this.#paths.get(r);
     if (!m) {
-      m = compilePath(r.pattern!, this.workspace, this.home);
+      if (r.exact) {
+        const abs = resolvePath(r.pattern!, this.workspace, this.home);
+        m = { absolute: abs, literal: true, base: abs, test: (p) => p === abs };
+      } else m = compilePath(r.pattern!, this.workspace, this.home);
       this.#paths.set(r, m);
     }
     return m;
@@ -310,14 +330,22 @@ export class Policy {
     return r.pattern === undefined || this.#matcher(r).test(p);
   }
 
-  /** Real path of `p` (symlinks resolved on the longest existing prefix); `p` when unknown. */
+  /**
+   * Real path of `p`: symlinks resolved on the longest existing prefix, and a
+   * dangling symlink on the way judged by its target (a repository may ship
+   * `notes.txt -> /outside/file`; writing `notes.txt` creates the outside
+   * file). `p` when unknown.
+   */
   #realPath(p: string, cache = false): string {
     const hit = cache ? this.#real.get(p) : undefined;
     if (hit !== undefined) return hit;
+    // `/proc/self/cwd`, `/proc/$$/root`… name the shell's view, not Coyote's: never resolved here
+    // (they stay outside the workspace).
+    if (p === "/proc" || p.startsWith("/proc/")) return p;
     let cur = p;
     let tail = "";
     let out = p;
-    for (let i = 0; i < 64; i++) {
+    for (let i = 0, links = 0; i < 256; i++) {
       try {
         const real = Deno.realPathSync(cur);
         out = tail ? `${real === "/" ? "" : real}/${tail}` : real;
@@ -327,6 +355,16 @@ export class Policy {
           break;
         }
         if (cur === "/") break;
+        // A dangling symlink: continue from its target.
+        let target: string | undefined;
+        try {
+          if (Deno.lstatSync(cur).isSymlink) target = Deno.readLinkSync(cur);
+        } catch { /* missing */ }
+        if (target !== undefined && links++ < 40) {
+          cur = normalize(target.startsWith("/") ? target : `${dirname(cur)}/${target}`)
+            .replace(/(.)\/+$/, "$1");
+          continue;
+        }
         tail = tail ? `${basename(cur)}/${tail}` : basename(cur);
         cur = dirname(cur);
       }
@@ -337,21 +375,46 @@ export class Policy {
     return out;
   }
 
-  /** Why `p` is protected from writes (`.git/` internals, config dir, data dir), if it is. */
-  #protected(p: string): string | undefined {
-    // Any case: on case-insensitive file systems (macOS, Windows) `.GIT/config` is `.git/config`.
-    if (/(^|\/)\.git(\/|$)/i.test(p)) return "a .git/ directory";
-    // What Coyote itself loads from the workspace and runs: plugins, skills and MCP
-    // servers (`.coyote/`, `.mcp.json`). A write there (by the model or by a plugin
-    // granted a workspace folder) would start programs in the next session.
-    for (const ws of new Set([this.workspace, this.#realPath(this.workspace, true)])) {
-      if (isInside(p, `${ws}/.coyote`)) {
-        return "the workspace's .coyote/ (plugins, skills, MCP servers)";
-      }
-      if (isInside(p, `${ws}/.mcp.json`)) {
-        return "the workspace's .mcp.json (it starts MCP servers)";
-      }
+  /**
+   * `target` resolved against `cwd` the way the kernel does: a `..` after a
+   * symbolic link leaves the link's target, not the link's folder
+   * (`link/../x` with `link -> /outside/d` is `/outside/x`).
+   */
+  #physical(target: string, cwd: string): string {
+    let raw = target;
+    if (raw === "~" || raw.startsWith("~/")) raw = this.home + raw.slice(1);
+    if (!raw.startsWith("/")) raw = `${cwd}/${raw}`;
+    let out = "";
+    for (const seg of raw.split("/")) {
+      if (seg === "" || seg === ".") continue;
+      if (seg === "..") out = dirname(this.#realPath(out || "/"));
+      else out = `${out === "/" ? "" : out}/${seg}`;
     }
+    return out || "/";
+  }
+
+  /** `target` against `cwd`: the lexical path, and the physical one when they may differ. */
+  #resolveAll(target: string, cwd: string): string[] {
+    const abs = resolvePath(target, cwd, this.home);
+    if (!target.split("/").includes("..")) return [abs];
+    const phys = this.#physical(target, cwd);
+    return phys === abs ? [abs] : [abs, phys];
+  }
+
+  /**
+   * Why `p` is protected from writes, if it is: any `.git/` (a hook or
+   * `core.fsmonitor` runs code), any `.coyote/` or `.mcp.json` at any depth
+   * (Coyote loads plugins, skills and MCP servers from the folder it starts
+   * in, which may be a sub-folder), Coyote's config and data dirs. Names
+   * compare case-insensitively: on macOS and Windows `.COYOTE/` is `.coyote/`.
+   */
+  #protected(p: string): string | undefined {
+    if (/(^|\/)\.git(\/|$)/i.test(p)) return "a .git/ directory";
+    if (/(^|\/)\.coyote(\/|$)/i.test(p)) {
+      return "a .coyote/ folder (plugins, skills, MCP servers Coyote loads)";
+    }
+    if (/(^|\/)\.mcp\.json(\/|$)/i.test(p)) return "a .mcp.json file (it starts MCP servers)";
+    const lower = p.toLowerCase();
     for (
       const [dir, what] of [[this.configDir, "Coyote's config dir"], [
         this.dataDir,
@@ -359,7 +422,22 @@ export class Policy {
       ]] as const
     ) {
       if (!dir) continue;
-      if (isInside(p, dir) || isInside(p, this.#realPath(dir, true))) return `${what} (${dir})`;
+      for (const d of [dir, this.#realPath(dir, true)]) {
+        if (isInside(p, d) || isInside(lower, d.toLowerCase())) return `${what} (${dir})`;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Why reading `p` reveals secrets although a broad Read rule may cover it:
+   * the environment (or memory) of a process — `/proc/self/environ`,
+   * `/proc/$PPID/environ` hold Coyote's own variables, the provider key among
+   * them. Only an allow rule naming `/proc` itself lifts it.
+   */
+  #secretRead(p: string): string | undefined {
+    if (/^\/proc\/[^/]+\/(task\/[^/]+\/)?(environ|mem|auxv)$/.test(p)) {
+      return "a process's environment or memory (it holds Coyote's secrets)";
     }
     return undefined;
   }
@@ -410,6 +488,15 @@ export class Policy {
       return {
         decision: "allow",
         reason: `--dangerously-skip-permissions allows ${verb} ${p}`,
+        rule: "default",
+        subject: p,
+      };
+    }
+    const secret = this.#secretRead(p);
+    if (secret && !(allow && this.#matcher(allow).base.startsWith("/proc"))) {
+      return {
+        decision: "ask",
+        reason: `${p} is ${secret}; the guard asks unless a rule names /proc (Read(${p}))`,
         rule: "default",
         subject: p,
       };
@@ -626,6 +713,7 @@ export class Policy {
     const parts: GuardPart[] = [];
     const whole = command.replace(/\s+/g, " ").trim();
     let level: Level = this.dangerouslySkipPermissions ? "skip" : "full";
+    let approved = false;
     for (const r of this.#rulesOf("execute")) {
       if (r.pattern === undefined || r.pattern.replace(/\s+/g, " ") !== whole) continue;
       if (r.decision === "deny") {
@@ -651,9 +739,10 @@ export class Policy {
           subject: whole,
         });
         level = "explicit";
+        approved = true;
       }
     }
-    this.#scriptParts(res.script, { depth: 0, cwds: [this.workspace], level }, parts);
+    this.#scriptParts(res.script, { depth: 0, cwds: [this.workspace], level, approved }, parts);
     if (!parts.length) {
       parts.push({
         decision: "allow",
@@ -665,22 +754,68 @@ export class Policy {
     return parts;
   }
 
+  /**
+   * The working directories `script` may leave the shell in, given the
+   * candidates `cwds` (null = unknown): every `cd`/`pushd` (also behind
+   * `builtin`/`command`, and inside a literal `eval` string) adds its
+   * targets; `popd`, `cd -`, an unknown target, a non-literal `eval`,
+   * `source`, and a relative target that `CDPATH` may redirect make it
+   * unknown. A target with `..` also adds its physical resolution (`cd -P`).
+   */
+  #cwdsAfter(script: ShellScript, cwds: string[] | null, depth = 0): string[] | null {
+    if (cwds === null) return null;
+    let out: string[] | null = [...cwds];
+    const cdpath = cdpathSet();
+    for (const c of script.commands) {
+      if (out === null) break;
+      const name = c.words[0];
+      if (name === "eval" || name === "source" || name === ".") {
+        const src = name === "eval" && !c.words.some((w) => w.includes(WILD))
+          ? c.words.slice(1).join(" ")
+          : undefined;
+        const sub = src !== undefined && depth < MAX_DEPTH ? safeParse(src, this.home) : undefined;
+        out = sub?.ok ? this.#cwdsAfter(sub.script, out, depth + 1) : null;
+        continue;
+      }
+      const target = cdTarget(c.words);
+      if (target === undefined) continue;
+      if (
+        target.includes(WILD) ||
+        (cdpath && !/^(\/|~|\.\.?(\/|$))/.test(target))
+      ) {
+        out = null;
+        break;
+      }
+      const next: string[] = [];
+      for (const d of out) {
+        next.push(resolvePath(target, d, this.home));
+        if (target.split("/").includes("..")) next.push(this.#physical(target, d));
+      }
+      out.push(...next);
+      out = [...new Set(out)];
+      if (out.length > 16) out = null;
+    }
+    return out;
+  }
+
   #scriptParts(script: ShellScript, outer: ScriptCtx, parts: GuardPart[]): void {
     // Working directories a relative path may be resolved against (cd/pushd/popd anywhere).
-    let cwds: string[] | null = outer.cwds ? [...outer.cwds] : null;
-    for (const c of script.commands) {
-      const [name, ...args] = c.words;
-      if (name !== "cd" && name !== "pushd" && name !== "popd") continue;
-      const target = name === "popd"
-        ? undefined
-        : args.find((a) => !a.startsWith("-") || a === "-");
-      if (cwds === null) continue;
-      if (name === "popd" || target === "-" || target?.includes(WILD)) cwds = null;
-      else if (target === undefined) cwds.push(this.home);
-      else cwds.push(...cwds.map((d) => resolvePath(target, d, this.home)));
-      if (cwds && cwds.length > 16) cwds = null;
+    const ctx: ScriptCtx = { ...outer, cwds: this.#cwdsAfter(script, outer.cwds) };
+    for (const h of script.hazards ?? []) {
+      // The user approved this exact line; under --dangerously-skip-permissions only a
+      // deny rule the hidden code might hit keeps the question.
+      if (ctx.approved) continue;
+      if (ctx.level === "skip" && !this.#hasRules(["execute", "read", "write"], ["deny"])) continue;
+      parts.push({
+        decision: "ask",
+        reason: `${q(clip(h.text, 80))} is ${h.what}, which Bash evaluates as code; the guard asks`,
+        rule: "default",
+        subject: clip(h.text, 80),
+      });
     }
-    const ctx: ScriptCtx = { ...outer, cwds: cwds ? [...new Set(cwds)] : null };
+    if (ctx.level === "full") {
+      for (const g of script.globs ?? []) this.#globReadParts(g, ctx, parts);
+    }
 
     for (const c of script.commands) {
       this.#simpleParts(c.words, c.assigns, c.text, ctx, ctx.level, parts);
@@ -717,24 +852,35 @@ export class Policy {
     }
 
     const envRules = this.#hasRules(["env"], ["deny", "ask"]);
-    if (envRules) {
-      for (const p of script.params) {
-        if (p.name === undefined) {
-          if (ctx.level !== "skip" || this.#hasRules(["env"], ["deny"])) {
-            parts.push({
-              decision: "ask",
-              reason:
-                "an indirect variable expansion (${!x}) may read a restricted environment variable",
-              rule: "default",
-              subject: "${!…}",
-            });
-          }
-          continue;
+    for (const p of script.params) {
+      if (p.name === undefined) {
+        if (envRules && (ctx.level !== "skip" || this.#hasRules(["env"], ["deny"]))) {
+          parts.push({
+            decision: "ask",
+            reason:
+              "an indirect variable expansion (${!x}) may read a restricted environment variable",
+            rule: "default",
+            subject: "${!…}",
+          });
         }
-        const part = this.#namePart("env", p.name, ctx.level);
-        if (part && part.decision !== "allow") {
+        continue;
+      }
+      const part = this.#namePart("env", p.name, ctx.level);
+      if (part) {
+        if (part.decision !== "allow") {
           parts.push({ ...part, reason: `${part.reason} ($${p.name} is expanded)` });
         }
+        continue;
+      }
+      // A variable whose name looks secret (`$GITHUB_TOKEN`) would be shown to the model.
+      if (ctx.level !== "skip" && !ctx.approved && secretName(p.name)) {
+        parts.push({
+          decision: "ask",
+          reason:
+            `$${p.name} looks like a secret (its name); the default policy asks before expanding it (allow with Env(${p.name}))`,
+          rule: "default",
+          subject: `$${p.name}`,
+        });
       }
     }
   }
@@ -754,15 +900,23 @@ export class Policy {
     // May an unknown word be a run-time value (not a filename glob)?
     const dyn = dynamic ?? DYNAMIC_TEXT.test(text);
     for (const a of assigns) {
-      const p = this.#envSetPart(a, display, level);
+      const p = this.#envSetPart(a, display, level, ctx);
       if (p) parts.push(p);
     }
     if (!words.length) return;
     const name = words[0];
     const line = words.join(" ");
-    const alt = name.includes("/") && !name.includes(WILD)
-      ? [basename(name), ...words.slice(1)].join(" ")
+    const base = name.includes("/") && !name.includes(WILD)
+      ? [basename(name), ...words.slice(1)]
       : undefined;
+    // Deny and ask rules also see the command with its global options removed
+    // (`git --no-pager -c a.b=c push` is `git push`); for other programs, leading
+    // options (and the word after each) are skipped as a possible match.
+    const sure = [base, gitNormalized(base ?? words)].filter((w): w is string[] => !!w)
+      .map((w) => w.join(" "));
+    const possible = optionSkips(base ?? words).map((w) => w.join(" "));
+    // An environment prefix not on the short safe list makes allow rules not match.
+    const prefixed = assigns.find((a) => !safePrefixName(a));
 
     let deny: Rule | undefined,
       maybeDeny: Rule | undefined,
@@ -770,13 +924,18 @@ export class Policy {
       allow: Rule | undefined;
     for (const r of this.#rulesOf("execute")) {
       if (r.decision === "allow") {
-        if (!allow && commandMatch(execPattern(r), line, false) === "yes") allow = r;
+        if (!allow && !prefixed && commandMatch(execPattern(r), line, false) === "yes") allow = r;
         continue;
       }
       let m = commandMatch(execPattern(r), line, true);
-      if (m !== "yes" && alt) {
+      for (const alt of sure) {
+        if (m === "yes") break;
         const m2 = commandMatch(execPattern(r), alt, true);
         if (m2 === "yes" || m === "no") m = m2;
+      }
+      for (const alt of possible) {
+        if (m !== "no") break;
+        if (commandMatch(execPattern(r), alt, true) !== "no") m = "maybe";
       }
       if (m === "no") continue;
       if (r.decision === "deny") {
@@ -796,7 +955,9 @@ export class Policy {
     if (maybeDeny) {
       parts.push({
         decision: "ask",
-        reason: `${q(display)} may match ${by(maybeDeny)} (part of it is only known at run time)`,
+        reason: `${q(display)} may match ${
+          by(maybeDeny)
+        } (part of it is only known at run time, or options precede its subcommand)`,
         rule: maybeDeny.text,
         subject: display,
       });
@@ -864,6 +1025,13 @@ export class Policy {
       if (c.allowed) this.#readPathParts(words, display, ctx, dyn, findItems, parts);
     }
 
+    if (level !== "skip" || this.#hasRules(["env"], ["deny"])) {
+      for (const n of c.sets ?? []) {
+        const p = this.#envSetPart(n, display, level, ctx);
+        if (p) parts.push(p);
+      }
+    }
+    for (const repo of c.net ?? []) parts.push(this.#gitNetPart(repo, display, level));
     for (const i of c.inner) {
       const unknownArgs = dyn || !!i.unknownArgs;
       this.#simpleParts(i.words, i.assigns, "", ctx, inner, parts, unknownArgs, !!i.findItems);
@@ -899,7 +1067,12 @@ export class Policy {
         }
         continue;
       }
-      this.#scriptParts(sub.script, { depth: ctx.depth + 1, cwds: ctx.cwds, level: inner }, parts);
+      this.#scriptParts(sub.script, {
+        depth: ctx.depth + 1,
+        cwds: ctx.cwds,
+        level: inner,
+        approved: ctx.approved,
+      }, parts);
     }
     const wlevel: Level = inner;
     for (const w of c.writes) {
@@ -921,37 +1094,148 @@ export class Policy {
     if (!ctx.cwds || ctx.cwds.length !== 1 || ctx.cwds[0] !== this.workspace) {
       return "git after cd may pick up a repository configuration written in the workspace";
     }
-    if (this.#hasGitDir === undefined) {
-      try {
-        this.#hasGitDir = Deno.statSync(`${this.workspace}/.git`).isDirectory ||
-          Deno.statSync(`${this.workspace}/.git`).isFile;
-      } catch {
-        this.#hasGitDir = false;
-      }
-    }
-    if (!this.#hasGitDir) {
+    if (!this.#gitDir()) {
       return "the workspace has no .git/, so git may read a repository configuration written in the workspace";
+    }
+    // A repository's own configuration can make git run programs (core.fsmonitor on
+    // `git status`, diff.*.textconv on `git log -p`, filter.* on `git diff`, …). A hostile
+    // repository may ship it: only configurations of known-harmless keys are trusted.
+    const cfg = this.#gitConfig();
+    if (!cfg) return "the workspace's git configuration cannot be read";
+    for (const k of cfg.keys()) {
+      if (!SAFE_GIT_CONFIG.test(k)) {
+        return `the repository's git configuration sets ${
+          k.replace("\u0000", "")
+        }, which may make git run a program`;
+      }
     }
     return undefined;
   }
 
-  /** Setting variable `name` for a command: Env rules, and dangerous names (PATH, LD_*, …) ask by default. */
-  #envSetPart(name: string, display: string, level: Level): GuardPart | undefined {
+  /**
+   * Setting variable `name` for a command: Env rules, and dangerous names
+   * (PATH, LD_*, HOME, GIT_*, PS4, …) ask by default — unless the whole
+   * command line was approved as it is ({@link ScriptCtx.approved}).
+   */
+  #envSetPart(
+    name: string,
+    display: string,
+    level: Level,
+    ctx?: ScriptCtx,
+  ): GuardPart | undefined {
     const p = this.#namePart("env", name, level);
     if (p) {
       return p.decision === "allow"
         ? undefined
         : { ...p, reason: `${p.reason} (set by ${q(display)})`, subject: display };
     }
-    if (level === "skip" || !dangerousEnvName(name)) return undefined;
+    if (level === "skip" || ctx?.approved || !dangerousEnvName(name)) return undefined;
     return {
       decision: "ask",
       reason: `${
         q(display)
-      } sets ${name}, which changes which program runs or what it loads; the default policy asks (allow with Env(${name}))`,
+      } sets ${name}, which changes which program runs, what it loads or what the shell evaluates; the default policy asks (allow with Env(${name}))`,
       rule: "default",
       subject: display,
     };
+  }
+
+  /**
+   * A git repository argument as a `Net` decision (`git ls-remote URL`,
+   * `git fetch origin`): a URL's host, a remote's URL from the workspace's
+   * git configuration, nothing for a local path; unknown hosts ask (and are
+   * denied by a bare `Net` deny rule).
+   */
+  #gitNetPart(repo: string, display: string, level: Level): GuardPart {
+    let host = gitRepoHost(repo);
+    if (host === "") host = this.#gitRemoteHost(repo || "origin");
+    if (host === null) {
+      return {
+        decision: "allow",
+        reason: `${q(display)} uses a local repository`,
+        rule: "default",
+        subject: display,
+      };
+    }
+    const s = host === WILD ? "a host only known from configuration or at run time" : host;
+    if (host === WILD) {
+      const deny = this.#rulesOf("net").find((r) => r.decision === "deny");
+      const p: GuardPart = deny && deny.pattern === undefined
+        ? {
+          decision: "deny",
+          reason: `${by(deny)} denies network access`,
+          rule: deny.text,
+          subject: s,
+        }
+        : level === "skip" && !deny
+        ? {
+          decision: "allow",
+          reason: `--dangerously-skip-permissions allows ${s}`,
+          rule: "default",
+          subject: s,
+        }
+        : {
+          decision: "ask",
+          reason: `network access to ${s}`,
+          rule: deny?.text ?? "default",
+          subject: s,
+        };
+      return {
+        ...p,
+        reason: `${p.reason} — ${q(display)} connects to a remote repository`,
+        subject: display,
+      };
+    }
+    const p = this.#netPart(host);
+    return {
+      ...p,
+      reason: `${p.reason} — ${q(display)} connects to a remote repository`,
+      subject: display,
+    };
+  }
+
+  /** The host of remote `name` per the workspace's `.git/config` (null for a local path, WILD when unknown). */
+  #gitRemoteHost(name: string): string | null {
+    const cfg = this.#gitConfig();
+    const url = cfg?.get(`remote.${name}.url`);
+    if (!url) return WILD;
+    const h = gitRepoHost(url);
+    return h === "" ? WILD : h;
+  }
+
+  /**
+   * The workspace repository's own configuration (`.git/config`, following a
+   * `.git` file's `gitdir:`), keys lower-cased as `section.sub.key` (the
+   * subsection keeps its case, as git does); undefined when absent or
+   * unreadable.
+   */
+  #gitConfig(): Map<string, string> | undefined {
+    const dir = this.#gitDir();
+    if (!dir) return undefined;
+    let text: string;
+    try {
+      let common = dir;
+      try {
+        // A linked worktree keeps the shared configuration in its common dir.
+        common = resolvePath(Deno.readTextFileSync(`${dir}/commondir`).trim(), dir, "/");
+      } catch { /* not a linked worktree */ }
+      text = Deno.readTextFileSync(`${common}/config`);
+    } catch {
+      return undefined;
+    }
+    return parseGitConfig(text);
+  }
+
+  #gitDir(): string | undefined {
+    const dot = `${this.workspace}/.git`;
+    try {
+      const st = Deno.statSync(dot);
+      if (st.isDirectory) return dot;
+      const m = /^gitdir:\s*(.+?)\s*$/m.exec(Deno.readTextFileSync(dot));
+      return m ? resolvePath(m[1], this.workspace, this.home) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Decides a path a command writes or reads (redirect target, tee file), for every candidate cwd. */
@@ -1003,10 +1287,11 @@ export class Policy {
       return;
     }
     for (const cwd of ctx.cwds ?? [this.workspace]) {
-      const abs = resolvePath(target, cwd, this.home);
-      const p = this.#pathPart(kind, abs, level);
-      if (p.decision === "allow" && level !== "full") continue;
-      parts.push({ ...p, reason: `${p.reason} — ${what} in ${q(display)}`, subject: display });
+      for (const abs of this.#resolveAll(target, cwd)) {
+        const p = this.#pathPart(kind, abs, level);
+        if (p.decision === "allow" && level !== "full") continue;
+        parts.push({ ...p, reason: `${p.reason} — ${what} in ${q(display)}`, subject: display });
+      }
     }
   }
 
@@ -1065,35 +1350,61 @@ export class Policy {
         return;
       }
       for (const cwd of ctx.cwds ?? [this.workspace]) {
-        const abs = resolvePath(target, cwd, this.home);
-        if (SPECIAL_FILES.test(abs)) continue;
-        let p = this.#pathPart("read", abs, "full");
-        if (p.decision === "allow" && w !== target && !found) {
-          // A glob inside the workspace may match a symbolic link that leads outside.
-          const matches = this.#globMatches(resolvePath(w, cwd, this.home));
-          if (!matches) {
-            unknown(`${q(w)}, a glob matching more than ${GLOB_LIMIT} paths`);
-            return;
+        for (const abs of this.#resolveAll(target, cwd)) {
+          if (SPECIAL_FILES.test(abs)) {
+            continue;
           }
-          for (const m of matches) {
-            const mp = this.#pathPart("read", m, "full");
-            if (mp.decision !== "allow") {
-              p = mp;
-              break;
+          let p = this.#pathPart("read", abs, "full");
+          if (p.decision === "allow" && w !== target && !found) {
+            // A glob inside the workspace may match a symbolic link that leads outside.
+            const matches = this.#globMatches(resolvePath(w, cwd, this.home));
+            if (!matches) {
+              unknown(`${q(w)}, a glob matching more than ${GLOB_LIMIT} paths`);
+              return;
+            }
+            for (const m of matches) {
+              const mp = this.#pathPart("read", m, "full");
+              if (mp.decision !== "allow") {
+                p = mp;
+                break;
+              }
             }
           }
+          if (p.decision === "allow") continue;
+          // Explicit rules on a word as written are reported by #argParts.
+          if (p.rule !== "default" && target === w) continue;
+          parts.push({
+            ...p,
+            reason: `${p.reason} — ${
+              w !== target ? q(w) : words.includes(w) ? "argument" : "working directory"
+            } of ${q(display)}`,
+            subject: display,
+          });
         }
-        if (p.decision === "allow") continue;
-        // Explicit rules on a word as written are reported by #argParts.
-        if (p.rule !== "default" && target === w) continue;
-        parts.push({
-          ...p,
-          reason: `${p.reason} — ${
-            w !== target ? q(w) : words.includes(w) ? "argument" : "working directory"
-          } of ${q(display)}`,
-          subject: display,
-        });
       }
+    }
+  }
+
+  /**
+   * A filename glob lists its directory (`echo /*`, `printf '%s\n' ~/.ssh/*`,
+   * `for f in ../x/*`): the default "reads outside the workspace ask" applies
+   * to the directories it may list, as for `ls` (issue 11 §2). A glob whose
+   * other parts are run-time values, or whose `..`/dot segments may climb
+   * out, asks.
+   */
+  #globReadParts(g: ShellGlob, ctx: ScriptCtx, parts: GuardPart[]): void {
+    const display = g.text.replaceAll(WILD, "*");
+    const before = parts.length;
+    // What matters is the directories listed: the glob without its last segment
+    // (`*` lists `.`; `*/*` lists every folder `*` matches, a link leading out among them).
+    const cut = g.text.lastIndexOf("/");
+    const dir = cut < 0 ? "." : cut === 0 ? "/" : g.text.slice(0, cut);
+    this.#readPathParts(["ls", "-d", "--", dir], display, ctx, g.dynamic, false, parts);
+    for (let i = before; i < parts.length; i++) {
+      parts[i] = {
+        ...parts[i],
+        reason: `${parts[i].reason} (the glob ${q(display)} lists a directory)`,
+      };
     }
   }
 
@@ -1151,12 +1462,20 @@ export class Policy {
     const anyRules = this.#hasRules(kinds, decisions);
     const checkProtected = !readOnly && level !== "skip";
     if (!anyRules && !checkProtected) return;
+    let operandsOnly = false;
     for (const w of words.slice(1)) {
       let a = w;
-      if (a.startsWith("-")) {
+      if (a === "--" && !operandsOnly) {
+        operandsOnly = true;
+        continue;
+      }
+      // After `--` every word is an operand; a word like `-/../../x` may be one too.
+      if (a.startsWith("-") && !operandsOnly && !a.includes("/")) {
         const eq = a.indexOf("=");
         if (eq < 0) continue;
         a = a.slice(eq + 1);
+      } else if (a.startsWith("-") && !operandsOnly && a.includes("=")) {
+        a = a.slice(a.indexOf("=") + 1);
       }
       if (!a) continue;
       if (a.includes(WILD) || (!a.startsWith("/") && ctx.cwds === null)) {
@@ -1182,12 +1501,17 @@ export class Policy {
         continue;
       }
       for (const cwd of ctx.cwds ?? [this.workspace]) {
-        const abs = resolvePath(a, cwd, this.home);
-        for (const kind of kinds) {
-          const p = this.#pathPartOne(kind, abs, level === "skip" ? "skip" : "explicit");
-          if (p.decision === "allow") continue;
-          if (kind === "write" && p.rule === "default" && !checkProtected) continue;
-          parts.push({ ...p, reason: `${p.reason} — argument of ${q(display)}`, subject: display });
+        for (const abs of this.#resolveAll(a, cwd)) {
+          for (const kind of kinds) {
+            const p = this.#pathPartOne(kind, abs, level === "skip" ? "skip" : "explicit");
+            if (p.decision === "allow") continue;
+            if (kind === "write" && p.rule === "default" && !checkProtected) continue;
+            parts.push({
+              ...p,
+              reason: `${p.reason} — argument of ${q(display)}`,
+              subject: display,
+            });
+          }
         }
       }
     }
@@ -1593,6 +1917,121 @@ function needsFullParser(command: string): boolean {
   const fast = lexSimple(command);
   if (!fast) return true;
   return fast.commands.some((c) => c.words.some((w) => NESTED_SHELLS.has(w)));
+}
+
+/**
+ * Reads a git config file into `section[.subsection].key` → value (the last
+ * value wins; section and key lower-cased). `[include]`/`[includeIf]`
+ * entries are kept as keys, so a caller can refuse them.
+ */
+export function parseGitConfig(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let section = "";
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/^\s+/, "");
+    if (!line || line.startsWith("#") || line.startsWith(";")) continue;
+    const sec = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$/.exec(line);
+    if (sec) {
+      section = sec[1].toLowerCase() + (sec[2] !== undefined ? `.${sec[2]}` : "");
+      if (!sec[3] || /^[#;]/.test(sec[3])) continue;
+      // `[core] fsmonitor = x` on one line
+      const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(sec[3]);
+      if (kv) out.set(`${section}.${kv[1].toLowerCase()}`, kv[2] ?? "true");
+      else out.set(`${section}.\u0000unparsed`, sec[3]);
+      continue;
+    }
+    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
+    if (kv) out.set(`${section}.${kv[1].toLowerCase()}`, (kv[2] ?? "true").trim());
+    else out.set(`${section}.\u0000unparsed`, line);
+  }
+  return out;
+}
+
+/**
+ * Repository configuration keys known not to make git run a program or
+ * reach the network on its own (what `git init`/`git clone` write, branch
+ * tracking, identity, display options). Anything else — `core.fsmonitor`,
+ * `core.pager`, `diff.*.textconv`, `filter.*`, `include.path`, … — makes
+ * read-only git ask (issue 11 §2: git runs configured programs).
+ */
+const SAFE_GIT_CONFIG = new RegExp(
+  "^(" + [
+    String
+      .raw`core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|abbrev|compression|looseCompression|packedgitlimit|packedgitwindowsize|bigfilethreshold|checkstat|trustctime|untrackedcache|splitindex|preloadindex|fscache|longpaths|commentchar|commentstring|whitespace|warnambiguousrefs|sharedrepository)`,
+    String.raw`extensions\.(objectformat|noop)`,
+    String
+      .raw`remote\.[^\u0000]+\.(url|fetch|pushurl|push|tagopt|prune|prunetags|mirror|skipdefaultupdate|skipfetchall)`,
+    String.raw`branch\.[^\u0000]+\.(remote|merge|rebase|pushremote|description)`,
+    String.raw`user\.(name|email|signingkey|usecofigonly|useconfigonly)`,
+    String.raw`author\.(name|email)`,
+    String.raw`committer\.(name|email)`,
+    String.raw`init\.defaultbranch`,
+    String.raw`pull\.(rebase|ff)`,
+    String.raw`push\.(default|autosetupremote|followtags)`,
+    String.raw`fetch\.(prune|prunetags)`,
+    String.raw`color\.[a-z.]+`,
+    String.raw`column\.[a-z]+`,
+    String.raw`log\.(date|decorate|abbrevcommit|follow|mailmap|showroot)`,
+    String
+      .raw`diff\.(renames|renamelimit|algorithm|mnemonicprefix|noprefix|context|interhunkcontext|indentheuristic|colormoved|submodule|statgraphwidth|relative|orderfile|ignoresubmodules)`,
+    String
+      .raw`status\.(showuntrackedfiles|short|branch|relativepaths|submodulesummary|renames|aheadbehind)`,
+    String.raw`merge\.(conflictstyle|ff|log|renames|renamelimit)`,
+    String.raw`rebase\.(autosquash|autostash|updaterefs)`,
+    String.raw`gc\.(auto|autodetach|reflogexpire|reflogexpireunreachable|pruneexpire)`,
+    String.raw`index\.(version|threads|skiphash)`,
+    String.raw`pack\.(threads|windowmemory)`,
+    String.raw`advice\.[a-z]+`,
+    String.raw`submodule\.[^\u0000]+\.(url|active|branch)`,
+    String.raw`lfs\.[^\u0000]+\.(access|locksverify)`,
+    String.raw`lfs\.repositoryformatversion`,
+    String.raw`maintenance\.(auto|strategy)`,
+    String.raw`feature\.manyfiles`,
+    String.raw`fetch\.writecommitgraph`,
+  ].join("|") + ")$",
+  "i",
+);
+
+/**
+ * Variants of a command with leading options skipped (`npm --registry x
+ * publish` → `npm publish`, `npm x publish`): each option word, and the word
+ * after an option without `=` (it may be its value), may be dropped. Used
+ * for a "may match" of deny and ask rules only.
+ */
+function optionSkips(words: string[]): string[][] {
+  if (words.length < 3 || !words[1].startsWith("-") || words[1] === "--") return [];
+  const out: string[][] = [];
+  let i = 1;
+  while (i < words.length && i < 8) {
+    const a = words[i];
+    if (!a.startsWith("-")) break;
+    i++;
+    out.push([words[0], ...words.slice(i)]);
+    if (!a.includes("=") && i < words.length && !words[i].startsWith("-")) {
+      out.push([words[0], ...words.slice(i + 1)]);
+      // the next word may be a value or the subcommand: continue past it only as a value
+      if (i + 1 < words.length && words[i + 1].startsWith("-")) i++;
+    }
+  }
+  return out;
+}
+
+/** True when `CDPATH` is set for the commands Coyote runs (then `cd name` may go elsewhere). */
+function cdpathSet(): boolean {
+  try {
+    return !!Deno.env.get("CDPATH") || /(^|:)cdable_vars(:|$)/.test(Deno.env.get("BASHOPTS") ?? "");
+  } catch {
+    return true; // cannot tell: fail closed
+  }
+}
+
+/** {@link parseShell} that never throws (the parser may not be loaded for a fast-path line). */
+function safeParse(src: string, home: string): ReturnType<typeof parseShell> {
+  try {
+    return parseShell(src, home);
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
 }
 
 /** Worst part wins (deny > ask > allow); the reason names the deciding rule or default and the sub-command. */

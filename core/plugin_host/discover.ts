@@ -24,6 +24,12 @@ export interface PluginLocation {
   path: string;
   /** Real path of the entry file (symlinks resolved). */
   entry: string;
+  /**
+   * Real path of the plugin's folder when the plugin is a folder: its files and
+   * npm packages are bundled at load (bundle.ts). Absent for a one-file plugin,
+   * which must be self-contained.
+   */
+  root?: string;
   origin: PluginOrigin;
 }
 
@@ -39,13 +45,17 @@ async function stat(path: string): Promise<Deno.FileInfo | undefined> {
 }
 
 /** Resolves a file or plugin folder to its entry file, or explains why not. */
-export async function resolveEntry(path: string): Promise<{ entry: string } | { error: string }> {
+export async function resolveEntry(
+  path: string,
+): Promise<{ entry: string; root?: string } | { error: string }> {
   const info = await stat(path);
   if (!info) return { error: `${path}: not found` };
   if (info.isDirectory) {
     for (const name of FOLDER_ENTRIES) {
       const f = join(path, name);
-      if ((await stat(f))?.isFile) return { entry: await Deno.realPath(f) };
+      if ((await stat(f))?.isFile) {
+        return { entry: await Deno.realPath(f), root: await Deno.realPath(path) };
+      }
     }
     return { error: `${path}: folder has no ${FOLDER_ENTRIES.join(" / ")}` };
   }
@@ -141,7 +151,7 @@ export async function discoverPlugins(
     }
     if (seen.has(r.entry)) continue;
     seen.add(r.entry);
-    plugins.push({ path: c.path, entry: r.entry, origin: c.origin });
+    plugins.push({ path: c.path, entry: r.entry, root: r.root, origin: c.origin });
   }
   return { plugins, warnings };
 }

@@ -107,7 +107,7 @@ export const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 const PLUGIN_NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/;
 const PERMISSION_KEYS = ["read", "write", "net", "run", "env"] as const;
 /** Bump when the cached probe format or the compiler changes. */
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
 
 interface Probed {
   code: string;
@@ -119,24 +119,48 @@ async function sha256(text: string): Promise<string> {
   return Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Compiles and probes one entry file (no permissions), using the cache when possible. */
+/**
+ * Compiles (a one-file plugin) or bundles (a folder plugin, `root` given) and
+ * probes one plugin without permissions, using the cache when possible. The
+ * cache entry is keyed by the entry's real path and holds the SHA-256 of every
+ * file that went into the module: a warm start re-hashes them and neither
+ * bundles nor probes when none changed.
+ * @throws PluginSourceError / BundleError for refused imports and syntax or bundling errors
+ */
 export async function probePlugin(
   entry: string,
-  opts: { cacheDir?: string; limits?: RpcLimits; log?: PluginLogSink } = {},
+  opts: { cacheDir?: string; limits?: RpcLimits; log?: PluginLogSink; root?: string } = {},
 ): Promise<Probed> {
-  const text = await Deno.readTextFile(entry);
-  const key = await sha256(`${CACHE_FORMAT}\0${SDK_VERSION}\0${text}`);
+  const text = opts.root ? "" : await Deno.readTextFile(entry);
+  const key = await sha256(
+    `${CACHE_FORMAT}\0${SDK_VERSION}\0${opts.root ? `bundle\0${opts.root}` : text}`,
+  );
   const cacheFile = opts.cacheDir ? join(opts.cacheDir, `${await sha256(entry)}.json`) : undefined;
   if (cacheFile) {
     try {
       const cached = JSON.parse(await Deno.readTextFile(cacheFile));
-      if (cached?.key === key && typeof cached.code === "string" && cached.manifest) {
+      if (
+        cached?.key === key && typeof cached.code === "string" && cached.manifest &&
+        (!opts.root ||
+          (Array.isArray(cached.inputs) && await (await import("./bundle.ts")).inputsUnchanged(
+            cached.inputs,
+          )))
+      ) {
         return { code: cached.code, manifest: cached.manifest };
       }
     } catch { /* miss */ }
   }
   const { compilePluginSource } = await import("./source.ts");
-  const code = await compilePluginSource(text, entry);
+  let code: string;
+  let inputs: { path: string; sha256: string }[] | undefined;
+  if (opts.root) {
+    const { bundlePlugin } = await import("./bundle.ts");
+    const bundle = await bundlePlugin(entry, opts.root);
+    inputs = bundle.inputs;
+    code = await compilePluginSource(bundle.code, `${entry} (bundled)`, {
+      allowNodeBuiltins: true,
+    });
+  } else code = await compilePluginSource(text, entry);
   const probe = new PluginWorker(basename(entry), code, NO_PERMISSIONS, {
     ...opts.limits,
     loadTimeoutMs: opts.limits?.loadTimeoutMs ?? 10_000,
@@ -145,13 +169,13 @@ export async function probePlugin(
   try {
     manifest = await probe.start();
   } finally {
-    probe.close();
+    await probe.close();
   }
   if (cacheFile) {
     try {
       await Deno.mkdir(opts.cacheDir!, { recursive: true });
       const tmp = `${cacheFile}.${crypto.randomUUID()}.tmp`;
-      await Deno.writeTextFile(tmp, JSON.stringify({ key, entry, code, manifest }));
+      await Deno.writeTextFile(tmp, JSON.stringify({ key, entry, inputs, code, manifest }));
       await Deno.rename(tmp, cacheFile);
     } catch { /* cache is best effort */ }
   }
@@ -239,6 +263,9 @@ function proxyTool(worker: PluginWorker, t: PluginManifest["tools"][number]): An
     input: schema,
     kind: (t.kind as AnyTool["kind"]) ?? "other",
     readOnly: t.readOnly === true,
+    ...(t.concurrency === "parallel" || t.concurrency === "serial"
+      ? { concurrency: t.concurrency }
+      : {}),
     async run(input: unknown, ctx: ToolContext): Promise<ToolResult> {
       if (!validator) {
         const { Validator } = await import("@cfworker/json-schema");
@@ -293,7 +320,7 @@ export async function loadPlugins(
     for (const p of opts.only) {
       const r = await resolveEntry(p);
       if ("error" in r) warnings.push(`plugin ${r.error}`);
-      else locations.push({ path: p, entry: r.entry, origin: "flag" });
+      else locations.push({ path: p, entry: r.entry, root: r.root, origin: "flag" });
     }
   } else {
     const found = await discoverPlugins({
@@ -311,7 +338,7 @@ export async function loadPlugins(
   const cacheDir = opts.noCache ? undefined : join(app.dataDir, "plugin-cache");
   const probed = await mapLimit(locations, 3, async (loc) => {
     try {
-      return await probePlugin(loc.entry, { cacheDir, limits, log: opts.log });
+      return await probePlugin(loc.entry, { cacheDir, limits, log: opts.log, root: loc.root });
     } catch (e) {
       return e instanceof Error ? e : new Error(String(e));
     }
@@ -421,9 +448,8 @@ export async function loadPlugins(
       }));
       return errors.filter((e): e is string => e !== undefined);
     },
-    close() {
-      for (const w of workers) w.close();
-      return Promise.resolve();
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
     },
   };
 }

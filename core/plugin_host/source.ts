@@ -53,9 +53,16 @@ interface Node {
  * Compiles plugin source text to the module text a Worker runs.
  * @param text the file's contents
  * @param filename used for messages and to pick the TypeScript transform (`.ts`, `.mts`, `.tsx`)
+ * @param opts.allowNodeBuiltins keep `import … from "node:x"` (bundles of folder plugins, whose
+ *   npm packages use built-ins; a built-in is part of the runtime, not a file, and the plugin's
+ *   permissions apply when it is used)
  * @throws PluginSourceError on syntax errors and refused imports
  */
-export async function compilePluginSource(text: string, filename: string): Promise<string> {
+export async function compilePluginSource(
+  text: string,
+  filename: string,
+  opts: { allowNodeBuiltins?: boolean } = {},
+): Promise<string> {
   let js = text;
   if (/\.(m|c)?tsx?$/.test(filename)) {
     const { transform } = await import("sucrase");
@@ -87,12 +94,13 @@ export async function compilePluginSource(text: string, filename: string): Promi
   const problems: string[] = [];
   const edits: { start: number; end: number; text: string }[] = [];
   const line = (n: Node) => n.loc?.start.line ?? 0;
-  const hint =
-    "plugins must be self-contained: bundle dependencies into one file with `deno bundle`";
+  const hint = "a one-file plugin must be self-contained: make it a folder (mod.ts beside " +
+    "its other files) and Coyote bundles its imports, or bundle it yourself";
 
   for (const node of (ast.body as Node[])) {
     if (node.type === "ImportDeclaration") {
       const source = String((node.source as Node).value);
+      if (opts.allowNodeBuiltins && /^node:[a-z_/]+$/.test(source)) continue;
       if (!SDK_SPECIFIER.test(source)) {
         problems.push(`line ${line(node)}: imports "${source}" (${hint})`);
         continue;

@@ -1,20 +1,23 @@
 /**
- * One plugin Worker and the host side of its RPC (see worker_main.ts for the
- * message protocol).
+ * One plugin's sandbox and the host side of its RPC (see worker_main.ts for the
+ * message protocol). The sandbox is a child process of its own (process.ts,
+ * host_main.ts) running the plugin in a permission-scoped Deno Worker; "the
+ * worker" below means that process and the Worker inside it.
  *
  * Guarantees, whatever the plugin does:
  * - every call settles: with the tool's result, or a tool error for a throw, a
- *   timeout (default 60 s; the worker is `terminate()`d because a busy loop
- *   never yields), a cancellation (the plugin's `ctx.signal` aborts; a worker
- *   that does not settle within `cancelGraceMs` is terminated), a crash
- *   (uncaught error, unhandled rejection, `self.close()`), an oversized result
+ *   timeout (default 60 s; the process is killed, so a busy loop stops and its
+ *   core is freed), a cancellation (the plugin's `ctx.signal` aborts; a worker
+ *   that does not settle within `cancelGraceMs` is killed), a crash
+ *   (uncaught error, unhandled rejection, `self.close()`, the process dying),
+ *   the heap limit (V8 aborts the child: "out of memory"), an oversized result
  *   (> `maxResultBytes`) or a non-serialisable one;
  * - a dead worker is restarted lazily on the next call;
  * - worker messages are treated as untrusted input (shape-checked, capped).
  * @module
  */
 import type { PermissionQuestion, ToolProgress, ToolResult } from "../../sdk/mod.ts";
-import { RELAY_SOURCE, WORKER_SOURCE } from "./worker_main.ts";
+import { IS_COMPILED, PluginProcess } from "./process.ts";
 
 /** Tunables of the RPC; all optional. */
 export interface RpcLimits {
@@ -34,20 +37,18 @@ export interface RpcLimits {
    */
   maxLinkScanEntries?: number;
   /**
-   * Memory watchdog: when the process RSS grows more than this many MiB above
-   * its level when the first plugin Worker started, busy Workers are
-   * terminated (default 1024). A second line of defence behind `maxHeapMB`;
-   * it cannot stop code that never yields (Deno 2.9.6), and with the heap cap
-   * off V8 aborts the WHOLE process when such a plugin reaches V8's own limit.
+   * Memory watchdog: when a plugin's process grows more than this many MiB
+   * (RSS, Linux) above its size when it became ready, it is killed (default
+   * 1024). A second line of defence behind `maxHeapMB` for memory outside the
+   * JavaScript heap (ArrayBuffers, Wasm), checked every 50 ms.
    */
   maxMemoryMB?: number;
   /**
-   * Heap limit of the plugin's code in MB (V8 old generation; default 512, or
-   * `$COYOTE_PLUGIN_MAX_HEAP_MB`). The plugin then runs in a
-   * `node:worker_threads` Worker with `resourceLimits` nested inside its
-   * permission-scoped Deno Worker, and V8 stops it at the limit (a tool error
-   * "out of memory") instead of aborting the whole process. 0 runs the plugin
-   * directly in the Deno Worker, uncapped (starts ~0.5 s faster on Deno 2.9.6).
+   * Heap limit of the plugin's code in MB (V8 `--max-old-space-size` of its
+   * process; default 512, or `$COYOTE_PLUGIN_MAX_HEAP_MB`). Reaching it aborts
+   * the plugin's process, not Coyote: the call ends with the tool error "out of
+   * memory". 0 leaves V8's default. In a compiled binary (whose V8 flags are
+   * fixed) the watchdog enforces it on the process's RSS growth instead.
    */
   maxHeapMB?: number;
 }
@@ -68,6 +69,7 @@ export interface PluginManifest {
     inputSchema: Record<string, unknown>;
     kind?: string;
     readOnly?: boolean;
+    concurrency?: string;
   }[];
   agents: unknown[];
   skills: unknown[];
@@ -103,14 +105,12 @@ function envHeapMB(): number | undefined {
   return Number(v.trim());
 }
 
-/** Process-wide memory watchdog over running plugin Workers (see RpcLimits.maxMemoryMB). */
+/** Memory watchdog over running plugin processes (see RpcLimits.maxMemoryMB). */
 const watchdog = {
   workers: new Set<PluginWorker>(),
   timer: undefined as ReturnType<typeof setInterval> | undefined,
-  baseline: 0,
   add(w: PluginWorker) {
     if (!this.workers.size) {
-      this.baseline = Deno.memoryUsage().rss;
       this.timer = setInterval(() => this.tick(), 50);
       Deno.unrefTimer(this.timer as unknown as number);
     }
@@ -124,24 +124,9 @@ const watchdog = {
     }
   },
   tick() {
-    const grown = (Deno.memoryUsage().rss - this.baseline) / 2 ** 20;
-    const over = [...this.workers].filter((w) => grown > w.maxMemoryMB);
-    if (!over.length) return;
-    const busy = over.filter((w) => w.busy);
-    for (const w of busy.length ? busy : over) {
-      w.stop(
-        `memory limit exceeded (process grew ${Math.round(grown)} MiB > ${w.maxMemoryMB} MiB)`,
-      );
-    }
+    for (const w of [...this.workers]) w.checkMemory();
   },
 };
-
-const dataUrl = (source: string) =>
-  `data:application/javascript;base64,${
-    btoa(String.fromCharCode(...new TextEncoder().encode(source)))
-  }`;
-const WORKER_URL = dataUrl(WORKER_SOURCE);
-const RELAY_URL = dataUrl(RELAY_SOURCE);
 
 /** Deno Worker permissions with every key false. */
 export const NO_PERMISSIONS: Deno.PermissionOptionsObject = {
@@ -178,7 +163,9 @@ const errorResult = (plugin: string, message: string): ToolResult => ({
  * `start()` resolves with the manifest the plugin reports once evaluated.
  */
 export class PluginWorker {
-  #worker?: Worker;
+  #worker?: PluginProcess;
+  /** RSS (MiB) of the worker's process when it became ready; undefined until then. */
+  #baselineMiB?: number;
   #ready?: Promise<PluginManifest>;
   /** Bumped by each start and by close(): a start still checking its grant then gives up. */
   #epoch = 0;
@@ -200,6 +187,11 @@ export class PluginWorker {
       maxHeapMB: envHeapMB() ?? DEFAULTS.maxHeapMB,
       ...stripUndefined(limits),
     };
+  }
+
+  /** The process id of the running worker (diagnostics, tests); undefined when none runs. */
+  get pid(): number | undefined {
+    return this.#worker?.pid;
   }
 
   /** True while a worker is running (or starting). */
@@ -232,18 +224,14 @@ export class PluginWorker {
 
   #spawn(): Promise<PluginManifest> {
     this.starts++;
-    this.#snapshotProcessState();
-    let worker: Worker;
+    let worker: PluginProcess;
     try {
-      worker = new Worker(this.#limits.maxHeapMB > 0 ? RELAY_URL : WORKER_URL, {
-        type: "module",
-        name: `plugin:${this.name}`,
-        deno: { permissions: this.permissions },
-      });
+      worker = new PluginProcess(this.name, this.permissions, this.#limits.maxHeapMB);
     } catch (e) {
       return Promise.reject(new PluginLoadError(`cannot start worker: ${(e as Error).message}`));
     }
     this.#worker = worker;
+    this.#baselineMiB = undefined;
     this.#loading = true;
     watchdog.add(this);
     const ready = new Promise<PluginManifest>((resolve, reject) => {
@@ -252,34 +240,56 @@ export class PluginWorker {
       }, this.#limits.loadTimeoutMs);
       const fail = (message: string) => {
         clearTimeout(timer);
-        this.#kill(message);
+        if (this.#worker === worker) this.#kill(message);
         reject(new PluginLoadError(message));
       };
-      worker.onmessage = (ev: MessageEvent) => {
-        const m = ev.data;
-        if (m?.type === "ready" && m.manifest && typeof m.manifest === "object") {
+      worker.onmessage = (m: unknown) => {
+        const msg = m as Record<string, unknown> | null;
+        if (msg?.type === "ready" && msg.manifest && typeof msg.manifest === "object") {
           clearTimeout(timer);
           this.#loading = false;
-          worker.onmessage = (e) => this.#onMessage(e.data);
-          resolve(m.manifest as PluginManifest);
-        } else if (m?.type === "loadError" || m?.type === "crash") {
-          fail(String(m.message).slice(0, 2000));
+          this.#baselineMiB = worker.rssMiB();
+          worker.onmessage = (x) => this.#onMessage(x);
+          worker.onexit = (reason) => {
+            if (this.#worker === worker) this.#kill(reason);
+          };
+          resolve(msg.manifest as PluginManifest);
+        } else if (msg?.type === "loadError" || msg?.type === "crash") {
+          fail(String(msg.message).slice(0, 2000));
         }
       };
-      worker.onerror = (ev) => {
-        ev.preventDefault();
-        fail(`worker error: ${ev.message}`);
-      };
-      worker.onmessageerror = () => fail("sent a message that cannot be received");
+      worker.onexit = (reason) => fail(reason);
     });
     worker.postMessage({
       type: "load",
+      name: this.name,
+      permissions: this.permissions,
       code: this.code,
-      limits: { maxResultBytes: this.#limits.maxResultBytes, maxHeapMB: this.#limits.maxHeapMB },
+      limits: { maxResultBytes: this.#limits.maxResultBytes },
       childEnv: childEnvFor(this.permissions),
     });
     ready.catch(() => {}); // callers observe the rejection; avoid unhandled noise
     return ready;
+  }
+
+  /** Kills the worker when its process grew past its memory limit (called by the watchdog). */
+  checkMemory(): void {
+    const worker = this.#worker;
+    if (!worker || this.#baselineMiB === undefined) return;
+    const rss = worker.rssMiB();
+    if (rss === undefined) return;
+    const grown = rss - this.#baselineMiB;
+    if (IS_COMPILED && this.#limits.maxHeapMB > 0 && grown > this.#limits.maxHeapMB) {
+      this.#kill(
+        `out of memory: the plugin's process grew past its limit of ${this.#limits.maxHeapMB} MB`,
+      );
+    } else if (grown > this.#limits.maxMemoryMB) {
+      this.#kill(
+        `memory limit exceeded (process grew ${
+          Math.round(grown)
+        } MiB > ${this.#limits.maxMemoryMB} MiB)`,
+      );
+    }
   }
 
   /**
@@ -307,7 +317,6 @@ export class PluginWorker {
     if (hooks.signal?.aborted) return errorResult(this.name, "cancelled");
     const worker = this.#worker;
     if (!worker) return errorResult(this.name, "worker is not running");
-    this.#restoreProcessState();
     const id = this.#nextId++;
     return await new Promise<ToolResult>((resolve) => {
       const onAbort = () => {
@@ -373,43 +382,7 @@ export class PluginWorker {
     if (!p) return;
     this.#pending.delete(id);
     p.cleanup();
-    this.#restoreProcessState();
     p.resolve(result);
-  }
-
-  /**
-   * The process's working directory and the values of the plugin's granted env
-   * variables when its Worker started. The bootstrap locks `Deno.chdir` and
-   * `Deno.env.set` in the plugin's realm, but a Worker the plugin starts itself
-   * (`node:worker_threads` cannot be taken away) has a fresh realm with the same
-   * grant; so the host puts both back around every call.
-   */
-  #state?: { cwd: string; env: Map<string, string | undefined> };
-
-  #snapshotProcessState(): void {
-    const names = Array.isArray(this.permissions.env) ? this.permissions.env.map(String) : [];
-    try {
-      this.#state = { cwd: Deno.cwd(), env: new Map(names.map((n) => [n, Deno.env.get(n)])) };
-    } catch {
-      this.#state = undefined;
-    }
-  }
-
-  #restoreProcessState(): void {
-    const s = this.#state;
-    if (!s) return;
-    try {
-      if (Deno.cwd() !== s.cwd) {
-        Deno.chdir(s.cwd);
-        this.log(this.name, "warn", `changed the working directory; restored to ${s.cwd}`);
-      }
-    } catch { /* the folder is gone: nothing to restore to */ }
-    for (const [name, value] of s.env) {
-      if (Deno.env.get(name) === value) continue;
-      if (value === undefined) Deno.env.delete(name);
-      else Deno.env.set(name, value);
-      this.log(this.name, "warn", `changed the environment variable ${name}; restored`);
-    }
   }
 
   #onMessage(m: unknown): void {
@@ -513,15 +486,20 @@ export class PluginWorker {
     this.#ready = undefined;
     this.#inflight.clear();
     for (const id of [...this.#drains.keys()]) this.#drained(id);
-    try {
-      worker?.terminate();
-    } catch { /* already gone */ }
+    if (worker) {
+      worker.terminate();
+      const closed = worker.closed;
+      this.#exits.add(closed);
+      closed.finally(() => this.#exits.delete(closed));
+    }
     for (const id of [...this.#pending.keys()]) {
       this.#settle(id, errorResult(this.name, `worker stopped: ${reason}`));
     }
   }
 
   #loading = false;
+  /** Exits of killed processes not yet reaped. */
+  #exits = new Set<Promise<void>>();
 
   /** True while the worker is loading or has calls in flight. */
   get busy(): boolean {
@@ -538,13 +516,17 @@ export class PluginWorker {
     if (this.#worker) this.#kill(reason);
   }
 
-  /** Terminates the worker (if any); pending calls fail. Idempotent. */
-  close(): void {
+  /**
+   * Kills the worker (if any); pending calls fail. Idempotent. The returned
+   * promise resolves when every process this worker started has exited.
+   */
+  close(): Promise<void> {
     for (const t of this.#graceTimers) clearTimeout(t);
     this.#graceTimers.clear();
     if (this.#worker) this.#kill("plugin host closed");
     this.#ready = undefined;
     this.#epoch++; // also stops a start still checking its grant
+    return Promise.all([...this.#exits]).then(() => {});
   }
 }
 

@@ -9,7 +9,7 @@
  *
  * | direction | message |
  * | --- | --- |
- * | host → worker | `{type:"load", code, limits:{maxResultBytes, maxHeapMB}, childEnv}` — evaluate the plugin text (no imports inside) |
+ * | host → worker | `{type:"load", name, permissions, code, limits:{maxResultBytes}, childEnv}` — evaluate the plugin text (no imports inside); `permissions` is the Worker's grant (used by host_main.ts) |
  * | worker → host | `{type:"ready", manifest}` or `{type:"loadError", message}` |
  * | host → worker | `{type:"call", id, tool, input, cwd, toolCallId}` |
  * | worker → host | `{type:"progress", id, update}`, `{type:"log", id?, level, message}`, `{type:"permission", id, reqId, question}` |
@@ -31,22 +31,12 @@
  * @module
  */
 
-/**
- * The worker's entry point. Must not reference anything outside its own body.
- * @param port when given, the bootstrap runs in a `node:worker_threads` Worker
- *   (see {@link relayMain}) and talks to the host through this MessagePort
- *   instead of `self.postMessage`/`self.onmessage`.
- */
-export function workerMain(port?: {
-  postMessage(m: unknown): void;
-  on(ev: "message", fn: (m: unknown) => void): void;
-}): void {
+/** The worker's entry point. Must not reference anything outside its own body. */
+export function workerMain(): void {
   // deno-lint-ignore no-explicit-any
   type Any = any;
   const g = globalThis as Any;
-  // A node:worker_threads realm has no `self`; plugins written for a Worker use it.
-  if (port && g.self === undefined) g.self = g;
-  const post: (m: unknown) => void = port ? (m) => port.postMessage(m) : g.postMessage.bind(g);
+  const post: (m: unknown) => void = g.postMessage.bind(g);
   const origClose: () => void = g.close.bind(g);
   const stringify = JSON.stringify;
   const encoder = new TextEncoder();
@@ -273,6 +263,7 @@ export function workerMain(port?: {
         inputSchema: schemaOf(t),
         kind: typeof t.kind === "string" ? t.kind : undefined,
         readOnly: t.readOnly === true,
+        concurrency: typeof t.concurrency === "string" ? t.concurrency : undefined,
       });
     }
     return {
@@ -400,90 +391,9 @@ export function workerMain(port?: {
       w?.(m.granted === true);
     }
   };
-  // In the node Worker each message is handled in its own macrotask: V8 reaching the
-  // heap limit inside a MessagePort callback leaves the Worker stuck without the
-  // "out of memory" error on Deno 2.9.6, while inside a setImmediate task it is reported.
-  // Either way the dispatcher is `self.onmessage`, as a plugin written for a Worker expects.
+  // The dispatcher is `self.onmessage`, as a plugin written for a Worker expects.
   g.onmessage = onMessage;
-  if (port) {
-    port.on("message", (data) =>
-      setImmediate(() => {
-        const handler = g.onmessage;
-        if (typeof handler === "function") handler({ data });
-      }));
-  }
-}
-
-/**
- * The entry point of the permission-scoped Deno Worker when the plugin's heap
- * is capped (`limits.maxHeapMB > 0`): it starts a `node:worker_threads` Worker
- * with `resourceLimits` that runs {@link workerMain} (given as `innerSource`)
- * and the plugin, and relays every message both ways unchanged. The inner
- * Worker inherits this Worker's permission grant (Deno's node Worker takes the
- * permissions of the thread that creates it), and V8 stops it at its heap
- * limit instead of aborting the process; that is reported as a `crash` whose
- * message names the limit. The relay runs no plugin code itself.
- * Must not reference anything outside its own body.
- */
-export function relayMain(innerSource: string): void {
-  // deno-lint-ignore no-explicit-any
-  type Any = any;
-  const g = self as Any;
-  const post: (m: unknown) => void = g.postMessage.bind(g);
-  let port: Any = null;
-  let reported = false;
-  const crash = (message: string) => {
-    if (reported) return;
-    reported = true;
-    post({ type: "crash", message });
-  };
-  g.onmessage = async (ev: MessageEvent) => {
-    const m: Any = ev.data;
-    if (port) return port.postMessage(m);
-    if (!m || m.type !== "load") return;
-    const heapMB = Number(m.limits?.maxHeapMB);
-    try {
-      const wt: Any = await import("node:worker_threads");
-      // Messages over a MessageChannel arrive at once; the first one over a nested
-      // node Worker's own parentPort is delayed ~500 ms on Deno 2.9.6.
-      const channel = new wt.MessageChannel();
-      port = channel.port1;
-      const src = `import { workerData } from "node:worker_threads";\n` +
-        `(${innerSource})(workerData.port);\n`;
-      const url = `data:application/javascript;base64,${
-        btoa(String.fromCharCode(...new TextEncoder().encode(src)))
-      }`;
-      const inner = new wt.Worker(new URL(url), {
-        workerData: { port: channel.port2 },
-        transferList: [channel.port2],
-        resourceLimits: {
-          maxOldGenerationSizeMb: heapMB,
-          maxYoungGenerationSizeMb: Math.max(1, Math.min(32, Math.floor(heapMB / 4))),
-        },
-      });
-      port.on("message", (x: unknown) => post(x));
-      // What the plugin posts itself (`self.postMessage`, `parentPort`) reaches the host
-      // as before, where every message is untrusted input and checked again.
-      inner.on("message", (x: unknown) => post(x));
-      inner.on("error", (e: Any) => {
-        crash(
-          e?.code === "ERR_WORKER_OUT_OF_MEMORY"
-            ? `out of memory: the plugin's JavaScript heap reached its limit of ${heapMB} MB`
-            : `uncaught error: ${e?.name ?? "Error"}: ${e?.message ?? String(e)}`,
-        );
-      });
-      inner.on("exit", (code: number) => crash(`the plugin's worker exited (code ${code})`));
-      port.postMessage(m);
-    } catch (e) {
-      post({ type: "loadError", message: `cannot start the plugin's worker: ${String(e)}` });
-    }
-  };
 }
 
 /** The bootstrap as module source text (what the Worker's `data:` URL contains). */
 export const WORKER_SOURCE = `(${workerMain.toString()})();\n`;
-
-/** The relay bootstrap (heap-capped plugins) as module source text; see {@link relayMain}. */
-export const RELAY_SOURCE = `(${relayMain.toString()})(${
-  JSON.stringify(workerMain.toString())
-});\n`;

@@ -1,0 +1,329 @@
+/**
+ * The turn loop: the LLM {@link AgentRunner}.
+ *
+ * A turn emits `turn_started`, streams assistant text (`agent_message_chunk`) and reasoning
+ * (`agent_thought_chunk`), collects the model's `tool_calls`, runs them (core/engine/schedule.ts:
+ * prepare → guard gate → execute), feeds the results back as OpenAI `tool` messages and asks the
+ * model again — until the model answers without tool calls and `beforeTurnEnd` has nothing to
+ * add (`end_turn`), `maxTurns` model requests were made (`max_turn_requests`), or the abort
+ * signal fires (`cancelled`). It ends with `turn_ended` (stop reason, usage, denied actions,
+ * error).
+ *
+ * Events follow ACP `session/update` (schema v1): `tool_call` (status `pending`) →
+ * `tool_call_update` `in_progress` → `completed` | `failed`. Every announced tool call ends,
+ * also on cancellation.
+ *
+ * A provider fault (retries exhausted, stream cut) ends the turn with `stopReason: "end_turn"`
+ * and `error` set; the headless frontend maps `error` to exit code 1. Partial text of a cut
+ * stream is kept (marked interrupted).
+ * @module
+ */
+import type {
+  AgentOrigin,
+  AgentRunner,
+  DeniedAction,
+  EngineEvent,
+  EventSink,
+  PromptInput,
+  SessionEvent,
+  StopReason,
+  TurnResult,
+  TurnUsage,
+} from "../types.ts";
+import type { ChatMessage } from "../sessions.ts";
+import { promptBlocks, promptText, promptToContent, requestMessages } from "./prompt.ts";
+import { runCalls } from "./schedule.ts";
+import { Cancelled, type EngineOptions, type ModelResponse, type TurnContext } from "./types.ts";
+
+/** A provider failure as thrown by core/provider.ts (`ProviderError`), matched structurally. */
+interface ProviderFault {
+  code: string;
+  message: string;
+  partial?: ModelResponse;
+}
+function asProviderFault(e: unknown): ProviderFault | null {
+  if (e && typeof e === "object" && typeof (e as ProviderFault).code === "string") {
+    return e as ProviderFault;
+  }
+  return null;
+}
+
+/** A zero usage record. */
+export function emptyUsage(): TurnUsage {
+  return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 };
+}
+
+/** One conversation with the model; `prompt` runs one turn at a time. */
+export class Engine implements AgentRunner {
+  readonly opts: EngineOptions;
+  /** Model history without the system message. */
+  readonly messages: ChatMessage[];
+  readonly updates: EngineEvent[];
+  #running = false;
+
+  constructor(opts: EngineOptions) {
+    this.opts = opts;
+    this.messages = opts.history ? [...opts.history] : [];
+    this.updates = opts.updates ? [...opts.updates] : [];
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  history(): EngineEvent[] {
+    return [...this.updates];
+  }
+
+  get origin(): AgentOrigin {
+    return this.opts.origin ??
+      { agent: "agent", agentId: "agent", rootSessionId: this.opts.sessionId, depth: 0 };
+  }
+
+  #log(line: string) {
+    (this.opts.log ?? ((l: string) => console.error(l)))(line);
+  }
+
+  /**
+   * Records an event (transcript + in-memory history, chunks coalesced) and forwards it.
+   * Lifecycle events go to the sink only (the transcript's `turn_end` line is written by the
+   * loop with the turn's own usage).
+   */
+  #record(ev: SessionEvent, sink: EventSink | null) {
+    if (sink) {
+      try {
+        sink(ev);
+      } catch (e) {
+        this.#log(`coyote: event sink failed: ${(e as Error).message}`);
+      }
+    }
+    if (ev.sessionUpdate === "turn_started" || ev.sessionUpdate === "turn_ended") return;
+    this.opts.transcript?.update(ev);
+    const last = this.updates[this.updates.length - 1];
+    if (
+      last &&
+      (ev.sessionUpdate === "agent_message_chunk" || ev.sessionUpdate === "agent_thought_chunk") &&
+      last.sessionUpdate === ev.sessionUpdate && last.content.type === "text" &&
+      ev.content.type === "text"
+    ) {
+      this.updates[this.updates.length - 1] = {
+        sessionUpdate: ev.sessionUpdate,
+        content: { type: "text", text: last.content.text + ev.content.text },
+      };
+    } else {
+      this.updates.push(ev);
+    }
+  }
+
+  #pushMessage(m: ChatMessage, interrupted = false) {
+    this.messages.push(m);
+    this.opts.transcript?.message(m, interrupted);
+  }
+
+  /** Runs one turn. Resolves with the turn result; rejects only when a turn is already running. */
+  async prompt(
+    input: PromptInput,
+    o: { signal?: AbortSignal; onEvent: EventSink },
+  ): Promise<TurnResult> {
+    if (this.#running) throw new Error("a turn is already running in this session");
+    this.#running = true;
+    try {
+      return await this.#turn(input, o.signal ?? new AbortController().signal, o.onEvent);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #turn(input: PromptInput, signal: AbortSignal, sink: EventSink): Promise<TurnResult> {
+    const o = this.opts;
+    const usage = emptyUsage();
+    const denied: DeniedAction[] = [];
+    let text = "";
+    // Announced tool calls that have not ended yet: every one must end, also on cancellation.
+    const open = new Set<string>();
+    const emit = (ev: EngineEvent) => {
+      if (ev.sessionUpdate === "tool_call") open.add(ev.toolCallId);
+      else if (
+        ev.sessionUpdate === "tool_call_update" &&
+        (ev.status === "completed" || ev.status === "failed")
+      ) {
+        open.delete(ev.toolCallId);
+      }
+      this.#record(ev, sink);
+    };
+    const t: TurnContext = {
+      opts: o,
+      signal,
+      emit,
+      pushMessage: (m, interrupted) => this.#pushMessage(m, interrupted),
+      log: (l) => this.#log(l),
+      denied,
+      answered: new Set(),
+      repeat: { key: "", count: 0 },
+      origin: this.origin,
+    };
+
+    this.#record({ sessionUpdate: "turn_started", prompt: promptText(input) }, sink);
+    // The user's prompt is history (replayed by ACP session/load as the blocks the client
+    // sent: text, resource links, embedded resources, images), not echoed live.
+    for (const content of promptBlocks(input)) {
+      this.#record({ sessionUpdate: "user_message_chunk", content }, null);
+    }
+    this.#pushMessage({ role: "user", content: promptToContent(input) as ChatMessage["content"] });
+
+    const finish = (
+      stopReason: StopReason,
+      error?: { code: string; message: string },
+    ): TurnResult => {
+      for (const id of [...open]) {
+        emit({
+          sessionUpdate: "tool_call_update",
+          toolCallId: id,
+          status: "failed",
+          content: [{
+            type: "content",
+            content: { type: "text", text: "error: cancelled before this tool ran" },
+          }],
+        });
+      }
+      o.transcript?.turnEnd(stopReason, usage, error);
+      const result: TurnResult = error
+        ? { stopReason, usage, denied, text, error }
+        : { stopReason, usage, denied, text };
+      this.#record({ sessionUpdate: "turn_ended", ...result }, sink);
+      return result;
+    };
+
+    while (true) {
+      if (signal.aborted) return finish("cancelled");
+      if (usage.requests >= o.maxTurns) return finish("max_turn_requests");
+      usage.requests++;
+      const tools = o.registry.openAITools();
+      let streamed = "";
+      let res: ModelResponse;
+      try {
+        res = await o.client.complete(
+          {
+            messages: requestMessages(o.systemPrompt, this.messages),
+            tools: tools.length ? tools : undefined,
+            model: o.model,
+            temperature: o.temperature,
+          },
+          {
+            onText: (d) => {
+              if (!d) return;
+              streamed += d;
+              emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: d } });
+            },
+            onReasoning: (d) => {
+              if (d) {
+                emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: d } });
+              }
+            },
+          },
+          signal,
+        );
+      } catch (e) {
+        const f = asProviderFault(e);
+        const partial = f?.partial?.text ?? streamed;
+        if (f?.partial?.usage) this.#addUsage(usage, f.partial.usage, emit);
+        if (partial) {
+          text = partial;
+          const note = signal.aborted ? "[interrupted: cancelled]" : "[interrupted: stream cut]";
+          this.#pushMessage({ role: "assistant", content: `${partial}\n\n${note}` }, true);
+        }
+        if (signal.aborted || f?.code === "cancelled") return finish("cancelled");
+        const msg = (e as Error)?.message ?? String(e);
+        this.#log(`coyote: model request failed: ${msg}`);
+        return finish("end_turn", { code: f?.code ?? "internal", message: msg });
+      }
+      if (res.usage) this.#addUsage(usage, res.usage, emit);
+      // Some servers send text without streaming it (non-streaming fallback): surface it once.
+      if (res.text && !streamed) {
+        emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: res.text } });
+      }
+      text = res.text ?? streamed;
+      const calls = res.toolCalls ?? [];
+      const assistant: ChatMessage = { role: "assistant", content: text || null };
+      if (calls.length) {
+        // Tool call ids must be unique within the session (ACP `toolCallId`; the history
+        // pairs results by id); some servers send none, some repeat them every response.
+        const seen = new Set<string>(
+          this.messages.flatMap((m) =>
+            m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []
+          ),
+        );
+        for (let i = 0; i < calls.length; i++) {
+          if (!calls[i].id || seen.has(calls[i].id)) {
+            calls[i] = {
+              ...calls[i],
+              id: `call_${usage.requests}_${i}_${crypto.randomUUID().slice(0, 8)}`,
+            };
+          }
+          seen.add(calls[i].id);
+        }
+        assistant.tool_calls = calls.map((c) => ({
+          id: c.id,
+          type: "function" as const,
+          function: { name: c.name, arguments: c.arguments ?? "" },
+        }));
+      }
+      this.#pushMessage(assistant);
+      if (signal.aborted) {
+        this.#answerUnanswered(calls.map((c) => c.id), new Set());
+        return finish("cancelled");
+      }
+      if (!calls.length) {
+        const fr = res.finishReason;
+        if (fr === "length") return finish("max_tokens");
+        if (fr === "content_filter") return finish("refusal");
+        const more = o.beforeTurnEnd
+          ? await o.beforeTurnEnd({ text, signal }).catch((e) => {
+            this.#log(`coyote: end-of-turn hook failed: ${(e as Error)?.message ?? e}`);
+            return null;
+          })
+          : null;
+        if (signal.aborted) return finish("cancelled");
+        if (more === null) return finish("end_turn");
+        this.#pushMessage({ role: "user", content: more });
+        continue;
+      }
+      t.answered = new Set();
+      try {
+        await runCalls(t, calls);
+      } catch (e) {
+        this.#answerUnanswered(calls.map((c) => c.id), t.answered);
+        if (e instanceof Cancelled || signal.aborted) return finish("cancelled");
+        // An engine fault: end the turn cleanly (transcript closed off) instead of throwing.
+        const msg = (e as Error)?.message ?? String(e);
+        this.#log(`coyote: internal error while running tools: ${(e as Error)?.stack ?? msg}`);
+        return finish("end_turn", { code: "internal", message: msg });
+      }
+      if (signal.aborted) return finish("cancelled");
+    }
+  }
+
+  #addUsage(u: TurnUsage, r: NonNullable<ModelResponse["usage"]>, emit: (ev: EngineEvent) => void) {
+    u.prompt_tokens += r.prompt_tokens ?? 0;
+    u.completion_tokens += r.completion_tokens ?? 0;
+    u.total_tokens += r.total_tokens ?? (r.prompt_tokens ?? 0) + (r.completion_tokens ?? 0);
+    emit({
+      sessionUpdate: "usage_update",
+      used: (r.prompt_tokens ?? 0) + (r.completion_tokens ?? 0),
+      size: this.opts.contextWindow ?? 128_000,
+      _meta: { usage: { ...r }, turn: { ...u } },
+    });
+  }
+
+  #answerUnanswered(ids: string[], answered: Set<string>) {
+    for (const id of ids) {
+      if (answered.has(id)) continue;
+      answered.add(id);
+      this.#pushMessage({
+        role: "tool",
+        tool_call_id: id,
+        content: "error: cancelled by the user before this tool ran",
+      });
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * Shared shapes of the engine modules: options, the model client and policy it needs, the
+ * per-turn context the scheduling / gate / execution modules work on, and the engine limits.
+ * @module
+ */
+import type { HostServices, ToolAccess } from "../../sdk/mod.ts";
+import type {
+  AgentOrigin,
+  AnyTool,
+  DeniedAction,
+  EngineEvent,
+  GuardVerdict,
+  HostFactory,
+  PermissionResolver,
+} from "../types.ts";
+import type { ChatMessage, TranscriptWriter } from "../sessions.ts";
+import type { ToolRegistry } from "../tools.ts";
+import type { ModelResponse } from "../provider.ts";
+
+/** The streamed completion the provider returns. */
+export type { ModelResponse };
+
+/** The part of core/provider.ts the engine needs (structural, so tests can pass any client). */
+export interface ModelClient {
+  complete(
+    req: { messages: ChatMessage[]; tools?: unknown[]; model?: string; temperature?: number },
+    handlers: {
+      onText?: (delta: string) => void;
+      onReasoning?: (delta: string) => void;
+      onToolCallDelta?: (...args: never[]) => void;
+    },
+    signal?: AbortSignal,
+  ): Promise<ModelResponse>;
+}
+
+/** The part of the guard policy the engine needs (core/guard/policy.ts `Policy`). */
+export interface PolicyLike {
+  evaluate(access: ToolAccess): Promise<GuardVerdict>;
+  addRule(decision: "allow" | "deny" | "ask", rule: string, source?: string): void;
+}
+
+/**
+ * Called when the model answered without tool calls, before the turn ends. Returning text
+ * continues the turn with that text as a new user message (sub-agent reminders,
+ * `auto_continue`); returning null ends it. Called again after each continuation.
+ */
+export type BeforeTurnEnd = (state: { text: string; signal: AbortSignal }) => Promise<
+  string | null
+>;
+
+export interface EngineOptions {
+  sessionId: string;
+  /** Absolute workspace root. */
+  cwd: string;
+  client: ModelClient;
+  model: string;
+  temperature?: number;
+  registry: ToolRegistry;
+  policy: PolicyLike;
+  permission: PermissionResolver;
+  /** Host services for every call, or a factory binding them to each call (ACP). */
+  host?: HostServices | HostFactory;
+  systemPrompt: string;
+  /** Model requests allowed per turn. */
+  maxTurns: number;
+  /** Context window size reported in `usage_update.size` (tokens). */
+  contextWindow?: number;
+  /** Prior model history (without the system message). */
+  history?: ChatMessage[];
+  /** Prior events (for `history()`). */
+  updates?: EngineEvent[];
+  transcript?: TranscriptWriter;
+  /** Diagnostics sink (stderr by default); never stdout. */
+  log?: (line: string) => void;
+  /** Who runs this engine in the agent tree (default: a root agent named `agent`). */
+  origin?: AgentOrigin;
+  beforeTurnEnd?: BeforeTurnEnd;
+}
+
+/** Longest tool output passed to the model (characters); the rest is cut with a marker. */
+export const MAX_TOOL_OUTPUT = 100_000;
+/** Identical consecutive calls (same name and arguments) allowed before the engine refuses. */
+export const REPEAT_LIMIT = 3;
+/**
+ * After a cancel, how long a running tool may take to stop (kill its processes, release a
+ * client terminal) before the turn ends without it (ms). ACP `session/cancel`: the agent
+ * answers `cancelled` after its operations were aborted.
+ */
+export const CANCEL_GRACE_MS = 3_000;
+
+/** Thrown inside a turn when it is cancelled; the loop ends the turn `cancelled`. */
+export class Cancelled extends Error {}
+
+/** One tool call of a model response. */
+export type ModelToolCall = ModelResponse["toolCalls"][number];
+
+/** A call after validation and the guard: ready to run, or refused with a message. */
+export interface PreparedCall {
+  id: string;
+  name: string;
+  tool?: AnyTool;
+  input?: unknown;
+  /** Set when the call must not run: message for the model. */
+  refusal?: string;
+  denied?: boolean;
+  locations?: { path: string; line?: number }[];
+}
+
+/** What the scheduling, gate and execution modules share during one turn. */
+export interface TurnContext {
+  opts: EngineOptions;
+  signal: AbortSignal;
+  emit(ev: EngineEvent): void;
+  pushMessage(m: ChatMessage, interrupted?: boolean): void;
+  log(line: string): void;
+  denied: DeniedAction[];
+  /** Calls of the current response already answered in the history. */
+  answered: Set<string>;
+  /** Consecutive identical calls: last key and its count. */
+  repeat: { key: string; count: number };
+  origin: AgentOrigin;
+}

@@ -1,0 +1,272 @@
+/**
+ * A Session: one conversation on a {@link Workspace} — its agent, model, policy, tool set,
+ * transcript and runner (the LLM engine). `prompt` runs one turn and delivers every event
+ * wrapped in the {@link EventEnvelope} (`session_id`, `agent`, `agent_id`, `parent_id?`,
+ * `seq`), the one stream headless, ACP and text mode render from.
+ *
+ * A sub-agent is a Session opened with `parent`: it shares the parent's workspace, its policy
+ * is the parent's session policy narrowed to the child's tools (never widened: the child's
+ * tools are its definition's tools intersected with the parent's), its permission requests and
+ * questions go to the root frontend, and its events flow into the parent's stream with
+ * `parent_id` set.
+ * @module
+ */
+import type { HostServices } from "../sdk/mod.ts";
+import type {
+  AgentOrigin,
+  AgentSpec,
+  AnyTool,
+  EngineEvent,
+  EnvelopeSink,
+  EventEnvelope,
+  HostFactory,
+  PermissionResolver,
+  PromptInput,
+  SessionEvent,
+  TurnResult,
+} from "./types.ts";
+import type { McpServerSpec } from "./mcp/mod.ts";
+import { Engine, type PolicyLike } from "./engine.ts";
+import { filterTools, ToolRegistry } from "./tools.ts";
+import { buildSystemPrompt } from "./instructions.ts";
+import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "./sessions.ts";
+import { UsageError, type Workspace } from "./workspace.ts";
+import { DEFAULT_AGENT } from "../agents/mod.ts";
+
+/** Options for one session. */
+export interface SessionOptions {
+  /** Resolves guard `ask` decisions (headless: immediate reject). */
+  permission: PermissionResolver;
+  /** Client-side services (ACP fs / terminal, REPL askUser), or a factory binding them per call. */
+  host?: HostServices | HostFactory;
+  /** Extra MCP servers for this session (ACP `session/new` `mcpServers`). */
+  mcpServers?: Record<string, McpServerSpec>;
+  /** Continue this stored session (its history is loaded; nothing is re-executed). */
+  resumeId?: string;
+  /** Override agent / model for this session. */
+  agent?: string;
+  model?: string;
+  /** Name for a new session (`--session NAME`); stored in the transcript header. */
+  name?: string;
+  /** Opens a sub-agent of this session (see the module doc). */
+  parent?: { session: AgentSession; toolCallId: string; agentId?: string };
+}
+
+/** A live session. `prompt` runs one turn; only one turn at a time. */
+export interface AgentSession {
+  readonly id: string;
+  readonly cwd: string;
+  readonly workspace: Workspace;
+  /** This agent instance (`<agent>-<8 hex>`), `agent_id` of its envelopes. */
+  readonly agentId: string;
+  /** Where this session sits in the agent tree. */
+  readonly origin: AgentOrigin;
+  /** Current model id. */
+  model: string;
+  /** Current agent name. */
+  agent: string;
+  /** The current agent's definition. */
+  readonly definition: AgentSpec;
+  /** The session's policy (children: the parent's, narrowed). */
+  readonly policy: PolicyLike;
+  /** Names of the tools this session may call (a child's are a subset of its parent's). */
+  toolNames(): string[];
+  /**
+   * Runs one turn: streams envelopes to `onEvent` (the session's own events and those of its
+   * sub-agents), resolves when the turn ends. Never rejects for provider/tool faults: those
+   * end the turn with `error` set. Rejects only if a turn is already running.
+   */
+  prompt(input: PromptInput, opts: { signal?: AbortSignal; onEvent: EnvelopeSink }): Promise<
+    TurnResult
+  >;
+  /** Adds a policy rule for the rest of this session (ACP `allow_always`). */
+  addRule(decision: "allow" | "deny", rule: string): void;
+  /** Stored events of this session so far, in order (for ACP `session/load` replay). */
+  history(): EngineEvent[];
+  /** Ends the session: closes its transcript; the workspace is released by its owner. */
+  close(): Promise<void>;
+}
+
+/** The 8 hex digits of a root agent id: the random tail of its session id (stable on resume). */
+function idTail(id: string): string {
+  const hex = id.replace(/[^0-9a-f]/gi, "").toLowerCase();
+  return hex.length >= 8 ? hex.slice(-8) : crypto.randomUUID().replace(/-/g, "").slice(0, 8);
+}
+
+/**
+ * A policy narrowed to a tool set: tool accesses of tools outside the set are denied;
+ * everything else is decided by the parent policy (its rules, including session rules).
+ */
+export function narrowPolicy(parent: PolicyLike, allowed: ReadonlySet<string>): PolicyLike {
+  return {
+    evaluate(access) {
+      if (access.type === "tool" && !allowed.has(access.name)) {
+        return Promise.resolve({
+          decision: "deny",
+          reason: `tool ${access.name} is not among this agent's tools`,
+          access,
+        });
+      }
+      return parent.evaluate(access);
+    },
+    addRule: (decision, rule, source) => parent.addRule(decision, rule, source),
+  };
+}
+
+/** The tools an agent may use: its `tools` globs over the workspace's tools. */
+export function toolsForAgent(all: AnyTool[], agent: AgentSpec): AnyTool[] {
+  return filterTools(all, agent.tools);
+}
+
+/**
+ * Opens a session on a workspace (the caller owns the workspace's retain/release).
+ * @throws UsageError for an unknown agent or stored session.
+ */
+export async function openSession(ws: Workspace, init: SessionOptions): Promise<AgentSession> {
+  const app = ws.app;
+  const cwd = ws.cwd;
+  const log = (l: string) => ws.log(l);
+  const parent = init.parent?.session;
+  const resumed = init.resumeId ? await loadSession(app.dataDir, init.resumeId) : null;
+  if (init.resumeId && !resumed) throw new UsageError(`no stored session with id ${init.resumeId}`);
+  if (resumed?.skipped) {
+    log(`coyote: skipped ${resumed.skipped} unreadable line(s) of session ${init.resumeId}`);
+  }
+  const agentName = init.agent ?? resumed?.header.agent ?? app.agent ?? DEFAULT_AGENT;
+  const first = ws.agents.get(agentName);
+  if (!first) throw new UsageError(ws.agents.unknown(agentName));
+
+  const all = await ws.tools(init.mcpServers);
+  // A child never gets a tool its parent lacks.
+  const ceiling = parent ? new Set(parent.toolNames()) : null;
+  const toolsFor = (a: AgentSpec) => {
+    const own = toolsForAgent(all, a);
+    return ceiling ? own.filter((t) => ceiling.has(t.name)) : own;
+  };
+  const promptFor = (a: AgentSpec) =>
+    buildSystemPrompt(a.instructions, { cwd }, ws.instructions, ws.skills);
+
+  const explicitModel = init.model ?? app.model;
+  const model = explicitModel ?? first.model ?? ws.defaultModel;
+  const id = resumed ? resumed.header.id : newSessionId();
+  const agentId = init.parent?.agentId ?? `${first.name}-${idTail(id)}`;
+  const origin: AgentOrigin = parent
+    ? {
+      agent: first.name,
+      agentId,
+      parentId: parent.agentId,
+      rootSessionId: parent.origin.rootSessionId,
+      rootToolCallId: parent.origin.depth === 0
+        ? init.parent!.toolCallId
+        : parent.origin.rootToolCallId,
+      depth: parent.origin.depth + 1,
+    }
+    : { agent: first.name, agentId, rootSessionId: id, depth: 0 };
+
+  let registry = new ToolRegistry(toolsFor(first));
+  for (const w of registry.warnings) log(`coyote: warning: ${w}`);
+  const basePolicy: PolicyLike = parent ? parent.policy : ws.newPolicy();
+  const policyFor = (r: ToolRegistry) =>
+    parent ? narrowPolicy(basePolicy, new Set(r.names())) : basePolicy;
+
+  const transcript = resumed
+    ? TranscriptWriter.open(transcriptPath(app.dataDir, id))
+    : TranscriptWriter.create(app.dataDir, {
+      id,
+      cwd,
+      created: new Date().toISOString(),
+      model,
+      agent: first.name,
+      ...(init.name ? { name: init.name } : {}),
+      ...(parent ? { parent: parent.id, agent_id: agentId, parent_agent_id: parent.agentId } : {}),
+    });
+
+  const engine = new Engine({
+    sessionId: id,
+    cwd,
+    client: ws.client,
+    model,
+    temperature: first.temperature,
+    registry,
+    policy: policyFor(registry),
+    permission: init.permission,
+    host: init.host,
+    systemPrompt: promptFor(first),
+    maxTurns: app.maxTurns > 0 ? app.maxTurns : first.maxTurns ?? 50,
+    history: resumed?.messages,
+    updates: resumed?.updates,
+    transcript,
+    log,
+    origin,
+  });
+
+  let seq = 0;
+  let closed = false;
+  let current = first;
+  const stamp = (update: SessionEvent): EventEnvelope => ({
+    session_id: id,
+    agent: current.name,
+    agent_id: agentId,
+    ...(origin.parentId ? { parent_id: origin.parentId } : {}),
+    ...(init.parent ? { parent_tool_call_id: init.parent.toolCallId } : {}),
+    seq: ++seq,
+    update,
+  });
+
+  const session: AgentSession = {
+    id,
+    cwd,
+    workspace: ws,
+    agentId,
+    origin,
+    get model() {
+      return engine.opts.model;
+    },
+    set model(m: string) {
+      engine.opts.model = m;
+    },
+    get agent() {
+      return current.name;
+    },
+    /** Switching the agent swaps instructions, tool set and temperature for the next turn. */
+    set agent(name: string) {
+      const next = ws.agents.get(name);
+      if (!next) throw new UsageError(ws.agents.unknown(name));
+      current = next;
+      registry = new ToolRegistry(toolsFor(next));
+      engine.opts.systemPrompt = promptFor(next);
+      engine.opts.registry = registry;
+      engine.opts.policy = policyFor(registry);
+      engine.opts.temperature = next.temperature;
+      if (!explicitModel && next.model) engine.opts.model = next.model;
+    },
+    get definition() {
+      return current;
+    },
+    get policy() {
+      return engine.opts.policy;
+    },
+    toolNames: () => registry.names(),
+    prompt(input, opts) {
+      if (closed) return Promise.reject(new Error("session is closed"));
+      const sink = opts.onEvent;
+      return engine.prompt(input, {
+        signal: opts.signal,
+        onEvent: (ev) => sink(stamp(ev)),
+      });
+    },
+    addRule(decision, rule) {
+      engine.opts.policy.addRule(decision, rule, "session");
+    },
+    history() {
+      return engine.history();
+    },
+    close() {
+      if (closed) return Promise.resolve();
+      closed = true;
+      transcript.close();
+      return Promise.resolve();
+    },
+  };
+  return session;
+}

@@ -1,0 +1,340 @@
+/**
+ * The Workspace: what every session on one working directory shares — provider client,
+ * base policy (plugin grants), plugin host, MCP connections, skills, workspace instructions
+ * and the agent registry. Started once per process and per directory
+ * ({@link acquireWorkspace}); a session (core/session.ts) is one conversation on it, and a
+ * sub-agent is a new session on its parent's workspace (no new MCP processes, no new plugin
+ * workers).
+ *
+ * Start-up: the plugin host and the MCP client are loaded with literal dynamic imports, and
+ * only when there is something to load (plugins configured or a plugin folder present; MCP
+ * servers discovered or passed in).
+ * @module
+ */
+import type { AppOptions } from "./app.ts";
+import { type AgentDefinition, defineTool, type SkillDefinition } from "../sdk/mod.ts";
+import { z } from "zod";
+import type { AgentSpec, AnyTool } from "./types.ts";
+import type { DiscoveredMcpServer, McpServerSpec } from "./mcp/mod.ts";
+import { Policy } from "./guard/policy.ts";
+import { corePlugins } from "../plugins/mod.ts";
+import { agentsPlugin } from "../agents/mod.ts";
+import type { ModelClient } from "./engine.ts";
+import { findInstructions, type WorkspaceInstructions } from "./instructions.ts";
+import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
+import type { ProviderConfig } from "./provider.ts";
+import { makeRedactor, redactingTool, secretValues } from "./redact.ts";
+import { createProvider } from "./provider.ts";
+import { AgentRegistry } from "./agent_registry.ts";
+
+/**
+ * A user or configuration error (unknown agent, unknown session, no provider):
+ * frontends report the message without a stack trace (CLI exit code 2).
+ */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** What sessions on one directory share; see the module doc. */
+export interface Workspace {
+  readonly app: AppOptions;
+  /** Absolute workspace root. */
+  readonly cwd: string;
+  readonly providerConfig: ProviderConfig;
+  readonly client: ModelClient;
+  /** The model when neither the session nor its agent names one. */
+  readonly defaultModel: string;
+  readonly agents: AgentRegistry;
+  readonly skills: SkillDefinition[];
+  readonly instructions: WorkspaceInstructions | null;
+  /** Diagnostics sink (stderr by default); never stdout. */
+  log(line: string): void;
+  /** A fresh policy from config and flags (each root session has its own session rules). */
+  newPolicy(): Policy;
+  /**
+   * Every tool of the workspace (first-party, plugins, discovered MCP servers, the skill
+   * loader) plus the tools of `extraMcp` servers (ACP `session/new` `mcpServers`), which are
+   * connected once per name and spec and then shared too. Provider keys are redacted from
+   * every result.
+   */
+  tools(extraMcp?: Record<string, McpServerSpec>): Promise<AnyTool[]>;
+  /**
+   * Keeps the workspace open for one more user (a session); pair with {@link release}.
+   * Returns false when it is already closing (acquire a new one).
+   */
+  retain(): boolean;
+  /** Drops one user; the last one closes the workspace (MCP servers, plugin workers). */
+  release(): Promise<void>;
+  /** Closes MCP servers and plugin workers now. Idempotent. */
+  close(): Promise<void>;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when the plugin host has anything to discover for this workspace. */
+function wantsPlugins(app: AppOptions, cwd: string): boolean {
+  return app.plugins.length > 0 ||
+    (Array.isArray(app.config?.plugins) && app.config.plugins.length > 0) ||
+    exists(`${cwd}/.coyote/plugins`) || exists(`${app.configDir}/plugins`);
+}
+
+/**
+ * Skills: plugin contributions plus `SKILL.md` folders (`<cwd>/.coyote/skills/`,
+ * `<configDir>/skills/`; the loader is imported only when one of them exists).
+ * The first skill of a name wins.
+ */
+async function collectSkills(
+  app: AppOptions,
+  cwd: string,
+  fromPlugins: SkillDefinition[],
+  log: (line: string) => void,
+): Promise<SkillDefinition[]> {
+  let files: SkillDefinition[] = [];
+  if (exists(`${cwd}/.coyote/skills`) || exists(`${app.configDir}/skills`)) {
+    const { loadSkills } = await import("./plugin_host/skills.ts");
+    const r = await loadSkills(app, cwd);
+    for (const w of r.warnings) log(`coyote: warning: ${w}`);
+    files = r.skills;
+  }
+  const byName = new Map<string, SkillDefinition>();
+  for (const sk of [...files, ...fromPlugins]) if (!byName.has(sk.name)) byName.set(sk.name, sk);
+  return [...byName.values()];
+}
+
+/** `skill__load {name}`: returns a skill's instructions (Agent Skills: bodies load on demand). */
+function skillLoadTool(skills: SkillDefinition[]): AnyTool {
+  const names = skills.map((sk) => sk.name);
+  return defineTool({
+    name: "skill__load",
+    description:
+      "Load the full instructions of a skill listed in the system prompt before using it.",
+    input: z.object({ name: z.string().describe(`one of: ${names.join(", ")}`) }),
+    kind: "read",
+    readOnly: true,
+    title: (i) => `Load skill ${i.name}`,
+    run: (i) => {
+      const sk = skills.find((x) => x.name === i.name);
+      if (!sk) {
+        return {
+          content: `unknown skill "${i.name}"; available: ${names.join(", ")}`,
+          isError: true,
+        };
+      }
+      return { content: `# Skill: ${sk.name}\n\n${sk.content}` };
+    },
+  });
+}
+
+/**
+ * Adds config `instructions:` files (paths relative to the workspace, `~` = home) after the
+ * discovered workspace instructions. A missing file is a warning, not an error.
+ */
+function mergeInstructions(
+  found: WorkspaceInstructions | null,
+  extra: unknown,
+  cwd: string,
+  log: (line: string) => void,
+): WorkspaceInstructions | null {
+  if (!Array.isArray(extra) || !extra.length) return found;
+  const parts = found ? [found.text] : [];
+  const paths = found ? [found.path] : [];
+  for (const p of extra) {
+    if (typeof p !== "string") continue;
+    const home = Deno.env.get("HOME") ?? "";
+    const abs = p.startsWith("~/") ? `${home}${p.slice(1)}` : p.startsWith("/") ? p : `${cwd}/${p}`;
+    try {
+      const text = Deno.readTextFileSync(abs).trim();
+      if (text) parts.push(text), paths.push(abs);
+    } catch (e) {
+      log(`coyote: warning: cannot read instructions file ${abs}: ${(e as Error).message}`);
+    }
+  }
+  return parts.length ? { path: paths.join(", "), text: parts.join("\n\n") } : null;
+}
+
+/** The built-in and first-party agents (no plugins), in registration order. */
+export function builtinAgentList(): AgentDefinition[] {
+  return [agentsPlugin, ...corePlugins].flatMap((p) => p.agents ?? []);
+}
+
+/**
+ * Starts a workspace: provider (a missing provider is a configuration error, before anything
+ * starts), policy, plugins and discovered MCP servers in parallel, skills, agents.
+ * @throws UsageError / ConfigError / PolicyError for bad configuration.
+ */
+export async function createWorkspace(
+  app: AppOptions,
+  opts: { cwd: string; log?: (line: string) => void; onClose?: () => void },
+): Promise<Workspace> {
+  const cwd = opts.cwd;
+  const log = opts.log ?? ((l: string) => console.error(l));
+  const providerConfig = resolveProvider({
+    flags: { model: app.model, baseURL: app.baseURL, apiKey: app.apiKey },
+    env: Deno.env,
+    config: app.config ?? {},
+    configPath: app.configPath,
+  });
+  const client = createProvider(providerConfig) as unknown as ModelClient;
+  const newPolicy = () =>
+    Policy.create(
+      app.config?.permissions ?? {},
+      { allow: app.allow, deny: app.deny },
+      {
+        workspace: cwd,
+        configDir: app.configDir,
+        dataDir: app.dataDir,
+        configPath: app.configPath,
+        dangerouslySkipPermissions: app.dangerouslySkipPermissions,
+      },
+    );
+  const policy = newPolicy();
+
+  type McpModule = typeof import("./mcp/mod.ts");
+  let mcpModule: Promise<McpModule> | null = null;
+  const mcpMod = () => (mcpModule ??= import("./mcp/mod.ts"));
+  const closers: (() => Promise<void>)[] = [];
+  const [plugins, mcp] = await Promise.all([
+    wantsPlugins(app, cwd)
+      ? import("./plugin_host/mod.ts").then((m) => m.loadPlugins(app, policy, cwd))
+      : Promise.resolve(null),
+    mcpMod().then(async (m) => {
+      const found = await m.discoverMcpServers(app, cwd);
+      if (!found.length) return null;
+      return await m.connectMcpServers(found, { cwd });
+    }),
+  ]);
+  if (plugins) closers.push(() => plugins.close());
+  if (mcp) closers.push(() => mcp.close());
+  for (const w of [...(plugins?.warnings ?? []), ...(mcp?.warnings ?? [])]) {
+    log(`coyote: warning: ${w}`);
+  }
+  const skills = await collectSkills(app, cwd, plugins?.skills ?? [], log);
+
+  const agents = new AgentRegistry();
+  for (const a of builtinAgentList()) {
+    agents.register(a as AgentSpec, (a as AgentSpec).source ?? "built-in");
+  }
+  for (const a of plugins?.agents ?? []) {
+    agents.register(a as AgentSpec, (a as AgentSpec).source ?? "plugin");
+  }
+
+  // The provider key never travels in a tool result (core/redact.ts).
+  const secrets = secretValues([
+    providerConfig.apiKey === PLACEHOLDER_API_KEY ? undefined : providerConfig.apiKey,
+    Deno.env.get("OPENAI_API_KEY"),
+  ]);
+  const redact = makeRedactor(secrets);
+  const guard = (t: AnyTool) => (secrets.length ? redactingTool(t, redact) : t);
+  // The skill loader is offered to every agent when there are skills (read-only, harmless).
+  const baseTools: AnyTool[] = [
+    ...corePlugins.flatMap((p) => p.tools ?? []),
+    ...(plugins?.tools ?? []),
+    ...(mcp?.tools ?? []),
+    ...(skills.length ? [skillLoadTool(skills)] : []),
+  ].map(guard);
+
+  // Servers a session brings (ACP `mcpServers`), connected once per name and spec.
+  const extraConns = new Map<string, Promise<AnyTool[]>>();
+  const extraTools = (name: string, spec: McpServerSpec): Promise<AnyTool[]> => {
+    const key = `${name}\u0000${JSON.stringify(spec)}`;
+    let p = extraConns.get(key);
+    if (!p) {
+      p = mcpMod().then(async (m) => {
+        const server: DiscoveredMcpServer = { name, spec, source: "acp" };
+        const conn = await m.connectMcpServers([server], { cwd });
+        closers.push(() => conn.close());
+        for (const w of conn.warnings) log(`coyote: warning: ${w}`);
+        return conn.tools.map(guard);
+      });
+      extraConns.set(key, p);
+    }
+    return p;
+  };
+
+  const instructions = mergeInstructions(findInstructions(cwd), app.config?.instructions, cwd, log);
+  let users = 0;
+  let closed: Promise<void> | null = null;
+  const ws: Workspace = {
+    app,
+    cwd,
+    providerConfig,
+    client,
+    defaultModel: providerConfig.model,
+    agents,
+    skills,
+    instructions,
+    log,
+    newPolicy,
+    async tools(extraMcp) {
+      const entries = Object.entries(extraMcp ?? {});
+      if (!entries.length) return baseTools;
+      const extra = (await Promise.all(entries.map(([n, s]) => extraTools(n, s)))).flat();
+      // A session's own server replaces a discovered one of the same name (ACP wins).
+      const names = new Set(entries.map(([n]) => n));
+      const prefix = (t: AnyTool) => [...names].some((n) => t.name.startsWith(`mcp__${n}__`));
+      return [...baseTools.filter((t) => !prefix(t)), ...extra];
+    },
+    retain() {
+      if (closed) return false;
+      users++;
+      return true;
+    },
+    async release() {
+      users--;
+      if (users <= 0) await ws.close();
+    },
+    close() {
+      closed ??= (async () => {
+        opts.onClose?.();
+        await Promise.all(
+          closers.map((c) =>
+            c().catch((e) => log(`coyote: close failed: ${(e as Error).message}`))
+          ),
+        );
+      })();
+      return closed;
+    },
+  };
+  return ws;
+}
+
+/** Open workspaces per app options and directory (ACP sessions on one cwd share one). */
+const open = new WeakMap<AppOptions, Map<string, Promise<Workspace>>>();
+
+/**
+ * The shared, retained workspace of `cwd` for these app options, started on first use.
+ * The caller {@link Workspace.release}s it when its session closes; the last release closes it.
+ */
+export async function acquireWorkspace(
+  app: AppOptions,
+  opts: { cwd: string; log?: (line: string) => void },
+): Promise<Workspace> {
+  let byCwd = open.get(app);
+  if (!byCwd) open.set(app, byCwd = new Map());
+  const map = byCwd;
+  while (true) {
+    let p = map.get(opts.cwd);
+    if (!p) {
+      const created: Promise<Workspace> = createWorkspace(app, {
+        ...opts,
+        onClose: () => {
+          if (map.get(opts.cwd) === created) map.delete(opts.cwd);
+        },
+      });
+      p = created;
+      map.set(opts.cwd, p);
+      p.catch(() => {
+        if (map.get(opts.cwd) === created) map.delete(opts.cwd);
+      });
+    }
+    const ws = await p;
+    if (ws.retain()) return ws;
+  }
+}
