@@ -5,7 +5,10 @@
  *   permission-scoped Worker + plugin evaluation + manifest) and one tool call,
  *   median of 15, target ≤ 60 ms (issue 11); measured with the heap cap on
  *   (`--v8-flags=--max-old-space-size=512`, the default) and, for information,
- *   off (no V8 flags);
+ *   off (no V8 flags), with the plugin in a Worker inside its process (what a
+ *   compiled binary does), and the start of a bare `deno run` of an empty
+ *   module on this machine at the same time (the floor: on a shared machine
+ *   contention shows there first);
  * - `busy loop stopped`: a tool that spins forever, with a 200 ms call
  *   timeout: time until the call ends and the plugin's process is gone (its
  *   core freed), for information;
@@ -113,10 +116,10 @@ export default async function bench(): Promise<BenchResult[]> {
   // 1. First call, start included (a fresh process each time).
   const code = await compilePluginSource(await Deno.readTextFile(HELLO), HELLO);
   const meta = { cwd: Deno.cwd(), toolCallId: "b" };
-  const firstCall = async (maxHeapMB: number) => {
+  const firstCall = async (maxHeapMB: number, isolate: "process" | "worker" = "process") => {
     const times: number[] = [];
     for (let i = 0; i < 15; i++) {
-      const w = new PluginWorker("hello", code, NO_PERMISSIONS, { maxHeapMB }, () => {});
+      const w = new PluginWorker("hello", code, NO_PERMISSIONS, { maxHeapMB, isolate }, () => {});
       const t0 = performance.now();
       const r = await w.call("hello_greet", { name: "x" }, meta);
       times.push(performance.now() - t0);
@@ -138,6 +141,29 @@ export default async function bench(): Promise<BenchResult[]> {
     value: round(await firstCall(0)),
     unit: "ms",
   });
+  results.push({
+    name: "plugin first call, start included (Worker inside the process, as compiled)",
+    value: round(await firstCall(512, "worker")),
+    unit: "ms",
+  });
+  {
+    const empty = await Deno.makeTempFile({ suffix: ".js" });
+    const bare: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const t0 = performance.now();
+      await new Deno.Command(Deno.execPath(), {
+        args: ["run", "--quiet", "--no-config", empty],
+        stdout: "null",
+      }).output();
+      bare.push(performance.now() - t0);
+    }
+    await Deno.remove(empty);
+    results.push({
+      name: "reference: bare `deno run` of an empty module (machine floor)",
+      value: round(median(bare)),
+      unit: "ms",
+    });
+  }
 
   // 1b. A busy loop: the call times out, the process is killed and its core freed.
   {

@@ -31,4 +31,10 @@ export interface AppOptions {
   headless: boolean;
   maxTurns: number;
   agent?: string;
+  /** `--agent-variable NAME VALUE` (repeatable): values of the agent's template variables. */
+  agentVariables?: Record<string, string>;
+  /** `--skill NAME` (repeatable): skills loaded before the first request. */
+  skills?: string[];
+  /** `--add-dir DIR` (repeatable): more directories whose `.coyote|.claude|.agents/skills/` count. */
+  addDirs?: string[];
 }

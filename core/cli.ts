@@ -43,7 +43,7 @@ function stdout(text: string): void {
 /** Everything `parseArgs` found. */
 export interface ParsedCli {
   /** Subcommand to run, if any. */
-  command?: { name: "plugins" | "mcp" | "policy"; sub: string; args: string[] };
+  command?: { name: "plugins" | "mcp" | "policy" | "agents"; sub: string; args: string[] };
   prompt: string[];
   // deno-lint-ignore no-explicit-any
   opts: Record<string, any>;
@@ -103,7 +103,20 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     .option("--dangerously-skip-permissions", "allow everything except deny rules")
     .option("--plugin <path>", "load a plugin module (repeatable)", collect, [])
     .option("--no-workspace-mcp", "ignore the workspace's .mcp.json / .coyote/mcp.json")
-    .option("--agent <name>", "agent to use (default coyote)")
+    .option("-a, --agent <name>", "agent to use (default sisyphus; see `coyote agents list`)")
+    .option(
+      "--agent-variable <name value>",
+      "set a variable of the agent's instructions: --agent-variable NAME VALUE (repeatable)",
+      collect,
+      [],
+    )
+    .option("--skill <name>", "load a skill before the first request (repeatable)", collect, [])
+    .option(
+      "--add-dir <dir>",
+      "also discover skills in DIR/.coyote/skills, DIR/.claude/skills, DIR/.agents/skills (repeatable)",
+      collect,
+      [],
+    )
     .option(
       "--session <id|name>",
       "continue the stored session with this id (or unique id prefix of 8+ chars) or name; else start one named so",
@@ -152,6 +165,15 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
       ];
       result.command = { name: "mcp", sub: "list", args };
     });
+  const agents = program.command("agents").description("list or show agents");
+  agents.command("list").description("show every agent: name, kind, source, description")
+    .option("--json", "print JSON").action((o: { json?: boolean }) => {
+      result.command = { name: "agents", sub: "list", args: o.json ? ["--json"] : [] };
+    });
+  agents.command("show").argument("<name>").description("print an agent's resolved definition")
+    .option("--json", "print JSON").action((name: string, o: { json?: boolean }) => {
+      result.command = { name: "agents", sub: "show", args: [name, ...(o.json ? ["--json"] : [])] };
+    });
   program.command("policy").description("guard policy").command("show").description(
     "print the effective policy and the derived Deno flags",
   ).action(() => {
@@ -189,10 +211,58 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
 }
 
 /**
+ * `--agent-variable NAME VALUE` (two words, the original Coyote's form) becomes one commander
+ * value `NAME=VALUE`; `--agent-variable NAME=VALUE` is accepted as is. Stops at `--`.
+ * @throws UsageError when the name or the value is missing.
+ */
+export function joinAgentVariables(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (a !== "--agent-variable") {
+      out.push(a);
+      continue;
+    }
+    const name = argv[i + 1];
+    if (name === undefined || name.startsWith("-")) {
+      throw new UsageError("--agent-variable needs NAME VALUE");
+    }
+    if (name.includes("=")) {
+      out.push(a, name);
+      i += 1;
+      continue;
+    }
+    const value = argv[i + 2];
+    if (value === undefined) throw new UsageError(`--agent-variable ${name} needs a VALUE`);
+    out.push(a, `${name}=${value}`);
+    i += 2;
+  }
+  return out;
+}
+
+/** `["k=v", …]` → `{k: "v"}` (last wins). @throws UsageError for an entry without a name. */
+function agentVariables(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of pairs) {
+    const eq = p.indexOf("=");
+    if (eq <= 0) {
+      throw new UsageError(`--agent-variable needs NAME VALUE, got ${JSON.stringify(p)}`);
+    }
+    out[p.slice(0, eq)] = p.slice(eq + 1);
+  }
+  return out;
+}
+
+/**
  * Parses argv (without the program name). Throws {@link UsageError} for bad input.
  * `commander` is loaded here (lazily), so paths that need no parsing stay fast.
  */
 export async function parseArgs(argv: string[]): Promise<ParsedCli> {
+  argv = joinAgentVariables(argv);
   const commander = await import("commander");
   const result: ParsedCli = { prompt: [], opts: {} };
   const program = buildProgram(commander, result);
@@ -309,6 +379,9 @@ export async function resolveApp(
     headless: !!opts.headless || !!opts.acpServer,
     maxTurns: opts.maxTurns ?? config.max_turns ?? 50,
     agent: opts.agent ?? config.agent,
+    agentVariables: agentVariables(opts.agentVariable ?? []),
+    skills: opts.skill ?? [],
+    addDirs: opts.addDir ?? [],
   };
 }
 
@@ -451,6 +524,7 @@ export async function main(argv: string[]): Promise<number> {
     app = await resolveApp(o, o.acpServer ? (e) => (configError = e.message) : undefined);
   } catch (e) {
     if (e instanceof ConfigError) return await usageExit(e.message, false);
+    if (e instanceof UsageError) return await usageExit(e.message);
     throw e;
   }
 
@@ -459,6 +533,9 @@ export async function main(argv: string[]): Promise<number> {
     if (typeof o.prompt === "string") return await usageExit(`${name} ${sub} takes no prompt`);
     if (name === "plugins") {
       return await (await import("./plugin_host/cli.ts")).pluginsCommand(app, sub, args);
+    }
+    if (name === "agents") {
+      return await (await import("./agents/cli.ts")).agentsCommand(app, sub, args, stdout);
     }
     if (name === "mcp") {
       return await (await import("./mcp/cli.ts")).mcpCommand(app, sub as "list", args);

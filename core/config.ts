@@ -161,14 +161,19 @@ export async function parseConfig(text: string, path: string): Promise<CoyoteCon
   return result.data as CoyoteConfig;
 }
 
-interface IssueLike {
+/** A zod issue, as much of it as {@link formatIssue} reads. */
+export interface IssueLike {
   code: string;
   path: PropertyKey[];
   message: string;
   keys?: string[];
 }
 
-function formatIssue(issue: IssueLike, schema: unknown): string {
+/**
+ * One zod issue as `key.path: message`; unknown keys get a did-you-mean from the keys `schema`
+ * (a zod object) allows at that path.
+ */
+export function formatIssue(issue: IssueLike, schema: unknown): string {
   const keyPath = (segs: PropertyKey[]) =>
     segs.map((s, i) => typeof s === "number" ? `[${s}]` : (i ? "." : "") + String(s)).join("");
   if (issue.code === "unrecognized_keys" && issue.keys?.length) {
@@ -186,15 +191,25 @@ function formatIssue(issue: IssueLike, schema: unknown): string {
 /** The keys a (zod) object schema allows at `path` (optional wrappers unwrapped); [] if none. */
 function knownKeys(schema: unknown, path: PropertyKey[]): string[] {
   type Node =
-    | { shape?: Record<string, unknown>; unwrap?: () => unknown; valueType?: unknown }
+    | {
+      shape?: Record<string, unknown>;
+      unwrap?: () => unknown;
+      element?: unknown;
+      valueType?: unknown;
+    }
     | undefined;
   const bare = (s: Node): Node => {
     while (s && !s.shape && typeof s.unwrap === "function") s = s.unwrap() as Node;
     return s;
   };
   let s = bare(schema as Node);
-  // Records (`models:`, `mcpServers:`): any key leads to the value schema.
-  for (const seg of path) s = bare((s?.shape?.[String(seg)] ?? s?.valueType) as Node);
+  for (const seg of path) {
+    // A list's items (`variables[0].defualt`) lead to the element schema (zod's array `unwrap`
+    // may already have stepped into it); records (`models:`, `mcpServers:`) to the value schema.
+    s = bare(
+      (typeof seg === "number" ? s?.element ?? s : s?.shape?.[String(seg)] ?? s?.valueType) as Node,
+    );
+  }
   return s?.shape ? Object.keys(s.shape) : [];
 }
 

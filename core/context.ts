@@ -85,3 +85,21 @@ export function shrinkToolResults(
   }
   return changed;
 }
+
+/**
+ * After a context-overflow error: shrinks the tool results of the current turn
+ * (`messages[turnStart..]`), or of the whole history when the turn has none to shrink (a resumed
+ * session whose old results no longer fit), and records each new content in the transcript
+ * (`tool_result_update`) so `--continue` loads the shrunk history. True when anything shrank.
+ */
+export function shrinkForOverflow(
+  messages: ChatMessage[],
+  turnStart: number,
+  windowTokens: number | undefined,
+  transcript?: { toolResultUpdate(id: string, content: string): void },
+): boolean {
+  let changed = shrinkToolResults(messages, turnStart, windowTokens);
+  if (!changed.length) changed = shrinkToolResults(messages, 0, windowTokens);
+  for (const c of changed) transcript?.toolResultUpdate(c.tool_call_id, c.content);
+  return changed.length > 0;
+}

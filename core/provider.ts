@@ -13,8 +13,8 @@
  * - The history is sent through core/messages.ts `wireMessages` (no empty assistant messages,
  *   alternating user turns).
  * - Asks for `stream_options: { include_usage: true }` and returns the final `usage`. A server
- *   that rejects an optional field (HTTP 400/422 naming `stream_options`, `temperature` or
- *   `reasoning_content`, e.g. Mistral's 422 "extra inputs are not permitted") gets the request
+ *   that rejects an optional field (HTTP 400/422 naming `stream_options`, `temperature`, `top_p`,
+ *   `reasoning_effort` or `reasoning_content`, e.g. Mistral's 422 "extra inputs are not permitted") gets the request
  *   again without it, once, and this provider (one per session) leaves it out from then on;
  *   `streamOptions: false` (config `provider.stream_options: false`) never sends it.
  * - Retries (our own loop; the SDK's is off) 429, 408, 5xx and connection failures that
@@ -82,6 +82,10 @@ export interface ModelRequest {
   /** Overrides the configured model for this request. */
   model?: string;
   temperature?: number;
+  /** Nucleus sampling (an agent's `top_p`); left out once a server refuses it. */
+  top_p?: number;
+  /** OpenAI `reasoning_effort` (an agent's `reasoning_effort`); left out once refused. */
+  reasoning_effort?: string;
 }
 
 /** Streaming callbacks; each is called synchronously per chunk and must not throw. */
@@ -371,6 +375,14 @@ async function attemptOnce(
     if (req.temperature !== undefined && !omit.has("temperature")) {
       params.temperature = req.temperature;
       sent.push("temperature");
+    }
+    if (req.top_p !== undefined && !omit.has("top_p")) {
+      params.top_p = req.top_p;
+      sent.push("top_p");
+    }
+    if (req.reasoning_effort !== undefined && !omit.has("reasoning_effort")) {
+      (params as { reasoning_effort?: string }).reasoning_effort = req.reasoning_effort;
+      sent.push("reasoning_effort");
     }
     const res = await fetch(`${cfg.baseURL.replace(/\/+$/, "")}/chat/completions`, {
       method: "POST",

@@ -120,7 +120,12 @@ export function contextLimitFrom(text: string, body?: unknown): number | undefin
 }
 
 /** Optional request fields a server may refuse; the provider drops a refused one and retries once. */
-export type OptionalField = "stream_options" | "temperature" | "reasoning_content";
+export type OptionalField =
+  | "stream_options"
+  | "temperature"
+  | "top_p"
+  | "reasoning_effort"
+  | "reasoning_content";
 
 /**
  * Which optional field (of those sent) a 400/422 error names: Mistral-style 422 "extra inputs are

@@ -1,5 +1,9 @@
 /**
- * Keeps the provider API key out of everything a tool hands back. A tool result becomes a model
+ * Keeps every known secret out of everything a tool hands back: the provider API key, the
+ * values of environment variables whose names look secret (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
+ * `*PASSWORD*`; {@link secretName}) and the secret-looking values of the config file (provider
+ * `api_key`, header values, MCP servers' `env` and `headers`) — see {@link knownSecretCandidates}
+ * (issue 11 §2: redact every known secret value, not only the provider key). A tool result becomes a model
  * message, an ACP `tool_call_update` (stdout in stream-json / ACP) and a transcript line, so a
  * command that prints a file holding the key (`cat ~/.config/coyote/config.yaml`, a workspace
  * `.env`) would otherwise copy it into all three. Every occurrence of the key in a result's
@@ -31,9 +35,65 @@ export function secretValues(candidates: (string | undefined)[]): string[] {
   return [...out];
 }
 
+/**
+ * Variable names that look like they hold a secret: `*TOKEN*`, `*SECRET*`, `*KEY*`,
+ * `*PASSWORD*`, `*PASSWD*`, `*CREDENTIAL*`, `*PRIVATE*`, `*COOKIE*` (any case). The guard asks
+ * before a command expands one (`echo $GITHUB_TOKEN`); their values are redacted from tool results.
+ */
+export function secretName(name: string): boolean {
+  return /TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|COOKIE/i.test(name);
+}
+
+/**
+ * Every value Coyote knows to be secret, as candidates for {@link secretValues}: the values of
+ * `env` variables whose names look secret, and in `config` the provider's `api_key`, every
+ * `headers` value (an `Authorization: Bearer …`), and MCP servers' `env` values under a
+ * secret-looking name and `headers` values.
+ */
+export function knownSecretCandidates(
+  config: unknown,
+  env: Record<string, string> = safeEnv(),
+): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(env)) if (secretName(k)) out.push(v);
+  const obj = (v: unknown): Record<string, unknown> | undefined =>
+    v && typeof v === "object" && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
+  const cfg = obj(config);
+  const addAll = (rec: unknown, onlySecretNames: boolean) => {
+    for (const [k, v] of Object.entries(obj(rec) ?? {})) {
+      if (typeof v !== "string") continue;
+      if (!onlySecretNames || secretName(k)) {
+        out.push(v);
+        // `Bearer <token>`: the token alone may be printed too.
+        const m = /^\s*(?:Bearer|Basic|token)\s+(\S+)\s*$/i.exec(v);
+        if (m) out.push(m[1]);
+      }
+    }
+  };
+  const provider = obj(cfg?.provider);
+  if (typeof provider?.api_key === "string") out.push(provider.api_key);
+  addAll(provider?.headers, false);
+  for (const server of Object.values(obj(cfg?.mcpServers) ?? {})) {
+    const s = obj(server);
+    addAll(s?.env, true);
+    addAll(s?.headers, false);
+  }
+  return out;
+}
+
+function safeEnv(): Record<string, string> {
+  try {
+    return Deno.env.toObject();
+  } catch {
+    return {};
+  }
+}
+
 /** A function replacing every occurrence of each secret with {@link REDACTED}. */
 export function makeRedactor(secrets: string[]): (text: string) => string {
   if (!secrets.length) return (t) => t;
+  // Longest first, so a secret containing another is replaced whole.
+  secrets = [...secrets].sort((a, b) => b.length - a.length);
   return (t) => {
     if (typeof t !== "string") return t;
     for (const s of secrets) if (t.includes(s)) t = t.split(s).join(REDACTED);
@@ -70,10 +130,14 @@ function redactJson(v: unknown, redact: (t: string) => string): unknown {
   return clean === text ? v : JSON.parse(clean);
 }
 
-/** `tool` with its results and progress messages passed through `redact`. */
+/**
+ * `tool` with its description (an MCP server writes it; it goes to the model), results and
+ * progress messages passed through `redact`.
+ */
 export function redactingTool(tool: AnyTool, redact: (t: string) => string): AnyTool {
   return {
     ...tool,
+    ...(typeof tool.description === "string" ? { description: redact(tool.description) } : {}),
     run: async (input: unknown, ctx: ToolContext) => {
       const wrapped: ToolContext = {
         ...ctx,

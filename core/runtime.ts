@@ -13,7 +13,7 @@ import type { AgentDefinition, HostServices } from "../sdk/mod.ts";
 import type { HostFactory, PermissionResolver } from "./types.ts";
 import type { McpServerSpec } from "./mcp/mod.ts";
 import { listStoredSessions } from "./sessions.ts";
-import { acquireWorkspace, builtinAgentList, UsageError } from "./workspace.ts";
+import { acquireWorkspace, UsageError } from "./workspace.ts";
 import { type AgentSession, openSession } from "./session.ts";
 
 export { UsageError };
@@ -54,9 +54,16 @@ export interface SessionInfo {
   agent?: string;
 }
 
-/** Built-in and first-party agents (without a workspace's plugins or agent files). */
-export function availableAgents(): AgentDefinition[] {
-  return builtinAgentList();
+/**
+ * The LLM agents `cwd` can run: built-ins and the user's and the workspace's agent files, later
+ * sources shadowing earlier ones (core/agents/registry.ts; plugins' agents need a workspace).
+ */
+export async function availableAgents(
+  app: Pick<AppOptions, "configDir">,
+  cwd: string,
+): Promise<AgentDefinition[]> {
+  const { loadAgentRegistry } = await import("./agents/registry.ts");
+  return (await loadAgentRegistry({ configDir: app.configDir, cwd })).list();
 }
 
 /**

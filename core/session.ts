@@ -27,11 +27,23 @@ import type {
 } from "./types.ts";
 import type { McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
-import { filterTools, ToolRegistry } from "./tools.ts";
-import { buildSystemPrompt } from "./instructions.ts";
+import { ToolRegistry } from "./tools.ts";
+import { selectTools } from "./agents/resolve.ts";
+import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
 import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "./sessions.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../agents/mod.ts";
+import { modelInfo } from "./models.ts";
+import { capToolResults, toolOutputCap } from "./context.ts";
+import type { ChatMessage } from "./sessions.ts";
+
+/** A loaded history with tool results capped for the model's window (core/context.ts). */
+function fitHistory(
+  messages: ChatMessage[],
+  info: { contextWindow: number; maxOutputTokens?: number },
+): ChatMessage[] {
+  return capToolResults(messages, toolOutputCap(info.contextWindow, info.maxOutputTokens));
+}
 
 /** Options for one session. */
 export interface SessionOptions {
@@ -113,9 +125,12 @@ export function narrowPolicy(parent: PolicyLike, allowed: ReadonlySet<string>): 
   };
 }
 
-/** The tools an agent may use: its `tools` globs over the workspace's tools. */
+/**
+ * The tools an agent may use: its `tools` (names, globs, `mcp:<server>`) and `mcp_servers` over
+ * the workspace's tools (core/agents/resolve.ts `selectTools`).
+ */
 export function toolsForAgent(all: AnyTool[], agent: AgentSpec): AnyTool[] {
-  return filterTools(all, agent.tools);
+  return selectTools(all, agent);
 }
 
 /**
@@ -134,17 +149,44 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   }
   const agentName = init.agent ?? resumed?.header.agent ?? app.agent ?? DEFAULT_AGENT;
   const first = ws.agents.get(agentName);
-  if (!first) throw new UsageError(ws.agents.unknown(agentName));
+  if (!first) {
+    const e = new UsageError(ws.agents.unknown(agentName));
+    // A broken agent file is a configuration error naming the file and the field.
+    if (ws.agents.entry(agentName)?.error) e.name = "ConfigError";
+    throw e;
+  }
 
   const all = await ws.tools(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
-  const toolsFor = (a: AgentSpec) => {
-    const own = toolsForAgent(all, a);
-    return ceiling ? own.filter((t) => ceiling.has(t.name)) : own;
+  // An agent's tools, system prompt and skills (core/agents/prepare.ts). `--agent-variable` and
+  // `--skill` apply to the root session's first agent; children and switches use defaults.
+  const prepare = (a: AgentSpec, variables?: Record<string, string>, preload?: string[]) => {
+    const p: PreparedAgent = prepareAgent({
+      definition: a,
+      variables,
+      allTools: all,
+      skills: ws.skills,
+      preloadSkills: preload,
+      cwd,
+      workspace: ws.instructions,
+      onChange: () => {
+        // A skill loaded or unloaded: the next request carries its body and tools.
+        if (prepared !== p || !live.engine) return;
+        registry = new ToolRegistry(toolsOf(p));
+        live.engine.opts.registry = registry;
+        live.engine.opts.policy = policyFor(registry);
+        live.engine.opts.systemPrompt = p.systemPrompt();
+      },
+    });
+    return p;
   };
-  const promptFor = (a: AgentSpec) =>
-    buildSystemPrompt(a.instructions, { cwd }, ws.instructions, ws.skills);
+  const toolsOf = (p: PreparedAgent) =>
+    ceiling ? p.tools().filter((t) => ceiling.has(t.name)) : p.tools();
+  const live: { engine?: Engine } = {};
+  let prepared = parent
+    ? prepare(first)
+    : prepare(first, agentName === first.name ? app.agentVariables : undefined, app.skills);
 
   const explicitModel = init.model ?? app.model;
   const model = explicitModel ?? first.model ?? ws.defaultModel;
@@ -163,7 +205,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     }
     : { agent: first.name, agentId, rootSessionId: id, depth: 0 };
 
-  let registry = new ToolRegistry(toolsFor(first));
+  let registry = new ToolRegistry(toolsOf(prepared));
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
   const basePolicy: PolicyLike = parent ? parent.policy : ws.newPolicy();
   const policyFor = (r: ToolRegistry) =>
@@ -187,20 +229,28 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     client: ws.client,
     model,
     temperature: first.temperature,
+    top_p: first.top_p,
+    reasoning_effort: first.reasoning_effort,
     registry,
     policy: policyFor(registry),
     permission: init.permission,
     host: init.host,
-    systemPrompt: promptFor(first),
+    systemPrompt: prepared.systemPrompt(),
     maxTurns: app.maxTurns > 0 ? app.maxTurns : first.maxTurns ?? 50,
-    history: resumed?.messages,
+    // An old transcript's tool results are cut to this model's window (`--continue` recovers).
+    history: resumed ? fitHistory(resumed.messages, modelInfo(app.config, model)) : undefined,
+    modelInfo: (m) => modelInfo(app.config, m),
     updates: resumed?.updates,
     transcript,
     log,
     origin,
   });
+  live.engine = engine;
 
   let seq = 0;
+  // The workspace's start-up warnings reach the event stream once, on the first turn_started of
+  // a root session (they are also on stderr).
+  let pendingWarnings = parent ? [] : ws.warnings;
   let closed = false;
   let current = first;
   const stamp = (update: SessionEvent): EventEnvelope => ({
@@ -232,12 +282,16 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     set agent(name: string) {
       const next = ws.agents.get(name);
       if (!next) throw new UsageError(ws.agents.unknown(name));
+      const p = prepare(next);
+      prepared = p;
       current = next;
-      registry = new ToolRegistry(toolsFor(next));
-      engine.opts.systemPrompt = promptFor(next);
+      registry = new ToolRegistry(toolsOf(p));
+      engine.opts.systemPrompt = p.systemPrompt();
       engine.opts.registry = registry;
       engine.opts.policy = policyFor(registry);
       engine.opts.temperature = next.temperature;
+      engine.opts.top_p = next.top_p;
+      engine.opts.reasoning_effort = next.reasoning_effort;
       if (!explicitModel && next.model) engine.opts.model = next.model;
     },
     get definition() {
@@ -252,8 +306,14 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       const sink = opts.onEvent;
       return engine.prompt(input, {
         signal: opts.signal,
-        onEvent: (ev) => sink(stamp(ev)),
-      });
+        onEvent: (ev) => {
+          if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {
+            ev = { ...ev, warnings: pendingWarnings };
+            pendingWarnings = [];
+          }
+          sink(stamp(ev));
+        },
+      }).finally(() => prepared.skills.endTurn());
     },
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");

@@ -28,6 +28,11 @@ export interface TurnStartedEvent {
   sessionUpdate: "turn_started";
   /** The prompt's text (blocks joined), as the agent received it. */
   prompt: string;
+  /**
+   * Start-up problems the user should see (lenient `SKILL.md` front matter, ignored agent keys,
+   * skipped skills); only on a root session's first turn, and only when there are any.
+   */
+  warnings?: string[];
 }
 
 /**

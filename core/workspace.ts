@@ -12,20 +12,19 @@
  * @module
  */
 import type { AppOptions } from "./app.ts";
-import { type AgentDefinition, defineTool, type SkillDefinition } from "../sdk/mod.ts";
-import { z } from "zod";
-import type { AgentSpec, AnyTool } from "./types.ts";
+import type { AnyTool } from "./types.ts";
 import type { DiscoveredMcpServer, McpServerSpec } from "./mcp/mod.ts";
 import { Policy } from "./guard/policy.ts";
 import { corePlugins } from "../plugins/mod.ts";
-import { agentsPlugin } from "../agents/mod.ts";
 import type { ModelClient } from "./engine.ts";
 import { findInstructions, type WorkspaceInstructions } from "./instructions.ts";
 import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
 import type { ProviderConfig } from "./provider.ts";
-import { makeRedactor, redactingTool, secretValues } from "./redact.ts";
+import { knownSecretCandidates, makeRedactor, redactingTool, secretValues } from "./redact.ts";
 import { createProvider } from "./provider.ts";
-import { AgentRegistry } from "./agent_registry.ts";
+import type { AgentRegistry } from "./agents/registry.ts";
+import { loadAgentsAndSkills } from "./agents/prepare.ts";
+import type { SkillEntry } from "./skills/load.ts";
 
 /**
  * A user or configuration error (unknown agent, unknown session, no provider):
@@ -44,16 +43,23 @@ export interface Workspace {
   readonly client: ModelClient;
   /** The model when neither the session nor its agent names one. */
   readonly defaultModel: string;
+  /** Every agent of this directory (core/agents/registry.ts). */
   readonly agents: AgentRegistry;
-  readonly skills: SkillDefinition[];
+  /** Every skill visible from this directory (core/skills/load.ts); agents filter them. */
+  readonly skills: SkillEntry[];
+  /**
+   * Problems found while starting (lenient front matter, ignored keys, skipped skills): logged
+   * and also carried by the first `turn_started` event of each root session.
+   */
+  readonly warnings: string[];
   readonly instructions: WorkspaceInstructions | null;
   /** Diagnostics sink (stderr by default); never stdout. */
   log(line: string): void;
   /** A fresh policy from config and flags (each root session has its own session rules). */
   newPolicy(): Policy;
   /**
-   * Every tool of the workspace (first-party, plugins, discovered MCP servers, the skill
-   * loader) plus the tools of `extraMcp` servers (ACP `session/new` `mcpServers`), which are
+   * Every tool of the workspace (first-party, plugins, discovered MCP servers; the `skill__*`
+   * tools are per session, core/skills/tools.ts) plus the tools of `extraMcp` servers (ACP `session/new` `mcpServers`), which are
    * connected once per name and spec and then shared too. Provider keys are redacted from
    * every result.
    */
@@ -79,57 +85,10 @@ function exists(path: string): boolean {
 }
 
 /** True when the plugin host has anything to discover for this workspace. */
-function wantsPlugins(app: AppOptions, cwd: string): boolean {
+export function wantsPlugins(app: AppOptions, cwd: string): boolean {
   return app.plugins.length > 0 ||
     (Array.isArray(app.config?.plugins) && app.config.plugins.length > 0) ||
     exists(`${cwd}/.coyote/plugins`) || exists(`${app.configDir}/plugins`);
-}
-
-/**
- * Skills: plugin contributions plus `SKILL.md` folders (`<cwd>/.coyote/skills/`,
- * `<configDir>/skills/`; the loader is imported only when one of them exists).
- * The first skill of a name wins.
- */
-async function collectSkills(
-  app: AppOptions,
-  cwd: string,
-  fromPlugins: SkillDefinition[],
-  log: (line: string) => void,
-): Promise<SkillDefinition[]> {
-  let files: SkillDefinition[] = [];
-  if (exists(`${cwd}/.coyote/skills`) || exists(`${app.configDir}/skills`)) {
-    const { loadSkills } = await import("./plugin_host/skills.ts");
-    const r = await loadSkills(app, cwd);
-    for (const w of r.warnings) log(`coyote: warning: ${w}`);
-    files = r.skills;
-  }
-  const byName = new Map<string, SkillDefinition>();
-  for (const sk of [...files, ...fromPlugins]) if (!byName.has(sk.name)) byName.set(sk.name, sk);
-  return [...byName.values()];
-}
-
-/** `skill__load {name}`: returns a skill's instructions (Agent Skills: bodies load on demand). */
-function skillLoadTool(skills: SkillDefinition[]): AnyTool {
-  const names = skills.map((sk) => sk.name);
-  return defineTool({
-    name: "skill__load",
-    description:
-      "Load the full instructions of a skill listed in the system prompt before using it.",
-    input: z.object({ name: z.string().describe(`one of: ${names.join(", ")}`) }),
-    kind: "read",
-    readOnly: true,
-    title: (i) => `Load skill ${i.name}`,
-    run: (i) => {
-      const sk = skills.find((x) => x.name === i.name);
-      if (!sk) {
-        return {
-          content: `unknown skill "${i.name}"; available: ${names.join(", ")}`,
-          isError: true,
-        };
-      }
-      return { content: `# Skill: ${sk.name}\n\n${sk.content}` };
-    },
-  });
 }
 
 /**
@@ -159,11 +118,6 @@ function mergeInstructions(
   return parts.length ? { path: paths.join(", "), text: parts.join("\n\n") } : null;
 }
 
-/** The built-in and first-party agents (no plugins), in registration order. */
-export function builtinAgentList(): AgentDefinition[] {
-  return [agentsPlugin, ...corePlugins].flatMap((p) => p.agents ?? []);
-}
-
 /**
  * Starts a workspace: provider (a missing provider is a configuration error, before anything
  * starts), policy, plugins and discovered MCP servers in parallel, skills, agents.
@@ -181,7 +135,8 @@ export async function createWorkspace(
     config: app.config ?? {},
     configPath: app.configPath,
   });
-  const client = createProvider(providerConfig) as unknown as ModelClient;
+  // Retries and dropped request fields are announced on the diagnostics sink (stderr).
+  const client = createProvider({ ...providerConfig, notify: log }) as unknown as ModelClient;
   const newPolicy = () =>
     Policy.create(
       app.config?.permissions ?? {},
@@ -215,29 +170,28 @@ export async function createWorkspace(
   for (const w of [...(plugins?.warnings ?? []), ...(mcp?.warnings ?? [])]) {
     log(`coyote: warning: ${w}`);
   }
-  const skills = await collectSkills(app, cwd, plugins?.skills ?? [], log);
+  const { agents, skills, warnings } = await loadAgentsAndSkills({
+    configDir: app.configDir,
+    cwd,
+    addDirs: app.addDirs,
+    pluginAgents: [...corePlugins.flatMap((p) => p.agents ?? []), ...(plugins?.agents ?? [])],
+    pluginSkills: plugins?.skills,
+  });
+  for (const w of warnings) log(`coyote: warning: ${w}`);
 
-  const agents = new AgentRegistry();
-  for (const a of builtinAgentList()) {
-    agents.register(a as AgentSpec, (a as AgentSpec).source ?? "built-in");
-  }
-  for (const a of plugins?.agents ?? []) {
-    agents.register(a as AgentSpec, (a as AgentSpec).source ?? "plugin");
-  }
-
-  // The provider key never travels in a tool result (core/redact.ts).
+  // No known secret (provider key, secret-named variables, config secrets) travels in a tool
+  // result or an MCP tool description (core/redact.ts).
   const secrets = secretValues([
     providerConfig.apiKey === PLACEHOLDER_API_KEY ? undefined : providerConfig.apiKey,
     Deno.env.get("OPENAI_API_KEY"),
+    ...knownSecretCandidates(app.config),
   ]);
   const redact = makeRedactor(secrets);
   const guard = (t: AnyTool) => (secrets.length ? redactingTool(t, redact) : t);
-  // The skill loader is offered to every agent when there are skills (read-only, harmless).
   const baseTools: AnyTool[] = [
     ...corePlugins.flatMap((p) => p.tools ?? []),
     ...(plugins?.tools ?? []),
     ...(mcp?.tools ?? []),
-    ...(skills.length ? [skillLoadTool(skills)] : []),
   ].map(guard);
 
   // Servers a session brings (ACP `mcpServers`), connected once per name and spec.
@@ -269,6 +223,7 @@ export async function createWorkspace(
     defaultModel: providerConfig.model,
     agents,
     skills,
+    warnings,
     instructions,
     log,
     newPolicy,

@@ -240,26 +240,84 @@ export function defineTool<S extends ZodLike | JsonSchema>(
 
 /**
  * An agent: instructions plus the tools it may use and model settings.
- * Built-in agents (Sisyphus and its specialists) load through this same shape.
+ * Built-in agents (Sisyphus and its specialists) load through this same shape; an agent
+ * folder's `config.yaml` (snake_case keys, docs/agents.md) maps onto it field by field.
+ * Every field past `maxTurns` is optional, new in SDK 1.1 and named like its `config.yaml` key
+ * (snake_case), so a plugin written for SDK 1.0 still fits.
  */
 export interface AgentDefinition {
   name: string;
   description: string;
-  /** System-prompt text. */
+  /**
+   * System-prompt text. Templated when the agent starts: `{{__os__}}`, `{{__cwd__}}`,
+   * `{{__now__}}` (ISO-8601), `{{__tools__}}` (the agent's tool names) and `{{var}}` for each
+   * of {@link AgentDefinition.variables}.
+   */
   instructions: string;
-  /** Tool names (globs allowed, e.g. `fs_*`, `mcp__github__*`). Omitted: all tools. */
+  /**
+   * Tool names (globs allowed, e.g. `fs_*`, `mcp__github__*`; `mcp:<server>` means every tool of
+   * that MCP server). Omitted: all tools.
+   */
   tools?: string[];
   model?: string;
   temperature?: number;
   maxTurns?: number;
+  /** Semver-ish version of the definition (informational). @since 1.1 */
+  version?: string;
+  /** Nucleus sampling (OpenAI `top_p`, 0..1). @since 1.1 */
+  top_p?: number;
+  /** OpenAI `reasoning_effort` (e.g. `low`, `medium`, `high`). @since 1.1 */
+  reasoning_effort?: string;
+  /** Template variables; one without `default` must be given (`--agent-variable NAME VALUE`). @since 1.1 */
+  variables?: AgentVariable[];
+  /** MCP servers (by configured name) whose tools this agent gets. @since 1.1 */
+  mcp_servers?: string[];
+  /** Skills this agent sees (names); omitted: every discovered skill. @since 1.1 */
+  enabled_skills?: string[];
+  /** May start sub-agents (`agent__*` tools). @since 1.1 */
+  can_spawn_agents?: boolean;
+  /** Agents it may start; omitted: any, `[]`: none. @since 1.1 */
+  spawnable_agents?: string[];
+  /** Children running at once (more are queued). @since 1.1 */
+  max_concurrent_agents?: number;
+  /** Depth of the sub-agent tree below the root (root = 0). @since 1.1 */
+  max_agent_depth?: number;
+  /** A child's final answer longer than this many characters is summarised for its parent. @since 1.1 */
+  summarization_threshold?: number;
+  /** Seconds a child's question to the human waits before the child decides alone. @since 1.1 */
+  escalation_timeout?: number;
+  /** Re-prompt while the todo list has open items at the end of a turn. @since 1.1 */
+  auto_continue?: boolean;
+  /** Re-prompts allowed per user turn under {@link AgentDefinition.auto_continue}. @since 1.1 */
+  max_auto_continues?: number;
+  /** Example first prompts a frontend may offer. @since 1.1 */
+  conversation_starters?: string[];
 }
 
-/** A skill, as Agent Skills' `SKILL.md`: front-matter `name` and `description`, markdown body. */
+/** A template variable of an agent: `{{name}}` in its instructions. */
+export interface AgentVariable {
+  name: string;
+  description?: string;
+  /** Value used when none is given; absent means the variable is required. */
+  default?: string;
+}
+
+/**
+ * A skill, as Agent Skills' `SKILL.md`: a folder named after the skill holding front matter
+ * (`description`, optional `allowed-tools`/`enabled_tools`, `enabled_mcp_servers`, `auto_unload`)
+ * and a markdown body. The optional fields use the original Coyote's front-matter names.
+ */
 export interface SkillDefinition {
   name: string;
   description: string;
   /** The markdown body (instructions), loaded when the skill is used. */
   content: string;
+  /** Tool names or globs the skill needs; loading it adds them to the agent's tools. @since 1.1 */
+  enabled_tools?: string[];
+  /** MCP servers whose tools loading the skill adds. @since 1.1 */
+  enabled_mcp_servers?: string[];
+  /** Unload the skill again when the turn that loaded it ends. @since 1.1 */
+  auto_unload?: boolean;
 }
 
 /** A plugin: a named, versioned bundle of tools, agents and skills plus the permissions it needs. */

@@ -137,7 +137,7 @@ Deno.test("acp: read, edit, permitted and rejected commands → end_turn; load r
       assert.equal(h.init?.protocolVersion, 1);
       assert.equal(h.init?.agentCapabilities?.loadSession, true);
       assert.equal(h.init?.agentCapabilities?.promptCapabilities?.embeddedContext, true);
-      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.image, true);
+      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.image, false); // no models: table
       assert.equal(h.init?.agentCapabilities?.mcpCapabilities?.http, true);
       assert.deepEqual(Object.keys(h.init?.agentCapabilities?.sessionCapabilities ?? {}).sort(), [
         "close",
@@ -641,15 +641,18 @@ Deno.test("acp: malformed lines, batches, unknown methods, invalid params, early
   }
 });
 
+const ALWAYS = "npm_config_loglevel=silent touch always-file";
+
 Deno.test("acp: permission edge cases, allow_always, user questions, plan", async () => {
   const e = await setup([
     // Turn 1: a pending permission request is abandoned by session/cancel.
     { tool_calls: [{ name: "execute_command", arguments: { command: "touch held-file" } }] },
     // Turn 2: the client answers `cancelled` → the turn ends cancelled.
     { tool_calls: [{ name: "execute_command", arguments: { command: "touch cancelled-file" } }] },
-    // Turn 3: allow_always, then the same command again without asking; questions; plan.
-    { tool_calls: [{ name: "execute_command", arguments: { command: "touch always-file" } }] },
-    { tool_calls: [{ name: "execute_command", arguments: { command: "touch always-file" } }] },
+    // Turn 3: allow_always, then the same command again without asking (its environment
+    // prefix asked too, and the recorded rule lifts that as well); questions; plan.
+    { tool_calls: [{ name: "execute_command", arguments: { command: ALWAYS } }] },
+    { tool_calls: [{ name: "execute_command", arguments: { command: ALWAYS } }] },
     { tool_calls: [{ name: "user__confirm", arguments: { question: "Proceed?" } }] },
     {
       tool_calls: [{

@@ -540,7 +540,9 @@ Deno.test("e2e: SKILL.md skills are listed in the system prompt and load on dema
     const system = (server.requests[0].body as Json).messages[0].content;
     assert.match(system, /- release-notes: Write release notes from git log/);
     assert.doesNotMatch(system, /BODY-31/);
-    assert.match(toolReplies(server.requests[1])[0], /BODY-31/);
+    // Loaded: the body joins the system prompt of the next request (not the transcript).
+    assert.match(toolReplies(server.requests[1])[0], /Loaded skill release-notes/);
+    assert.match((server.requests[1].body as Json).messages[0].content, /BODY-31/);
   } finally {
     await server.close();
     await env.cleanup();

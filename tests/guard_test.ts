@@ -987,3 +987,23 @@ Deno.test("guard: with CDPATH set, a relative cd goes somewhere unknown", async 
     "allow",
   );
 });
+
+Deno.test("guard: fs_glob is judged by its pattern, not only its path", async () => {
+  const { globAccesses } = await import("../plugins/fs/mod.ts");
+  const worst = (pattern: string, path?: string) => {
+    const ds = globAccesses(pattern, path).map((a) =>
+      P.D.decide(a as Parameters<Policy["decide"]>[0]).decision
+    );
+    return ds.includes("deny") ? "deny" : ds.includes("ask") ? "ask" : "allow";
+  };
+  assert.equal(worst("**/*.ts"), "allow");
+  assert.equal(worst("src/**/*.ts", "."), "allow");
+  assert.equal(worst("/etc/*"), "ask");
+  assert.equal(worst(`${ws}/src/*.ts`), "allow");
+  assert.equal(worst("~/.ssh/*"), "ask");
+  assert.equal(worst("../outside/**"), "ask");
+  assert.equal(worst("../*", "src"), "allow");
+  assert.equal(worst("../../*", "src"), "ask");
+  assert.equal(worst("*/../../*"), "ask");
+  assert.equal(worst("*.ts", "/etc"), "ask");
+});

@@ -2,17 +2,12 @@
  * The plugin host with well-behaved plugins: discovery, the example plugin,
  * the ToolContext proxy (progress, log, permission, cancellation), host-side
  * JSON Schema validation, zod-typed bundled plugins, name rules, refused
- * grants, the probe cache, grants inside a worker, SKILL.md skills and the
+ * grants, the probe cache, grants inside a worker and the
  * `coyote plugins list|check` commands (as subprocesses).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  loadPlugins,
-  type LoadPluginsOptions,
-  loadSkills,
-  PluginWorker,
-} from "../core/plugin_host/mod.ts";
+import { loadPlugins, type LoadPluginsOptions, PluginWorker } from "../core/plugin_host/mod.ts";
 import { compilePluginSource } from "../core/plugin_host/source.ts";
 import { NO_PERMISSIONS } from "../core/plugin_host/worker.ts";
 import { Policy } from "../core/guard/policy.ts";
@@ -465,37 +460,6 @@ Deno.test("plugins: a worker reads inside its grant and nothing outside", async 
     assert.equal(w.starts, 1);
   } finally {
     w.close();
-    await d.cleanup();
-  }
-});
-
-Deno.test("plugins: SKILL.md skills from the workspace and the user config dir", async () => {
-  const d = await dirs();
-  const ws = join(d.ws, ".coyote", "skills");
-  const user = join(d.cfg, "skills");
-  const write = async (root: string, folder: string, text: string) => {
-    await Deno.mkdir(join(root, folder), { recursive: true });
-    await Deno.writeTextFile(join(root, folder, "SKILL.md"), text);
-  };
-  await write(
-    ws,
-    "review",
-    "---\nname: review\ndescription: Review a diff.\n---\n\n# Review\nLook closely.\n",
-  );
-  await write(user, "review", "---\nname: review\ndescription: user copy\n---\nignored\n");
-  await write(user, "deploy", "---\nname: deploy\ndescription: Ship it.\n---\nSteps.\n");
-  await write(user, "mismatch", "---\nname: other\ndescription: x\n---\n");
-  await write(user, "nofm", "just text");
-  try {
-    const { skills, warnings } = await loadSkills({ configDir: d.cfg }, d.ws);
-    assert.deepEqual(skills, [
-      { name: "review", description: "Review a diff.", content: "# Review\nLook closely." },
-      { name: "deploy", description: "Ship it.", content: "Steps." },
-    ]);
-    assert.equal(warnings.length, 2);
-    assert.match(warnings.join("\n"), /does not match its folder "mismatch"/);
-    assert.match(warnings.join("\n"), /missing YAML front-matter/);
-  } finally {
     await d.cleanup();
   }
 });

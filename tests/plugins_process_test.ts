@@ -123,3 +123,53 @@ Deno.test("process: a grant with a comma in a path refuses the start instead of 
     await w.close();
   }
 });
+
+Deno.test('process: with isolate "worker" (what a compiled binary uses) the grant, crashes and kills still hold', async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-proc-w-" }));
+  await Deno.mkdir(join(root, "in"));
+  await Deno.writeTextFile(join(root, "in", "a.txt"), "inside");
+  await Deno.writeTextFile(join(root, "b.txt"), "OUTSIDE");
+  const code = await compilePluginSource(
+    `const t = (name, run) => ({ name, description: "d", input: { type: "object" }, run });
+     export default { name: "w", version: "1", tools: [
+       t("read", (i) => Deno.readTextFile(i.path)),
+       t("url", () => import.meta.url.slice(0, 30)),
+       t("exit", () => Deno.exit(5)),
+       t("close", () => { setTimeout(() => self.close(), 5); return new Promise(() => {}); }),
+       t("spin", () => { while (true) {} }),
+     ] };`,
+    "w.js",
+  );
+  const w = new PluginWorker(
+    "w",
+    code,
+    { ...NO_PERMISSIONS, read: [join(root, "in")] },
+    { isolate: "worker", timeoutMs: 1500 },
+    () => {},
+  );
+  try {
+    assert.equal(
+      (await w.call("read", { path: join(root, "in", "a.txt") }, meta)).content,
+      "inside",
+    );
+    assertToolError(
+      await w.call("read", { path: join(root, "b.txt") }, meta),
+      /NotCapable|Requires read access/,
+      "OUTSIDE",
+    );
+    assert.match((await w.call("url", {}, meta)).content, /^data:application\/javascript,/);
+    assertToolError(await w.call("exit", {}, meta), /Deno\.exit\(5\)/);
+    assertToolError(await w.call("close", {}, meta), /closed its worker/);
+    await w.start();
+    const pid = w.pid!;
+    assertToolError(await w.call("spin", {}, meta), /timed out/);
+    assert.equal(await waitGone(pid), true);
+    assert.equal(
+      (await w.call("read", { path: join(root, "in", "a.txt") }, meta)).content,
+      "inside",
+    );
+  } finally {
+    await w.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});

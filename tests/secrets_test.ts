@@ -182,3 +182,60 @@ Deno.test("secrets: a key from config.yaml is redacted from tool results that pr
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("secrets: every known secret is redacted — secret-named variables, MCP server env, MCP tool descriptions", async () => {
+  const envSecret = `ghp_envsecret${crypto.randomUUID().slice(0, 12)}`;
+  const mcpSecret = `svc-mcpsecret-${crypto.randomUUID().slice(0, 12)}`;
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  const leaky = new URL("./fixtures/mcp/leaky_server.ts", import.meta.url).pathname;
+  const denoJson = new URL("../deno.json", import.meta.url).pathname;
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [
+          { id: "r", name: "fs_read", arguments: { path: "notes.txt" } },
+          { id: "m", name: "mcp__leaky__leak", arguments: {} },
+        ],
+      },
+      { text: "done" },
+    ],
+  });
+  try {
+    await Deno.writeTextFile(
+      `${env.configDir}/config.yaml`,
+      `mcpServers:\n  leaky:\n    command: deno\n    args: [run, -A, --config, ${denoJson}, ${leaky}]\n    env:\n      SERVICE_TOKEN: ${mcpSecret}\n`,
+    );
+    await Deno.writeTextFile(`${cwd}/notes.txt`, `a=${envSecret}\nb=${mcpSecret}\n`);
+    const e = { ...childEnv(env, { baseURL: server.baseURL }), GITHUB_TOKEN: envSecret };
+    const r = await runCoyote([
+      "--headless",
+      "--output-format",
+      "stream-json",
+      "--allow",
+      "Tool(mcp__leaky__*)",
+      "go",
+    ], { cwd, env: e });
+    assert.equal(r.code, 0, r.stderr);
+    // The tool list offered to the model had the MCP tool, its description redacted.
+    const first = JSON.stringify(server.requests[0].body);
+    assert.match(first, /Calls the service with token \[redacted\]/);
+    const replies = (server.requests[1].body as { messages: { role: string; content: string }[] })
+      .messages.filter((m) => m.role === "tool").map((m) => m.content);
+    assert.equal(replies.length, 2);
+    assert.match(replies[0], /a=\[redacted\]/);
+    assert.match(replies[0], /b=\[redacted\]/);
+    assert.match(replies[1], /used token \[redacted\]/);
+    for (const s of [envSecret, mcpSecret]) {
+      await assertNowhere(s, {
+        stdout: r.stdout,
+        stderr: r.stderr,
+        "model requests": JSON.stringify(server.requests.map((q) => q.body)),
+      }, [env.dataDir]);
+    }
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});

@@ -39,6 +39,7 @@ import { limitLines, MAX_MESSAGE_BYTES, oversizedError } from "./input.ts";
 import { replayUpdates, titleOf } from "./replay.ts";
 import { availableCommands, runSlashCommand } from "./commands.ts";
 import denoJson from "../../deno.json" with { type: "json" };
+import { configuredModel, modelInfo } from "../models.ts";
 
 export { PERMISSION_OPTIONS } from "./permission.ts";
 export type { LiveSession } from "./peer.ts";
@@ -185,8 +186,13 @@ export class AcpServer implements AcpPeer {
       protocolVersion: ACP_PROTOCOL_VERSION,
       agentCapabilities: {
         loadSession: true,
-        // Images go to the model as OpenAI `image_url` parts (vision models).
-        promptCapabilities: { image: true, audio: false, embeddedContext: true },
+        // Images go to the model as OpenAI `image_url` parts: advertised only when the
+        // configured model is known to accept them (`models: {<name>: {images: true}}`).
+        promptCapabilities: {
+          image: acceptsImages(this.app),
+          audio: false,
+          embeddedContext: true,
+        },
         mcpCapabilities: { http: true, sse: true },
         sessionCapabilities: { list: {}, resume: {}, close: {} },
       },
@@ -565,5 +571,15 @@ export class AcpServer implements AcpPeer {
   /** `session/cancel`: aborts the running turn; a no-op for idle or unknown sessions. */
   cancel(sessionId: string): void {
     this.sessions.get(sessionId)?.turn?.ac.abort();
+  }
+}
+
+/** True when the model a new session would use has `images: true` in the `models:` table. */
+function acceptsImages(app: AppOptions): boolean {
+  try {
+    const name = configuredModel(app.model, app.config);
+    return !!name && modelInfo(app.config, name).images === true;
+  } catch {
+    return false;
   }
 }

@@ -33,6 +33,7 @@ import type {
 import type { ChatMessage } from "../sessions.ts";
 import { promptBlocks, promptText, promptToContent, requestMessages } from "./prompt.ts";
 import { runCalls } from "./schedule.ts";
+import { shrinkForOverflow } from "../context.ts";
 import { Cancelled, type EngineOptions, type ModelResponse, type TurnContext } from "./types.ts";
 
 /** A provider failure as thrown by core/provider.ts (`ProviderError`), matched structurally. */
@@ -40,6 +41,8 @@ interface ProviderFault {
   code: string;
   message: string;
   partial?: ModelResponse;
+  /** The window a `context_overflow` error named (tokens). */
+  contextWindow?: number;
 }
 function asProviderFault(e: unknown): ProviderFault | null {
   if (e && typeof e === "object" && typeof (e as ProviderFault).code === "string") {
@@ -60,6 +63,8 @@ export class Engine implements AgentRunner {
   readonly messages: ChatMessage[];
   readonly updates: EngineEvent[];
   #running = false;
+  /** A window (tokens) an overflow error named for a model; smaller than configured. */
+  #learnedWindow?: { model: string; tokens: number };
 
   constructor(opts: EngineOptions) {
     this.opts = opts;
@@ -169,11 +174,19 @@ export class Engine implements AgentRunner {
     for (const content of promptBlocks(input)) {
       this.#record({ sessionUpdate: "user_message_chunk", content }, null);
     }
-    this.#pushMessage({ role: "user", content: promptToContent(input) as ChatMessage["content"] });
+    this.#fitModel();
+    // Where this turn's messages start: a turn the server rejects is cut off here.
+    const turnStart = this.messages.length;
+    let shrunk = false;
+    this.#pushMessage({
+      role: "user",
+      content: promptToContent(input, { images: o.images }) as ChatMessage["content"],
+    });
 
     const finish = (
       stopReason: StopReason,
       error?: { code: string; message: string },
+      rejected = false,
     ): TurnResult => {
       for (const id of [...open]) {
         emit({
@@ -186,7 +199,7 @@ export class Engine implements AgentRunner {
           }],
         });
       }
-      o.transcript?.turnEnd(stopReason, usage, error);
+      o.transcript?.turnEnd(stopReason, usage, error, rejected);
       const result: TurnResult = error
         ? { stopReason, usage, denied, text, error }
         : { stopReason, usage, denied, text };
@@ -208,6 +221,8 @@ export class Engine implements AgentRunner {
             tools: tools.length ? tools : undefined,
             model: o.model,
             temperature: o.temperature,
+            ...(o.top_p !== undefined ? { top_p: o.top_p } : {}),
+            ...(o.reasoning_effort !== undefined ? { reasoning_effort: o.reasoning_effort } : {}),
           },
           {
             onText: (d) => {
@@ -233,8 +248,19 @@ export class Engine implements AgentRunner {
           this.#pushMessage({ role: "assistant", content: `${partial}\n\n${note}` }, true);
         }
         if (signal.aborted || f?.code === "cancelled") return finish("cancelled");
+        if (f?.code === "context_overflow" && !shrunk) {
+          shrunk = true;
+          if (this.#shrinkForOverflow(turnStart, f)) continue;
+        }
         const msg = (e as Error)?.message ?? String(e);
         this.#log(`coyote: model request failed: ${msg}`);
+        if (f?.code === "bad_request" || f?.code === "context_overflow") {
+          // The server refuses this request and would refuse every later one that carries it:
+          // the turn leaves the history (its transcript `turn_end` says so for loading).
+          this.messages.splice(turnStart);
+          this.#log("coyote: this turn is not kept in the conversation; send it again, changed");
+          return finish("end_turn", { code: f.code, message: msg }, true);
+        }
         return finish("end_turn", { code: f?.code ?? "internal", message: msg });
       }
       if (res.usage) this.#addUsage(usage, res.usage, emit);
@@ -245,6 +271,8 @@ export class Engine implements AgentRunner {
       text = res.text ?? streamed;
       const calls = res.toolCalls ?? [];
       const assistant: ChatMessage = { role: "assistant", content: text || null };
+      // Thinking models want their reasoning back, in the field it came in.
+      if (res.reasoning) assistant[res.reasoningField ?? "reasoning_content"] = res.reasoning;
       if (calls.length) {
         // Tool call ids must be unique within the session (ACP `toolCallId`; the history
         // pairs results by id); some servers send none, some repeat them every response.
@@ -268,7 +296,8 @@ export class Engine implements AgentRunner {
           function: { name: c.name, arguments: c.arguments ?? "" },
         }));
       }
-      this.#pushMessage(assistant);
+      // Never an assistant message with neither content nor tool calls (servers reject it).
+      if (text || calls.length) this.#pushMessage(assistant);
       if (signal.aborted) {
         this.#answerUnanswered(calls.map((c) => c.id), new Set());
         return finish("cancelled");
@@ -314,6 +343,37 @@ export class Engine implements AgentRunner {
       size: this.opts.contextWindow ?? 128_000,
       _meta: { usage: { ...r }, turn: { ...u } },
     });
+  }
+
+  /** The model's capabilities for this turn (it may have changed), and a window learned from an error. */
+  #fitModel() {
+    const o = this.opts;
+    const info = o.modelInfo?.(o.model);
+    if (info) {
+      o.contextWindow = info.contextWindow;
+      o.images = info.images;
+      o.maxOutputTokens = info.maxOutputTokens;
+    }
+    const learned = this.#learnedWindow;
+    if (learned?.model === o.model && learned.tokens < (o.contextWindow ?? Infinity)) {
+      o.contextWindow = learned.tokens;
+    }
+  }
+
+  /** After an overflow: learn the window the server named, shrink tool results (core/context.ts). */
+  #shrinkForOverflow(turnStart: number, f: ProviderFault): boolean {
+    const o = this.opts;
+    if (f.contextWindow && f.contextWindow < (o.contextWindow ?? Infinity)) {
+      o.contextWindow = f.contextWindow;
+      this.#learnedWindow = { model: o.model, tokens: f.contextWindow };
+    }
+    const ok = shrinkForOverflow(this.messages, turnStart, o.contextWindow, o.transcript);
+    if (ok) {
+      this.#log(
+        "coyote: the request did not fit the model's context window; retrying once with the largest tool results shortened",
+      );
+    }
+    return ok;
   }
 
   #answerUnanswered(ids: string[], answered: Set<string>) {

@@ -6,8 +6,15 @@
 import type { PromptInput } from "../types.ts";
 import type { ChatMessage } from "../sessions.ts";
 
-/** Converts prompt input (text or ACP content blocks) to an OpenAI user message content. */
-export function promptToContent(input: PromptInput): string | unknown[] {
+/**
+ * Converts prompt input (text or ACP content blocks) to an OpenAI user message content.
+ * With `images: false` (a text-only model) an image becomes a note instead of an `image_url`
+ * part, which such a model's server rejects (HTTP 400).
+ */
+export function promptToContent(
+  input: PromptInput,
+  opts: { images?: boolean } = {},
+): string | unknown[] {
   if (typeof input === "string") return input;
   const parts: unknown[] = [];
   let text = "";
@@ -19,7 +26,9 @@ export function promptToContent(input: PromptInput): string | unknown[] {
         text += `${text ? "\n" : ""}<file uri="${r.uri}">\n${r.text}\n</file>`;
       } else text += `${text ? "\n" : ""}[binary resource ${r.uri}]`;
     } else if (b.type === "resource_link") text += `${text ? "\n" : ""}[file: ${b.uri}]`;
-    else if (b.type === "image") {
+    else if (b.type === "image" && opts.images === false) {
+      text += `${text ? "\n" : ""}[image omitted: this model does not accept images]`;
+    } else if (b.type === "image") {
       if (text) parts.push({ type: "text", text }), text = "";
       parts.push({ type: "image_url", image_url: { url: `data:${b.mimeType};base64,${b.data}` } });
     }

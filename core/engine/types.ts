@@ -23,7 +23,14 @@ export type { ModelResponse };
 /** The part of core/provider.ts the engine needs (structural, so tests can pass any client). */
 export interface ModelClient {
   complete(
-    req: { messages: ChatMessage[]; tools?: unknown[]; model?: string; temperature?: number },
+    req: {
+      messages: ChatMessage[];
+      tools?: unknown[];
+      model?: string;
+      temperature?: number;
+      top_p?: number;
+      reasoning_effort?: string;
+    },
     handlers: {
       onText?: (delta: string) => void;
       onReasoning?: (delta: string) => void;
@@ -55,6 +62,9 @@ export interface EngineOptions {
   client: ModelClient;
   model: string;
   temperature?: number;
+  /** The agent's `top_p` and `reasoning_effort`, sent when set. */
+  top_p?: number;
+  reasoning_effort?: string;
   registry: ToolRegistry;
   policy: PolicyLike;
   permission: PermissionResolver;
@@ -63,8 +73,19 @@ export interface EngineOptions {
   systemPrompt: string;
   /** Model requests allowed per turn. */
   maxTurns: number;
-  /** Context window size reported in `usage_update.size` (tokens). */
+  /**
+   * Context window (tokens): reported in `usage_update.size`, sizes tool results
+   * (core/context.ts). Replaced each turn by `modelInfo(model)` when that is given.
+   */
   contextWindow?: number;
+  /** Tokens reserved for the answer out of the window. */
+  maxOutputTokens?: number;
+  /** Image input: false replaces prompt images by a note; undefined sends them. */
+  images?: boolean;
+  /** The capabilities of a model by name (core/models.ts `modelInfo`), read at each turn start. */
+  modelInfo?: (
+    model: string,
+  ) => { contextWindow: number; images?: boolean; maxOutputTokens?: number };
   /** Prior model history (without the system message). */
   history?: ChatMessage[];
   /** Prior events (for `history()`). */
@@ -82,8 +103,8 @@ export interface EngineOptions {
   endTurnAfterTools?: () => boolean;
 }
 
-/** Longest tool output passed to the model (characters); the rest is cut with a marker. */
-export const MAX_TOOL_OUTPUT = 100_000;
+/** Longest tool output passed to the model (characters), whatever the window (core/context.ts). */
+export { MAX_TOOL_OUTPUT } from "../context.ts";
 /** Identical consecutive calls (same name and arguments) allowed before the engine refuses. */
 export const REPEAT_LIMIT = 3;
 /**

@@ -12,6 +12,8 @@
  * @module
  */
 import { WILD } from "./rules.ts";
+import { secretName } from "../redact.ts";
+export { secretName };
 
 /** The default-policy view of one simple command. */
 export interface Classification {
@@ -493,11 +495,6 @@ export function safePrefixName(name: string): boolean {
   return /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|TERM|COLUMNS|LINES|CI)$/.test(
     name,
   );
-}
-
-/** Variable names that look like they hold a secret (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`). */
-export function secretName(name: string): boolean {
-  return /TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|COOKIE/i.test(name);
 }
 
 /**

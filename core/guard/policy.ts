@@ -1876,13 +1876,15 @@ export class Policy {
     );
     lines.push("           cat ~/.ssh/id_rsa, ls /, grep -r x /etc ask)");
     lines.push(
-      "  Write    inside the workspace allowed; outside asks; .git/ internals, the workspace's .coyote/ and",
+      "  Write    inside the workspace allowed; outside asks; any .git/, .coyote/ or .mcp.json (any depth,",
     );
     lines.push(
-      "           .mcp.json, the config dir and the data dir are denied unless an allow rule matches",
+      "           any case), the config dir and the data dir are denied unless an allow rule matches",
     );
-    lines.push("  Net      asks");
-    lines.push("  Env      asks");
+    lines.push("  Net      asks (also git fetch/pull/push/clone/ls-remote, git remote show)");
+    lines.push(
+      "  Env      asks; expanding a variable whose name looks secret ($GITHUB_TOKEN) asks",
+    );
     lines.push("  Tool     mcp__* asks; other tools allowed");
     lines.push("");
     lines.push("Deno flags (deno run / deno compile):");

@@ -5,29 +5,39 @@
  * loop in a Deno Worker cannot be stopped on Deno 2.9.6, denoland/deno#35657),
  * whose heap is capped by V8 (`--max-old-space-size`), and whose Deno
  * permissions are the plugin's grant (under `deno run`; a compiled binary's
- * flags are fixed, see process.ts). Inside it, the plugin still runs in a
- * permission-scoped Deno Worker with the same grant and the bootstrap of
- * worker_main.ts, so the plugin sees the same environment in both cases.
+ * flags are fixed, see process.ts). The plugin's code runs under the
+ * bootstrap of worker_main.ts in one of two ways, chosen by the host in the
+ * first message (`{type:"load", isolate, permissions, name, …}`):
  *
- * This module only relays: one JSON message per line on stdin goes to the
- * Worker (`postMessage`), every message of the Worker goes to stdout as one
- * JSON line. The first line is `{type:"load", permissions, name, …}`: it
- * starts the Worker with `permissions` and is then forwarded to it unchanged.
- * End of stdin (the host closed the pipe or died) ends the process, so a
- * plugin never outlives its host. It runs no plugin code itself.
+ * - `isolate: "process"` (under `deno run`, where the process's own flags ARE
+ *   the grant): the bootstrap and the plugin run in this process's main
+ *   isolate, with `postMessage` / `onmessage` provided here over stdio (the
+ *   same interface a Worker has), which saves a Worker start on every first
+ *   call;
+ * - `isolate: "worker"` (a compiled binary, whose process has the binary's
+ *   full flags): a Deno Worker with `permissions` runs them, and this module
+ *   only relays.
+ *
+ * One JSON message per line on stdin, one per line on stdout (written before
+ * the bootstrap takes `Deno.stdout` away from the plugin). End of stdin (the
+ * host closed the pipe or died) ends the process, so a plugin never outlives
+ * its host.
  *
  * Started by `deno run … core/plugin_host/host_main.ts` or, in a compiled
  * binary, by `coyote __coyote_plugin_host` (main.ts dispatches to
  * {@link runPluginHost}).
  * @module
  */
-import { WORKER_SOURCE } from "./worker_main.ts";
+import { WORKER_SOURCE, workerMain } from "./worker_main.ts";
 
 /** The hidden first argument that makes main.ts run {@link runPluginHost}. */
 export const PLUGIN_HOST_ARG = "__coyote_plugin_host";
 
 /** Runs the relay until stdin ends; then exits the process. */
 export async function runPluginHost(): Promise<void> {
+  // Taken before any plugin code (or the bootstrap, which locks them) runs.
+  const exit = Deno.exit.bind(Deno);
+  const stdoutWriteSync = Deno.stdout.writeSync.bind(Deno.stdout);
   const encoder = new TextEncoder();
   const writer = Deno.stdout.writable.getWriter();
   let writing: Promise<void> = Promise.resolve();
@@ -39,7 +49,39 @@ export async function runPluginHost(): Promise<void> {
       return; // not JSON data (only the plugin's own raw postMessage can be): dropped
     }
     const bytes = encoder.encode(line);
-    writing = writing.then(() => writer.write(bytes)).catch(() => Deno.exit(0));
+    writing = writing.then(() => writer.write(bytes)).catch(() => exit(0));
+  };
+  /** Synchronous send (direct mode): a message posted just before the plugin exits is not lost. */
+  const sendSync = (m: unknown) => {
+    let line: string;
+    try {
+      line = JSON.stringify(m) + "\n";
+    } catch (e) {
+      throw new DataCloneError(`the message is not JSON data: ${(e as Error).message}`);
+    }
+    const bytes = encoder.encode(line);
+    try {
+      for (let off = 0; off < bytes.length;) off += stdoutWriteSync(bytes.subarray(off));
+    } catch {
+      exit(0); // the host is gone
+    }
+  };
+  // deno-lint-ignore no-explicit-any
+  const g = globalThis as any;
+  let direct = false;
+  const startDirect = (m: Record<string, unknown>) => {
+    direct = true;
+    g.postMessage = (msg: unknown) => sendSync(msg);
+    workerMain();
+    dispatch(m);
+  };
+  const dispatch = (m: unknown) => {
+    const handler = g.onmessage;
+    if (typeof handler === "function") {
+      try {
+        handler({ data: m });
+      } catch { /* the plugin's own handler threw: reported through its error listener */ }
+    }
   };
   let worker: Worker | undefined;
   const start = (m: Record<string, unknown>) => {
@@ -84,13 +126,18 @@ export async function runPluginHost(): Promise<void> {
         } catch {
           continue;
         }
-        if (!worker) {
-          if (m?.type === "load") start(m);
-        } else worker.postMessage(m);
+        if (direct) dispatch(m);
+        else if (worker) worker.postMessage(m);
+        else if (m?.type === "load") m.isolate === "process" ? startDirect(m) : start(m);
       }
     }
   } catch { /* stdin broken: the host is gone */ }
-  Deno.exit(0);
+  exit(0);
+}
+
+/** What `postMessage` throws for data it cannot send (as a Worker's structured clone does). */
+class DataCloneError extends Error {
+  override name = "DataCloneError";
 }
 
 if (import.meta.main) await runPluginHost();

@@ -1,27 +1,31 @@
 /**
- * The plugin host: discovers third-party plugins and runs each in its own
- * permission-scoped Deno Worker (see docs/plugins.md for the user's view).
+ * The plugin host: discovers third-party plugins and runs each in a process
+ * of its own, with its permission grant as the process's Deno flags, killable
+ * and heap-capped (process.ts; see docs/plugins.md for the user's view).
  *
  * Loading one plugin:
- * 1. read the entry file's text; compile it to a self-contained module
- *    (source.ts: TypeScript → JS with sucrase, every import except the SDK
- *    refused after parsing with acorn);
- * 2. PROBE: evaluate it in a Worker with NO permissions at all, read its
+ * 1. a one-file plugin: read the file's text and compile it to a
+ *    self-contained module (source.ts: TypeScript → JS with sucrase, every
+ *    import except the SDK refused after parsing with acorn); a folder plugin:
+ *    bundle the folder (bundle.ts: esbuild-wasm; its own files, npm packages
+ *    and node: built-ins; anything leaving the folder refused by name), then
+ *    the same checks;
+ * 2. PROBE: evaluate it in a process with NO permissions at all, read its
  *    manifest (name, version, declared permissions, tools with JSON Schemas,
- *    agents, skills), terminate that Worker. Probes are cached in
- *    `<dataDir>/plugin-cache/` keyed by the entry's real path and the SHA-256 of
- *    its text (plus SDK and host format versions), so a warm start spawns no
- *    Worker at all;
+ *    agents, skills), kill that process. Probes are cached in
+ *    `<dataDir>/plugin-cache/` keyed by the entry's real path, with the
+ *    SHA-256 of every file that went into the module (plus SDK and host format
+ *    versions), so a warm start neither bundles nor spawns anything;
  * 3. GRANT: `policy.forWorkspace(cwd).workerPermissions(declared, name)` →
  *    declared ∩ policy, every Deno permission key explicit. If the policy
  *    refuses any declared permission the WHOLE plugin is refused with a
  *    warning naming the plugin, the permission and the rule (a partly granted
  *    plugin would fail in confusing ways at call time);
- * 4. the real Worker with the grant starts lazily, on the first tool call.
+ * 4. the plugin's process with the grant starts lazily, on the first tool call.
  *
  * Tool inputs are validated on the host against the tool's JSON Schema
- * (`@cfworker/json-schema`, draft 2020-12) and again in the Worker by zod when
- * the plugin uses zod.
+ * (`@cfworker/json-schema`, draft 2020-12) and again in the plugin's process
+ * by zod when the plugin uses zod.
  * @module
  */
 import { basename, join } from "node:path";
@@ -47,7 +51,6 @@ import {
 
 export { discoverPlugins, type PluginLocation, type PluginOrigin } from "./discover.ts";
 export { type PluginLogSink, type PluginManifest, PluginWorker, type RpcLimits } from "./worker.ts";
-export { loadSkills } from "./skills.ts";
 
 /** One discovered plugin and what became of it (for `coyote plugins list`). */
 export interface LoadedPluginInfo {
@@ -426,7 +429,16 @@ export async function loadPlugins(
       info.agents.push(a.name);
     }
     for (const s of m.skills as SkillDefinition[]) {
-      skills.push({ name: s.name, description: String(s.description ?? ""), content: s.content });
+      skills.push({
+        name: s.name,
+        description: String(s.description ?? ""),
+        content: s.content,
+        ...(Array.isArray(s.enabled_tools) ? { enabled_tools: s.enabled_tools.map(String) } : {}),
+        ...(Array.isArray(s.enabled_mcp_servers)
+          ? { enabled_mcp_servers: s.enabled_mcp_servers.map(String) }
+          : {}),
+        ...(s.auto_unload === true ? { auto_unload: true } : {}),
+      });
       info.skills.push(s.name);
     }
   });

@@ -14,7 +14,7 @@
  *   --unstable-worker-options <grant as flags> --v8-flags=--max-old-space-size=N
  *   core/plugin_host/host_main.ts` — the whole child, its module loading
  *   included, runs with exactly the plugin's grant ({@link grantFlags}, derived
- *   from `Policy.workerPermissions`, the same set the Worker inside gets);
+ *   from `Policy.workerPermissions`, and the plugin runs in its main isolate);
  * - in a `deno compile` binary (`Deno.build.standalone`), where there is no
  *   `deno` and the binary's own permission and V8 flags are fixed: the binary
  *   itself with the hidden argument `__coyote_plugin_host` (main.ts

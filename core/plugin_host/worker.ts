@@ -51,6 +51,14 @@ export interface RpcLimits {
    * fixed) the watchdog enforces it on the process's RSS growth instead.
    */
   maxHeapMB?: number;
+  /**
+   * Where the plugin's code runs inside its process: `"process"` (its main
+   * isolate; the process's flags are the grant) or `"worker"` (a Deno Worker
+   * with the grant, what a compiled binary always uses since its flags are
+   * fixed). Default `"process"` under `deno run`; tests force `"worker"` to
+   * cover the compiled binary's path.
+   */
+  isolate?: "process" | "worker";
 }
 
 /** Where a plugin's log lines go (default: stderr). Never stdout. */
@@ -91,6 +99,7 @@ const DEFAULTS = {
   maxMemoryMB: 1024,
   maxLinkScanEntries: 50_000,
   maxHeapMB: 512,
+  isolate: "process" as "process" | "worker",
 };
 
 /** `$COYOTE_PLUGIN_MAX_HEAP_MB` when it is a non-negative integer (0 = no cap). */
@@ -262,6 +271,7 @@ export class PluginWorker {
     });
     worker.postMessage({
       type: "load",
+      isolate: IS_COMPILED || this.#limits.isolate === "worker" ? "worker" : "process",
       name: this.name,
       permissions: this.permissions,
       code: this.code,

@@ -14,7 +14,7 @@
  */
 import { z } from "zod";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
-import type { ToolContext, ToolResult } from "../../sdk/mod.ts";
+import type { ToolAccess, ToolContext, ToolResult } from "../../sdk/mod.ts";
 import {
   describeFsError,
   displayPath,
@@ -274,6 +274,33 @@ export const fsLsTool = defineTool({
 });
 
 /**
+ * What `fs_glob` reads: its `path`, and — when the pattern is absolute, starts with `~` or
+ * climbs with `..` — the folder the pattern's literal head names (`/etc/*` reads `/etc`,
+ * `../x/**` reads `../x`); a `..` after a glob segment may lead anywhere (judged as `/`).
+ * The pattern is judged, not only `path` (issue 11 §2).
+ */
+export function globAccesses(pattern: string, path?: string): ToolAccess[] {
+  const base = path ?? ".";
+  const out: ToolAccess[] = [{ type: "read", path: base }];
+  const segs = pattern.split("/");
+  if (!pattern.startsWith("/") && !pattern.startsWith("~") && !segs.includes("..")) return out;
+  const lit: string[] = [];
+  for (const seg of segs) {
+    if (/[*?[\]{}()!+@]/.test(seg)) break;
+    lit.push(seg);
+  }
+  const head = lit.join("/") || (pattern.startsWith("/") ? "/" : ".");
+  const abs = pattern.startsWith("/") || pattern.startsWith("~");
+  const target = segs.slice(lit.length).includes("..")
+    ? "/"
+    : abs
+    ? head
+    : `${base.replace(/\/+$/, "")}/${head}`;
+  out.push({ type: "read", path: target });
+  return out;
+}
+
+/**
  * `fs_glob {pattern, path?}`: files matching a glob (npm picomatch, `dot`
  * files included) under `path`, most recently modified first (as Claude
  * Code's Glob: the files being worked on come first), ties by path. At most
@@ -290,7 +317,7 @@ export const fsGlobTool = defineTool({
   kind: "search",
   readOnly: true,
   title: (i) => `Glob ${i.pattern}${i.path ? ` in ${i.path}` : ""}`,
-  access: (i) => [{ type: "read", path: i.path ?? "." }],
+  access: (i) => globAccesses(i.pattern, i.path),
   async run(input, ctx): Promise<ToolResult> {
     let pattern = input.pattern;
     let root = resolvePath(ctx.cwd, input.path ?? ".");

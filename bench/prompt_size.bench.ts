@@ -1,0 +1,60 @@
+/**
+ * First-request size of each built-in agent (issue 7, "Benchmarks"): system prompt + tool schemas
+ * + skill index, as the scripted model server (tests/support/model_server.ts) receives them from
+ * `coyote --headless -a NAME` in an empty workspace with no plugins or MCP servers. Counted as
+ * characters / 4 (the same estimate bench/startup.bench.ts uses). Targets: sisyphus ≤ 6000 tokens,
+ * explore ≤ 3000; the other built-ins are reported without a target.
+ *
+ * `deno task bench prompt_size`, or alone: `deno run --allow-all bench/prompt_size.bench.ts`.
+ * @module
+ */
+import { startModelServer } from "../tests/support/model_server.ts";
+import { childEnv, makeCoyoteEnv, runCoyote } from "../tests/support/run_coyote.ts";
+import { builtinAgentFiles } from "../agents/mod.ts";
+import type { BenchResult } from "./stats.ts";
+
+const TARGETS: Record<string, number> = { sisyphus: 6000, explore: 3000 };
+
+export default async function (): Promise<BenchResult[]> {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-bench-prompt-" });
+  const server = await startModelServer({ script: [{ text: "ok" }], repeat: true });
+  const results: BenchResult[] = [];
+  try {
+    for (const { name } of builtinAgentFiles) {
+      const before = server.requests.length;
+      const r = await runCoyote(["--headless", "-a", name, "hi"], {
+        cwd,
+        env: childEnv(env, { baseURL: server.baseURL }),
+      });
+      if (r.code !== 0) throw new Error(`-a ${name} failed (${r.code}): ${r.stderr.slice(-1000)}`);
+      // deno-lint-ignore no-explicit-any
+      const body = server.requests[before].body as any;
+      const system = body.messages.find((m: { role: string }) => m.role === "system")?.content ??
+        "";
+      const tools = JSON.stringify(body.tools ?? []);
+      const tokens = (JSON.stringify(system).length + tools.length) / 4;
+      const target = TARGETS[name];
+      results.push({
+        name: `${name}: system prompt + tools + skill index`,
+        value: tokens,
+        unit: "tokens",
+        ...(target ? { target: `≤ ${target}`, pass: tokens <= target } : {}),
+      });
+      results.push({
+        name: `  ${name}: of which tool schemas`,
+        value: tools.length / 4,
+        unit: "tokens",
+      });
+    }
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+  return results;
+}
+
+if (import.meta.main) {
+  for (const r of await (await import("./prompt_size.bench.ts")).default()) console.log(r);
+}

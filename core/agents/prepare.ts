@@ -1,0 +1,114 @@
+/**
+ * What one session runs for one agent: its tool set, its system prompt and its skill state, kept
+ * current as skills load and unload. The workspace half (registry and skills, built once per
+ * working directory) is {@link loadAgentsAndSkills}.
+ *
+ * System prompt, in order: the agent's instructions (templated, core/agents/resolve.ts), the
+ * environment line, the skill index (names and descriptions only), workspace instructions
+ * (core/instructions.ts), then the bodies of loaded skills.
+ * @module
+ */
+import type { AgentDefinition, SkillDefinition } from "../../sdk/mod.ts";
+import type { AnyTool } from "../types.ts";
+import { buildSystemPrompt, type WorkspaceInstructions } from "../instructions.ts";
+import { filterTools } from "../tools.ts";
+import { builtinSkillFiles } from "../../skills/mod.ts";
+import { discoverSkills, type SkillEntry } from "../skills/load.ts";
+import { createSkillState, type SkillState, visibleSkills } from "../skills/tools.ts";
+import { type AgentRegistry, loadAgentRegistry } from "./registry.ts";
+import { renderInstructions, resolveVariables, selectTools } from "./resolve.ts";
+
+/** The per-workspace half: every agent and every skill visible from `cwd`. */
+export interface AgentsAndSkills {
+  agents: AgentRegistry;
+  skills: SkillEntry[];
+  /** Notes for the user (lenient front matter, ignored keys, skipped skills). */
+  warnings: string[];
+}
+
+/** Loads the agent registry and discovers skills (in parallel). Never throws for broken files. */
+export async function loadAgentsAndSkills(opts: {
+  configDir: string;
+  cwd: string;
+  addDirs?: string[];
+  pluginAgents?: AgentDefinition[];
+  pluginSkills?: SkillDefinition[];
+}): Promise<AgentsAndSkills> {
+  const [agents, skills] = await Promise.all([
+    loadAgentRegistry({
+      configDir: opts.configDir,
+      cwd: opts.cwd,
+      pluginAgents: (opts.pluginAgents ?? []).map((agent) => ({ agent })),
+    }),
+    discoverSkills({
+      cwd: opts.cwd,
+      configDir: opts.configDir,
+      addDirs: opts.addDirs,
+      pluginSkills: opts.pluginSkills,
+      builtins: builtinSkillFiles,
+    }),
+  ]);
+  return { agents, skills: skills.skills, warnings: [...agents.warnings(), ...skills.warnings] };
+}
+
+/** One agent, ready for a session. */
+export interface PreparedAgent {
+  definition: AgentDefinition;
+  /** Variable values used in the instructions. */
+  variables: Record<string, string>;
+  skills: SkillState;
+  /** The tools of the next request (agent tools, tools of loaded skills, skill tools). */
+  tools(): AnyTool[];
+  /** The system prompt of the next request. */
+  systemPrompt(): string;
+}
+
+/**
+ * Prepares `def` for a session.
+ * @throws UsageError-named errors for missing or unknown variables and unknown `--skill` names.
+ */
+export function prepareAgent(opts: {
+  definition: AgentDefinition;
+  /** `--agent-variable` values. */
+  variables?: Record<string, string>;
+  /** Every tool of the workspace (first-party, plugins, MCP), already wrapped. */
+  allTools: AnyTool[];
+  skills: SkillEntry[];
+  /** `--skill NAME` preloads. */
+  preloadSkills?: string[];
+  cwd: string;
+  workspace: WorkspaceInstructions | null;
+  /** Called after a skill loads or unloads (the caller refreshes prompt and tools). */
+  onChange?: () => void;
+}): PreparedAgent {
+  const def = opts.definition;
+  const variables = resolveVariables(def, opts.variables);
+  const base = selectTools(opts.allTools, def);
+  const skills = createSkillState(visibleSkills(opts.skills, def.enabled_skills), {
+    onChange: () => opts.onChange?.(),
+    preload: opts.preloadSkills,
+  });
+  const instructions = renderInstructions(def.instructions, {
+    cwd: opts.cwd,
+    tools: [...base, ...skills.tools].map((t) => t.name),
+    vars: variables,
+  });
+  const head = buildSystemPrompt(instructions, { cwd: opts.cwd }, opts.workspace, skills.visible);
+  return {
+    definition: def,
+    variables,
+    skills,
+    tools() {
+      const granted = skills.grantedTools();
+      const have = new Set(base.map((t) => t.name));
+      const extra = granted.length
+        ? filterTools(opts.allTools, granted).filter((t) => !have.has(t.name))
+        : [];
+      return [...base, ...extra, ...skills.tools];
+    },
+    systemPrompt() {
+      const loaded = skills.promptSection();
+      return loaded ? `${head}\n\n${loaded}` : head;
+    },
+  };
+}

@@ -1,0 +1,313 @@
+/**
+ * The agent registry: every agent a workspace can run, by name, from five sources. A later source
+ * shadows an earlier one of the same name:
+ *
+ * 1. `builtin` — `agents/` of this repository, embedded in the binary (agents/mod.ts);
+ * 2. `plugin` — `agents` of loaded plugins (SDK `AgentDefinition`);
+ * 3. `user` — `<config dir>/agents/`;
+ * 4. `workspace` — `.claude/agents/` then `.coyote/agents/` of each directory from the repository
+ *    root down to the working directory (core/workspace_dirs.ts), so the nearest directory wins
+ *    and, within one directory, Coyote's own folder wins over Claude Code's.
+ *
+ * In a directory source, `<name>/config.yaml` is an LLM agent, `<name>/graph.yaml` a graph agent
+ * (listed; running one needs the graph engine of issue 8), `<name>.md` a Markdown agent
+ * (core/agents/definition.ts). A broken file does not stop the others: it is kept as an entry with
+ * its error, reported by `coyote agents list`, and thrown when the agent is chosen.
+ * @module
+ */
+import { basename, join } from "node:path";
+import type { AgentDefinition } from "../../sdk/mod.ts";
+import type { AgentSpec } from "../types.ts";
+import { builtinAgentFiles } from "../../agents/mod.ts";
+import { workspaceDirs } from "../workspace_dirs.ts";
+import {
+  AgentFileError,
+  checkPluginAgent,
+  didYouMean,
+  parseAgentConfig,
+  parseAgentMarkdown,
+  type ParsedAgent,
+} from "./definition.ts";
+
+/** Where an agent comes from (later shadows earlier). */
+export type AgentSource = "builtin" | "plugin" | "user" | "workspace";
+/** `llm`: a tool-loop agent; `graph`: a `graph.yaml` agent (graph engine: issue 8). */
+export type AgentKind = "llm" | "graph";
+
+/** One agent of the registry. */
+export interface AgentEntry {
+  name: string;
+  kind: AgentKind;
+  source: AgentSource;
+  /** The file it was read from (`builtin:agents/<name>/config.yaml` for built-ins, `plugin:<name>`). */
+  path: string;
+  description: string;
+  /** The validated definition (llm agents without an error). */
+  definition?: AgentDefinition;
+  /** Why the file cannot be used (it names the file and the field). */
+  error?: string;
+  /** Non-fatal notes about the file. */
+  warnings: string[];
+  /** Files of the same name this entry shadows, earliest first. */
+  shadows: string[];
+}
+
+/** A user error about agents (unknown name, not runnable): exit code 2, no stack trace. */
+export class AgentUsageError extends Error {
+  override name = "UsageError";
+}
+
+/** A directory that may hold agents, with its source tag. */
+interface AgentDir {
+  dir: string;
+  source: AgentSource;
+}
+
+/** Where to look, in shadowing order (earliest first). */
+export function agentDirs(configDir: string, cwd: string): AgentDir[] {
+  const ws = workspaceDirs(cwd).reverse().flatMap((d) => [
+    { dir: join(d, ".claude", "agents"), source: "workspace" as const },
+    { dir: join(d, ".coyote", "agents"), source: "workspace" as const },
+  ]);
+  return [{ dir: join(configDir, "agents"), source: "user" }, ...ws];
+}
+
+async function fileEntry(
+  path: string,
+  text: string,
+  form: "config" | "markdown" | "graph",
+  name: string,
+  source: AgentSource,
+): Promise<AgentEntry> {
+  const base = { name, source, path, warnings: [] as string[], shadows: [] as string[] };
+  if (form === "graph") {
+    let description = "";
+    try {
+      const { parse } = await import("yaml");
+      const g = parse(text);
+      if (typeof g?.description === "string") description = g.description.trim();
+    } catch (e) {
+      return {
+        ...base,
+        kind: "graph",
+        description,
+        error: new AgentFileError(path, `YAML syntax error: ${(e as Error).message.split("\n")[0]}`)
+          .message,
+      };
+    }
+    return { ...base, kind: "graph", description };
+  }
+  try {
+    const parsed: ParsedAgent = form === "config"
+      ? await parseAgentConfig(text, path, name)
+      : await parseAgentMarkdown(text, path, name);
+    return {
+      ...base,
+      name: parsed.definition.name,
+      kind: "llm",
+      description: parsed.definition.description,
+      definition: parsed.definition,
+      warnings: parsed.warnings,
+    };
+  } catch (e) {
+    if (!(e instanceof AgentFileError)) throw e;
+    return { ...base, kind: "llm", description: "", error: e.message };
+  }
+}
+
+/** Reads the agents of one directory (missing directory: none). Sorted by name. */
+async function readAgentDir({ dir, source }: AgentDir): Promise<AgentEntry[]> {
+  let names: { name: string; isDir: boolean }[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (e.name.startsWith(".")) continue;
+      names.push({ name: e.name, isDir: e.isDirectory || e.isSymlink });
+    }
+  } catch {
+    return [];
+  }
+  names = names.sort((a, b) => a.name.localeCompare(b.name));
+  const out: Promise<AgentEntry | null>[] = [];
+  for (const { name, isDir } of names) {
+    if (!isDir && name.endsWith(".md")) {
+      const path = join(dir, name);
+      out.push(
+        Deno.readTextFile(path).then(
+          (t) => fileEntry(path, t, "markdown", basename(name, ".md"), source),
+          () => null,
+        ),
+      );
+      continue;
+    }
+    if (!isDir) continue;
+    out.push((async () => {
+      const read = (f: string) => Deno.readTextFile(join(dir, name, f)).catch(() => null);
+      const [config, graph] = await Promise.all([read("config.yaml"), read("graph.yaml")]);
+      if (config !== null && graph !== null) {
+        const path = join(dir, name);
+        return {
+          name,
+          kind: "llm",
+          source,
+          path,
+          description: "",
+          warnings: [],
+          shadows: [],
+          error: new AgentFileError(
+            path,
+            "holds both config.yaml and graph.yaml; keep one (config.yaml: LLM agent, graph.yaml: graph agent)",
+          ).message,
+        } satisfies AgentEntry;
+      }
+      if (config !== null) {
+        return fileEntry(join(dir, name, "config.yaml"), config, "config", name, source);
+      }
+      if (graph !== null) {
+        return fileEntry(join(dir, name, "graph.yaml"), graph, "graph", name, source);
+      }
+      return null; // a folder without an agent file (e.g. only README.md): not an agent
+    })());
+  }
+  return (await Promise.all(out)).filter((e): e is AgentEntry => e !== null);
+}
+
+/**
+ * The agents of one workspace, by name. Two views: the entries (every file, including graph
+ * agents and broken files, for `coyote agents` and error messages) and the runnable LLM agents
+ * as `AgentSpec`s (`get`/`has`/`list`/`names`, what sessions and the supervisor use).
+ */
+export class AgentRegistry {
+  readonly #byName = new Map<string, AgentEntry>();
+
+  /** Adds entries in shadowing order: a later entry of a name replaces the earlier one. */
+  constructor(entries: AgentEntry[] = []) {
+    for (const e of entries) this.#add(e);
+  }
+
+  #add(e: AgentEntry) {
+    const prev = this.#byName.get(e.name);
+    if (prev) e.shadows = [...prev.shadows, prev.path];
+    this.#byName.set(e.name, e);
+  }
+
+  /** Adds (or shadows) an LLM agent given as a definition; `source` names where it came from. */
+  register(def: AgentDefinition, source: AgentSource = "plugin"): void {
+    this.#add({
+      name: def.name,
+      kind: "llm",
+      source,
+      path: `${source}:${def.name}`,
+      description: def.description,
+      definition: def,
+      warnings: [],
+      shadows: [],
+    });
+  }
+
+  /** Every entry (the winning one of each name), sorted by name. */
+  entries(): AgentEntry[] {
+    return [...this.#byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The entry of `name`, or undefined. */
+  entry(name: string): AgentEntry | undefined {
+    return this.#byName.get(name);
+  }
+
+  /** The runnable LLM agent `name` (with `source`), or undefined (unknown, graph or broken). */
+  get(name: string): AgentSpec | undefined {
+    const e = this.#byName.get(name);
+    return e?.definition && e.kind === "llm" && !e.error
+      ? { ...e.definition, source: e.source }
+      : undefined;
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+
+  /** Every runnable LLM agent, sorted by name. */
+  list(): AgentSpec[] {
+    return this.entries().map((e) => this.get(e.name)).filter((d): d is AgentSpec => !!d);
+  }
+
+  names(): string[] {
+    return this.list().map((d) => d.name);
+  }
+
+  /** Warnings of every entry (lenient front matter, ignored keys), for logs. */
+  warnings(): string[] {
+    return this.entries().flatMap((e) => e.warnings);
+  }
+
+  /**
+   * Why `name` cannot run: the file's error (naming file and field) for a broken file, "is a
+   * graph agent" for a graph, else `unknown agent "x" (did you mean "y"?); available: …`.
+   */
+  unknown(name: string): string {
+    const e = this.#byName.get(name);
+    if (e?.error) return e.error;
+    if (e?.kind === "graph") {
+      return `agent "${name}" (${e.path}) is a graph agent; running graph agents is not supported yet`;
+    }
+    const names = this.entries().map((x) => x.name);
+    return `unknown agent "${name}"${didYouMean(name, names)}; available: ${names.join(", ")}`;
+  }
+
+  /**
+   * The definition of `name`.
+   * @throws AgentUsageError (unknown name, graph agent) or a ConfigError-named Error (broken
+   *   file, the message naming file and field).
+   */
+  resolve(name: string): AgentSpec {
+    const d = this.get(name);
+    if (d) return d;
+    const err = new Error(this.unknown(name));
+    err.name = this.#byName.get(name)?.error ? "ConfigError" : "UsageError";
+    throw err;
+  }
+}
+
+/** What {@link loadAgentRegistry} reads. */
+export interface AgentSources {
+  configDir: string;
+  cwd: string;
+  /** Agents contributed by loaded plugins, with the plugin's name for messages. */
+  pluginAgents?: { plugin?: string; agent: AgentDefinition }[];
+}
+
+/** Builds the registry of a workspace from every source. Never throws for broken files. */
+export async function loadAgentRegistry(src: AgentSources): Promise<AgentRegistry> {
+  const builtins = Promise.all(
+    builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin")),
+  );
+  const plugins: AgentEntry[] = (src.pluginAgents ?? []).map(({ plugin, agent }) => {
+    const origin = `plugin:${plugin ?? agent?.name ?? "?"}`;
+    try {
+      const d = checkPluginAgent(agent, origin);
+      return {
+        name: d.name,
+        kind: "llm",
+        source: "plugin",
+        path: origin,
+        description: d.description,
+        definition: d,
+        warnings: [],
+        shadows: [],
+      };
+    } catch (e) {
+      return {
+        name: String(agent?.name ?? "?"),
+        kind: "llm",
+        source: "plugin",
+        path: origin,
+        description: "",
+        error: (e as Error).message,
+        warnings: [],
+        shadows: [],
+      };
+    }
+  });
+  const dirs = await Promise.all(agentDirs(src.configDir, src.cwd).map(readAgentDir));
+  return new AgentRegistry([...await builtins, ...plugins, ...dirs.flat()]);
+}
