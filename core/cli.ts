@@ -43,7 +43,11 @@ function stdout(text: string): void {
 /** Everything `parseArgs` found. */
 export interface ParsedCli {
   /** Subcommand to run, if any. */
-  command?: { name: "plugins" | "mcp" | "policy" | "agents"; sub: string; args: string[] };
+  command?: {
+    name: "plugins" | "mcp" | "policy" | "agents" | "graph";
+    sub: string;
+    args: string[];
+  };
   prompt: string[];
   // deno-lint-ignore no-explicit-any
   opts: Record<string, any>;
@@ -173,6 +177,11 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
   agents.command("show").argument("<name>").description("print an agent's resolved definition")
     .option("--json", "print JSON").action((name: string, o: { json?: boolean }) => {
       result.command = { name: "agents", sub: "show", args: [name, ...(o.json ? ["--json"] : [])] };
+    });
+  program.command("graph").description("graph agents").command("check").argument("<path>")
+    .description("validate a graph agent (folder, graph.yaml or agent name) without running it")
+    .action((path: string) => {
+      result.command = { name: "graph", sub: "check", args: [path] };
     });
   program.command("policy").description("guard policy").command("show").description(
     "print the effective policy and the derived Deno flags",
@@ -539,6 +548,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (name === "mcp") {
       return await (await import("./mcp/cli.ts")).mcpCommand(app, sub as "list", args);
+    }
+    if (name === "graph") {
+      return await (await import("./graph/cli.ts")).graphCommand(app, sub, args, stdout);
     }
     return await (await import("./guard/cli.ts")).policyCommand(
       app,

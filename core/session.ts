@@ -11,6 +11,7 @@
  * `parent_id` set.
  * @module
  */
+import { resolve } from "node:path";
 import type { HostServices } from "../sdk/mod.ts";
 import type {
   AgentOrigin,
@@ -27,6 +28,7 @@ import type {
 } from "./types.ts";
 import type { McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
+import { GraphRunner } from "./graph/runner.ts";
 import { ToolRegistry } from "./tools.ts";
 import { selectTools } from "./agents/resolve.ts";
 import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
@@ -98,6 +100,9 @@ export interface AgentSession {
   /** Ends the session: closes its transcript; the workspace is released by its owner. */
   close(): Promise<void>;
 }
+
+/** The tools a graph's scripts may call (core/graph/script.ts `ctx.exec` / `read` / `write`). */
+const SCRIPT_TOOLS = ["execute_command", "fs_read", "fs_write"];
 
 /** The 8 hex digits of a root agent id: the random tail of its session id (stable on resume). */
 function idTail(id: string): string {
@@ -247,6 +252,64 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   });
   live.engine = engine;
 
+  // A graph agent runs with the graph engine (core/graph/); the LLM engine above stays for a
+  // later switch to an LLM agent. Agent nodes run sub-agents as child sessions of this one.
+  let turnSink: EnvelopeSink | null = null;
+  // A graph's `project_dir` variable (`--agent-variable project_dir DIR`, like `-C DIR`) is the
+  // directory its commands and reads work in; the guard judges them against that directory.
+  const graphCwd = (p: PreparedAgent) => {
+    const d = p.variables.project_dir;
+    return d && d !== "." ? resolve(cwd, d) : cwd;
+  };
+  const graphPolicy = (p: PreparedAgent, own: PolicyLike): PolicyLike =>
+    graphCwd(p) === cwd || parent ? own : ws.newPolicy().forWorkspace(graphCwd(p));
+  const graphRunner = (a: AgentSpec, p: PreparedAgent): GraphRunner | null =>
+    a.graph
+      ? new GraphRunner({
+        spec: a.graph.spec,
+        dir: a.graph.dir,
+        files: a.graph.files,
+        sessionId: id,
+        cwd: graphCwd(p),
+        client: ws.client,
+        model: a.graph.spec.model ?? engine.opts.model,
+        tools: toolsOf(p),
+        policy: graphPolicy(p, policyFor(new ToolRegistry(toolsOf(p)))),
+        scriptTools: all.filter((t) =>
+          SCRIPT_TOOLS.includes(t.name) && (!ceiling || ceiling.has(t.name))
+        ),
+        scriptPolicy: graphPolicy(p, basePolicy),
+        permission: init.permission,
+        host: init.host,
+        origin,
+        variables: { ...p.variables, ...(p.variables.project_dir ? { project_dir: "." } : {}) },
+        transcript,
+        log,
+        scriptGrant: (declared) =>
+          ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
+        spawn: async (req, signal) => {
+          const child = await openSession(ws, {
+            permission: init.permission,
+            host: init.host,
+            agent: req.agent,
+            parent: { session, toolCallId: req.toolCallId },
+          });
+          try {
+            const r = await child.prompt(req.prompt, {
+              signal,
+              onEvent: (env) => turnSink?.(env),
+            });
+            if (r.error) throw new Error(`agent ${req.agent} failed: ${r.error.message}`);
+            if (r.stopReason === "cancelled") throw signal.reason ?? new Error("cancelled");
+            return r.text;
+          } finally {
+            await child.close();
+          }
+        },
+      })
+      : null;
+  let graph = graphRunner(first, prepared);
+
   let seq = 0;
   // The workspace's start-up warnings reach the event stream once, on the first turn_started of
   // a root session (they are also on stderr).
@@ -285,6 +348,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       const p = prepare(next);
       prepared = p;
       current = next;
+      graph = graphRunner(next, p);
       registry = new ToolRegistry(toolsOf(p));
       engine.opts.systemPrompt = p.systemPrompt();
       engine.opts.registry = registry;
@@ -304,7 +368,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     prompt(input, opts) {
       if (closed) return Promise.reject(new Error("session is closed"));
       const sink = opts.onEvent;
-      return engine.prompt(input, {
+      turnSink = sink;
+      const runner = graph ?? engine;
+      return runner.prompt(input, {
         signal: opts.signal,
         onEvent: (ev) => {
           if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {
@@ -319,7 +385,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       engine.opts.policy.addRule(decision, rule, "session");
     },
     history() {
-      return engine.history();
+      return (graph ?? engine).history();
     },
     close() {
       if (closed) return Promise.resolve();

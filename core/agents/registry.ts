@@ -10,12 +10,12 @@
  *    and, within one directory, Coyote's own folder wins over Claude Code's.
  *
  * In a directory source, `<name>/config.yaml` is an LLM agent, `<name>/graph.yaml` a graph agent
- * (listed; running one needs the graph engine of issue 8), `<name>.md` a Markdown agent
+ * (run by core/graph/; its scripts beside it in `scripts/`), `<name>.md` a Markdown agent
  * (core/agents/definition.ts). A broken file does not stop the others: it is kept as an entry with
  * its error, reported by `coyote agents list`, and thrown when the agent is chosen.
  * @module
  */
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import type { AgentSpec } from "../types.ts";
 import { builtinAgentFiles } from "../../agents/mod.ts";
@@ -31,7 +31,7 @@ import {
 
 /** Where an agent comes from (later shadows earlier). */
 export type AgentSource = "builtin" | "plugin" | "user" | "workspace";
-/** `llm`: a tool-loop agent; `graph`: a `graph.yaml` agent (graph engine: issue 8). */
+/** `llm`: a tool-loop agent; `graph`: a `graph.yaml` agent (core/graph/). */
 export type AgentKind = "llm" | "graph";
 
 /** One agent of the registry. */
@@ -78,24 +78,50 @@ async function fileEntry(
   form: "config" | "markdown" | "graph",
   name: string,
   source: AgentSource,
+  files?: Record<string, string>,
 ): Promise<AgentEntry> {
   const base = { name, source, path, warnings: [] as string[], shadows: [] as string[] };
   if (form === "graph") {
-    let description = "";
+    // Parsed and checked here (node and field named on error); the checks that need the
+    // workspace (tools, agents) run before every graph run (core/graph/runner.ts).
+    const { parseGraphText } = await import("../graph/load.ts");
+    const { validateGraph } = await import("../graph/validate.ts");
+    const dir = dirname(path);
     try {
-      const { parse } = await import("yaml");
-      const g = parse(text);
-      if (typeof g?.description === "string") description = g.description.trim();
-    } catch (e) {
-      return {
-        ...base,
-        kind: "graph",
-        description,
-        error: new AgentFileError(path, `YAML syntax error: ${(e as Error).message.split("\n")[0]}`)
-          .message,
+      const spec = parseGraphText(text, path);
+      validateGraph(spec, path, {
+        scriptExists: (rel) => {
+          if (files) return Object.hasOwn(files, rel);
+          try {
+            return Deno.statSync(join(dir, rel)).isFile;
+          } catch {
+            return false;
+          }
+        },
+      });
+      const definition: AgentSpec = {
+        name,
+        description: (spec.description ?? "").trim(),
+        instructions: "",
+        ...(spec.tools ? { tools: spec.tools } : {}),
+        ...(spec.model ? { model: spec.model } : {}),
+        ...(spec.variables
+          ? {
+            variables: spec.variables.map((v) => ({
+              name: v.name,
+              ...(v.description ? { description: v.description } : {}),
+              ...(v.default !== undefined && v.default !== null
+                ? { default: String(v.default) }
+                : {}),
+            })),
+          }
+          : {}),
+        graph: { spec, dir, ...(files ? { files } : {}) },
       };
+      return { ...base, kind: "graph", description: definition.description, definition };
+    } catch (e) {
+      return { ...base, kind: "graph", description: "", error: (e as Error).message };
     }
-    return { ...base, kind: "graph", description };
   }
   try {
     const parsed: ParsedAgent = form === "config"
@@ -214,12 +240,10 @@ export class AgentRegistry {
     return this.#byName.get(name);
   }
 
-  /** The runnable LLM agent `name` (with `source`), or undefined (unknown, graph or broken). */
+  /** The runnable agent `name` (with `source`; a graph agent has `graph`), or undefined (unknown or broken). */
   get(name: string): AgentSpec | undefined {
     const e = this.#byName.get(name);
-    return e?.definition && e.kind === "llm" && !e.error
-      ? { ...e.definition, source: e.source }
-      : undefined;
+    return e?.definition && !e.error ? { ...e.definition, source: e.source } : undefined;
   }
 
   has(name: string): boolean {
@@ -247,9 +271,6 @@ export class AgentRegistry {
   unknown(name: string): string {
     const e = this.#byName.get(name);
     if (e?.error) return e.error;
-    if (e?.kind === "graph") {
-      return `agent "${name}" (${e.path}) is a graph agent; running graph agents is not supported yet`;
-    }
     const names = this.entries().map((x) => x.name);
     return `unknown agent "${name}"${didYouMean(name, names)}; available: ${names.join(", ")}`;
   }
@@ -279,7 +300,7 @@ export interface AgentSources {
 /** Builds the registry of a workspace from every source. Never throws for broken files. */
 export async function loadAgentRegistry(src: AgentSources): Promise<AgentRegistry> {
   const builtins = Promise.all(
-    builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin")),
+    builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin", f.files)),
   );
   const plugins: AgentEntry[] = (src.pluginAgents ?? []).map(({ plugin, agent }) => {
     const origin = `plugin:${plugin ?? agent?.name ?? "?"}`;

@@ -66,6 +66,13 @@ export interface GraphRunnerOptions {
   /** The session's tools (the universe is further narrowed by the graph's `tools`). */
   tools: AnyTool[];
   policy: PolicyLike;
+  /**
+   * What scripts' `exec` / `read` / `write` call (`execute_command`, `fs_read`, `fs_write`) and
+   * the policy that guards them: a script is part of the graph, not of an llm node, so it is not
+   * limited to the graph's `tools` (default: `tools` and `policy`).
+   */
+  scriptTools?: AnyTool[];
+  scriptPolicy?: PolicyLike;
   permission: PermissionResolver;
   host?: HostServices | HostFactory;
   origin: AgentOrigin;
@@ -206,7 +213,7 @@ export class GraphRunner implements AgentRunner {
     ): Promise<
       { content: string; refused?: string; rawOutput?: Record<string, unknown>; failed: boolean }
     > => {
-      const registry = new ToolRegistry(o.tools.filter((t) => t.name === name));
+      const registry = new ToolRegistry((o.scriptTools ?? o.tools).filter((t) => t.name === name));
       if (!registry.get(name)) {
         return {
           content: "",
@@ -225,7 +232,7 @@ export class GraphRunner implements AgentRunner {
           client: o.client,
           model: o.model,
           registry,
-          policy: o.policy,
+          policy: o.scriptPolicy ?? o.policy,
           permission: o.permission,
           host: o.host,
           systemPrompt: "",
