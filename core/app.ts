@@ -25,6 +25,8 @@ export interface AppOptions {
   allow: string[];
   deny: string[];
   dangerouslySkipPermissions: boolean;
+  /** The OS sandbox of commands (config `sandbox:`, `--no-sandbox`); default auto + auto_allow. */
+  sandbox?: { mode: "auto" | "required" | "off"; autoAllow: boolean };
   /** `--plugin PATH` (repeatable). */
   plugins: string[];
   noWorkspaceMcp: boolean;

@@ -10,6 +10,7 @@
 import type { Command as CommandT } from "commander";
 import type { AppOptions } from "./app.ts";
 import { ConfigError, loadConfig, resolveDirs } from "./config.ts";
+import { sandboxSettings } from "./sandbox/settings.ts";
 import { VERSION, versionLine } from "./version.ts";
 
 export { VERSION };
@@ -20,7 +21,7 @@ Exit codes:
   1    runtime failure (provider error after retries, stream cut, crash)
   2    usage or configuration error (bad flag, no prompt, no provider, bad config)
   3    turn limit reached (--max-turns; stop reason max_turn_requests)
-  130  cancelled (SIGINT; stop reason cancelled)
+  130  cancelled (SIGINT, SIGTERM or SIGHUP; stop reason cancelled)
 
 Environment: OPENAI_BASE_URL, OPENAI_API_KEY, COYOTE_MODEL, COYOTE_CONFIG_DIR, COYOTE_DATA_DIR.
 Docs: README.md, docs/permissions.md (rule syntax), docs/plugins.md, docs/mcp.md, docs/acp.md.`;
@@ -104,7 +105,11 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
       [],
     )
     .option("--deny <rule>", "add a deny rule, e.g. 'Execute(rm *)' (repeatable)", collect, [])
-    .option("--dangerously-skip-permissions", "allow everything except deny rules")
+    .option(
+      "--dangerously-skip-permissions",
+      "allow everything except deny rules (commands stay in the OS sandbox)",
+    )
+    .option("--no-sandbox", "run commands without the OS sandbox (config sandbox: off)")
     .option("--plugin <path>", "load a plugin module (repeatable)", collect, [])
     .option("--no-workspace-mcp", "ignore the workspace's .mcp.json / .coyote/mcp.json")
     .option("-a, --agent <name>", "agent to use (default sisyphus; see `coyote agents list`)")
@@ -383,6 +388,7 @@ export async function resolveApp(
     allow: opts.allow ?? [],
     deny: opts.deny ?? [],
     dangerouslySkipPermissions: !!opts.dangerouslySkipPermissions,
+    sandbox: sandboxSettings(config.sandbox, { noSandbox: opts.sandbox === false }),
     plugins: opts.plugin ?? [],
     noWorkspaceMcp: opts.workspaceMcp === false,
     headless: !!opts.headless || !!opts.acpServer,

@@ -20,6 +20,7 @@
  * permissions:
  *   allow: ["Execute(npm test)"]
  *   deny: ["Execute(rm *)"]
+ * sandbox: required        # or {mode: auto, auto_allow: false}
  * ```
  * @module
  */
@@ -70,6 +71,14 @@ export interface CoyoteConfig {
   mcpServers?: Record<string, unknown>;
   /** Extra instruction files added to the system prompt. */
   instructions?: string[];
+  /**
+   * The OS sandbox of shell commands (core/sandbox/): a mode string or `{mode, auto_allow}`;
+   * default `{mode: auto, auto_allow: true}`.
+   */
+  sandbox?: "auto" | "required" | "off" | {
+    mode?: "auto" | "required" | "off";
+    auto_allow?: boolean;
+  };
   /** Model capabilities by model name (core/models.ts). */
   models?: Record<string, ModelSpec>;
 }
@@ -303,6 +312,16 @@ function configSchema() {
         { error: "expected a mapping of server names to definitions" },
       ).optional(),
       instructions: strList().optional(),
+      sandbox: z.union([
+        z.enum(["auto", "required", "off"]),
+        z.strictObject({
+          mode: z.enum(["auto", "required", "off"]).optional(),
+          auto_allow: z.boolean().optional(),
+        }),
+      ], {
+        error:
+          "expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false}",
+      }).optional(),
       models: z.record(str(), modelSpec, { error: "expected a mapping of model names" })
         .optional(),
     }, { error: "expected a mapping" });

@@ -18,7 +18,7 @@
  * stderr when stdin is a terminal, else denies like headless.
  *
  * Exit codes ({@link EXIT}): 0 success, 1 runtime failure, 2 usage/config error,
- * 3 turn limit reached (`max_turn_requests`), 130 cancelled (SIGINT).
+ * 3 turn limit reached (`max_turn_requests`), 130 cancelled (SIGINT, SIGTERM or SIGHUP).
  * @module
  */
 import type { AppOptions } from "./app.ts";
@@ -62,6 +62,14 @@ export interface InitEvent {
   cwd: string;
   model: string;
   agent: string;
+  /** The OS sandbox of the session's commands (docs/permissions.md "The OS sandbox"). */
+  sandbox?: {
+    mode: "auto" | "required" | "off";
+    active: boolean;
+    backend: string | null;
+    auto_allow: boolean;
+    reason: string;
+  };
   /** The root agent's `agent_id` (the one of its `session_update` lines). */
   agent_id: string;
 }
@@ -289,8 +297,9 @@ async function pickSession(
 
 /**
  * Runs one prompt as one turn and prints it in `o.format`; returns the exit code.
- * Installs SIGINT/SIGTERM handlers for the duration: the turn is aborted
- * (children killed by their tools), the transcript stays intact, exit 130.
+ * Installs SIGINT/SIGTERM/SIGHUP handlers for the duration (a closed terminal or a dropped SSH
+ * connection is a SIGHUP and behaves like SIGTERM): the turn is aborted (children killed by
+ * their tools), the result is written, the transcript stays intact, exit 130.
  */
 export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number> {
   const interactive = !app.headless && Deno.stdin.isTerminal();
@@ -301,7 +310,9 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     if (interrupts > 1) Deno.exit(EXIT.cancelled);
     ctrl.abort(new Error("interrupted"));
   };
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT"]
+    : ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) Deno.addSignalListener(s, onSignal);
   // stdout carries only the answer / protocol lines: stray console output of any dependency goes to stderr.
   const saved = { log: console.log, info: console.info, debug: console.debug };
@@ -350,6 +361,17 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
         cwd: session.cwd,
         model: session.model,
         agent: session.agent,
+        ...(session.sandbox
+          ? {
+            sandbox: {
+              mode: session.sandbox.mode,
+              active: session.sandbox.active,
+              backend: session.sandbox.backend,
+              auto_allow: session.sandbox.autoAllow,
+              reason: session.sandbox.reason,
+            },
+          }
+          : {}),
         agent_id: session.agentId,
       };
       out(jsonLine(init));

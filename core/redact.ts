@@ -9,8 +9,8 @@
  * `.env`) would otherwise copy it into all three. Every occurrence of the key in a result's
  * content, diffs, raw output, progress and log messages is replaced by `[redacted]`, the same marker
  * core/provider.ts uses for provider error messages. (Issue 2 / project rule: secrets are never
- * in logs or transcripts.) `execute_command` also keeps `OPENAI_API_KEY` out of its children's
- * environment (plugins/exec/mod.ts `SCRUBBED_ENV`).
+ * in logs or transcripts.) `execute_command` also keeps the key and secret-looking variables out of
+ * its children's environment (core/sandbox/env.ts).
  * @module
  */
 import type { ToolContext, ToolResult } from "../sdk/mod.ts";

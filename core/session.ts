@@ -35,6 +35,15 @@ import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
 import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "./sessions.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../agents/mod.ts";
+import {
+  CommandSandbox,
+  DEFAULT_SANDBOX,
+  guardForcedAllow,
+  sandboxGuard,
+  type SandboxStatus,
+} from "./sandbox/mod.ts";
+import { executeCommandTool, makeExecuteCommandTool } from "../plugins/exec/mod.ts";
+import { signalTree } from "../plugins/exec/tree.ts";
 import { modelInfo } from "./models.ts";
 import { capToolResults, toolOutputCap } from "./context.ts";
 import type { ChatMessage } from "./sessions.ts";
@@ -83,6 +92,10 @@ export interface AgentSession {
   readonly definition: AgentSpec;
   /** The session's policy (children: the parent's, narrowed). */
   readonly policy: PolicyLike;
+  /** The OS sandbox `execute_command` runs in (children share the root's; core/sandbox/). */
+  readonly commandSandbox?: CommandSandbox;
+  /** Its status (stream-json `init`, docs/permissions.md "The OS sandbox"). */
+  readonly sandbox?: SandboxStatus;
   /** Names of the tools this session may call (a child's are a subset of its parent's). */
   toolNames(): string[];
   /**
@@ -161,7 +174,28 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     throw e;
   }
 
-  const all = await ws.tools(init.mcpServers);
+  // The OS sandbox of this session's commands: a root session derives it from its own policy
+  // (session rules included); a sub-agent shares its root's.
+  let sandbox: CommandSandbox;
+  let rootPolicy: PolicyLike | undefined;
+  if (parent?.commandSandbox) sandbox = parent.commandSandbox;
+  else {
+    const policy = ws.newPolicy();
+    sandbox = await CommandSandbox.create(policy, app.sandbox ?? DEFAULT_SANDBOX, {
+      secrets: ws.secrets,
+      log,
+      killTree: (t) => signalTree(t, "SIGKILL"),
+    });
+    rootPolicy = sandboxGuard(policy, sandbox.status);
+    if (guardForcedAllow()) {
+      log("coyote: warning: TEST MODE: the guard allows every access (COYOTE_TEST_GUARD=allow)");
+    }
+  }
+  const ownsSandbox = sandbox !== parent?.commandSandbox;
+  const execTool = ws.protectTool(makeExecuteCommandTool(sandbox) as AnyTool);
+  const isCoreExec = (t: AnyTool) =>
+    t.name === executeCommandTool.name && t.description === executeCommandTool.description;
+  const all = (await ws.tools(init.mcpServers)).map((t) => isCoreExec(t) ? execTool : t);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
   // An agent's tools, system prompt and skills (core/agents/prepare.ts). `--agent-variable` and
@@ -212,7 +246,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
 
   let registry = new ToolRegistry(toolsOf(prepared));
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
-  const basePolicy: PolicyLike = parent ? parent.policy : ws.newPolicy();
+  const basePolicy: PolicyLike = parent ? parent.policy : rootPolicy!;
   const policyFor = (r: ToolRegistry) =>
     parent ? narrowPolicy(basePolicy, new Set(r.names())) : basePolicy;
 
@@ -364,6 +398,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     get policy() {
       return engine.opts.policy;
     },
+    commandSandbox: sandbox,
+    sandbox: sandbox.status,
     toolNames: () => registry.names(),
     prompt(input, opts) {
       if (closed) return Promise.reject(new Error("session is closed"));
@@ -391,6 +427,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       if (closed) return Promise.resolve();
       closed = true;
       transcript.close();
+      if (ownsSandbox) sandbox.close();
       return Promise.resolve();
     },
   };

@@ -57,6 +57,10 @@ export interface Workspace {
   log(line: string): void;
   /** A fresh policy from config and flags (each root session has its own session rules). */
   newPolicy(): Policy;
+  /** Secret values (the provider key) kept out of tool results and command environments. */
+  readonly secrets: readonly string[];
+  /** Wraps a tool the way {@link tools} are wrapped (provider keys redacted from results). */
+  protectTool(t: AnyTool): AnyTool;
   /**
    * Every tool of the workspace (first-party, plugins, discovered MCP servers; the `skill__*`
    * tools are per session, core/skills/tools.ts) plus the tools of `extraMcp` servers (ACP `session/new` `mcpServers`), which are
@@ -227,6 +231,8 @@ export async function createWorkspace(
     instructions,
     log,
     newPolicy,
+    secrets,
+    protectTool: guard,
     async tools(extraMcp) {
       const entries = Object.entries(extraMcp ?? {});
       if (!entries.length) return baseTools;

@@ -130,7 +130,12 @@ Deno.test("acp: read, edit, permitted and rejected commands → end_turn; load r
   ]);
   try {
     await Deno.writeTextFile(`${e.ws}/app.txt`, original);
-    const h = await startAcp({ env: e.env, permissionAnswers: ["allow_once", "reject_once"] });
+    // --no-sandbox: the permission flow (the OS sandbox would auto-allow these commands).
+    const h = await startAcp({
+      env: e.env,
+      args: ["--no-sandbox"],
+      permissionAnswers: ["allow_once", "reject_once"],
+    });
     let sessionId: string;
     let live: Upd[];
     try {
@@ -674,8 +679,10 @@ Deno.test("acp: permission edge cases, allow_always, user questions, plan", asyn
     { text: "finished" },
   ]);
   try {
+    // --no-sandbox: the permission flow (the OS sandbox would auto-allow these commands).
     const h = await startAcp({
       env: e.env,
+      args: ["--no-sandbox"],
       permissionAnswers: ["hold", "cancelled", "allow_always", "yes", "option-1"],
     });
     try {
@@ -925,7 +932,12 @@ Deno.test("acp: failing tools end failed, reject_always stops asking, a new file
     { text: "done" },
   ]);
   try {
-    const h = await startAcp({ env: e.env, permissionAnswers: ["reject_always"] });
+    // --no-sandbox: the permission flow (the OS sandbox would auto-allow these commands).
+    const h = await startAcp({
+      env: e.env,
+      args: ["--no-sandbox"],
+      permissionAnswers: ["reject_always"],
+    });
     try {
       const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
       const r = await h.agent.request("session/prompt", {

@@ -476,3 +476,58 @@ Deno.test("first request of the built-ins: tool set snapshot and size budget (si
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("acp: the agent config option lists the workspace's agents; choosing one changes the next request", async () => {
+  const { startAcp } = await import("./support/acp_harness.ts");
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-agents-acp-" });
+  await write(
+    join(cwd, ".claude/agents/doc-writer.md"),
+    "---\ndescription: Writes docs\ntools: Read\n---\nDOC-WRITER-BODY\n",
+  );
+  await write(join(cwd, ".coyote/agents/broken/config.yaml"), "description: d\n");
+  const server = await startModelServer({ script: [{ text: "one" }, { text: "two" }] });
+  try {
+    const h = await startAcp({ env: childEnv(env, { baseURL: server.baseURL }) });
+    try {
+      const { sessionId, configOptions } = await h.agent.request("session/new", {
+        cwd,
+        mcpServers: [],
+      });
+      const agent = configOptions?.find((o) => o.id === "agent") as Json;
+      assert.equal(agent.currentValue, "sisyphus");
+      const values = agent.options.map((o: Json) => o.value);
+      for (const n of ["sisyphus", "coyote", "explore", "doc-writer"]) {
+        assert.ok(values.includes(n), n);
+      }
+      assert.ok(!values.includes("broken"), "a broken file is not offered");
+      assert.ok(!values.includes("coder"), "graph agents are not offered until they can run");
+      await h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "a" }] });
+      await assert.rejects(
+        h.agent.request("session/set_config_option", {
+          sessionId,
+          configId: "agent",
+          value: "broken",
+        }),
+        (err: { code?: number; message?: string }) => err.code === -32602,
+      );
+      await h.agent.request("session/set_config_option", {
+        sessionId,
+        configId: "agent",
+        value: "doc-writer",
+      });
+      await h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "b" }] });
+      const [first, second] = server.requests.map((r) => r.body as Json);
+      assert.match(first.messages[0].content, /^You are Sisyphus/);
+      assert.match(second.messages[0].content, /^DOC-WRITER-BODY/);
+      assert.equal(await h.close(), 0, h.stderr());
+      h.assertStdoutPure();
+    } finally {
+      await h.close().catch(() => {});
+    }
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});

@@ -229,8 +229,11 @@ Deno.test("e2e: headless denies an 'ask' at once even with a terminal on stdin; 
     ],
   });
   try {
+    // --no-sandbox: this is the guard's ask path (inside the OS sandbox the command would be
+    // auto-allowed; tests/sandbox_test.ts covers that).
     const { cmd, args } = coyoteCommand([
       "--headless",
+      "--no-sandbox",
       "--output-format",
       "json",
       "clean up and deploy",
@@ -454,7 +457,8 @@ Deno.test("e2e: one-shot without --headless and without a terminal denies 'ask' 
     ],
   });
   try {
-    const r = await runCoyote(["--output-format", "json", "--", "--make a file"], {
+    // --no-sandbox: the guard's ask path (the OS sandbox would auto-allow the command).
+    const r = await runCoyote(["--no-sandbox", "--output-format", "json", "--", "--make a file"], {
       cwd,
       env: childEnv(env, { baseURL: server.baseURL }),
       stdin: "",
@@ -489,7 +493,8 @@ Deno.test("e2e: one-shot with a terminal asks y/n on stderr; 'y' runs the comman
     ],
   });
   try {
-    const { cmd, args } = coyoteCommand(["--output-format", "json", "make a file"]);
+    // --no-sandbox: the guard's ask path (the OS sandbox would auto-allow the command).
+    const { cmd, args } = coyoteCommand(["--no-sandbox", "--output-format", "json", "make a file"]);
     const py = [
       "import os, pty, subprocess, sys, json",
       "m, s = pty.openpty()",

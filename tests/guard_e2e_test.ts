@@ -2,7 +2,7 @@
  * The guard's defaults through a real headless run (main.ts subprocess, temp git repo): `.git/`
  * internals and Coyote's config dir are never written, a write outside the workspace asks and
  * headless denies it at once; `--dangerously-skip-permissions` lets all of them through except
- * what a deny rule names. Every refusal is in `result.denied` and nothing reached the disk.
+ * what a deny rule names — and commands still run inside the OS sandbox. Every refusal is in `result.denied` and nothing reached the disk.
  */
 import assert from "node:assert/strict";
 import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
@@ -32,7 +32,8 @@ Deno.test("guard e2e: protected paths and outside writes in headless; skip-permi
   });
   try {
     const e = childEnv(env, { baseURL: server.baseURL });
-    const r = await runCoyote(["--headless", "--output-format", "json", "go"], {
+    // --no-sandbox: the guard alone (inside the OS sandbox `touch made.txt` would be auto-allowed).
+    const r = await runCoyote(["--headless", "--no-sandbox", "--output-format", "json", "go"], {
       cwd: repo,
       env: e,
     });
@@ -47,7 +48,8 @@ Deno.test("guard e2e: protected paths and outside writes in headless; skip-permi
     await assert.rejects(Deno.stat(`${outside}/o.txt`));
     await assert.rejects(Deno.stat(`${repo}/made.txt`));
 
-    // --dangerously-skip-permissions: everything but the deny rule.
+    // --dangerously-skip-permissions: everything but the deny rule — and the OS sandbox stays on,
+    // so the command cannot change .git/config even though the guard lets it run.
     const s = await runCoyote(
       [
         "--headless",
@@ -67,7 +69,11 @@ Deno.test("guard e2e: protected paths and outside writes in headless; skip-permi
       [["b4", "deny"]],
     );
     assert.match(sres.denied[0].reason, /--deny/);
-    assert.equal(await Deno.readTextFile(`${repo}/.git/config`), "x\n");
+    assert.equal(
+      await Deno.readTextFile(`${repo}/.git/config`),
+      "x",
+      "fs_write wrote it; the command could not",
+    );
     assert.ok((await Deno.stat(`${repo}/made.txt`)).isFile);
     await assert.rejects(Deno.stat(`${outside}/o.txt`));
   } finally {

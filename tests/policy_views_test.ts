@@ -1,16 +1,32 @@
 /**
- * One policy, three views (docs/permissions.md): a table of policies and of
+ * One policy, four views (docs/permissions.md): a table of policies and of
  * paths, hosts, programs and variables; for each pair the guard's decision,
- * the plugin worker grant and the Deno flags must agree. The flags view is
- * proven for real by running `deno run <flags>` and letting Deno refuse, and
- * the worker view by starting a real Worker with the derived permissions.
+ * the plugin worker grant, the Deno flags and the OS sandbox profile of
+ * commands must agree. The flags view is proven for real by running
+ * `deno run <flags>` and letting Deno refuse, the worker view by starting a
+ * real Worker with the derived permissions, and the sandbox view by running
+ * real commands under bwrap that try to read and write every path, reach a
+ * loopback server and print their environment.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Policy } from "../core/guard/policy.ts";
+import { deriveProfile, detectBackend, sandboxedCommand } from "../core/sandbox/mod.ts";
 import type { PluginPermissions } from "../sdk/mod.ts";
 
-const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "coyote-views-" }));
+// Under /var/tmp when there is one: the sandbox gives commands a private /tmp, which would hide
+// every path of the table outside the workspace and make the sandbox column trivial.
+const root = Deno.realPathSync(Deno.makeTempDirSync({
+  prefix: "coyote-views-",
+  ...(isDir("/var/tmp") ? { dir: "/var/tmp" } : {}),
+}));
+function isDir(p: string): boolean {
+  try {
+    return Deno.statSync(p).isDirectory;
+  } catch {
+    return false;
+  }
+}
 const ws = join(root, "ws");
 const home = join(root, "home");
 const cfg = join(root, "cfg");
@@ -442,4 +458,105 @@ Deno.test("policy views: `deno task compile` builds with the same derived flags 
   assert.equal(task.coyote, `deno run ${printed} main.ts`);
   assert.equal(task.compile, "deno run --allow-all scripts/compile.ts");
   assert.ok(!printed.includes("--allow-all") && printed.includes("--no-prompt"), printed);
+});
+
+Deno.test("policy views: the OS sandbox (view d) agrees with the guard — real commands under bwrap", async () => {
+  const { backend } = await detectBackend();
+  assert.ok(backend, "bwrap must be installed (.ci/run installs bubblewrap)");
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  (async () => {
+    for await (const c of listener) c.close();
+  })().catch(() => {});
+  const problems: string[] = [];
+  const baseEnv: Record<string, string> = {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    GITHUB_TOKEN: "gh-value",
+    AWS_SECRET_ACCESS_KEY: "aws-value",
+    HOME: home,
+  };
+  try {
+    for (const [name, policy] of Object.entries(POLICIES)) {
+      const profile = deriveProfile(policy);
+      const guardOnly = (rule?: string) => !!rule && profile.notes.some((n) => n.startsWith(rule));
+      // One sandboxed shell per policy probes every path: R<i> = 1 when it sees the real content
+      // (a hidden path reads as empty), W<i> = 1 when it could write there.
+      const script = [
+        ...PATHS.map((p, i) => {
+          const q = JSON.stringify(p);
+          const dir = isDir(p);
+          const size = dir ? [...Deno.readDirSync(p)].length : Deno.statSync(p).size;
+          const seen = dir
+            ? `[ "$(ls -A ${q} 2>/dev/null | wc -l)" -eq ${size} ] && ls ${q} >/dev/null 2>&1`
+            : `[ "$(cat ${q} 2>/dev/null | wc -c)" -eq ${size} ] && cat ${q} >/dev/null 2>&1`;
+          const write = dir
+            ? `(touch ${q}/.coyote-probe && rm -f ${q}/.coyote-probe) 2>/dev/null`
+            : `( : >> ${q} ) 2>/dev/null`;
+          return `${seen} && echo R${i}=1 || echo R${i}=0; ${write} && echo W${i}=1 || echo W${i}=0`;
+        }),
+        `(echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo NET=1 || echo NET=0`,
+        ...VARS.map((v) => `[ -n "\${${v}+x}" ] && echo ENV_${v}=1 || echo ENV_${v}=0`),
+      ].join("\n");
+      const c = sandboxedCommand(policy, script, { cwd: ws, backend: backend!, baseEnv });
+      const o = await new Deno.Command(c.program, {
+        args: c.args,
+        cwd: ws,
+        env: c.env,
+        clearEnv: true,
+        stdin: "null",
+      }).output();
+      const text = new TextDecoder().decode(o.stdout);
+      const got = (k: string) => {
+        const m = new RegExp(`^${k}=(\\d)$`, "m").exec(text);
+        if (!m) {
+          throw new Error(`[${name}] no ${k} in: ${text}${new TextDecoder().decode(o.stderr)}`);
+        }
+        return m[1] === "1";
+      };
+      const say = (x: string) => problems.push(`[${name}] ${x}`);
+      PATHS.forEach((p, i) => {
+        const w = policy.decide({ type: "write", path: p });
+        const r = policy.decide({ type: "read", path: p });
+        const canW = got(`W${i}`);
+        const canR = got(`R${i}`);
+        // Nothing the guard denies is writable in the sandbox (glob rules are guard-only).
+        if (canW && w.decision === "deny" && !guardOnly(w.rule)) {
+          say(`write ${p}: guard denies, sandbox allows`);
+        }
+        // What the guard allows by its rules and defaults is writable (skip mode allows more than the sandbox).
+        if (!canW && w.decision === "allow" && !policy.dangerouslySkipPermissions) {
+          say(`write ${p}: guard allows, sandbox refuses`);
+        }
+        if (canR && r.decision === "deny" && !guardOnly(r.rule)) {
+          say(`read ${p}: guard denies, sandbox shows it`);
+        }
+        if (!canR && r.decision === "allow" && !policy.dangerouslySkipPermissions) {
+          say(`read ${p}: guard allows, sandbox hides it`);
+        }
+      });
+      const netAllowed = HOSTS.some((h) =>
+        policy.decide({ type: "net", host: h }).decision === "allow"
+      );
+      // --dangerously-skip-permissions keeps the sandbox: only explicit Net rules open the network.
+      if (got("NET") !== netAllowed && !policy.dangerouslySkipPermissions) {
+        say(`network: guard allows a host ${netAllowed}, sandbox ${got("NET")}`);
+      }
+      for (const v of VARS) {
+        const g = policy.decide({ type: "env", name: v }).decision;
+        const passed = got(`ENV_${v}`);
+        if (g === "allow" && !passed && !policy.dangerouslySkipPermissions) {
+          say(`env ${v}: guard allows, sandbox drops it`);
+        }
+        if (g === "deny" && passed) say(`env ${v}: guard denies, sandbox passes it`);
+      }
+    }
+  } finally {
+    listener.close();
+  }
+  assert.deepEqual(problems, []);
+  // The column is not vacuous: the defaults hide ~/.ssh and keep .git read-only, `rules` opens out/pub.
+  const d = deriveProfile(POLICIES.defaults);
+  assert.ok(d.hidden.some((h) => h.path === join(home, ".ssh")));
+  assert.ok(d.readOnly.some((h) => h.path === join(ws, ".git")));
+  assert.ok(deriveProfile(POLICIES.rules).writable.some((w) => w.path === join(out, "pub")));
 });

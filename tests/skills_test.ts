@@ -223,3 +223,29 @@ Deno.test("e2e: --skill preloads a skill; an unknown --skill is a usage error", 
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("skill state: load/unload change prompt and granted tools; auto_unload drops at turn end", async () => {
+  const a = await parseSkill(
+    "---\ndescription: a\nallowed-tools: Bash\nauto_unload: true\n---\nA-BODY",
+    "a",
+  );
+  const b = await parseSkill("---\ndescription: b\nenabled_mcp_servers: [gh]\n---\nB-BODY", "b");
+  const entries = [a, b].map((r) => ({ ...r.skill, source: "user" as const, path: r.skill.name }));
+  let changes = 0;
+  const st = createSkillState(entries, { onChange: () => changes++, preload: ["b"] });
+  assert.deepEqual(st.loaded, ["b"]);
+  assert.equal(changes, 0, "a preload is part of the first request, not a change");
+  assert.deepEqual(st.grantedTools(), ["mcp__gh__*"]);
+  assert.equal(st.load("a"), true);
+  assert.equal(st.load("zzz"), false);
+  assert.deepEqual(st.grantedTools(), ["mcp__gh__*", "execute_command"]);
+  assert.match(st.promptSection(), /# Loaded skill: b\n\nB-BODY\n\n# Loaded skill: a\n\nA-BODY/);
+  st.endTurn();
+  assert.deepEqual(st.loaded, ["b"], "auto_unload skills go when the turn ends");
+  assert.equal(st.unload("b"), true);
+  assert.equal(st.unload("b"), false);
+  assert.equal(st.promptSection(), "");
+  assert.equal(changes, 3);
+  assert.deepEqual(st.tools.map((t) => t.name), ["skill__list", "skill__load", "skill__unload"]);
+  assert.deepEqual(createSkillState([], { onChange: () => {} }).tools, []);
+});

@@ -1,6 +1,7 @@
 /**
  * `coyote policy show`: prints the effective permission policy (rules with
- * their sources, the defaults) and the Deno flags derived from it, via `out`
+ * their sources, the defaults), the Deno flags and the OS sandbox profile
+ * (core/sandbox/) derived from it, via `out`
  * (stdout). A malformed rule is a config/usage error: the message (naming the
  * rule and where it came from) goes to stderr and the exit code is 2.
  * @module
@@ -11,7 +12,10 @@ import { Policy, PolicyError } from "./policy.ts";
 /** Exit code for usage/config errors (README "Exit codes"). */
 const EXIT_USAGE = 2;
 
-export function policyCommand(app: AppOptions, out: (text: string) => void): Promise<number> {
+export async function policyCommand(
+  app: AppOptions,
+  out: (text: string) => void,
+): Promise<number> {
   let policy: Policy;
   try {
     policy = Policy.create(app.config?.permissions ?? {}, {
@@ -27,10 +31,13 @@ export function policyCommand(app: AppOptions, out: (text: string) => void): Pro
   } catch (e) {
     if (e instanceof PolicyError) {
       console.error(`coyote: ${e.message}`);
-      return Promise.resolve(EXIT_USAGE);
+      return EXIT_USAGE;
     }
     throw e;
   }
   out(policy.describe());
-  return Promise.resolve(0);
+  const sb = await import("../sandbox/mod.ts");
+  const sandbox = await sb.CommandSandbox.create(policy, app.sandbox ?? sb.DEFAULT_SANDBOX);
+  out("\n" + sb.describeSandbox(sb.deriveProfile(policy), sandbox.status));
+  return 0;
 }

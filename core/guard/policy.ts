@@ -1079,6 +1079,7 @@ export class Policy {
       this.#pathTargetParts("write", w, display, ctx, wlevel, parts, "argument");
     }
     this.#argParts(words, c.readOnly, display, ctx, level === "skip" ? "skip" : "explicit", parts);
+    if (!c.readOnly && !c.net && name !== "git") this.#urlParts(words, display, parts);
   }
 
   /**
@@ -1102,6 +1103,10 @@ export class Policy {
     // repository may ship it: only configurations of known-harmless keys are trusted.
     const cfg = this.#gitConfig();
     if (!cfg) return "the workspace's git configuration cannot be read";
+    // Even `git status` runs hooks: it may rewrite the index, which runs `post-index-change`.
+    // A repository may ship `.git/hooks/`; only the `*.sample` files `git init` writes are inert.
+    const hook = this.#gitHook();
+    if (hook) return `the repository has a hook (${hook}), which read-only git commands may run`;
     for (const k of cfg.keys()) {
       if (!SAFE_GIT_CONFIG.test(k)) {
         return `the repository's git configuration sets ${
@@ -1138,6 +1143,38 @@ export class Policy {
       rule: "default",
       subject: display,
     };
+  }
+
+  /**
+   * URLs in the arguments of a command that is not read-only (`curl https://h/x`,
+   * `deno run https://h/m.ts`, `pip install git+https://h/r`) are checked against `Net` deny and
+   * ask rules, so `--deny 'Net(h)'` holds even when an `Execute` rule allows the program. (The
+   * default "Net asks" is not applied here: the command itself already asks unless a rule allows
+   * it.)
+   */
+  #urlParts(words: string[], display: string, parts: GuardPart[]): void {
+    if (!this.#hasRules(["net"], ["deny", "ask"])) return;
+    for (const w of words.slice(1)) {
+      const m = /(?:^|[=+@])([a-z][a-z0-9+.-]*):\/\/([^/?#\s]*)/i.exec(w);
+      if (!m) continue;
+      const hostPort = m[2].replace(/^[^@]*@/, "");
+      if (!hostPort || hostPort.includes(WILD)) {
+        const deny = this.#rulesOf("net").find((r) => r.decision !== "allow");
+        parts.push({
+          decision: "ask",
+          reason: `${q(display)} names a URL whose host is only known at run time and ${
+            deny ? by(deny) : "a Net rule"
+          } restricts hosts`,
+          rule: deny?.text ?? "default",
+          subject: display,
+        });
+        continue;
+      }
+      const p = this.#netPart(hostPort);
+      if (p.decision !== "allow" && p.rule !== "default") {
+        parts.push({ ...p, reason: `${p.reason} — URL in ${q(display)}`, subject: display });
+      }
+    }
   }
 
   /**
@@ -1224,6 +1261,28 @@ export class Policy {
       return undefined;
     }
     return parseGitConfig(text);
+  }
+
+  /**
+   * The first hook in the repository's hooks folder that a read-only command may run: not a
+   * `*.sample` and not one of the {@link INERT_HOOKS} (`post-index-change` and any hook the
+   * guard does not know count); "?" when the folder cannot be read.
+   */
+  #gitHook(): string | undefined {
+    const dir = this.#gitDir();
+    if (!dir) return undefined;
+    let common = dir;
+    try {
+      common = resolvePath(Deno.readTextFileSync(`${dir}/commondir`).trim(), dir, "/");
+    } catch { /* not a linked worktree */ }
+    try {
+      for (const e of Deno.readDirSync(`${common}/hooks`)) {
+        if (!e.name.endsWith(".sample") && !INERT_HOOKS.has(e.name)) return e.name;
+      }
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) return "?";
+    }
+    return undefined;
   }
 
   #gitDir(): string | undefined {
@@ -2017,6 +2076,36 @@ function optionSkips(words: string[]): string[][] {
   }
   return out;
 }
+
+/**
+ * Hooks (githooks(5)) that only commits, merges, rebases, checkouts, pushes, `am` and `gc` run —
+ * never the read-only git commands the default policy allows. Any other file in the hooks folder
+ * (`post-index-change`, which `git status` runs when it refreshes the index, or an unknown name)
+ * makes read-only git ask.
+ */
+const INERT_HOOKS = new Set([
+  "applypatch-msg",
+  "pre-applypatch",
+  "post-applypatch",
+  "pre-commit",
+  "pre-merge-commit",
+  "prepare-commit-msg",
+  "commit-msg",
+  "post-commit",
+  "pre-rebase",
+  "post-checkout",
+  "post-merge",
+  "pre-push",
+  "pre-receive",
+  "update",
+  "proc-receive",
+  "post-receive",
+  "post-update",
+  "push-to-checkout",
+  "pre-auto-gc",
+  "post-rewrite",
+  "sendemail-validate",
+]);
 
 /** True when `CDPATH` is set for the commands Coyote runs (then `cd name` may go elsewhere). */
 function cdpathSet(): boolean {

@@ -4,11 +4,18 @@
  * `{type: "execute", command}`); this module only runs it.
  *
  * - Runs `bash -c COMMAND` (`sh -c` when bash is absent) in the session cwd,
- *   stdin closed (`null`: never the terminal), `PAGER=cat` / `GIT_PAGER=cat`
- *   so pagers never wait for a key; `OPENAI_API_KEY` is not passed on ({@link SCRUBBED_ENV}).
- * - The child leads its own process group (setsid(2) via `detached`), so a timeout or an
- *   abort (`ctx.signal`) kills the whole group — background children
- *   (`sleep 100 &`) included: SIGTERM, then SIGKILL after a grace period.
+ *   stdin closed (`null`: never the terminal), with the environment of
+ *   core/sandbox/env.ts: secrets scrubbed, pagers `cat`, editors `false`,
+ *   `GIT_TERMINAL_PROMPT=0`, so nothing waits for a human.
+ * - A {@link CommandLauncher} decides how the shell is started: the session's
+ *   one (core/sandbox/mod.ts) runs it inside the OS sandbox derived from the
+ *   policy, or refuses when `sandbox: required` cannot be met; without one
+ *   (this module's {@link executeCommandTool}) the shell runs directly.
+ * - The whole process tree ends with the call (./tree.ts): the shell leads its
+ *   own session and process group (setsid(2) via `detached`), and descendants
+ *   that leave it are found by a marker variable. A timeout or an abort
+ *   (`ctx.signal`) sends SIGTERM, then SIGKILL after a grace period; when the
+ *   shell exits, whatever it left running (`sleep 100 &`) is killed.
  * - stdout and stderr are captured separately, each bounded to
  *   {@link OUTPUT_LIMIT} bytes by keeping head and tail; the cut is marked
  *   with the number of bytes dropped.
@@ -23,6 +30,8 @@
 import { z } from "zod";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
+import { commandEnvironment } from "../../core/sandbox/env.ts";
+import { forget, newMarker, type ProcessTree, signalTree, track, TREE_MARKER } from "./tree.ts";
 
 /** Default timeout (ms). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -114,27 +123,6 @@ async function shell(): Promise<string> {
   return shellCache;
 }
 
-/** Sends `sig` to the process group led by `pid` (falls back to the pid alone). */
-function killGroup(pid: number, sig: Deno.Signal): void {
-  try {
-    Deno.kill(-pid, sig);
-  } catch {
-    try {
-      Deno.kill(pid, sig);
-    } catch { /* already gone */ }
-  }
-}
-
-/** Whether any process of group `pid` is still alive. */
-function groupAlive(pid: number): boolean {
-  try {
-    Deno.kill(-pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Outcome of one command. */
 export interface CommandOutcome {
   exitCode: number | null;
@@ -149,44 +137,65 @@ export interface CommandOutcome {
   durationMs: number;
 }
 
-/**
- * Environment variables never passed to commands: Coyote's own provider credential. A command
- * that prints its environment (`echo $OPENAI_API_KEY`, `cat /proc/self/environ`) would otherwise
- * put the key in the tool result, the transcript and the next model request (issue 2: secrets never
- * in logs or transcripts). Codex CLI's `shell_environment_policy` drops such variables too.
- */
-export const SCRUBBED_ENV: readonly string[] = ["OPENAI_API_KEY"];
+/** How to start one command's shell: program, arguments, environment; or why it may not run. */
+export type LaunchPlan =
+  | { program: string; args: string[]; env: Record<string, string>; sandboxed: boolean }
+  | { refused: string };
 
-/** The command's environment: Coyote's own minus {@link SCRUBBED_ENV}, pagers set to `cat`. */
-export function commandEnv(): Record<string, string> {
-  const env = Deno.env.toObject();
-  for (const k of SCRUBBED_ENV) delete env[k];
-  env.PAGER = "cat";
-  env.GIT_PAGER = "cat";
-  return env;
+/**
+ * Starts commands (core/sandbox/mod.ts `CommandSandbox` is the session's). `shell` is `bash` or
+ * `sh`; the plan must run `shell -c command` in `cwd`.
+ */
+export interface CommandLauncher {
+  prepare(command: string, cwd: string, shell: string): LaunchPlan | Promise<LaunchPlan>;
+  /** Told about each live process tree (to end it when the session closes). */
+  started?(tree: ProcessTree): void;
+  finished?(tree: ProcessTree): void;
 }
+
+/** Runs the shell directly, with the scrubbed non-interactive environment (no sandbox). */
+export const directLauncher: CommandLauncher = {
+  prepare: (command, _cwd, shell) => ({
+    program: shell,
+    args: ["-c", command],
+    env: commandEnvironment().env,
+    sandboxed: false,
+  }),
+};
 
 /** Runs `command` in its own process group; see the module doc. */
 export async function runCommand(
   command: string,
-  opts: { cwd: string; timeoutMs: number; signal: AbortSignal; limit?: number },
-): Promise<CommandOutcome> {
+  opts: {
+    cwd: string;
+    timeoutMs: number;
+    signal: AbortSignal;
+    limit?: number;
+    launcher?: CommandLauncher;
+  },
+): Promise<CommandOutcome & { sandboxed: boolean }> {
   const started = performance.now();
   const sh = await shell();
-  const env = commandEnv();
+  const launcher = opts.launcher ?? directLauncher;
+  const plan = await launcher.prepare(command, opts.cwd, sh);
+  if ("refused" in plan) throw new CommandRefused(plan.refused);
+  const marker = newMarker();
   // `detached` spawns the shell with setsid(2): it leads a new session and
   // process group, so the whole group can be killed.
-  const child = new Deno.Command(sh, {
-    args: ["-c", command],
+  const child = new Deno.Command(plan.program, {
+    args: plan.args,
     cwd: opts.cwd,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-    env,
+    env: { ...plan.env, [TREE_MARKER]: marker },
     clearEnv: true,
     detached: true,
   }).spawn();
   const pid = child.pid;
+  const tree: ProcessTree = { pid, marker };
+  track(tree);
+  launcher.started?.(tree);
   const out = new BoundedCapture(opts.limit ?? OUTPUT_LIMIT);
   const err = new BoundedCapture(opts.limit ?? OUTPUT_LIMIT);
   const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
@@ -207,8 +216,8 @@ export async function runCommand(
   let cancelled = false;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   const kill = () => {
-    killGroup(pid, "SIGTERM");
-    killTimer ??= setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
+    signalTree(tree, "SIGTERM");
+    killTimer ??= setTimeout(() => signalTree(tree, "SIGKILL"), KILL_GRACE_MS);
   };
   const timer = setTimeout(() => {
     timedOut = true;
@@ -224,17 +233,16 @@ export async function runCommand(
   let status: Deno.CommandStatus;
   try {
     status = await child.status;
-    // Background children may hold the pipes open: wait a little, then stop reading.
+    // The shell is gone: whatever it left running (`cmd &`, setsid children) ends with the call.
+    // A sandbox that exited normally took its PID namespace with it: the group is enough.
+    signalTree(tree, "SIGKILL", !plan.sandboxed || timedOut || cancelled || !!status.signal);
+    // Stragglers may still hold the pipes for a moment: wait a little, then stop reading.
     let drainTimer: ReturnType<typeof setTimeout> | undefined;
     const drained = await Promise.race([
       Promise.all(pumps).then(() => true),
       new Promise<boolean>((r) => (drainTimer = setTimeout(() => r(false), DRAIN_MS))),
     ]);
     clearTimeout(drainTimer);
-    if (timedOut || cancelled) {
-      // The group is being killed: make sure nothing survives, then collect the rest.
-      killGroup(pid, "SIGKILL");
-    }
     if (!drained) {
       await Promise.all(readers.map((r) => r.cancel().catch(() => {})));
       await Promise.all(pumps);
@@ -243,9 +251,11 @@ export async function runCommand(
     clearTimeout(timer);
     clearTimeout(killTimer);
     opts.signal.removeEventListener("abort", onAbort);
+    forget(tree);
+    launcher.finished?.(tree);
   }
-  if ((timedOut || cancelled) && groupAlive(pid)) killGroup(pid, "SIGKILL");
   return {
+    sandboxed: plan.sandboxed,
     exitCode: status.signal ? null : status.code,
     signal: status.signal ?? null,
     stdout: out.text(),
@@ -272,79 +282,112 @@ function describe(o: {
   return `exit code ${o.exitCode}`;
 }
 
-/** `execute_command {command, timeout_ms?}`; see the module doc. */
-export const executeCommandTool = defineTool({
-  name: "execute_command",
-  description:
-    "Run a shell command (bash -c) in the working directory. Returns exit code, stdout and stderr (long output keeps head and tail). No stdin. Default timeout 120000 ms, max 600000.",
-  input: z.object({
-    command: z.string().min(1).describe("Shell command"),
-    timeout_ms: z.number().int().min(1).optional().describe("Timeout in ms"),
-  }),
-  kind: "execute",
-  title: (i) => i.command.length > 80 ? `${i.command.slice(0, 77)}...` : i.command,
-  access: (i) => [{ type: "execute", command: i.command }],
-  async run(input, ctx): Promise<ToolResult> {
-    const timeoutMs = Math.min(input.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
-    if (ctx.signal.aborted) {
-      return { content: "cancelled before the command started", isError: true };
-    }
-    if (ctx.host?.runInTerminal) {
-      const r = await ctx.host.runInTerminal(input.command, {
-        cwd: ctx.cwd,
-        timeoutMs,
-        outputByteLimit: OUTPUT_LIMIT * 2,
-        signal: ctx.signal,
-        toolCallId: ctx.toolCallId,
-      });
-      const cancelled = ctx.signal.aborted;
-      const status = describe({ ...r, timedOut: false, cancelled, timeoutMs });
-      const body = r.output === ""
-        ? ""
-        : `\n--- output${r.truncated ? " (truncated)" : ""} ---\n${r.output}`;
-      return {
-        content: `${status}${body}`,
-        isError: r.exitCode !== 0,
-        rawOutput: {
-          exitCode: r.exitCode,
-          signal: r.signal,
-          truncated: r.truncated,
-          terminal: true,
-        },
-      };
-    }
-    let o: CommandOutcome;
-    try {
-      o = await runCommand(input.command, { cwd: ctx.cwd, timeoutMs, signal: ctx.signal });
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) {
+/** A command the launcher refused to start (e.g. `sandbox: required` without a sandbox). */
+export class CommandRefused extends Error {
+  override name = "CommandRefused";
+}
+
+/** POSIX shell quoting of one word. */
+export function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** `execute_command {command, timeout_ms?}` starting shells through `launcher`; see the module doc. */
+export function makeExecuteCommandTool(launcher: CommandLauncher = directLauncher) {
+  return defineTool({
+    name: "execute_command",
+    description:
+      "Run a shell command (bash -c) in the working directory. Returns exit code, stdout and stderr (long output keeps head and tail). No stdin. Default timeout 120000 ms, max 600000.",
+    input: z.object({
+      command: z.string().min(1).describe("Shell command"),
+      timeout_ms: z.number().int().min(1).optional().describe("Timeout in ms"),
+    }),
+    kind: "execute",
+    title: (i) => i.command.length > 80 ? `${i.command.slice(0, 77)}...` : i.command,
+    access: (i) => [{ type: "execute", command: i.command }],
+    async run(input, ctx): Promise<ToolResult> {
+      const timeoutMs = Math.min(input.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
+      if (ctx.signal.aborted) {
+        return { content: "cancelled before the command started", isError: true };
+      }
+      if (ctx.host?.runInTerminal) {
+        // The client's terminal runs `/bin/sh -c TEXT`: a sandboxed plan becomes
+        // `exec env -i VARS… bwrap … bash -c COMMAND` so the client starts the same sandbox.
+        let text = input.command;
+        if (launcher !== directLauncher) {
+          const plan = await launcher.prepare(input.command, ctx.cwd, await shell());
+          if ("refused" in plan) return { content: plan.refused, isError: true };
+          if (plan.sandboxed) {
+            text = ["exec", "env", "-i", ...Object.entries(plan.env).map(([k, v]) => `${k}=${v}`)]
+              .concat(plan.program, ...plan.args).map(shellQuote).join(" ");
+          }
+        }
+        const r = await ctx.host.runInTerminal(text, {
+          cwd: ctx.cwd,
+          timeoutMs,
+          outputByteLimit: OUTPUT_LIMIT * 2,
+          signal: ctx.signal,
+          toolCallId: ctx.toolCallId,
+        });
+        const cancelled = ctx.signal.aborted;
+        const status = describe({ ...r, timedOut: false, cancelled, timeoutMs });
+        const body = r.output === ""
+          ? ""
+          : `\n--- output${r.truncated ? " (truncated)" : ""} ---\n${r.output}`;
         return {
-          content: `cannot run the command: working directory ${ctx.cwd} or shell not found`,
-          isError: true,
+          content: `${status}${body}`,
+          isError: r.exitCode !== 0,
+          rawOutput: {
+            exitCode: r.exitCode,
+            signal: r.signal,
+            truncated: r.truncated,
+            terminal: true,
+          },
         };
       }
-      throw err;
-    }
-    const parts = [describe({ ...o, timeoutMs })];
-    if (o.stdout !== "") parts.push(`--- stdout ---\n${o.stdout.replace(/\n$/, "")}`);
-    if (o.stderr !== "") parts.push(`--- stderr ---\n${o.stderr.replace(/\n$/, "")}`);
-    if (o.stdout === "" && o.stderr === "") parts.push("(no output)");
-    return {
-      content: parts.join("\n"),
-      isError: o.exitCode !== 0,
-      rawOutput: {
-        exitCode: o.exitCode,
-        signal: o.signal,
-        timedOut: o.timedOut,
-        cancelled: o.cancelled,
-        stdoutBytes: o.stdoutBytes,
-        stderrBytes: o.stderrBytes,
-        truncated: o.truncated,
-        durationMs: o.durationMs,
-      },
-    };
-  },
-});
+      let o: CommandOutcome & { sandboxed: boolean };
+      try {
+        o = await runCommand(input.command, {
+          cwd: ctx.cwd,
+          timeoutMs,
+          signal: ctx.signal,
+          launcher,
+        });
+      } catch (err) {
+        if (err instanceof CommandRefused) return { content: err.message, isError: true };
+        if (err instanceof Deno.errors.NotFound) {
+          return {
+            content: `cannot run the command: working directory ${ctx.cwd} or shell not found`,
+            isError: true,
+          };
+        }
+        throw err;
+      }
+      const parts = [describe({ ...o, timeoutMs })];
+      if (o.stdout !== "") parts.push(`--- stdout ---\n${o.stdout.replace(/\n$/, "")}`);
+      if (o.stderr !== "") parts.push(`--- stderr ---\n${o.stderr.replace(/\n$/, "")}`);
+      if (o.stdout === "" && o.stderr === "") parts.push("(no output)");
+      return {
+        content: parts.join("\n"),
+        isError: o.exitCode !== 0,
+        rawOutput: {
+          exitCode: o.exitCode,
+          signal: o.signal,
+          timedOut: o.timedOut,
+          cancelled: o.cancelled,
+          stdoutBytes: o.stdoutBytes,
+          stderrBytes: o.stderrBytes,
+          truncated: o.truncated,
+          durationMs: o.durationMs,
+          sandboxed: o.sandboxed,
+        },
+      };
+    },
+  });
+}
+
+/** `execute_command` without a sandbox (the session replaces it with its own; core/runtime.ts). */
+export const executeCommandTool = makeExecuteCommandTool();
 
 /** The `exec` plugin. */
 export const execPlugin = definePlugin({

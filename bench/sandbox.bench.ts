@@ -1,0 +1,131 @@
+/**
+ * OS sandbox benchmarks (issue 11, "Benchmarks"; `deno task bench sandbox`):
+ *
+ * - sandbox overhead per command: median wall time of `execute_command`'s runner for `true`
+ *   inside the session sandbox (bwrap) minus outside it (target ≤ 15 ms);
+ * - a 2-turn headless session with one shell call, in process: `createSession` → prompt → the
+ *   scripted model asks for `execute_command {true}` → it runs sandboxed → the model answers;
+ *   median wall time (target ≤ 150 ms). Against tests/support/model_server.ts (no latency).
+ *
+ * `BENCH_RUNS=N` sets the repetitions (default 30). Fails (no numbers) when no sandbox backend
+ * works on this machine.
+ * @module
+ */
+import { Policy } from "../core/guard/policy.ts";
+import { CommandSandbox } from "../core/sandbox/mod.ts";
+import { runCommand } from "../plugins/exec/mod.ts";
+import { createSession } from "../core/runtime.ts";
+import { startModelServer } from "../tests/support/model_server.ts";
+import { testApp } from "../tests/support/fixtures.ts";
+import { type BenchResult, median } from "./stats.ts";
+
+const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 30);
+
+export default async function (): Promise<BenchResult[]> {
+  const root = await Deno.makeTempDir({ prefix: "coyote-bench-sbx-" });
+  const ws = `${root}/ws`;
+  const cfg = `${root}/cfg`;
+  const data = `${root}/data`;
+  for (const d of [ws, cfg, data]) await Deno.mkdir(d, { recursive: true });
+  const results: BenchResult[] = [];
+  try {
+    const policy = Policy.create({}, { allow: [], deny: [] }, {
+      workspace: ws,
+      configDir: cfg,
+      dataDir: data,
+    });
+    const sb = await CommandSandbox.create(policy, { mode: "required", autoAllow: true });
+    if (!sb.status.active) throw new Error(`no OS sandbox here: ${sb.status.reason}`);
+    const signal = new AbortController().signal;
+    const once = async (sandboxed: boolean) => {
+      const t0 = performance.now();
+      const o = await runCommand("true", {
+        cwd: ws,
+        timeoutMs: 10_000,
+        signal,
+        launcher: sandboxed ? sb : undefined,
+      });
+      if (o.exitCode !== 0 || o.sandboxed !== sandboxed) {
+        throw new Error(`true failed: ${o.exitCode} ${o.stderr}`);
+      }
+      return performance.now() - t0;
+    };
+    await once(true);
+    await once(false);
+    const inside: number[] = [];
+    const outside: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      inside.push(await once(true));
+      outside.push(await once(false));
+    }
+    sb.close();
+    const overhead = median(inside) - median(outside);
+    results.push(
+      { name: "command `true` outside the sandbox (median)", value: median(outside), unit: "ms" },
+      { name: "command `true` inside the sandbox (median)", value: median(inside), unit: "ms" },
+      {
+        name: "sandbox overhead per command (median)",
+        value: overhead,
+        unit: "ms",
+        target: "≤ 15 ms",
+        pass: overhead <= 15,
+      },
+    );
+
+    // 2-turn headless session with one sandboxed shell call, in process.
+    const server = await startModelServer({
+      repeat: true,
+      script: [
+        { tool_calls: [{ name: "execute_command", arguments: { command: "true" } }] },
+        { text: "done" },
+      ],
+    });
+    const env = { OPENAI_BASE_URL: server.baseURL, COYOTE_MODEL: "scripted" };
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, Deno.env.get(k)]));
+    for (const [k, v] of Object.entries(env)) Deno.env.set(k, v);
+    try {
+      const app = testApp({ cwd: ws, configDir: cfg, dataDir: data }, { noWorkspaceMcp: true });
+      const session2 = async () => {
+        const t0 = performance.now();
+        const s = await createSession(app, {
+          cwd: ws,
+          permission: () => Promise.resolve("reject_once" as const),
+          log: () => {},
+        });
+        let sandboxed = false;
+        const r = await s.prompt("go", {
+          onEvent: ({ update: e }) => {
+            if (e.sessionUpdate === "tool_call_update" && e.status === "completed") {
+              sandboxed = (e.rawOutput as { sandboxed?: boolean } | undefined)?.sandboxed === true;
+            }
+          },
+        });
+        await s.close();
+        if (r.stopReason !== "end_turn" || !sandboxed || r.denied.length) {
+          throw new Error(`session did not run the command sandboxed: ${JSON.stringify(r)}`);
+        }
+        return performance.now() - t0;
+      };
+      await session2();
+      const walls: number[] = [];
+      for (let i = 0; i < Math.min(RUNS, 20); i++) walls.push(await session2());
+      const m = median(walls);
+      results.push({
+        name: "2-turn headless session, one sandboxed shell call (in process, median)",
+        value: m,
+        unit: "ms",
+        target: "≤ 150 ms",
+        pass: m <= 150,
+      });
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) Deno.env.delete(k);
+        else Deno.env.set(k, v);
+      }
+      await server.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+  return results;
+}

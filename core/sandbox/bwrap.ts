@@ -1,0 +1,88 @@
+/**
+ * Linux backend of the OS sandbox: the bubblewrap (`bwrap`, Debian package `bubblewrap`)
+ * argument list for a {@link SandboxProfile} (docs/permissions.md "The OS sandbox").
+ *
+ * - New PID and (when the profile says `none`) network namespaces (IPC/UTS/cgroup namespaces are
+ *   left out: each costs start-up time and guards nothing the profile promises); `--die-with-parent`
+ *   and the PID namespace end every process of the command — `cmd &` and `setsid` children
+ *   included — when the command's shell exits or Coyote dies; `--new-session` (no TIOCSTI into the
+ *   terminal); `--cap-drop ALL` (Coyote running as root must not keep `CAP_SYS_ADMIN`, which would
+ *   let the command remount `/` read-write).
+ * - `/` read-only, a fresh `/dev` and `/proc` (only the sandbox's own processes), `/tmp` = the
+ *   private temp dir (or a tmpfs), then the profile's mounts shallowest first so deeper ones win:
+ *   writable roots `--bind`, protected paths `--ro-bind`, hidden directories an empty read-only
+ *   tmpfs and hidden files an empty read-only file.
+ * @module
+ */
+import type { SandboxProfile } from "./profile.ts";
+
+let emptyFile: string | undefined;
+/** An empty read-only file (created once per process) mounted over hidden files. */
+export function emptyFilePath(): string {
+  if (emptyFile) return emptyFile;
+  const p = Deno.makeTempFileSync({ prefix: "coyote-empty-" });
+  Deno.chmodSync(p, 0o444);
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(p);
+    } catch { /* gone */ }
+  });
+  emptyFile = p;
+  return p;
+}
+
+function isDir(p: string): boolean {
+  try {
+    return Deno.statSync(p).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+const depth = (p: string) => p.split("/").filter(Boolean).length;
+
+/**
+ * The `bwrap` arguments (without the program) that run `argv` under `profile` in `cwd`.
+ * `tmpDir`: host directory mounted at `/tmp` (undefined: a tmpfs per command).
+ */
+export function bwrapArgs(
+  profile: SandboxProfile,
+  argv: string[],
+  opts: { cwd: string; tmpDir?: string },
+): string[] {
+  const a = [
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--unshare-pid",
+  ];
+  if (profile.network.mode === "none") a.push("--unshare-net");
+  a.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc");
+  if (opts.tmpDir) a.push("--bind", opts.tmpDir, "/tmp");
+  else a.push("--tmpfs", "/tmp");
+  type Mount = { path: string; order: number; args: string[] };
+  const mounts: Mount[] = [];
+  for (const w of profile.writable) {
+    mounts.push({ path: w.path, order: 0, args: ["--bind", w.path, w.path] });
+  }
+  for (const r of profile.readable) {
+    mounts.push({ path: r.path, order: 0, args: ["--ro-bind", r.path, r.path] });
+  }
+  for (const r of profile.readOnly) {
+    mounts.push({ path: r.path, order: 1, args: ["--ro-bind", r.path, r.path] });
+  }
+  for (const h of profile.hidden) {
+    mounts.push({
+      path: h.path,
+      order: 2,
+      args: isDir(h.path)
+        ? ["--perms", "0555", "--tmpfs", h.path, "--remount-ro", h.path]
+        : ["--ro-bind", emptyFilePath(), h.path],
+    });
+  }
+  mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);
+  for (const m of mounts) a.push(...m.args);
+  a.push("--chdir", opts.cwd, "--", ...argv);
+  return a;
+}

@@ -1,0 +1,380 @@
+/**
+ * The OS sandbox every shell command runs in (issue 11 §1, docs/permissions.md "The OS sandbox"):
+ * the fourth view of the one policy. `execute_command` uses it through {@link CommandSandbox};
+ * the REPL's `!cmd` and graph `.sh` scripts are to call {@link sandboxedCommand}.
+ *
+ * - Backends: Linux `bwrap` (bubblewrap; ./bwrap.ts), macOS `sandbox-exec` with a generated
+ *   SBPL profile (./sbpl.ts). Driven directly: npm `@anthropic-ai/sandbox-runtime` was evaluated
+ *   (it imports under Deno in ~65 ms) but needs `socat` and `ripgrep` installed, is a process-wide
+ *   singleton that runs its own proxy servers, and leaves the environment alone — Coyote needs a
+ *   per-session profile, a scrubbed environment and no extra processes (docs/permissions.md).
+ * - Modes ({@link SandboxSettings}): `auto` (default; on where a backend works, else a one-time
+ *   warning, and the `init` event and `policy show` say so), `required` (commands are refused
+ *   without a sandbox), `off` (`--no-sandbox`). `--dangerously-skip-permissions` keeps it.
+ * - `auto_allow` (default true): with the sandbox on, an `execute` access the guard would *ask*
+ *   about by default runs without asking ({@link sandboxGuard}); deny rules and explicit `ask`
+ *   rules still decide.
+ * @module
+ */
+import type { Policy } from "../guard/policy.ts";
+import type { GuardVerdict } from "../types.ts";
+import type { ToolAccess } from "../../sdk/mod.ts";
+import { deriveProfile, type SandboxProfile } from "./profile.ts";
+import { bwrapArgs } from "./bwrap.ts";
+import { sbplProfile } from "./sbpl.ts";
+import { commandEnvironment } from "./env.ts";
+
+import type { SandboxMode, SandboxSettings } from "./settings.ts";
+
+export { deriveProfile, envDecision, type SandboxProfile } from "./profile.ts";
+export {
+  DEFAULT_SANDBOX,
+  SandboxConfigError,
+  type SandboxMode,
+  type SandboxSettings,
+  sandboxSettings,
+} from "./settings.ts";
+
+/** A working backend. */
+export interface SandboxBackend {
+  name: "bwrap" | "sandbox-exec";
+  /** Absolute path of the program. */
+  path: string;
+}
+
+/** What a session's sandbox is (printed by `policy show`, in the stream-json `init` event). */
+export interface SandboxStatus {
+  mode: SandboxMode;
+  /** True when commands run sandboxed. */
+  active: boolean;
+  backend: SandboxBackend["name"] | null;
+  autoAllow: boolean;
+  /** Why it is on or off, one line. */
+  reason: string;
+}
+
+function which(name: string): string | undefined {
+  for (const dir of (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":")) {
+    if (!dir) continue;
+    try {
+      const p = `${dir}/${name}`;
+      if (Deno.statSync(p).isFile) return p;
+    } catch { /* not here */ }
+  }
+  return undefined;
+}
+
+let probe: Promise<{ backend?: SandboxBackend; reason: string }> | undefined;
+
+/**
+ * Finds a working backend once per process: on Linux `bwrap` on `PATH`, proven by running `true`
+ * with the namespaces the profile uses (user namespaces may be disabled, e.g. in some containers);
+ * on macOS `/usr/bin/sandbox-exec`.
+ */
+export function detectBackend(): Promise<{ backend?: SandboxBackend; reason: string }> {
+  probe ??= (async () => {
+    if (Deno.build.os === "darwin") {
+      const p = "/usr/bin/sandbox-exec";
+      try {
+        Deno.statSync(p);
+        return { backend: { name: "sandbox-exec" as const, path: p }, reason: "sandbox-exec" };
+      } catch {
+        return { reason: "/usr/bin/sandbox-exec not found" };
+      }
+    }
+    if (Deno.build.os !== "linux") {
+      return { reason: `no OS sandbox for ${Deno.build.os} (Linux bwrap and macOS only)` };
+    }
+    const bwrap = which("bwrap");
+    if (!bwrap) return { reason: "bwrap (package bubblewrap) is not installed" };
+    try {
+      const o = await new Deno.Command(bwrap, {
+        args: [
+          "--die-with-parent",
+          "--cap-drop",
+          "ALL",
+          "--unshare-pid",
+          "--unshare-net",
+          "--ro-bind",
+          "/",
+          "/",
+          "--dev",
+          "/dev",
+          "--proc",
+          "/proc",
+          "--",
+          "true",
+        ],
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+        clearEnv: true,
+        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+      }).output();
+      if (o.success) return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
+      const msg = new TextDecoder().decode(o.stderr).trim().split("\n")[0];
+      return { reason: `bwrap cannot create namespaces here (${msg || `exit ${o.code}`})` };
+    } catch (e) {
+      return { reason: `bwrap failed to start (${(e as Error).message})` };
+    }
+  })();
+  return probe;
+}
+
+/** A command ready to spawn: program, arguments and the complete environment (clear the rest). */
+export interface SandboxedCommand {
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+  profile: SandboxProfile;
+}
+
+/**
+ * The one entry point for running a shell command inside the sandbox derived from `policy`
+ * (execute_command, and later the REPL's `!cmd` and graph `.sh` scripts). Spawn the result with
+ * `clearEnv: true`, `cwd` and stdin `null`.
+ *
+ * - `backend`: from {@link detectBackend} (callers decide what to do without one).
+ * - `tmpDir`: the private temp dir (`/tmp` inside on Linux, `TMPDIR` on macOS); on Linux a
+ *   fresh tmpfs per command when omitted.
+ * - `secrets`: values never passed in the environment (the provider key).
+ * - `shell`: `bash` (default) or `sh`.
+ */
+export function sandboxedCommand(
+  policy: Policy,
+  command: string,
+  opts: {
+    cwd: string;
+    backend: SandboxBackend;
+    tmpDir?: string;
+    secrets?: readonly string[];
+    shell?: string;
+    baseEnv?: Record<string, string>;
+  },
+): SandboxedCommand {
+  const profile = deriveProfile(policy);
+  const { env } = commandEnvironment({
+    base: opts.baseEnv,
+    rules: profile.envRules,
+    secrets: opts.secrets,
+  });
+  const shell = opts.shell ?? "bash";
+  let cwd = opts.cwd;
+  try {
+    cwd = Deno.realPathSync(opts.cwd);
+  } catch { /* bwrap reports it */ }
+  if (opts.backend.name === "bwrap") {
+    env.TMPDIR = "/tmp";
+    return {
+      program: opts.backend.path,
+      args: bwrapArgs(profile, [shell, "-c", command], { cwd, tmpDir: opts.tmpDir }),
+      env,
+      profile,
+    };
+  }
+  if (opts.tmpDir) env.TMPDIR = opts.tmpDir;
+  return {
+    program: opts.backend.path,
+    args: ["-p", sbplProfile(profile, { tmpDir: opts.tmpDir }), shell, "-c", command],
+    env,
+    profile,
+  };
+}
+
+let warned = false;
+
+/**
+ * A session's sandbox: settings + backend + private temp dir. Implements the exec plugin's
+ * `CommandLauncher` (plugins/exec/mod.ts) structurally.
+ */
+export class CommandSandbox {
+  #tmpDir?: string;
+  #trees = new Set<{ pid: number; marker: string }>();
+  #killTree?: (t: { pid: number; marker: string }) => void;
+
+  private constructor(
+    readonly policy: Policy,
+    readonly settings: SandboxSettings,
+    readonly status: SandboxStatus,
+    readonly backend: SandboxBackend | undefined,
+    readonly secrets: readonly string[],
+  ) {}
+
+  /**
+   * Probes the backend and builds the session's sandbox. In `auto` mode without a backend, `log`
+   * gets a one-time (per process) warning.
+   */
+  static async create(
+    policy: Policy,
+    settings: SandboxSettings,
+    opts: {
+      secrets?: readonly string[];
+      log?: (line: string) => void;
+      killTree?: (t: { pid: number; marker: string }) => void;
+    } = {},
+  ): Promise<CommandSandbox> {
+    let backend: SandboxBackend | undefined;
+    let reason: string;
+    if (settings.mode === "off") reason = "off (sandbox: off or --no-sandbox)";
+    else {
+      const d = await detectBackend();
+      backend = d.backend;
+      reason = backend
+        ? `${backend.name}: workspace writable, network ${
+          deriveProfile(policy).network.mode === "none" ? "off" : "on"
+        }`
+        : d.reason;
+    }
+    const status: SandboxStatus = {
+      mode: settings.mode,
+      active: !!backend,
+      backend: backend?.name ?? null,
+      autoAllow: settings.autoAllow,
+      reason,
+    };
+    if (settings.mode === "auto" && !backend && !warned) {
+      warned = true;
+      opts.log?.(
+        `coyote: warning: the OS sandbox is not available (${reason}); commands run unsandboxed and the guard alone decides`,
+      );
+    }
+    const sb = new CommandSandbox(policy, settings, status, backend, opts.secrets ?? []);
+    sb.#killTree = opts.killTree;
+    return sb;
+  }
+
+  /** The exec plugin's `CommandLauncher.prepare`. */
+  prepare(command: string, cwd: string, shell: string):
+    | { program: string; args: string[]; env: Record<string, string>; sandboxed: boolean }
+    | { refused: string } {
+    if (!this.backend) {
+      if (this.settings.mode === "required") {
+        return {
+          refused:
+            `error: the OS sandbox is required (sandbox: required) but not available: ${this.status.reason}. The command was not run.`,
+        };
+      }
+      const { env } = commandEnvironment({
+        rules: this.policy.rules().filter((r) => r.kind === "env"),
+        secrets: this.secrets,
+      });
+      return { program: shell, args: ["-c", command], env, sandboxed: false };
+    }
+    this.#tmpDir ??= Deno.makeTempDirSync({ prefix: "coyote-sbx-" });
+    const c = sandboxedCommand(this.policy, command, {
+      cwd,
+      backend: this.backend,
+      tmpDir: this.#tmpDir,
+      secrets: this.secrets,
+      shell,
+    });
+    return { program: c.program, args: c.args, env: c.env, sandboxed: true };
+  }
+
+  started(t: { pid: number; marker: string }): void {
+    this.#trees.add(t);
+  }
+  finished(t: { pid: number; marker: string }): void {
+    this.#trees.delete(t);
+  }
+
+  /** Ends the session's live commands and removes the private temp dir. */
+  close(): void {
+    for (const t of this.#trees) this.#killTree?.(t);
+    this.#trees.clear();
+    if (this.#tmpDir) {
+      try {
+        Deno.removeSync(this.#tmpDir, { recursive: true });
+      } catch { /* gone */ }
+      this.#tmpDir = undefined;
+    }
+  }
+}
+
+/** The part of the policy the engine calls (core/engine.ts `PolicyLike`). */
+export interface GuardLike {
+  evaluate(access: ToolAccess): Promise<GuardVerdict>;
+  addRule(decision: "allow" | "deny" | "ask", rule: string, source?: string): void;
+}
+
+/**
+ * Test-only: true when `COYOTE_TEST_MODE=1` and `COYOTE_TEST_GUARD=allow` are both set — the
+ * guard then allows every access, so tests can prove the sandbox holds without the parser
+ * (docs/permissions.md). Never set these outside tests.
+ */
+export function guardForcedAllow(): boolean {
+  return Deno.env.get("COYOTE_TEST_MODE") === "1" && Deno.env.get("COYOTE_TEST_GUARD") === "allow";
+}
+
+/**
+ * The guard as the engine sees it with a sandbox: `ask` verdicts of `execute` accesses that no
+ * explicit rule decided become `allow` when the sandbox is active and `auto_allow` is on.
+ * Deny verdicts and explicit `ask` rules are unchanged; other accesses are unchanged.
+ */
+export function sandboxGuard(policy: GuardLike, status: SandboxStatus): GuardLike {
+  const forced = guardForcedAllow();
+  return {
+    async evaluate(access) {
+      if (forced) {
+        return { decision: "allow", reason: "test mode: guard forced to allow", access };
+      }
+      const v = await policy.evaluate(access);
+      if (
+        status.active && status.autoAllow && access.type === "execute" && v.decision === "ask" &&
+        (v.rule === undefined || v.rule === "default")
+      ) {
+        return {
+          ...v,
+          decision: "allow",
+          reason:
+            `runs inside the OS sandbox (sandbox.auto_allow); the guard alone would ask: ${v.reason}`,
+        };
+      }
+      return v;
+    },
+    addRule: (d, r, s) => policy.addRule(d, r, s),
+  };
+}
+
+/** `policy show` text for the sandbox: status and the derived profile (view (d)). */
+export function describeSandbox(profile: SandboxProfile, status: SandboxStatus): string {
+  const l: string[] = [];
+  l.push(
+    `OS sandbox (view d): mode ${status.mode}, ${
+      status.active ? `on (${status.backend})` : "OFF"
+    }; auto_allow ${status.autoAllow}`,
+  );
+  if (!status.active) l.push(`  not active: ${status.reason}`);
+  l.push("  read:     everything not hidden (read-only outside the writable paths)");
+  l.push("  write:    /tmp (private temp dir)");
+  for (const w of profile.writable) l.push(`            ${w.path}  (${w.why})`);
+  if (profile.readable.length) {
+    l.push("  visible:  (read-only)");
+    for (const r of profile.readable) l.push(`            ${r.path}  (${r.why})`);
+  }
+  l.push("  read-only inside writable paths:");
+  if (!profile.readOnly.length) l.push("            (none)");
+  for (const r of profile.readOnly) l.push(`            ${r.path}  (${r.why})`);
+  l.push("  hidden:");
+  if (!profile.hidden.length) l.push("            (none)");
+  for (const h of profile.hidden) l.push(`            ${h.path}  (${h.why})`);
+  l.push(`  network:  ${profile.network.mode === "none" ? "off" : "on"} (${profile.network.why})`);
+  l.push(
+    "  env:      scrubbed: the provider key always; names like *TOKEN* *SECRET* *KEY* *PASSWORD* *PASSWD* *CREDENTIAL* *AUTH* unless an Env allow rule passes them; Env deny rules",
+  );
+  l.push(
+    status.backend === "sandbox-exec"
+      ? "  pid:      no PID namespace on macOS; signals and process inspection limited to the sandbox"
+      : "  pid:      own PID namespace (Coyote's processes are not visible)",
+  );
+  if (status.active && status.autoAllow) {
+    l.push(
+      "  asks:     commands the guard would ask about by default run without asking (auto_allow); deny and ask rules still apply",
+    );
+  }
+  if (profile.notes.length) {
+    l.push("  guard-only rules:");
+    for (const n of profile.notes) l.push(`            ${n}`);
+  }
+  return l.join("\n") + "\n";
+}
