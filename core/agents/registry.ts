@@ -120,7 +120,14 @@ async function fileEntry(
       };
       return { ...base, kind: "graph", description: definition.description, definition };
     } catch (e) {
-      return { ...base, kind: "graph", description: "", error: (e as Error).message };
+      // Listed with its description when the YAML is readable at all.
+      let description = "";
+      try {
+        const { parse } = await import("yaml");
+        const d = parse(text)?.description;
+        if (typeof d === "string") description = d.trim();
+      } catch { /* no description */ }
+      return { ...base, kind: "graph", description, error: (e as Error).message };
     }
   }
   try {
