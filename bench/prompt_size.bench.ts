@@ -3,7 +3,8 @@
  * + skill index, as the scripted model server (tests/support/model_server.ts) receives them from
  * `coyote --headless -a NAME` in an empty workspace with no plugins or MCP servers. Counted as
  * characters / 4 (the same estimate bench/startup.bench.ts uses). Targets: sisyphus ≤ 6000 tokens,
- * explore ≤ 3000; the other built-ins are reported without a target.
+ * explore ≤ 3000; the other built-in LLM agents are reported without a target (graph agents have
+ * no single first request).
  *
  * `deno task bench prompt_size`, or alone: `deno run --allow-all bench/prompt_size.bench.ts`.
  * @module
@@ -21,7 +22,7 @@ export default async function (): Promise<BenchResult[]> {
   const server = await startModelServer({ script: [{ text: "ok" }], repeat: true });
   const results: BenchResult[] = [];
   try {
-    for (const { name } of builtinAgentFiles) {
+    for (const { name } of builtinAgentFiles.filter((f) => f.form !== "graph")) {
       const before = server.requests.length;
       const r = await runCoyote(["--headless", "-a", name, "hi"], {
         cwd,

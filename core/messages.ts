@@ -7,7 +7,11 @@
  * - An assistant message needs content or tool calls: one with neither (a turn that streamed only
  *   reasoning, or nothing) is dropped (OpenAI, DeepSeek: HTTP 400).
  * - `tool_calls: []` is removed (some servers reject an empty array); tool-call `arguments` that
- *   are empty become `"{}"` (servers that parse them reject "").
+ *   are empty become `"{}"`, and arguments that are not a JSON object (a model's broken call,
+ *   refused by the engine) are wrapped as `{"invalid_arguments": "…"}` — servers that parse
+ *   them (Ollama, vLLM chat templates) reject the whole request otherwise, forever.
+ * - Tool-call names outside `^[a-zA-Z0-9_-]{1,64}$` (a model's hallucinated name) are made valid.
+ * - An empty `tool` result becomes `(no output)` (some upstreams reject empty content).
  * - Consecutive `user` messages are merged into one (chat templates that insist roles alternate —
  *   Mistral, Llama via vLLM/TGI — raise "roles must alternate"); a failed or dropped turn would
  *   otherwise leave two in a row.
@@ -25,6 +29,7 @@ export interface WireMessage {
   tool_call_id?: string;
   reasoning_content?: string;
   reasoning?: string;
+  reasoning_details?: unknown[];
 }
 
 /** True for an assistant message with neither text/parts nor tool calls. */
@@ -51,18 +56,25 @@ export function wireMessages<T extends WireMessage>(
       if (Array.isArray(copy.tool_calls)) {
         if (!copy.tool_calls.length) delete copy.tool_calls;
         else {
-          copy.tool_calls = copy.tool_calls.map((tc) =>
-            tc.function && !(tc.function.arguments ?? "").trim()
-              ? { ...tc, function: { ...tc.function, arguments: "{}" } }
-              : tc
-          );
+          copy.tool_calls = copy.tool_calls.map((tc) => {
+            if (!tc.function) return tc;
+            const args = validArguments(tc.function.arguments);
+            const name = validName(tc.function.name);
+            return args !== tc.function.arguments || name !== tc.function.name
+              ? { ...tc, function: { ...tc.function, name, arguments: args } }
+              : tc;
+          });
         }
       }
       if (opts.omitReasoning) {
         delete copy.reasoning_content;
         delete copy.reasoning;
+        delete copy.reasoning_details;
       }
       msg = copy;
+    }
+    if (m.role === "tool" && (m.content === "" || m.content === null || m.content === undefined)) {
+      msg = { ...m, content: "(no output)" };
     }
     const prev = out[out.length - 1];
     if (prev && prev.role === "user" && msg.role === "user") {
@@ -72,6 +84,31 @@ export function wireMessages<T extends WireMessage>(
     out.push(msg);
   }
   return out;
+}
+
+/**
+ * A tool-call name as OpenAI validates it in the history (`^[a-zA-Z0-9_-]{1,64}$`): a model's
+ * hallucinated name (`functions.fs_read`, `fs_read<|channel|>commentary`, empty) would make every
+ * later request fail with HTTP 400; other characters become `_`, empty is `unnamed_tool`.
+ */
+function validName(name: string | undefined): string {
+  const n = (name ?? "").replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+  return n || "unnamed_tool";
+}
+
+/**
+ * Tool-call arguments as servers that parse them accept (Ollama, vLLM chat templates): "" is
+ * `{}`; text that is not a JSON object is wrapped as `{"invalid_arguments": "<text>"}` (the
+ * call was refused with an error saying so; the raw text stays visible to the model).
+ */
+function validArguments(args: string | undefined): string {
+  const raw = args ?? "";
+  if (!raw.trim()) return "{}";
+  try {
+    const v = JSON.parse(raw);
+    if (v && typeof v === "object" && !Array.isArray(v)) return raw;
+  } catch { /* wrapped below */ }
+  return JSON.stringify({ invalid_arguments: raw.slice(0, 4000) });
 }
 
 // deno-lint-ignore no-explicit-any

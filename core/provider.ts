@@ -6,6 +6,10 @@
  * - Streams `delta.content` to `onText` and reasoning deltas (`delta.reasoning_content`,
  *   vLLM/DeepSeek; `delta.reasoning`, OpenRouter/Ollama) to `onReasoning`; the response says
  *   which field the reasoning came in (`reasoningField`) so the caller can send it back there.
+ *   Structured reasoning (`delta.reasoning_details`, OpenRouter: signed/encrypted blocks that
+ *   Anthropic and Gemini models need back with tool calls) is merged by `index` into
+ *   `reasoningDetails`; a tool call's `extra_content` (Gemini's `thought_signature`) is kept on
+ *   the call. Both are to be sent back unchanged.
  * - Tool-call deltas are accumulated by `index` (id and name usually only in the first delta,
  *   arguments split across many). A delta with a **new `id`** at an index already in use starts
  *   a new call (servers that send every parallel call at index 0, or without an index), as does
@@ -108,6 +112,8 @@ export interface ModelToolCall {
   id: string;
   name: string;
   arguments: string;
+  /** Provider data to send back with the call (Gemini `extra_content.google.thought_signature`). */
+  extra_content?: Record<string, unknown>;
 }
 
 /** The accumulated result of one model request. */
@@ -116,6 +122,8 @@ export interface ModelResponse {
   reasoning: string;
   /** The delta field the reasoning came in; send it back in the same field. */
   reasoningField?: "reasoning_content" | "reasoning";
+  /** OpenRouter `reasoning_details` blocks, merged by `index`; send back unchanged. */
+  reasoningDetails?: Record<string, unknown>[];
   /** In `index` order. */
   toolCalls: ModelToolCall[];
   /** OpenAI `finish_reason` (`stop`, `tool_calls`, `length`, `content_filter`, …); null if none came. */
@@ -299,6 +307,31 @@ interface ToolAcc {
   id?: string;
   name: string;
   arguments: string;
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * Merges streamed `reasoning_details` items into `into`: items with the same `index` (else the
+ * same position) are one block whose `text`/`summary`/`data` strings are concatenated.
+ */
+function mergeDetails(into: Record<string, unknown>[], items: unknown[]): void {
+  items.forEach((item, pos) => {
+    if (!item || typeof item !== "object") return;
+    const it = item as Record<string, unknown>;
+    const at = typeof it.index === "number" ? into.findIndex((d) => d.index === it.index) : -1;
+    const cur = at >= 0 ? into[at] : typeof it.index !== "number" ? into[pos] : undefined;
+    if (!cur || (typeof it.index !== "number" && typeof cur.index === "number")) {
+      into.push({ ...it });
+      return;
+    }
+    for (const [k, v] of Object.entries(it)) {
+      const old = cur[k];
+      cur[k] = typeof v === "string" && typeof old === "string" &&
+          (k === "text" || k === "summary" || k === "data")
+        ? old + v
+        : v;
+    }
+  });
 }
 
 /** An HTTP error response: status, headers and the raw body text. */
@@ -340,6 +373,7 @@ async function attemptOnce(
   let text = "";
   let reasoning = "";
   let reasoningField: ModelResponse["reasoningField"];
+  const details: Record<string, unknown>[] = [];
   let finishReason: string | null = null;
   let usage: ModelUsage | undefined;
   const tools: ToolAcc[] = [];
@@ -349,6 +383,7 @@ async function attemptOnce(
     text,
     reasoning,
     ...(reasoningField ? { reasoningField } : {}),
+    ...(details.length ? { reasoningDetails: details.map((d) => ({ ...d })) } : {}),
     toolCalls: toolList(tools, attemptNo),
     finishReason,
     usage,
@@ -361,7 +396,9 @@ async function attemptOnce(
     const messages = wireMessages(req.messages as Parameters<typeof wireMessages>[0], {
       omitReasoning: omit.has("reasoning_content"),
     });
-    if (messages.some((m) => m.reasoning_content !== undefined)) sent.push("reasoning_content");
+    if (
+      messages.some((m) => m.reasoning_content !== undefined || m.reasoning_details !== undefined)
+    ) sent.push("reasoning_content");
     const params: OpenAI.ChatCompletionCreateParamsStreaming = {
       model: req.model ?? cfg.model,
       messages: messages as OpenAI.ChatCompletionMessageParam[],
@@ -415,7 +452,9 @@ async function attemptOnce(
       const delta = (choice.delta ?? {}) as OpenAI.ChatCompletionChunk.Choice.Delta & {
         reasoning_content?: unknown;
         reasoning?: unknown;
+        reasoning_details?: unknown;
       };
+      if (Array.isArray(delta.reasoning_details)) mergeDetails(details, delta.reasoning_details);
       const [r, field] = typeof delta.reasoning_content === "string" && delta.reasoning_content
         ? [delta.reasoning_content, "reasoning_content" as const]
         : typeof delta.reasoning === "string" && delta.reasoning
@@ -437,7 +476,13 @@ async function attemptOnce(
           const acc = toolSlot(tools, slots, tc, pos);
           const name = tc.function?.name;
           if (name && acc.name !== name) acc.name += name;
-          if (tc.function?.arguments) acc.arguments += tc.function.arguments;
+          const args = tc.function?.arguments;
+          // Some servers repeat the whole arguments in a last delta: not glued on twice.
+          if (args && !(args === acc.arguments && isCompleteJson(args))) acc.arguments += args;
+          const extra = (tc as { extra_content?: unknown }).extra_content;
+          if (extra && typeof extra === "object") {
+            acc.extra = { ...acc.extra, ...(extra as Record<string, unknown>) };
+          }
           shown = true;
           cb.onToolCallDelta?.(acc.seq, tc.id ?? undefined, name ?? undefined);
         });
@@ -525,6 +570,7 @@ async function* completionAsChunks(
   const msg = (choice?.message ?? {}) as OpenAI.ChatCompletionMessage & {
     reasoning_content?: string;
     reasoning?: string;
+    reasoning_details?: unknown[];
   };
   yield {
     id: c.id,
@@ -541,10 +587,9 @@ async function* completionAsChunks(
             : msg.reasoning
             ? { reasoning: msg.reasoning }
             : {}),
+          ...(msg.reasoning_details ? { reasoning_details: msg.reasoning_details } : {}),
           tool_calls: msg.tool_calls?.flatMap((t, index) =>
-            t.type === "function"
-              ? [{ index, id: t.id, type: "function" as const, function: t.function }]
-              : []
+            t.type === "function" ? [{ ...t, index, type: "function" as const }] : []
           ),
         } as OpenAI.ChatCompletionChunk.Choice.Delta,
         finish_reason: choice.finish_reason,
@@ -713,6 +758,7 @@ function pickUsage(u: OpenAI.CompletionUsage): ModelUsage {
 function toolList(tools: ToolAcc[], attemptNo: number): ModelToolCall[] {
   return [...tools].sort((a, b) => a.index - b.index || a.seq - b.seq).map((t) => ({
     id: t.id ?? `call_coyote_${attemptNo}_${t.seq}`,
+    ...(t.extra ? { extra_content: t.extra } : {}),
     name: t.name,
     arguments: t.arguments,
   }));

@@ -141,6 +141,8 @@ export function rejectedField(
   for (const f of sent) {
     const re = f === "stream_options"
       ? /\bstream_options\b|\binclude_usage\b/
+      : f === "reasoning_content"
+      ? /\breasoning_(?:content|details)\b/
       : new RegExp(`\\b${f}\\b`);
     if (re.test(text)) return f;
   }

@@ -192,7 +192,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     }
   }
   const ownsSandbox = sandbox !== parent?.commandSandbox;
-  const execTool = ws.protectTool(makeExecuteCommandTool(sandbox) as AnyTool);
+  const execTool = ws.protectTool(
+    makeExecuteCommandTool(
+      sandbox,
+      sandbox.status.active ? sandbox.modelNote() : undefined,
+    ) as AnyTool,
+  );
   const isCoreExec = (t: AnyTool) =>
     t.name === executeCommandTool.name && t.description === executeCommandTool.description;
   const all = (await ws.tools(init.mcpServers)).map((t) => isCoreExec(t) ? execTool : t);

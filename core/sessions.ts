@@ -29,12 +29,20 @@ export interface ChatMessage {
   role: "system" | "user" | "assistant" | "tool";
   // deno-lint-ignore no-explicit-any
   content: string | null | any[];
-  tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+  tool_calls?: {
+    id: string;
+    type: "function";
+    function: { name: string; arguments: string };
+    /** Provider data sent back with the call (Gemini `thought_signature`). */
+    extra_content?: Record<string, unknown>;
+  }[];
   tool_call_id?: string;
   /** Reasoning of an assistant message, in the field the server sent it in (DeepSeek, vLLM). */
   reasoning_content?: string;
   /** Reasoning of an assistant message (OpenRouter, Ollama convention). */
   reasoning?: string;
+  /** Structured reasoning blocks (OpenRouter `reasoning_details`), sent back unchanged. */
+  reasoning_details?: Record<string, unknown>[];
 }
 
 export interface SessionHeader {

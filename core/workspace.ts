@@ -22,6 +22,7 @@ import { PLACEHOLDER_API_KEY, resolveProvider } from "./config.ts";
 import type { ProviderConfig } from "./provider.ts";
 import { knownSecretCandidates, makeRedactor, redactingTool, secretValues } from "./redact.ts";
 import { createProvider } from "./provider.ts";
+import { detectBackend } from "./sandbox/mod.ts";
 import type { AgentRegistry } from "./agents/registry.ts";
 import { loadAgentsAndSkills } from "./agents/prepare.ts";
 import type { SkillEntry } from "./skills/load.ts";
@@ -133,6 +134,8 @@ export async function createWorkspace(
 ): Promise<Workspace> {
   const cwd = opts.cwd;
   const log = opts.log ?? ((l: string) => console.error(l));
+  // Find the OS sandbox backend (a bwrap probe) while plugins and MCP servers start.
+  if (app.sandbox?.mode !== "off") void detectBackend();
   const providerConfig = resolveProvider({
     flags: { model: app.model, baseURL: app.baseURL, apiKey: app.apiKey },
     env: Deno.env,

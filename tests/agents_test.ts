@@ -531,3 +531,48 @@ Deno.test("acp: the agent config option lists the workspace's agents; choosing o
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("cli: plugin agents and skills join the registry; a workspace file shadows a plugin agent", async () => {
+  const { REPO_ROOT } = await import("./support/run_coyote.ts");
+  const plugin = `${REPO_ROOT}/tests/fixtures/plugins/good/kitchen.ts`;
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-agents-plugin-" });
+  const server = await startModelServer({ script: [{ text: "ok" }] });
+  const e = childEnv(env, { baseURL: server.baseURL });
+  try {
+    const list = await runCoyote(["agents", "list", "--json", "--plugin", plugin], { cwd, env: e });
+    assert.equal(list.code, 0, list.stderr);
+    const chef = (JSON.parse(list.stdout) as Json[]).find((r) => r.name === "kitchen-chef");
+    assert.equal(chef.source, "plugin");
+    assert.equal(chef.description, "Cooks.");
+
+    await write(
+      join(cwd, ".coyote/agents/kitchen-chef/config.yaml"),
+      "description: Local chef\ninstructions: LOCAL-CHEF\ntools: [fs_read]\n",
+    );
+    const again = await runCoyote(["agents", "list", "--json", "--plugin", plugin], {
+      cwd,
+      env: e,
+    });
+    const local = (JSON.parse(again.stdout) as Json[]).find((r) => r.name === "kitchen-chef");
+    assert.equal(local.source, "workspace");
+    assert.deepEqual(local.shadows, ["plugin:kitchen-chef"]);
+
+    const run = await runCoyote(["--headless", "--plugin", plugin, "-a", "kitchen-chef", "hi"], {
+      cwd,
+      env: e,
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const body = server.requests[0].body as Json;
+    assert.match(body.messages[0].content, /^LOCAL-CHEF/);
+    assert.match(
+      body.messages[0].content,
+      /- plating: How to plate\./,
+      "the plugin's skill is indexed",
+    );
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});

@@ -46,7 +46,7 @@ const hostile = join(root, "hostile");
 Deno.mkdirSync(join(hostile, ".git"), { recursive: true });
 Deno.writeTextFileSync(
   join(hostile, ".git", "config"),
-  GIT_CONFIG + "[core]\n\tfsmonitor = touch OUT; false\n",
+  GIT_CONFIG + "[core]\n\tfsmonitor = touch OUT; false\n[alias]\n\tp = push\n",
 );
 globalThis.addEventListener("unload", () => {
   try {
@@ -83,6 +83,15 @@ const P = {
     allow: ["Execute(git fetch:*)", "Env(GITHUB_TOKEN)", "Net(example.org)"],
     deny: ["Net(github.com)", "Execute(npm publish:*)"],
   }, opts),
+  /** git allowed with any arguments, except push. */
+  G: Policy.create({}, { allow: ["Execute(git:*)"], deny: ["Execute(git push:*)"] }, opts),
+  /** The same in the hostile workspace (its config has `alias.p = push`). */
+  HG: Policy.create({}, { allow: ["Execute(git:*)"], deny: ["Execute(git push:*)"] }, {
+    ...opts,
+    workspace: hostile,
+  }),
+  /** touch allowed with any arguments. */
+  T: Policy.create({}, { allow: ["Execute(touch:*)"], deny: [] }, opts),
   /** A broad Read allow rule. */
   A: Policy.create({}, { allow: ["Read(/**)"], deny: [] }, opts),
   /** --dangerously-skip-permissions with one deny rule. */
@@ -549,6 +558,16 @@ const COMMANDS: [string, Decision, P?][] = [
   ["git --git-dir=.git push", "deny", "R"],
   ["/usr/bin/git -c x=y push", "deny", "R"],
   ["command git -c a=b push", "deny", "R"],
+  ["git -c alias.p=push p origin", "ask", "G"],
+  ["git --config-env=alias.p=X p", "ask", "G"],
+  ["git -c color.ui=never push", "deny", "G"],
+  ["git -c color.ui=never log", "allow", "G"],
+  ["git p origin", "ask", "HG"],
+  ["git log", "allow", "HG"],
+  ["touch hook.txt", "deny", "T"],
+  ["touch -- -/../.git/config", "deny", "T"],
+  ["touch src/new.txt", "allow", "T"],
+  ["echo {/etc,/root}/*", "ask"],
   ["npm --registry http://x publish", "ask", "W"],
   ["npm --silent publish", "ask", "W"],
   ["npm publish", "deny", "W"],

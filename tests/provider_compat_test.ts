@@ -394,3 +394,84 @@ Deno.test("error helpers: shapes, windows and transport kinds", () => {
   assert.equal(transportKind("Connection refused (os error 111)"), "refused");
   assert.equal(transportKind("connection reset by peer"), undefined);
 });
+
+Deno.test("provider: reasoning_details merged by index and a call's extra_content are kept", async () => {
+  const ch = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    id: "x",
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  await withServer([{
+    raw_chunks: [
+      ch({
+        reasoning: "Let me ",
+        reasoning_details: [{ type: "reasoning.text", text: "Let me ", index: 0 }],
+      }),
+      ch({
+        reasoning: "look.",
+        reasoning_details: [{
+          type: "reasoning.text",
+          text: "look.",
+          signature: "sig-1",
+          index: 0,
+        }],
+      }),
+      ch({
+        tool_calls: [{
+          index: 0,
+          id: "call_g",
+          type: "function",
+          function: { name: "fs_ls", arguments: '{"path":"."}' },
+          extra_content: { google: { thought_signature: "TS-abc" } },
+        }],
+      }),
+      // A server that repeats the whole arguments in a last delta.
+      ch({ tool_calls: [{ index: 0, function: { arguments: '{"path":"."}' } }] }),
+      ch({}, "tool_calls"),
+    ],
+  }], async (s) => {
+    const r = await createProvider(cfg(s.baseURL)).complete({ messages: USER });
+    assert.equal(r.reasoning, "Let me look.");
+    assert.equal(r.reasoningField, "reasoning");
+    assert.deepEqual(r.reasoningDetails, [
+      { type: "reasoning.text", text: "Let me look.", signature: "sig-1", index: 0 },
+    ]);
+    assert.deepEqual(r.toolCalls, [{
+      id: "call_g",
+      name: "fs_ls",
+      arguments: '{"path":"."}',
+      extra_content: { google: { thought_signature: "TS-abc" } },
+    }]);
+  });
+});
+
+Deno.test("wireMessages: broken tool arguments are wrapped as JSON, bad names made valid, an empty tool result is named", () => {
+  const out = wireMessages([
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "a", type: "function", function: { name: "x", arguments: '{"path": "a.txt"' } },
+        { id: "b", type: "function", function: { name: "x", arguments: "[1]" } },
+        { id: "c", type: "function", function: { name: "fs_read<|channel|>x", arguments: "{}" } },
+        { id: "d", type: "function", function: { name: "", arguments: "{}" } },
+      ],
+    },
+    { role: "tool", tool_call_id: "a", content: "" },
+    { role: "tool", tool_call_id: "b", content: "ok" },
+  ]);
+  assert.deepEqual(out[0].tool_calls?.map((t) => JSON.parse(t.function.arguments)), [
+    { invalid_arguments: '{"path": "a.txt"' },
+    { invalid_arguments: "[1]" },
+    {},
+    {},
+  ]);
+  assert.deepEqual(out[0].tool_calls?.map((t) => t.function.name), [
+    "x",
+    "x",
+    "fs_read__channel__x",
+    "unnamed_tool",
+  ]);
+  assert.equal(out[1].content, "(no output)");
+  assert.equal(out[2].content, "ok");
+});

@@ -473,3 +473,78 @@ Deno.test("e2e: images: false replaces an image with a note instead of sending i
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("e2e: OpenRouter reasoning_details and Gemini thought signatures go back with their call", async () => {
+  const ch = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    id: "x",
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  await withCoyote(
+    [
+      {
+        raw_chunks: [
+          ch({
+            reasoning: "list it",
+            reasoning_details: [{ type: "reasoning.encrypted", data: "ENC==", index: 0 }],
+          }),
+          ch({
+            tool_calls: [{
+              index: 0,
+              id: "call_1",
+              type: "function",
+              function: { name: "fs_ls", arguments: '{"path":"."}' },
+              extra_content: { google: { thought_signature: "SIG-XYZ" } },
+            }],
+          }),
+          ch({}, "tool_calls"),
+        ],
+      },
+      { text: "listed" },
+    ],
+    [],
+    async (c) => {
+      const r = await c.run(["list"]);
+      assert.equal(r.code, 0, r.stderr);
+      const [a] = assistants(c.server.requests[1]);
+      assert.equal(a.reasoning, "list it");
+      assert.deepEqual(a.reasoning_details, [{
+        type: "reasoning.encrypted",
+        data: "ENC==",
+        index: 0,
+      }]);
+      const calls = a.tool_calls as { extra_content?: unknown }[];
+      assert.deepEqual(calls[0].extra_content, { google: { thought_signature: "SIG-XYZ" } });
+    },
+  );
+});
+
+Deno.test("e2e: a model's broken tool-call JSON does not poison the session (Ollama-style parsing server)", async () => {
+  await withCoyote([
+    { tool_calls: [{ id: "call_bad", name: "fs_ls", arguments: '{"path": "."' }] },
+    { text: "sorry, fixed" },
+  ], [{
+    // Servers that parse tool-call arguments reject the request when they are not JSON.
+    when: (r) =>
+      assistants(r).some((m) =>
+        (m.tool_calls as { function: { arguments: string } }[] | undefined)?.some((t) => {
+          try {
+            JSON.parse(t.function.arguments);
+            return false;
+          } catch {
+            return true;
+          }
+        }) ?? false
+      ),
+    reply: {
+      status: 400,
+      error_body: { error: { message: "json: cannot unmarshal tool call arguments" } },
+    },
+  }], async (c) => {
+    const r = await c.run(["list"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.result.text, "sorry, fixed");
+    const t = toolMsgs(c.server.requests[1])[0];
+    assert.match(t.content as string, /not valid JSON/);
+  });
+});

@@ -217,6 +217,22 @@ Deno.test("e2e: --skill preloads a skill; an unknown --skill is a usage error", 
     });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /unknown skill "plan-reveiw" \(did you mean "plan-review"\?\)/);
+    const filtered = await runCoyote([
+      "--headless",
+      "-a",
+      "explore",
+      "--skill",
+      "plan-review",
+      "hi",
+    ], {
+      cwd,
+      env: childEnv(env, { baseURL: server.baseURL }),
+    });
+    assert.equal(filtered.code, 2);
+    assert.match(
+      filtered.stderr,
+      /skill "plan-review" is not among agent "explore"'s enabled_skills \(none\)/,
+    );
   } finally {
     await server.close();
     await env.cleanup();

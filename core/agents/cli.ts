@@ -7,8 +7,8 @@
  *   `--json`: an array of `{name, kind, source, path, description, error?, shadows, warnings}`.
  * - `show`: the definition as Coyote will use it, in `config.yaml` shape (snake_case keys), after
  *   comment lines naming the file and the files it shadows; `--json` prints
- *   `{name, kind, source, path, shadows, definition}` (SDK field names). Unknown or broken agent:
- *   exit 2 with the error.
+ *   `{name, kind, source, path, shadows, definition}` (SDK field names). A graph agent prints its
+ *   `graph.yaml`. Unknown or broken agent: exit 2 with the error.
  * @module
  */
 import type { AppOptions } from "../app.ts";

@@ -14,7 +14,12 @@ import { buildSystemPrompt, type WorkspaceInstructions } from "../instructions.t
 import { filterTools } from "../tools.ts";
 import { builtinSkillFiles } from "../../skills/mod.ts";
 import { discoverSkills, type SkillEntry } from "../skills/load.ts";
-import { createSkillState, type SkillState, visibleSkills } from "../skills/tools.ts";
+import {
+  createSkillState,
+  type SkillState,
+  SkillUsageError,
+  visibleSkills,
+} from "../skills/tools.ts";
 import { type AgentRegistry, loadAgentRegistry } from "./registry.ts";
 import { renderInstructions, resolveVariables, selectTools } from "./resolve.ts";
 
@@ -84,7 +89,17 @@ export function prepareAgent(opts: {
   const def = opts.definition;
   const variables = resolveVariables(def, opts.variables);
   const base = selectTools(opts.allTools, def);
-  const skills = createSkillState(visibleSkills(opts.skills, def.enabled_skills), {
+  const visible = visibleSkills(opts.skills, def.enabled_skills);
+  for (const n of opts.preloadSkills ?? []) {
+    if (!visible.some((s) => s.name === n) && opts.skills.some((s) => s.name === n)) {
+      throw new SkillUsageError(
+        `--skill: skill "${n}" is not among agent "${def.name}"'s enabled_skills (${
+          def.enabled_skills?.join(", ") || "none"
+        })`,
+      );
+    }
+  }
+  const skills = createSkillState(visible, {
     onChange: () => opts.onChange?.(),
     preload: opts.preloadSkills,
   });

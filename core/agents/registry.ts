@@ -44,6 +44,8 @@ export interface AgentEntry {
   description: string;
   /** The validated definition (llm agents without an error). */
   definition?: AgentDefinition;
+  /** A graph agent's `graph.yaml` text (for the graph engine; core/graph/). */
+  graphText?: string;
   /** Why the file cannot be used (it names the file and the field). */
   error?: string;
   /** Non-fatal notes about the file. */
@@ -82,53 +84,68 @@ async function fileEntry(
 ): Promise<AgentEntry> {
   const base = { name, source, path, warnings: [] as string[], shadows: [] as string[] };
   if (form === "graph") {
-    // Parsed and checked here (node and field named on error); the checks that need the
-    // workspace (tools, agents) run before every graph run (core/graph/runner.ts).
-    const { parseGraphText } = await import("../graph/load.ts");
-    const { validateGraph } = await import("../graph/validate.ts");
+    // Graph files are only parsed and checked when first looked at (a session start pays for
+    // none it does not run). Checked: the schema (node and field named on error) and the graph's
+    // own structure; what needs the workspace (tools, agents) is checked before every run.
+    const [{ parseGraphText }, { validateGraph }, yaml] = await Promise.all([
+      import("../graph/load.ts"),
+      import("../graph/validate.ts"),
+      import("yaml"),
+    ]);
     const dir = dirname(path);
-    try {
-      const spec = parseGraphText(text, path);
-      validateGraph(spec, path, {
-        scriptExists: (rel) => {
-          if (files) return Object.hasOwn(files, rel);
-          try {
-            return Deno.statSync(join(dir, rel)).isFile;
-          } catch {
-            return false;
-          }
-        },
-      });
-      const definition: AgentSpec = {
-        name,
-        description: (spec.description ?? "").trim(),
-        instructions: "",
-        ...(spec.tools ? { tools: spec.tools } : {}),
-        ...(spec.model ? { model: spec.model } : {}),
-        ...(spec.variables
-          ? {
-            variables: spec.variables.map((v) => ({
-              name: v.name,
-              ...(v.description ? { description: v.description } : {}),
-              ...(v.default !== undefined && v.default !== null
-                ? { default: String(v.default) }
-                : {}),
-            })),
-          }
-          : {}),
-        graph: { spec, dir, ...(files ? { files } : {}) },
-      };
-      return { ...base, kind: "graph", description: definition.description, definition };
-    } catch (e) {
-      // Listed with its description when the YAML is readable at all.
-      let description = "";
+    let read: { description: string; error?: string; definition?: AgentSpec } | undefined;
+    const look = () => {
+      if (read) return read;
       try {
-        const { parse } = await import("yaml");
-        const d = parse(text)?.description;
-        if (typeof d === "string") description = d.trim();
-      } catch { /* no description */ }
-      return { ...base, kind: "graph", description, error: (e as Error).message };
-    }
+        const spec = parseGraphText(text, path);
+        validateGraph(spec, path, {
+          scriptExists: (rel) => {
+            if (files) return Object.hasOwn(files, rel);
+            try {
+              return Deno.statSync(join(dir, rel)).isFile;
+            } catch {
+              return false;
+            }
+          },
+        });
+        const definition: AgentSpec = {
+          name,
+          description: (spec.description ?? "").trim(),
+          instructions: "",
+          ...(spec.tools ? { tools: spec.tools } : {}),
+          ...(spec.model ? { model: spec.model } : {}),
+          ...(spec.variables
+            ? {
+              variables: spec.variables.map((v) => ({
+                name: v.name,
+                ...(v.description ? { description: v.description } : {}),
+                ...(v.default !== undefined && v.default !== null
+                  ? { default: String(v.default) }
+                  : {}),
+              })),
+            }
+            : {}),
+          graph: { spec, dir, ...(files ? { files } : {}) },
+        };
+        read = { description: definition.description, definition };
+      } catch (e) {
+        // Listed with its description when the YAML is readable at all.
+        let description = "";
+        try {
+          const d = yaml.parse(text)?.description;
+          if (typeof d === "string") description = d.trim();
+        } catch { /* no description */ }
+        read = { description, error: (e as Error).message };
+      }
+      return read;
+    };
+    const entry = { ...base, kind: "graph" as const, graphText: text } as AgentEntry;
+    Object.defineProperties(entry, {
+      description: { get: () => look().description, enumerable: true },
+      error: { get: () => look().error, enumerable: true },
+      definition: { get: () => look().definition, enumerable: true },
+    });
+    return entry;
   }
   try {
     const parsed: ParsedAgent = form === "config"

@@ -273,6 +273,7 @@ export class Engine implements AgentRunner {
       const assistant: ChatMessage = { role: "assistant", content: text || null };
       // Thinking models want their reasoning back, in the field it came in.
       if (res.reasoning) assistant[res.reasoningField ?? "reasoning_content"] = res.reasoning;
+      if (res.reasoningDetails?.length) assistant.reasoning_details = res.reasoningDetails;
       if (calls.length) {
         // Tool call ids must be unique within the session (ACP `toolCallId`; the history
         // pairs results by id); some servers send none, some repeat them every response.
@@ -294,6 +295,7 @@ export class Engine implements AgentRunner {
           id: c.id,
           type: "function" as const,
           function: { name: c.name, arguments: c.arguments ?? "" },
+          ...(c.extra_content ? { extra_content: c.extra_content } : {}),
         }));
       }
       // Never an assistant message with neither content nor tool calls (servers reject it).

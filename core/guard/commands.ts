@@ -1046,14 +1046,17 @@ const GIT_VALUED_GLOBAL = [
 export function gitNormalized(words: string[]): string[] | undefined {
   if (words[0] !== "git" && !words[0]?.endsWith("/git")) return undefined;
   let i = 1;
+  let alias = false;
   for (; i < words.length; i++) {
     const a = words[i];
     if (a.startsWith(WILD)) return undefined;
     if (!a.startsWith("-")) break;
-    if (GIT_VALUED_GLOBAL.includes(a)) i++;
+    // `-c alias.p=push` makes `git p` run `git push` (or a shell command with `!`).
+    const value = GIT_VALUED_GLOBAL.includes(a) ? words[++i] ?? "" : a.replace(/^[^=]*=?/, "");
+    if (/^alias\./i.test(value) || (a === "-c" && value.includes(WILD))) alias = true;
   }
   if (i >= words.length || i === 1) return undefined;
-  return ["git", ...words.slice(i)];
+  return ["git", ...(alias ? [WILD] : []), ...words.slice(alias ? i + 1 : i)];
 }
 
 /** Subcommand options that name a program git runs (`--upload-pack='cmd'`), prefixes included. */

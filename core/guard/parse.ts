@@ -460,13 +460,15 @@ class Flattener {
     );
     const text = wordText(parts, types, this.home);
     this.#glob = glob;
-    this.#dynamic = types.some((t, i) =>
-      t === "Lit"
-        ? i === 0 && /^~[^/]/.test(parts[i].Value)
-        : t === "DblQuoted"
-        ? (parts[i].Parts ?? []).some((q: Node) => this.#nodeType(q) !== "Lit")
-        : t !== "SglQuoted" && t !== "ExtGlob"
-    );
+    // A brace expansion (`{/etc,/root}/*`) makes the folder the glob lists unknown too.
+    this.#dynamic = (glob && text.startsWith(WILD) && hasBraceExpansion(parts, types)) ||
+      types.some((t, i) =>
+        t === "Lit"
+          ? i === 0 && /^~[^/]/.test(parts[i].Value)
+          : t === "DblQuoted"
+          ? (parts[i].Parts ?? []).some((q: Node) => this.#nodeType(q) !== "Lit")
+          : t !== "SglQuoted" && t !== "ExtGlob"
+      );
     return text;
   }
 

@@ -912,8 +912,17 @@ export class Policy {
     // Deny and ask rules also see the command with its global options removed
     // (`git --no-pager -c a.b=c push` is `git push`); for other programs, leading
     // options (and the word after each) are skipped as a possible match.
-    const sure = [base, gitNormalized(base ?? words)].filter((w): w is string[] => !!w)
-      .map((w) => w.join(" "));
+    const gw = base ?? words;
+    let norm = gitNormalized(gw);
+    // An alias in the repository's configuration (`[alias] p = push`) makes `git p` another command.
+    const sub = gw[0] === "git" ? (norm ?? gw)[1] : undefined;
+    if (
+      sub && !sub.includes(WILD) && this.#hasRules(["execute"], ["deny", "ask"]) &&
+      this.#gitConfig()?.has(`alias.${sub.toLowerCase()}`)
+    ) {
+      norm = ["git", WILD, ...(norm ?? gw).slice(2)];
+    }
+    const sure = [base, norm].filter((w): w is string[] => !!w).map((w) => w.join(" "));
     const possible = optionSkips(base ?? words).map((w) => w.join(" "));
     // An environment prefix not on the short safe list makes allow rules not match.
     const prefixed = assigns.find((a) => !safePrefixName(a));
@@ -1457,7 +1466,8 @@ export class Policy {
     // What matters is the directories listed: the glob without its last segment
     // (`*` lists `.`; `*/*` lists every folder `*` matches, a link leading out among them).
     const cut = g.text.lastIndexOf("/");
-    const dir = cut < 0 ? "." : cut === 0 ? "/" : g.text.slice(0, cut);
+    // With run-time parts (`$X/*`, `{/etc,/root}/*`) the folder itself is unknown.
+    const dir = g.dynamic ? g.text : cut < 0 ? "." : cut === 0 ? "/" : g.text.slice(0, cut);
     this.#readPathParts(["ls", "-d", "--", dir], display, ctx, g.dynamic, false, parts);
     for (let i = before; i < parts.length; i++) {
       parts[i] = {
@@ -1562,7 +1572,7 @@ export class Policy {
       for (const cwd of ctx.cwds ?? [this.workspace]) {
         for (const abs of this.#resolveAll(a, cwd)) {
           for (const kind of kinds) {
-            const p = this.#pathPartOne(kind, abs, level === "skip" ? "skip" : "explicit");
+            const p = this.#pathPart(kind, abs, level === "skip" ? "skip" : "explicit");
             if (p.decision === "allow") continue;
             if (kind === "write" && p.rule === "default" && !checkProtected) continue;
             parts.push({

@@ -39,19 +39,16 @@ export async function runPluginHost(): Promise<void> {
   const exit = Deno.exit.bind(Deno);
   const stdoutWriteSync = Deno.stdout.writeSync.bind(Deno.stdout);
   const encoder = new TextEncoder();
-  const writer = Deno.stdout.writable.getWriter();
-  let writing: Promise<void> = Promise.resolve();
+  /** Relays a Worker's message; one that is not JSON data (a plugin's own raw post) is dropped. */
   const send = (m: unknown) => {
-    let line: string;
     try {
-      line = JSON.stringify(m) + "\n";
-    } catch {
-      return; // not JSON data (only the plugin's own raw postMessage can be): dropped
-    }
-    const bytes = encoder.encode(line);
-    writing = writing.then(() => writer.write(bytes)).catch(() => exit(0));
+      sendSync(m);
+    } catch { /* dropped */ }
   };
-  /** Synchronous send (direct mode): a message posted just before the plugin exits is not lost. */
+  /**
+   * Synchronous send: a message posted just before the plugin exits is not lost. (Deno's
+   * low-level read/writeSync, not its streams: loading the streams costs ~10–20 ms of start.)
+   */
   const sendSync = (m: unknown) => {
     let line: string;
     try {
@@ -112,9 +109,10 @@ export async function runPluginHost(): Promise<void> {
 
   const decoder = new TextDecoder();
   let buffered = "";
+  const buf = new Uint8Array(64 * 1024);
   try {
-    for await (const chunk of Deno.stdin.readable) {
-      buffered += decoder.decode(chunk, { stream: true });
+    for (let n; (n = await Deno.stdin.read(buf)) !== null;) {
+      buffered += decoder.decode(buf.subarray(0, n), { stream: true });
       let nl: number;
       while ((nl = buffered.indexOf("\n")) >= 0) {
         const line = buffered.slice(0, nl);

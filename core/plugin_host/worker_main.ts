@@ -181,11 +181,33 @@ export function workerMain(): void {
     throw new Error(`${via}() ends the plugin's worker`);
   };
   lock(Deno, "exit", exitHook("Deno.exit"));
-  const proc = g.process;
-  if (proc && typeof proc === "object") {
-    lock(proc, "exit", exitHook("process.exit"));
-    lock(proc, "reallyExit", exitHook("process.exit"));
-  }
+  // Node's `process` is built on first access, which costs tens of milliseconds: lock its
+  // exit functions when the plugin first reads the global, not at every start. (Through
+  // `node:process` a plugin's exit is still seen: as its process or Worker ending.)
+  const lockProcess = (proc: Any) => {
+    if (proc && typeof proc === "object") {
+      lock(proc, "exit", exitHook("process.exit"));
+      lock(proc, "reallyExit", exitHook("process.exit"));
+    }
+    return proc;
+  };
+  const procDesc = Object.getOwnPropertyDescriptor(g, "process");
+  if (procDesc?.get && procDesc.configurable) {
+    let locked = false;
+    Object.defineProperty(g, "process", {
+      get() {
+        const proc = procDesc.get!.call(g);
+        if (!locked) {
+          locked = true;
+          lockProcess(proc);
+        }
+        return proc;
+      },
+      set: procDesc.set,
+      enumerable: procDesc.enumerable,
+      configurable: false,
+    });
+  } else lockProcess(g.process);
   const errText = (e: Any): string => {
     try {
       if (e instanceof Error) return `${e.name}: ${e.message}`;

@@ -243,6 +243,15 @@ export class CommandSandbox {
     return sb;
   }
 
+  /**
+   * One sentence for the model (appended to `execute_command`'s description): what the sandbox
+   * lets a command do, so a "Read-only file system" or a refused connection is expected.
+   */
+  modelNote(): string {
+    const net = deriveProfile(this.policy).network.mode === "none" ? "no network" : "network on";
+    return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), ${net}, background processes end with the command.`;
+  }
+
   /** The exec plugin's `CommandLauncher.prepare`. */
   prepare(command: string, cwd: string, shell: string):
     | { program: string; args: string[]; env: Record<string, string>; sandboxed: boolean }

@@ -293,11 +293,16 @@ export function shellQuote(s: string): string {
 }
 
 /** `execute_command {command, timeout_ms?}` starting shells through `launcher`; see the module doc. */
-export function makeExecuteCommandTool(launcher: CommandLauncher = directLauncher) {
+export function makeExecuteCommandTool(
+  launcher: CommandLauncher = directLauncher,
+  /** Appended to the description (e.g. what the OS sandbox allows), so the model expects it. */
+  note?: string,
+) {
   return defineTool({
     name: "execute_command",
     description:
-      "Run a shell command (bash -c) in the working directory. Returns exit code, stdout and stderr (long output keeps head and tail). No stdin. Default timeout 120000 ms, max 600000.",
+      "Run a shell command (bash -c) in the working directory. Returns exit code, stdout and stderr (long output keeps head and tail). No stdin. Default timeout 120000 ms, max 600000." +
+      (note ? ` ${note}` : ""),
     input: z.object({
       command: z.string().min(1).describe("Shell command"),
       timeout_ms: z.number().int().min(1).optional().describe("Timeout in ms"),
