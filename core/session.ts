@@ -29,6 +29,8 @@ import type {
 import type { McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
 import { GraphRunner } from "./graph/runner.ts";
+import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
+import type { BeforeTurnEnd } from "./engine/types.ts";
 import { ToolRegistry } from "./tools.ts";
 import { selectTools } from "./agents/resolve.ts";
 import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
@@ -267,6 +269,41 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       ...(parent ? { parent: parent.id, agent_id: agentId, parent_agent_id: parent.agentId } : {}),
     });
 
+  // What may send the agent back to work when it is about to end its turn, in order (the first
+  // that returns text wins): the stop hooks of config.yaml (core/hooks.ts).
+  const stopHooks = new StopHookGate(
+    app.config?.hooks?.stop ?? [],
+    app.config?.hooks?.max_stop_blocks ?? DEFAULT_MAX_BLOCKS,
+  );
+  const endOfTurnSteps: BeforeTurnEnd[] = [
+    ({ signal }) =>
+      stopHooks.check(
+        {
+          session_id: id,
+          agent: current.name,
+          cwd,
+          transcript_path: transcriptPath(app.dataDir, id),
+        },
+        signal,
+        (e) =>
+          turnEmit?.({
+            sessionUpdate: "agent_thought_chunk",
+            content: { type: "text", text: `stop hook: ${e.reason}\n` },
+            _meta: { coyote: { event: "stop_hook", ...e } },
+          }),
+        log,
+      ),
+  ];
+  const endOfTurn: BeforeTurnEnd = async (state) => {
+    for (const step of endOfTurnSteps) {
+      const more = await step(state);
+      if (more !== null) return more;
+    }
+    return null;
+  };
+  /** Emits an event into the running turn's stream (stamped like the engine's own). */
+  let turnEmit: ((ev: EngineEvent) => void) | null = null;
+
   const engine = new Engine({
     sessionId: id,
     cwd,
@@ -288,6 +325,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     transcript,
     log,
     origin,
+    beforeTurnEnd: (state) => endOfTurn(state),
   });
   live.engine = engine;
 
@@ -410,6 +448,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       if (closed) return Promise.reject(new Error("session is closed"));
       const sink = opts.onEvent;
       turnSink = sink;
+      stopHooks.reset();
+      turnEmit = (ev) => sink(stamp(ev));
       const runner = graph ?? engine;
       return runner.prompt(input, {
         signal: opts.signal,
