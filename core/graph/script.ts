@@ -7,7 +7,9 @@
  *   `ctx` reaches back to the host over messages: `exec(command, {cwd?, timeout_ms?})` runs a
  *   shell command through `execute_command` (guard, OS sandbox, events — like the model's own
  *   calls), `read(path)` / `write(path, text)` go through `fs_read` / `fs_write`, and
- *   `event(name, data)` emits a graph event (e.g. `validation_loop_iteration`).
+ *   `event(name, data)` emits a graph event (e.g. `validation_loop_iteration`). A Worker that
+ *   finished a run is kept (up to 4 per script) for the next run of the same script, so a warm
+ *   script node costs a message round trip; one that failed, timed out or was cancelled is ended.
  * - `.sh`: run through `execute_command` as `bash <script>` with the state as JSON in
  *   `GRAPH_STATE`, or, beyond 32 KiB, in a file named by `GRAPH_STATE_FILE`; it prints one JSON
  *   object on stdout.
@@ -112,16 +114,21 @@ export async function runModuleScript(
     compiled.delete(key);
     throw new NodeError((e as Error).message);
   }
-  const worker = new Worker(dataUrl(SHIM.replace("__SCRIPT__", JSON.stringify(dataUrl(code)))), {
-    type: "module",
-    name: `graph-script:${o.name}`,
-    // deno-lint-ignore no-explicit-any
-    deno: { permissions: o.permissions } as any,
-  });
+  const poolKey = `${key}\u0000${JSON.stringify(o.permissions)}`;
+  const worker = idle.get(poolKey)?.pop() ?? new Worker(
+    dataUrl(SHIM.replace("__SCRIPT__", JSON.stringify(dataUrl(code)))),
+    {
+      type: "module",
+      name: `graph-script:${o.name}`,
+      // deno-lint-ignore no-explicit-any
+      deno: { permissions: o.permissions } as any,
+    },
+  );
   const timeout = AbortSignal.timeout(o.timeoutMs);
   const both = AbortSignal.any([signal, timeout]);
+  let reusable = false;
   try {
-    return await new Promise<Record<string, unknown>>((resolve, reject) => {
+    const value = await new Promise<Record<string, unknown>>((resolve, reject) => {
       const onAbort = () =>
         reject(
           signal.aborted
@@ -161,9 +168,28 @@ export async function runModuleScript(
       };
       worker.postMessage({ type: "run", state: o.state });
     });
+    reusable = true;
+    return value;
   } finally {
-    worker.terminate();
+    worker.onmessage = null;
+    worker.onerror = null;
+    const pool = idle.get(poolKey) ?? [];
+    if (reusable && pool.length < MAX_IDLE) {
+      pool.push(worker);
+      idle.set(poolKey, pool);
+    } else worker.terminate();
   }
+}
+
+/** Idle Workers per script (and grant), reused for the next run of the same script. */
+const idle = new Map<string, Worker[]>();
+/** Idle Workers kept per script. */
+const MAX_IDLE = 4;
+
+/** Stops every idle script Worker (they also end with the process). */
+export function closeScriptWorkers(): void {
+  for (const pool of idle.values()) for (const w of pool) w.terminate();
+  idle.clear();
 }
 
 function shQuote(s: string): string {
