@@ -112,6 +112,7 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     .option("--no-sandbox", "run commands without the OS sandbox (config sandbox: off)")
     .option("--plugin <path>", "load a plugin module (repeatable)", collect, [])
     .option("--no-workspace-mcp", "ignore the workspace's .mcp.json / .coyote/mcp.json")
+    .option("--verbose", "record more in the transcript (graph agents: the state after each node)")
     .option("-a, --agent <name>", "agent to use (default sisyphus; see `coyote agents list`)")
     .option(
       "--agent-variable <name value>",
@@ -391,6 +392,7 @@ export async function resolveApp(
     sandbox: sandboxSettings(config.sandbox, { noSandbox: opts.sandbox === false }),
     plugins: opts.plugin ?? [],
     noWorkspaceMcp: opts.workspaceMcp === false,
+    verbose: !!opts.verbose,
     headless: !!opts.headless || !!opts.acpServer,
     maxTurns: opts.maxTurns ?? config.max_turns ?? 50,
     agent: opts.agent ?? config.agent,

@@ -362,6 +362,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         variables: { ...p.variables, ...(p.variables.project_dir ? { project_dir: "." } : {}) },
         transcript,
         log,
+        snapshots: app.verbose,
         scriptGrant: (declared) =>
           ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
         spawn: async (req, signal) => {

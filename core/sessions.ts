@@ -70,7 +70,9 @@ export type TranscriptLine =
     error?: { code: string; message: string };
     rejected?: boolean;
   }
-  | { type: "tool_result_update"; tool_call_id: string; content: string };
+  | { type: "tool_result_update"; tool_call_id: string; content: string }
+  /** A graph run's state after a node (`--verbose`; core/graph/runner.ts); ignored on load. */
+  | { type: "graph_state"; node: string; state: unknown };
 
 /** A loaded transcript. */
 export interface LoadedSession {
@@ -185,6 +187,12 @@ export class TranscriptWriter {
   }
 
   /** Records an engine event (chunks are merged with the previous chunk of the same kind). */
+  /** Records a graph's state after a node (`--verbose`). */
+  graphState(node: string, state: unknown): void {
+    this.flush();
+    this.#write({ type: "graph_state", node, state });
+  }
+
   update(ev: EngineEvent): void {
     const kind = ev.sessionUpdate;
     if (

@@ -326,7 +326,24 @@ export async function loadAgentRegistry(src: AgentSources): Promise<AgentRegistr
   const builtins = Promise.all(
     builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin", f.files)),
   );
-  const plugins: AgentEntry[] = (src.pluginAgents ?? []).map(({ plugin, agent }) => {
+  // A plugin's graph agent (SDK `graph_yaml` + `graph_files`) is read like a graph.yaml folder.
+  const pluginGraphs = await Promise.all(
+    (src.pluginAgents ?? []).filter(({ agent }) => typeof agent?.graph_yaml === "string").map((
+      { plugin, agent },
+    ) =>
+      fileEntry(
+        `plugin:${plugin ?? agent.name}/${agent.name}/graph.yaml`,
+        agent.graph_yaml!,
+        "graph",
+        agent.name,
+        "plugin",
+        agent.graph_files ?? {},
+      )
+    ),
+  );
+  const plugins: AgentEntry[] = (src.pluginAgents ?? []).filter(({ agent }) =>
+    typeof agent?.graph_yaml !== "string"
+  ).map(({ plugin, agent }) => {
     const origin = `plugin:${plugin ?? agent?.name ?? "?"}`;
     try {
       const d = checkPluginAgent(agent, origin);
@@ -354,5 +371,5 @@ export async function loadAgentRegistry(src: AgentSources): Promise<AgentRegistr
     }
   });
   const dirs = await Promise.all(agentDirs(src.configDir, src.cwd).map(readAgentDir));
-  return new AgentRegistry([...await builtins, ...plugins, ...dirs.flat()]);
+  return new AgentRegistry([...await builtins, ...plugins, ...pluginGraphs, ...dirs.flat()]);
 }

@@ -143,13 +143,7 @@ export class GraphRunner implements AgentRunner {
         signal,
         snapshot: this.opts.snapshots || this.opts.spec.settings?.log_state_snapshots
           ? (node, state) =>
-            this.opts.transcript?.update({
-              sessionUpdate: "agent_thought_chunk",
-              content: { type: "text", text: "" },
-              _meta: {
-                coyote: { graph_state: { node, state: JSON.parse(JSON.stringify(state)) } },
-              },
-            } as EngineEvent)
+            this.opts.transcript?.graphState(node, JSON.parse(JSON.stringify(state)))
           : undefined,
       });
       this.opts.transcript?.message({ role: "assistant", content: r.output });
