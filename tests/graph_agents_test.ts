@@ -131,9 +131,7 @@ Deno.test("graph agents: --verbose records the state after each node in the tran
     const id = JSON.parse(r.stdout).session_id;
     const lines = (await Deno.readTextFile(join(env.dataDir, "sessions", `${id}.jsonl`))).trim()
       .split("\n");
-    const snaps = lines.map((l) => JSON.parse(l)).filter((l) =>
-      l.type === "graph_state"
-    );
+    const snaps = lines.map((l) => JSON.parse(l)).filter((l) => l.type === "graph_state");
     assert.ok(snaps.length >= 2, `snapshots: ${snaps.length}`);
     assert.ok(JSON.stringify(snaps[0]).includes('"node":"resolve_step"'));
   } finally {
