@@ -7,12 +7,16 @@
  *   scripted model asks for `execute_command {true}` → it runs sandboxed → the model answers;
  *   median wall time (target ≤ 150 ms). Against tests/support/model_server.ts (no latency).
  *
+ * Also reported, without a target: the machine's floor (a bare `bwrap` with only a PID namespace
+ * and a read-only root, minus a bare `bash -c true`, both spawned directly) — namespace creation
+ * is the kernel's cost, which no profile can undercut.
+ *
  * `BENCH_RUNS=N` sets the repetitions (default 30). Fails (no numbers) when no sandbox backend
  * works on this machine.
  * @module
  */
 import { Policy } from "../core/guard/policy.ts";
-import { CommandSandbox } from "../core/sandbox/mod.ts";
+import { CommandSandbox, detectBackend } from "../core/sandbox/mod.ts";
 import { runCommand } from "../plugins/exec/mod.ts";
 import { createSession } from "../core/runtime.ts";
 import { startModelServer } from "../tests/support/model_server.ts";
@@ -59,10 +63,32 @@ export default async function (): Promise<BenchResult[]> {
       outside.push(await once(false));
     }
     sb.close();
+    // The machine's floor: bwrap with nothing but a read-only root and a PID namespace, spawned
+    // directly (no Coyote code), against the same shell outside — what no profile can undercut.
+    const spawnOnce = async (args: string[]) => {
+      const t0 = performance.now();
+      await new Deno.Command(args[0], { args: args.slice(1), stdin: "null", stdout: "null" })
+        .output();
+      return performance.now() - t0;
+    };
+    const bare: number[] = [];
+    const floor: number[] = [];
+    const bwrapPath = (await detectBackend()).backend!.path;
+    for (let i = 0; i < RUNS; i++) {
+      bare.push(await spawnOnce(["bash", "-c", "true"]));
+      floor.push(
+        await spawnOnce([bwrapPath, "--unshare-pid", "--ro-bind", "/", "/", "bash", "-c", "true"]),
+      );
+    }
     const overhead = median(inside) - median(outside);
     results.push(
       { name: "command `true` outside the sandbox (median)", value: median(outside), unit: "ms" },
       { name: "command `true` inside the sandbox (median)", value: median(inside), unit: "ms" },
+      {
+        name: "machine floor: bare bwrap (pid ns, ro /) minus bare bash, spawned directly (median)",
+        value: median(floor) - median(bare),
+        unit: "ms",
+      },
       {
         name: "sandbox overhead per command (median)",
         value: overhead,

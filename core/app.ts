@@ -4,6 +4,7 @@
  * core/config.ts for precedence: flag > env > config > default).
  * @module
  */
+import type { WorkspaceState } from "./project_config.ts";
 
 /** Resolved options for one process. Paths are absolute. */
 export interface AppOptions {
@@ -41,4 +42,9 @@ export interface AppOptions {
   skills?: string[];
   /** `--add-dir DIR` (repeatable): more directories whose `.coyote|.claude|.agents/skills/` count. */
   addDirs?: string[];
+  // Workspace trust and project config (core/trust.ts, core/project_config.ts).
+  /** `--trust-workspace`: trust the workspace for this run. */
+  trustWorkspace?: boolean;
+  /** Set by `applyWorkspace`: the workspace these options were derived for. */
+  workspace?: WorkspaceState;
 }

@@ -45,7 +45,7 @@ function stdout(text: string): void {
 export interface ParsedCli {
   /** Subcommand to run, if any. */
   command?: {
-    name: "plugins" | "mcp" | "policy" | "agents" | "graph";
+    name: "plugins" | "mcp" | "policy" | "agents" | "trust" | "sessions" | "graph";
     sub: string;
     args: string[];
   };
@@ -132,7 +132,13 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
       "continue the stored session with this id (or unique id prefix of 8+ chars) or name; else start one named so",
     )
     .option("--continue", "continue the latest session of this directory")
-    .option("--list-sessions", "list stored sessions and exit")
+    .option("--list-sessions", "list this directory's stored sessions and exit")
+    // Sessions and workspace trust (core/sessions.ts, core/trust.ts).
+    .option("--all", "with --list-sessions: list the sessions of every directory")
+    .option(
+      "--trust-workspace",
+      "trust this workspace for this run: start its .mcp.json servers, load .coyote/ plugins and config",
+    )
     .option("--acp-server", "serve the Agent Client Protocol over stdio")
     .helpCommand(false) // our own `help` below: an unknown command is a usage error
     .addHelpText("after", EXIT_HELP)
@@ -194,6 +200,34 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
   ).action(() => {
     result.command = { name: "policy", sub: "show", args: [] };
   });
+
+  // Workspace trust (core/trust.ts) and stored sessions (core/sessions.ts).
+  program.command("trust").argument("[dir]", "folder to trust (default: this repository's root)")
+    .description("trust a folder: its .mcp.json, .coyote/plugins/ and .coyote/config.yaml apply")
+    .option("--revoke", "mark the folder untrusted again")
+    .option("--list", "list trusted and untrusted folders")
+    .action((dir: string | undefined, o: { revoke?: boolean; list?: boolean }) => {
+      result.command = {
+        name: "trust",
+        sub: o.list ? "list" : o.revoke ? "revoke" : "trust",
+        args: dir ? [dir] : [],
+      };
+    });
+  const sessions = program.command("sessions").description("stored sessions");
+  sessions.command("list").description("list this directory's sessions (--all: every directory)")
+    .option("--all", "every directory").option("--json", "print JSON")
+    .action((o: { all?: boolean; json?: boolean }) => {
+      result.command = {
+        name: "sessions",
+        sub: "list",
+        // `--all` is also a program option (for --list-sessions), which may take it first.
+        args: [...(o.all || program.opts().all ? ["--all"] : []), ...(o.json ? ["--json"] : [])],
+      };
+    });
+  sessions.command("rm").argument("<id...>", "session id, unique id prefix or name")
+    .description("delete stored sessions").action((ids: string[]) => {
+      result.command = { name: "sessions", sub: "rm", args: ids };
+    });
 
   // `coyote help [command...]` prints help (never a prompt for the model); `help plugins check`
   // walks down to the nested command.
@@ -377,7 +411,7 @@ export async function resolveApp(
     loaded = { config: {} };
   }
   const { config, path } = loaded;
-  return {
+  const app: AppOptions = {
     cwd: Deno.cwd(),
     configDir,
     dataDir,
@@ -396,10 +430,23 @@ export async function resolveApp(
     headless: !!opts.headless || !!opts.acpServer,
     maxTurns: opts.maxTurns ?? config.max_turns ?? 50,
     agent: opts.agent ?? config.agent,
+    trustWorkspace: !!opts.trustWorkspace,
     agentVariables: agentVariables(opts.agentVariable ?? []),
     skills: opts.skill ?? [],
     addDirs: opts.addDir ?? [],
   };
+  // Project config (.coyote/config.yaml, trusted workspaces only) is merged under the flags.
+  const { applyWorkspace } = await import("./project_config.ts");
+  try {
+    return await applyWorkspace(app, app.cwd, {
+      userConfig: config,
+      flags: { agent: opts.agent, maxTurns: opts.maxTurns },
+    });
+  } catch (e) {
+    // ACP: reported from `session/new`, where the runtime applies the workspace again.
+    if (!(e instanceof ConfigError) || !onConfigError) throw e;
+    return app;
+  }
 }
 
 /**
@@ -449,19 +496,72 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
   return prompt;
 }
 
+/**
+ * The `--list-sessions` / `sessions list` table: short unique id, local time, name, (with
+ * `--all`) directory, and the first prompt as title. Empty: a note on stderr.
+ */
 function printSessions(
   list: { sessionId: string; updatedAt: string; name?: string; cwd: string; title: string }[],
+  all: boolean,
+  short: Map<string, string>,
+  localTime: (iso: string) => string,
 ) {
   const enc = new TextEncoder();
   if (!list.length) {
-    Deno.stderr.writeSync(enc.encode("no stored sessions\n"));
+    Deno.stderr.writeSync(
+      enc.encode(
+        all
+          ? "no stored sessions\n"
+          : "no stored sessions for this directory (--all lists every one)\n",
+      ),
+    );
     return;
   }
-  const lines = ["ID\tUPDATED\tNAME\tCWD\tTITLE"];
+  const lines = [all ? "ID\tUPDATED\tNAME\tCWD\tTITLE" : "ID\tUPDATED\tNAME\tTITLE"];
   for (const s of list) {
-    lines.push([s.sessionId, s.updatedAt, s.name ?? "-", s.cwd, s.title].join("\t"));
+    const id = short.get(s.sessionId) ?? s.sessionId;
+    const cols = [id, localTime(s.updatedAt), s.name ?? "-", ...(all ? [s.cwd] : []), s.title];
+    lines.push(cols.join("\t"));
   }
   stdout(lines.join("\n") + "\n");
+}
+
+/** `--list-sessions` and `coyote sessions list|rm`. Returns the exit code. */
+async function sessionsCommand(
+  app: AppOptions,
+  sub: "list" | "rm",
+  args: string[],
+  json: boolean,
+): Promise<number> {
+  const s = await import("./sessions.ts");
+  if (sub === "list") {
+    const all = args.includes("--all");
+    const { listSessions } = await import("./runtime.ts");
+    const list = await listSessions(app, all ? {} : { cwd: app.cwd });
+    if (json) stdout(JSON.stringify(list) + "\n");
+    else {
+      const short = s.shortIds((await s.listStoredSessions(app.dataDir)).map((x) => x.id));
+      printSessions(list, all, short, s.localTime);
+    }
+    return 0;
+  }
+  const stored = await s.listStoredSessions(app.dataDir);
+  let code = 0;
+  for (const ref of args) {
+    let r: { id: string } | { name: string };
+    try {
+      r = s.resolveSessionRef(stored, ref, "sessions rm");
+    } catch (e) {
+      code = await usageExit((e as Error).message, false);
+      continue;
+    }
+    if (!("id" in r) || !(await s.removeSession(app.dataDir, r.id))) {
+      code = await usageExit(`no stored session matches ${ref}`, false);
+      continue;
+    }
+    stdout(`removed session ${r.id}\n`);
+  }
+  return code;
 }
 
 /**
@@ -554,6 +654,18 @@ export async function main(argv: string[]): Promise<number> {
     if (name === "agents") {
       return await (await import("./agents/cli.ts")).agentsCommand(app, sub, args, stdout);
     }
+    if (name === "trust") {
+      const { trustCommand } = await import("./trust.ts");
+      return trustCommand(
+        { dataDir: app.dataDir, config: app.workspace?.userConfig ?? app.config },
+        { dir: args[0], revoke: sub === "revoke", list: sub === "list" },
+        (l) => stdout(l + "\n"),
+        (l) => Deno.stderr.writeSync(new TextEncoder().encode(l + "\n")),
+      );
+    }
+    if (name === "sessions") {
+      return await sessionsCommand(app, sub as "list" | "rm", args, args.includes("--json"));
+    }
     if (name === "mcp") {
       return await (await import("./mcp/cli.ts")).mcpCommand(app, sub as "list", args);
     }
@@ -571,12 +683,8 @@ export async function main(argv: string[]): Promise<number> {
         `--list-sessions takes no prompt (got ${JSON.stringify(promptWords(parsed).join(" "))})`,
       );
     }
-    const { listSessions } = await import("./runtime.ts");
-    const list = await listSessions(app);
-    if (o.outputFormat === "json" || o.outputFormat === "stream-json") {
-      stdout(JSON.stringify(list) + "\n");
-    } else printSessions(list);
-    return 0;
+    const json = o.outputFormat === "json" || o.outputFormat === "stream-json";
+    return await sessionsCommand(app, "list", o.all ? ["--all"] : [], json);
   }
   if (o.acpServer) {
     if (promptWords(parsed).length) return await usageExit("--acp-server takes no prompt");
@@ -599,6 +707,21 @@ export async function main(argv: string[]): Promise<number> {
         ? "--headless needs a prompt (argument, -f FILE, or piped stdin)"
         : 'no prompt given (the interactive REPL is not available yet): coyote "your request"',
     );
+  }
+  // A terminal run in a workspace nobody decided about asks once (core/trust.ts).
+  const ws = app.workspace;
+  if (
+    !o.headless && ws && ws.trust.source === "unknown" && ws.ignored.length &&
+    Deno.stdin.isTerminal()
+  ) {
+    const { askTrust } = await import("./trust.ts");
+    await askTrust({ dataDir: app.dataDir, config: ws.userConfig }, ws.trust, ws.ignored);
+    try {
+      app = await resolveApp(o);
+    } catch (e) {
+      if (e instanceof ConfigError) return await usageExit(e.message, false);
+      throw e;
+    }
   }
   const { runPrompt } = await import("./headless.ts");
   return await runPrompt(app, {

@@ -87,6 +87,9 @@ export interface CoyoteConfig {
     /** Blocks honoured per turn (default 3). */
     max_stop_blocks?: number;
   };
+  // Workspace trust (core/trust.ts). User config only; refused in project config.
+  /** Folders (and everything below them) trusted without asking; `~` = home. */
+  trusted_workspaces?: string[];
 }
 
 /** Default `provider.timeout_ms`. */
@@ -243,7 +246,8 @@ export function closest(typo: string, known: string[]): string | undefined {
   return best;
 }
 
-function osaDistance(a: string, b: string): number {
+/** Optimal string alignment distance: Levenshtein plus adjacent transpositions. */
+export function osaDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
   for (let j = 1; j <= b.length; j++) d[0][j] = j;
   for (let i = 1; i <= a.length; i++) {
@@ -339,6 +343,8 @@ function configSchema() {
         ).optional(),
         max_stop_blocks: posInt().optional(),
       }, { error: "expected a mapping with stop: [{command}]" }).optional(),
+      // Workspace trust (core/trust.ts).
+      trusted_workspaces: strList().optional(),
     }, { error: "expected a mapping" });
     // Compile-time check that the schema and the hand-written type agree.
     const _typed: import("zod").ZodType<CoyoteConfig> = schema;

@@ -33,7 +33,7 @@ import type {
 } from "./types.ts";
 import type { HostServices, UserQuestion } from "../sdk/mod.ts";
 import { type AgentSession, createSession, UsageError } from "./runtime.ts";
-import { listStoredSessions } from "./sessions.ts";
+import { listStoredSessions, resolveSessionRef } from "./sessions.ts";
 
 /** Process exit codes (README "Exit codes"). */
 export const EXIT = {
@@ -270,22 +270,9 @@ async function pickSession(
   o: RunOptions,
 ): Promise<{ resumeId?: string; name?: string }> {
   if (o.sessionName !== undefined) {
-    const x = o.sessionName;
-    const all = await listStoredSessions(app.dataDir);
-    const exact = all.find((s) => s.id === x);
-    if (exact) return { resumeId: exact.id };
-    const byPrefix = x.length >= 8 ? all.filter((s) => s.id.startsWith(x)) : [];
-    if (byPrefix.length === 1) return { resumeId: byPrefix[0].id };
-    const named = all.find((s) => s.name === x); // newest first
-    if (named) return { resumeId: named.id };
-    if (byPrefix.length > 1) {
-      throw new UsageError(
-        `--session ${x} matches ${byPrefix.length} stored sessions (${
-          byPrefix.map((s) => s.id).join(", ")
-        }); give more of the id`,
-      );
-    }
-    return { name: x };
+    // An exact id, a unique 8+ char prefix or a name; a typo'd id is an error (core/sessions.ts).
+    const r = resolveSessionRef(await listStoredSessions(app.dataDir), o.sessionName);
+    return "id" in r ? { resumeId: r.id } : { name: r.name };
   }
   if (o.continueLatest) {
     const [latest] = await listStoredSessions(app.dataDir, { cwd: app.cwd });
@@ -411,6 +398,10 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     }
     if (o.format === "text" && result.denied.length) {
       err(`coyote: ${result.denied.length} action(s) denied${app.headless ? " (headless)" : ""}\n`);
+    }
+    // Text mode: the id on stderr, so `--session ID` can find this conversation again.
+    if (o.format === "text") {
+      err(`coyote: session ${sid} (continue with --session ${sid.slice(0, 8)})\n`);
     }
     emitResult({
       type: "result",

@@ -130,6 +130,11 @@ function redactJson(v: unknown, redact: (t: string) => string): unknown {
   return clean === text ? v : JSON.parse(clean);
 }
 
+function isPlainSchema(v: unknown): boolean {
+  return !!v && typeof v === "object" &&
+    typeof (v as { safeParse?: unknown }).safeParse !== "function";
+}
+
 /**
  * `tool` with its description (an MCP server writes it; it goes to the model), results and
  * progress messages passed through `redact`.
@@ -138,6 +143,11 @@ export function redactingTool(tool: AnyTool, redact: (t: string) => string): Any
   return {
     ...tool,
     ...(typeof tool.description === "string" ? { description: redact(tool.description) } : {}),
+    // An MCP tool's input is the server's plain JSON Schema (its descriptions reach the model too);
+    // first-party tools have zod schemas, left as they are.
+    ...(isPlainSchema(tool.input)
+      ? { input: redactJson(tool.input, redact) as AnyTool["input"] }
+      : {}),
     run: async (input: unknown, ctx: ToolContext) => {
       const wrapped: ToolContext = {
         ...ctx,

@@ -26,7 +26,7 @@ import type {
   SessionEvent,
   TurnResult,
 } from "./types.ts";
-import type { McpServerSpec } from "./mcp/mod.ts";
+import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
 import { GraphRunner } from "./graph/runner.ts";
 import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
@@ -100,6 +100,8 @@ export interface AgentSession {
   readonly sandbox?: SandboxStatus;
   /** Names of the tools this session may call (a child's are a subset of its parent's). */
   toolNames(): string[];
+  /** The session's MCP servers (tools, prompts, resources, status), when it has any. */
+  readonly mcp?: McpConnection;
   /**
    * Runs one turn: streams envelopes to `onEvent` (the session's own events and those of its
    * sub-agents), resolves when the turn ends. Never rejects for provider/tool faults: those
@@ -164,6 +166,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   const parent = init.parent?.session;
   const resumed = init.resumeId ? await loadSession(app.dataDir, init.resumeId) : null;
   if (init.resumeId && !resumed) throw new UsageError(`no stored session with id ${init.resumeId}`);
+  if (resumed && !parent && resumed.header.cwd !== cwd) {
+    log(
+      `coyote: note: session ${resumed.header.id} was started in ${resumed.header.cwd}; ` +
+        `continuing it in ${cwd}`,
+    );
+  }
   if (resumed?.skipped) {
     log(`coyote: skipped ${resumed.skipped} unreadable line(s) of session ${init.resumeId}`);
   }
@@ -202,7 +210,10 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   );
   const isCoreExec = (t: AnyTool) =>
     t.name === executeCommandTool.name && t.description === executeCommandTool.description;
-  const all = (await ws.tools(init.mcpServers)).map((t) => isCoreExec(t) ? execTool : t);
+  const withExec = (list: AnyTool[]) => list.map((t) => isCoreExec(t) ? execTool : t);
+  // Updated in place when MCP servers become ready or change their tools (see below).
+  const all = withExec(await ws.tools(init.mcpServers));
+  const mcp = await ws.mcp(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
   // An agent's tools, system prompt and skills (core/agents/prepare.ts). `--agent-variable` and
@@ -404,7 +415,19 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     update,
   });
 
+  // MCP servers start in the background and may change their tools: the next model request
+  // sees the current set (prompts and resources need no new registry).
+  const offMcp = mcp?.onChange((c) => {
+    if (c.kind === "prompts" || c.kind === "resources" || closed) return;
+    void ws.tools(init.mcpServers).then((next) => {
+      all.splice(0, all.length, ...withExec(next));
+      registry = new ToolRegistry(toolsOf(prepared));
+      engine.opts.registry = registry;
+      engine.opts.policy = policyFor(registry);
+    });
+  });
   const session: AgentSession = {
+    ...(mcp ? { mcp } : {}),
     id,
     cwd,
     workspace: ws,
@@ -445,14 +468,17 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     commandSandbox: sandbox,
     sandbox: sandbox.status,
     toolNames: () => registry.names(),
-    prompt(input, opts) {
-      if (closed) return Promise.reject(new Error("session is closed"));
+    async prompt(input, opts) {
+      if (closed) throw new Error("session is closed");
+      // Servers still starting: the turn waits for them (each bounded by its start-up
+      // timeout) so the model sees their tools; a cancel stops the wait.
+      if (mcp) await untilAborted(mcp.ready, opts.signal);
       const sink = opts.onEvent;
       turnSink = sink;
       stopHooks.reset();
       turnEmit = (ev) => sink(stamp(ev));
       const runner = graph ?? engine;
-      return runner.prompt(input, {
+      return await runner.prompt(input, {
         signal: opts.signal,
         onEvent: (ev) => {
           if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {
@@ -472,10 +498,25 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     close() {
       if (closed) return Promise.resolve();
       closed = true;
+      offMcp?.();
       transcript.close();
       if (ownsSandbox) sandbox.close();
       return Promise.resolve();
     },
   };
   return session;
+}
+
+/** Resolves when `p` settles or `signal` aborts, whichever is first. */
+function untilAborted(p: Promise<unknown>, signal?: AbortSignal): Promise<void> {
+  if (!signal) return p.then(() => {}, () => {});
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+    p.then(done, done);
+  });
 }

@@ -22,6 +22,7 @@
  * @module
  */
 import type { EngineEvent, StopReason, TurnUsage } from "./types.ts";
+import { osaDistance } from "./config.ts";
 import { isEmptyAssistant } from "./messages.ts";
 
 /** An OpenAI Chat Completions message as kept in the model history. */
@@ -101,20 +102,107 @@ export interface StoredSessionInfo {
 }
 
 /**
- * Time-sortable id in the UUID v7 layout (RFC 9562 §5.7): 48-bit Unix ms
- * timestamp, version 7, variant 10, random rest.
+ * A new session id: a random UUID (v4, RFC 9562 §5.4). Random rather than time-prefixed, so
+ * that the 8-character prefixes users type (`--session 1f0c9a2b`) do not collide between
+ * sessions started close together (issue 10).
  */
-export function newSessionId(now = Date.now()): string {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  let t = now;
-  for (let i = 5; i >= 0; i--) {
-    b[i] = t % 256;
-    t = Math.floor(t / 256);
+export function newSessionId(): string {
+  return crypto.randomUUID();
+}
+
+/** Shortest prefix length (≥ 8) at which every id of `ids` is unique; map id → prefix. */
+export function shortIds(ids: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const id of ids) {
+    let n = Math.min(8, id.length);
+    while (n < id.length && ids.some((o) => o !== id && o.startsWith(id.slice(0, n)))) n++;
+    out.set(id, id.slice(0, n));
   }
-  b[6] = (b[6] & 0x0f) | 0x70;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return out;
+}
+
+/** True when `ref` looks like (a prefix of) a session id: 8+ hex digits, dashes allowed. */
+export function isIdShaped(ref: string): boolean {
+  return /^[0-9a-f][0-9a-f-]{7,35}$/i.test(ref) && ref.replace(/-/g, "").length >= 8;
+}
+
+/** Why a `--session` / `sessions rm` reference did not resolve (message lists near matches). */
+export class SessionRefError extends Error {
+  override name = "UsageError";
+}
+
+/**
+ * Resolves what a user typed for a session (`--session REF`, `coyote sessions rm REF`) against
+ * the stored sessions (newest first): an exact id, else a unique id prefix of 8+ characters,
+ * else the newest session named REF. Returns `{id}` or, for a name that matches nothing,
+ * `{name}` (a new session gets that name).
+ * @throws SessionRefError when REF is an ambiguous prefix, or is id-shaped and matches nothing
+ *   (the message lists the nearest stored ids, so a typo never starts a new session).
+ */
+export function resolveSessionRef(
+  list: StoredSessionInfo[],
+  ref: string,
+  what = "--session",
+): { id: string } | { name: string } {
+  const exact = list.find((s) => s.id === ref);
+  if (exact) return { id: exact.id };
+  const lower = ref.toLowerCase();
+  const byPrefix = ref.length >= 8 ? list.filter((s) => s.id.startsWith(lower)) : [];
+  if (byPrefix.length === 1) return { id: byPrefix[0].id };
+  const named = list.find((s) => s.name === ref);
+  if (named) return { id: named.id };
+  if (byPrefix.length > 1) {
+    throw new SessionRefError(
+      `${what} ${ref} matches ${byPrefix.length} stored sessions (${
+        byPrefix.map((s) => s.id).join(", ")
+      }); give more of the id`,
+    );
+  }
+  if (isIdShaped(ref)) {
+    const near = nearSessions(list, lower);
+    throw new SessionRefError(
+      `no stored session has the id ${ref}` +
+        (near.length
+          ? `; nearest: ${near.map((s) => `${s.id} (${s.title || "untitled"})`).join(", ")}`
+          : list.length
+          ? "; `coyote --list-sessions --all` shows the stored ones"
+          : "; there are no stored sessions"),
+    );
+  }
+  return { name: ref };
+}
+
+/** Stored sessions whose id (same length prefix) is within a few edits of `ref`, nearest first. */
+function nearSessions(list: StoredSessionInfo[], ref: string): StoredSessionInfo[] {
+  const limit = Math.max(2, Math.floor(ref.length / 4));
+  return list
+    .map((s) => ({ s, d: osaDistance(ref, s.id.slice(0, ref.length)) }))
+    .filter((x) => x.d <= limit)
+    .sort((a, b) => a.d - b.d)
+    .slice(0, 5)
+    .map((x) => x.s);
+}
+
+/** Deletes a stored session's transcript. Returns false when there was none. */
+export async function removeSession(dataDir: string, id: string): Promise<boolean> {
+  if (!ID_RE.test(id)) return false;
+  try {
+    await Deno.remove(transcriptPath(dataDir, id));
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
+
+/** `2026-11-30 14:05` in the local time zone (`TZ` respected) for an ISO-8601 time. */
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${
+    p(d.getMinutes())
+  }`;
 }
 
 const ID_RE = /^[A-Za-z0-9_.-]{1,128}$/;

@@ -13,7 +13,7 @@
  */
 import type { AppOptions } from "./app.ts";
 import type { AnyTool } from "./types.ts";
-import type { DiscoveredMcpServer, McpServerSpec } from "./mcp/mod.ts";
+import type { DiscoveredMcpServer, McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Policy } from "./guard/policy.ts";
 import { corePlugins } from "../plugins/mod.ts";
 import type { ModelClient } from "./engine.ts";
@@ -26,6 +26,8 @@ import { detectBackend } from "./sandbox/mod.ts";
 import type { AgentRegistry } from "./agents/registry.ts";
 import { loadAgentsAndSkills } from "./agents/prepare.ts";
 import type { SkillEntry } from "./skills/load.ts";
+import { appTrusts, type TrustState, untrustedNote } from "./trust.ts";
+import { applyWorkspace } from "./project_config.ts";
 
 /**
  * A user or configuration error (unknown agent, unknown session, no provider):
@@ -37,7 +39,13 @@ export class UsageError extends Error {
 
 /** What sessions on one directory share; see the module doc. */
 export interface Workspace {
+  /** The options of this directory: user config with the project config applied when trusted. */
   readonly app: AppOptions;
+  /**
+   * The directory's trust (core/trust.ts). Untrusted: no workspace MCP servers, `.coyote/plugins/`
+   * or `.coyote/config*.yaml`; workspace agents must not get extra permissions either.
+   */
+  readonly trust: TrustState;
   /** Absolute workspace root. */
   readonly cwd: string;
   readonly providerConfig: ProviderConfig;
@@ -70,6 +78,12 @@ export interface Workspace {
    */
   tools(extraMcp?: Record<string, McpServerSpec>): Promise<AnyTool[]>;
   /**
+   * The MCP servers a session sees (discovered plus `extraMcp`) as one connection view, or null
+   * when there are none. Servers start in the background: the view's `ready` settles when all
+   * did, `onChange` reports each one settling and every list change (docs/mcp.md).
+   */
+  mcp(extraMcp?: Record<string, McpServerSpec>): Promise<McpConnection | null>;
+  /**
    * Keeps the workspace open for one more user (a session); pair with {@link release}.
    * Returns false when it is already closing (acquire a new one).
    */
@@ -90,10 +104,10 @@ function exists(path: string): boolean {
 }
 
 /** True when the plugin host has anything to discover for this workspace. */
-export function wantsPlugins(app: AppOptions, cwd: string): boolean {
+export function wantsPlugins(app: AppOptions, cwd: string, trusted = appTrusts(app, cwd)): boolean {
   return app.plugins.length > 0 ||
     (Array.isArray(app.config?.plugins) && app.config.plugins.length > 0) ||
-    exists(`${cwd}/.coyote/plugins`) || exists(`${app.configDir}/plugins`);
+    (trusted && exists(`${cwd}/.coyote/plugins`)) || exists(`${app.configDir}/plugins`);
 }
 
 /**
@@ -134,6 +148,10 @@ export async function createWorkspace(
 ): Promise<Workspace> {
   const cwd = opts.cwd;
   const log = opts.log ?? ((l: string) => console.error(l));
+  // Trust and project config of this directory (core/trust.ts, core/project_config.ts).
+  app = await applyWorkspace(app, cwd);
+  const trust = app.workspace!.trust;
+  if (app.workspace!.ignored.length) log(untrustedNote(trust, app.workspace!.ignored));
   // Find the OS sandbox backend (a bwrap probe) while plugins and MCP servers start.
   if (app.sandbox?.mode !== "off") void detectBackend();
   const providerConfig = resolveProvider({
@@ -162,21 +180,25 @@ export async function createWorkspace(
   let mcpModule: Promise<McpModule> | null = null;
   const mcpMod = () => (mcpModule ??= import("./mcp/mod.ts"));
   const closers: (() => Promise<void>)[] = [];
+  const mcpLogs = {
+    background: true,
+    onWarning: (w: string) => log(`coyote: warning: ${w}`),
+    onInfo: (line: string) => log(`coyote: ${line}`),
+  };
   const [plugins, mcp] = await Promise.all([
-    wantsPlugins(app, cwd)
+    wantsPlugins(app, cwd, trust.trusted)
       ? import("./plugin_host/mod.ts").then((m) => m.loadPlugins(app, policy, cwd))
       : Promise.resolve(null),
     mcpMod().then(async (m) => {
       const found = await m.discoverMcpServers(app, cwd);
       if (!found.length) return null;
-      return await m.connectMcpServers(found, { cwd });
+      // In the background: sessions open at once; tools join as each server is ready.
+      return await m.connectMcpServers(found, { cwd, ...mcpLogs });
     }),
   ]);
   if (plugins) closers.push(() => plugins.close());
   if (mcp) closers.push(() => mcp.close());
-  for (const w of [...(plugins?.warnings ?? []), ...(mcp?.warnings ?? [])]) {
-    log(`coyote: warning: ${w}`);
-  }
+  for (const w of plugins?.warnings ?? []) log(`coyote: warning: ${w}`);
   const { agents, skills, warnings } = await loadAgentsAndSkills({
     configDir: app.configDir,
     cwd,
@@ -195,24 +217,30 @@ export async function createWorkspace(
   ]);
   const redact = makeRedactor(secrets);
   const guard = (t: AnyTool) => (secrets.length ? redactingTool(t, redact) : t);
-  const baseTools: AnyTool[] = [
+  const fixedTools: AnyTool[] = [
     ...corePlugins.flatMap((p) => p.tools ?? []),
     ...(plugins?.tools ?? []),
-    ...(mcp?.tools ?? []),
   ].map(guard);
+  // MCP tools change while the workspace lives (servers becoming ready, list_changed).
+  const guarded = new WeakMap<AnyTool, AnyTool>();
+  const guardOnce = (t: AnyTool) => {
+    let g = guarded.get(t);
+    if (!g) guarded.set(t, g = guard(t));
+    return g;
+  };
+  const baseTools = (): AnyTool[] => [...fixedTools, ...(mcp?.tools ?? []).map(guardOnce)];
 
   // Servers a session brings (ACP `mcpServers`), connected once per name and spec.
-  const extraConns = new Map<string, Promise<AnyTool[]>>();
-  const extraTools = (name: string, spec: McpServerSpec): Promise<AnyTool[]> => {
+  const extraConns = new Map<string, Promise<McpConnection>>();
+  const extraConn = (name: string, spec: McpServerSpec): Promise<McpConnection> => {
     const key = `${name}\u0000${JSON.stringify(spec)}`;
     let p = extraConns.get(key);
     if (!p) {
       p = mcpMod().then(async (m) => {
         const server: DiscoveredMcpServer = { name, spec, source: "acp" };
-        const conn = await m.connectMcpServers([server], { cwd });
+        const conn = await m.connectMcpServers([server], { cwd, ...mcpLogs });
         closers.push(() => conn.close());
-        for (const w of conn.warnings) log(`coyote: warning: ${w}`);
-        return conn.tools.map(guard);
+        return conn;
       });
       extraConns.set(key, p);
     }
@@ -224,6 +252,7 @@ export async function createWorkspace(
   let closed: Promise<void> | null = null;
   const ws: Workspace = {
     app,
+    trust,
     cwd,
     providerConfig,
     client,
@@ -238,12 +267,21 @@ export async function createWorkspace(
     protectTool: guard,
     async tools(extraMcp) {
       const entries = Object.entries(extraMcp ?? {});
-      if (!entries.length) return baseTools;
-      const extra = (await Promise.all(entries.map(([n, s]) => extraTools(n, s)))).flat();
+      if (!entries.length) return baseTools();
+      const conns = await Promise.all(entries.map(([n, s]) => extraConn(n, s)));
+      const extra = conns.flatMap((c) => c.tools).map(guardOnce);
       // A session's own server replaces a discovered one of the same name (ACP wins).
       const names = new Set(entries.map(([n]) => n));
       const prefix = (t: AnyTool) => [...names].some((n) => t.name.startsWith(`mcp__${n}__`));
-      return [...baseTools.filter((t) => !prefix(t)), ...extra];
+      return [...baseTools().filter((t) => !prefix(t)), ...extra];
+    },
+    async mcp(extraMcp) {
+      const entries = Object.entries(extraMcp ?? {});
+      const extra = await Promise.all(entries.map(([n, s]) => extraConn(n, s)));
+      const all = [...(mcp ? [mcp] : []), ...extra];
+      if (!all.length) return null;
+      const m = await mcpMod();
+      return m.combineMcp(all, mcp ? new Set(entries.map(([n]) => n)) : new Set());
     },
     retain() {
       if (closed) return false;

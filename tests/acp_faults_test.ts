@@ -370,3 +370,44 @@ Deno.test("acp faults: $/cancel_request cancels a running prompt; titles; the sl
     await e.close();
   }
 });
+
+Deno.test("acp faults: built-in slash commands answer without the model", async () => {
+  const e = await setup([{ text: "one turn" }]);
+  try {
+    await Deno.mkdir(`${e.ws}/.coyote/skills/tidy`, { recursive: true });
+    await Deno.writeTextFile(
+      `${e.ws}/.coyote/skills/tidy/SKILL.md`,
+      "---\nname: tidy\ndescription: Tidy things up\n---\nTIDY-SKILL-BODY\n",
+    );
+    const h = await startAcp({ env: e.env });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const ask = async (text: string) => {
+        const before = h.updatesFor(sessionId).length;
+        const r = await h.agent.request("session/prompt", {
+          sessionId,
+          prompt: [{ type: "text", text }],
+        });
+        assert.equal(r.stopReason, "end_turn");
+        return h.updatesFor(sessionId).slice(before).filter((u) =>
+          u.sessionUpdate === "agent_message_chunk"
+        ).map((u) => (u as { content: { text?: string } }).content.text ?? "").join("");
+      };
+      assert.match(await ask("/tools"), /^fs_read$/m);
+      assert.match(await ask("/cost"), /No model requests yet/);
+      assert.equal(await ask("hello"), "one turn");
+      assert.match(await ask("/cost"), /prompt \+ \d+ completion tokens in 1 model request/);
+      assert.equal(await ask("/todo"), "No plan yet.");
+      assert.match(await ask("/skill"), /tidy — Tidy things up/);
+      assert.match(await ask("/clear"), /terminal REPL/);
+      assert.match(await ask("/model other-model"), /model: other-model/);
+      assert.match(await ask("/session"), new RegExp(`session ${sessionId}`));
+      assert.match(await ask("/mcp"), /No MCP servers/);
+      assert.equal(e.bodies().length, 1, "only the plain prompt reached the model");
+    } finally {
+      await finish(h);
+    }
+  } finally {
+    await e.close();
+  }
+});

@@ -190,11 +190,13 @@ Deno.test("sessions: --session NAME continues, --continue picks the latest here,
     assert.equal(list.code, 0);
     const rows = list.stdout.trim().split("\n");
     assert.equal(rows.length, 3);
-    assert.match(rows[0], /^ID\tUPDATED\tNAME\tCWD\tTITLE$/);
+    assert.match(rows[0], /^ID\tUPDATED\tNAME\tTITLE$/);
     assert.ok(
       rows.some((r) =>
-        r.startsWith(id1) && r.includes("\twork\t") && r.endsWith("remember the word PAPAYA")
+        r.startsWith(id1.slice(0, 8) + "\t") && r.includes("\twork\t") &&
+        r.endsWith("remember the word PAPAYA")
       ),
+      rows.join("\n"),
     );
 
     const listed = await runCoyote(["--list-sessions", "--output-format", "json"], { cwd, env: e });

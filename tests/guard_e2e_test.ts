@@ -83,3 +83,61 @@ Deno.test("guard e2e: protected paths and outside writes in headless; skip-permi
     await Deno.remove(outside, { recursive: true });
   }
 });
+
+Deno.test("guard e2e: a hostile repository's tricks are refused in headless (issue 11 §2)", async () => {
+  const env = await makeCoyoteEnv();
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-hostile-" }));
+  const repo = `${base}/repo`;
+  const outside = `${base}/outside`;
+  await Deno.mkdir(outside);
+  await new Deno.Command("git", { args: ["init", "-q", repo] }).output();
+  // What the repository ships: a config that runs a program on `git status`, a dangling link to
+  // a file outside, and a folder named "-".
+  await Deno.writeTextFile(
+    `${repo}/.git/config`,
+    (await Deno.readTextFile(`${repo}/.git/config`)) + "[core]\n\tfsmonitor = touch FSMON; false\n",
+  );
+  await Deno.symlink(`${outside}/planted`, `${repo}/notes.txt`);
+  await Deno.mkdir(`${repo}/-`);
+  const cmd = (id: string, command: string) => ({
+    id,
+    name: "execute_command",
+    arguments: { command },
+  });
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [
+          cmd("status", "git status"),
+          { id: "write", name: "fs_write", arguments: { path: "notes.txt", content: "x" } },
+          cmd("redirect", "echo x > notes.txt"),
+          cmd("tee", "echo x | tee -- -/../../TEE"),
+          cmd("prompt", `x='$(touch PROMPT)'; echo "\${x@P}"`),
+          cmd("sed", "sed --exp='1e touch SED' p notes.txt"),
+          cmd("glob", "echo /*"),
+          cmd("fine", "echo ok"),
+        ],
+      },
+      { text: "done" },
+    ],
+  });
+  try {
+    const e = childEnv(env, { baseURL: server.baseURL });
+    const r = await runCoyote(["--headless", "--no-sandbox", "--output-format", "json", "go"], {
+      cwd: repo,
+      env: e,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const res = JSON.parse(r.stdout);
+    const denied = res.denied.map((d: { toolCallId: string }) => d.toolCallId).sort();
+    assert.deepEqual(denied, ["glob", "prompt", "redirect", "sed", "status", "tee", "write"]);
+    for (const p of [`${repo}/FSMON`, `${repo}/PROMPT`, `${repo}/SED`, `${base}/TEE`]) {
+      await assert.rejects(Deno.stat(p), Deno.errors.NotFound, p);
+    }
+    await assert.rejects(Deno.stat(`${outside}/planted`), Deno.errors.NotFound);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(base, { recursive: true });
+  }
+});

@@ -419,6 +419,8 @@ const COMMANDS: [string, Decision, P?][] = [
   ["printf -v PS4 '$(touch OUT)'", "ask"],
   ["printf -v out '%s' x", "allow"],
   ["read -r line < a.txt", "allow"],
+  ['while IFS= read -r l; do echo "$l"; done < a.txt', "allow"],
+  ["IFS=/ ls", "ask"],
   ["read 'a[$(touch OUT)]' <<< x", "ask"],
   ["read -a 'a[$(touch OUT)]' <<< x", "ask"],
   ["mapfile -t lines < a.txt", "allow"],
@@ -538,6 +540,8 @@ const COMMANDS: [string, Decision, P?][] = [
   ["curl -s https://example.org/x", "ask", "W"],
   ["echo https://github.com/x", "allow", "W"],
   ["git submodule update --init", "ask"],
+  ["git lfs pull", "ask", "G"],
+  ["git send-email --to=x@y 0001.patch", "ask", "G"],
   // ---- secrets
   ["cat /proc/self/environ", "ask"],
   ["cat /proc/self/environ", "ask", "A"],
@@ -982,6 +986,11 @@ Deno.test("guard: allow always lifts every check that asked, and records only wh
   assert.equal(await ev(hz), "ask");
   p.addRule("allow", `Execute(${hz})`);
   assert.equal(await ev(hz), "allow");
+  // A network question (git reaches a remote) is lifted too, for that line.
+  assert.equal(await ev("git fetch origin"), "ask");
+  p.addRule("allow", "Execute(git fetch origin)");
+  assert.equal(await ev("git fetch origin"), "allow");
+  assert.equal(await ev("git fetch https://evil.example/x"), "ask");
   // A path rule recorded by "allow always" covers that path, not what lies beneath or beside it.
   p.addRule("allow", "Read(/etc/hosts)");
   assert.equal(p.decide({ type: "read", path: "/etc/hosts" }).decision, "allow");

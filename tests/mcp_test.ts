@@ -61,6 +61,7 @@ Deno.test("mcp config: sources, priority, ${VAR} expansion, bad JSON warnings, -
       JSON.stringify({
         mcpServers: {
           shared: { command: "from-dot-mcp" },
+          ws: { command: "from-dot-mcp" },
           api: {
             type: "http",
             url: "http://127.0.0.1:1/mcp",
@@ -78,7 +79,7 @@ Deno.test("mcp config: sources, priority, ${VAR} expansion, bad JSON warnings, -
       `${ws}/.coyote/mcp.json`,
       JSON.stringify({
         mcpServers: {
-          shared: {
+          ws: {
             command: "from-coyote-mcp",
             args: ["${COYOTE_TEST_UNSET_VAR:-fallback}", "${COYOTE_TEST_UNSET_VAR}"],
             env: { T: "${COYOTE_TEST_MCP_TOKEN}" },
@@ -98,16 +99,26 @@ Deno.test("mcp config: sources, priority, ${VAR} expansion, bad JSON warnings, -
       "remote",
       "shared",
       "user",
+      "ws",
     ]);
     assert.equal(by.fromyaml.source, "config.yaml");
     assert.equal(by.user.source, `${cfg}/mcp.json`, "user mcp.json beats config.yaml");
-    assert.deepEqual(by.shared.spec, {
+    // A workspace file cannot replace the user's server of the same name (issue 11 §3).
+    assert.deepEqual(by.shared.spec, { command: "from-user" });
+    assert.ok(
+      warnings.some((w) =>
+        w.startsWith(`${ws}/.mcp.json: MCP server "shared" ignored`) &&
+        w.includes(`${cfg}/mcp.json`)
+      ),
+      warnings.join("\n"),
+    );
+    assert.deepEqual(by.ws.spec, {
       command: "from-coyote-mcp",
       args: ["fallback", ""],
       env: { T: "s3cret" },
     });
     assert.equal(
-      by.shared.source,
+      by.ws.source,
       `${ws}/.coyote/mcp.json`,
       ".coyote/mcp.json has the highest priority",
     );
@@ -130,7 +141,11 @@ Deno.test("mcp config: sources, priority, ${VAR} expansion, bad JSON warnings, -
 
     // Workspace servers work without any global file.
     const noUser = await loadMcpConfig(appFor(`${dir}/none`), ws);
-    assert.ok(noUser.servers.some((s) => s.name === "shared"));
+    const sharedWs = noUser.servers.find((s) => s.name === "shared")?.spec;
+    assert.deepEqual(sharedWs, { command: "from-dot-mcp" });
+    // An untrusted workspace's files are not read at all.
+    const untrusted = await loadMcpConfig(appFor(cfg, { trustWorkspace: false }), ws);
+    assert.deepEqual(untrusted.servers.map((s) => s.name).sort(), ["shared", "user"]);
     // --no-workspace-mcp turns workspace discovery off.
     const off = await discoverMcpServers(appFor(cfg, { noWorkspaceMcp: true }), ws);
     assert.deepEqual(off.map((s) => s.name).sort(), ["shared", "user"]);
@@ -253,7 +268,7 @@ Deno.test("mcp list: configured servers, source, status and tool counts", async 
   );
   try {
     const out = await new Deno.Command("deno", {
-      args: [...COYOTE_FLAGS, MAIN_TS, "mcp", "list"],
+      args: [...COYOTE_FLAGS, MAIN_TS, "--trust-workspace", "mcp", "list"],
       cwd: ws,
       env: { COYOTE_CONFIG_DIR: `${dir}/cfg`, COYOTE_DATA_DIR: `${dir}/data`, NO_COLOR: "1" },
       stdout: "piped",
@@ -265,7 +280,15 @@ Deno.test("mcp list: configured servers, source, status and tool counts", async 
     assert.match(row("everything"), /stdio\s+connected\s+13\s+.*\.mcp\.json/);
     assert.match(row("broken"), /failed\s+-\s+.*\.mcp\.json/);
     const js = await new Deno.Command("deno", {
-      args: [...COYOTE_FLAGS, MAIN_TS, "mcp", "list", "--json", "--no-connect"],
+      args: [
+        ...COYOTE_FLAGS,
+        MAIN_TS,
+        "--trust-workspace",
+        "mcp",
+        "list",
+        "--json",
+        "--no-connect",
+      ],
       cwd: ws,
       env: { COYOTE_CONFIG_DIR: `${dir}/cfg`, COYOTE_DATA_DIR: `${dir}/data`, NO_COLOR: "1" },
       stdout: "piped",
@@ -293,6 +316,9 @@ Deno.test("mcp through ACP: workspace .mcp.json and session/new mcpServers; a cr
   const ws = `${dir}/ws`;
   await Deno.mkdir(ws);
   await Deno.writeTextFile(`${ws}/hello.txt`, "hi from fs\n");
+  // The user config trusts the workspace, so its .mcp.json servers start (issue 11 §3).
+  await Deno.mkdir(`${dir}/cfg`);
+  await Deno.writeTextFile(`${dir}/cfg/config.yaml`, `trusted_workspaces: ["${ws}"]\n`);
   await Deno.writeTextFile(
     `${ws}/.mcp.json`,
     JSON.stringify({ mcpServers: { fs: filesystemSpec(ws) } }),
@@ -354,12 +380,15 @@ Deno.test("mcp through ACP: workspace .mcp.json and session/new mcpServers; a cr
     assert.match(results[2], /failed/);
     assert.match(results[3], /failed/);
     assert.match(results[3], /MCP server crashy is not running/);
-    // ACP `env: [{name, value}]` is merged into the environment the server inherits.
+    // ACP `env: [{name, value}]` is what the server gets, on a safe base (PATH, HOME), never
+    // the agent's whole environment (issue 11 §3).
     const envText = (JSON.parse(results[4]).content as { content: { text: string } }[])[0].content
       .text;
     const serverEnv = JSON.parse(envText) as Record<string, string>;
     assert.equal(serverEnv.COYOTE_TEST, "1", "the ACP env entry");
-    assert.equal(serverEnv.COYOTE_MODEL, "scripted", "inherited from the agent");
+    assert.equal(serverEnv.COYOTE_MODEL, undefined, "not inherited from the agent");
+    assert.equal(serverEnv.OPENAI_API_KEY, undefined, "the provider key is not inherited");
+    assert.ok(serverEnv.PATH, "PATH is part of the safe base");
     assert.equal(h.permissionRequests.length >= 2, true, "MCP tools ask by default");
     assert.ok(h.permissionRequests.every((p) => String(p.toolCall.toolCallId).length > 0));
     const texts = ms.requests.length;
@@ -500,7 +529,13 @@ Deno.test("mcp guard and stdout purity: a noisy server; headless denies by defau
         return u?.sessionUpdate === "tool_call_update" && u.status ? [u.status] : [];
       });
     // Headless, no rule: the guard's default for MCP tools is ask → denied.
-    const denied = await runCoyote(["--headless", "--output-format", "stream-json", "noise"], {
+    const denied = await runCoyote([
+      "--headless",
+      "--trust-workspace",
+      "--output-format",
+      "stream-json",
+      "noise",
+    ], {
       cwd: ws,
       env,
     });
@@ -512,6 +547,7 @@ Deno.test("mcp guard and stdout purity: a noisy server; headless denies by defau
     // Allowed by a Tool(...) rule.
     const allowed = await runCoyote([
       "--headless",
+      "--trust-workspace",
       "--output-format",
       "stream-json",
       "--allow",

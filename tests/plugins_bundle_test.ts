@@ -128,6 +128,44 @@ Deno.test("bundle: sibling modules, text data, npm: packages and node: built-ins
   }
 });
 
+Deno.test("bundle: a CommonJS package in the folder's node_modules, requiring its dependency and a node built-in", async () => {
+  const d = await dirs({
+    "mod.ts": MOD(`return describe(String(input.p));`, `import describe from "describe-path";`),
+    "node_modules/describe-path/package.json": JSON.stringify({
+      name: "describe-path",
+      version: "1.0.0",
+      main: "lib/index.js",
+      dependencies: { "upper-case-lite": "^2.0.0" },
+    }),
+    "node_modules/describe-path/lib/index.js": `const path = require("path");
+` +
+      `const { upper } = require("upper-case-lite");
+` +
+      `module.exports = (p) => upper(path.basename(p)) + " in " + require("node:path").dirname(p);
+`,
+    "node_modules/upper-case-lite/package.json": JSON.stringify({
+      name: "upper-case-lite",
+      version: "2.1.0",
+      exports: { ".": { require: "./cjs.js", import: "./esm.js" } },
+    }),
+    "node_modules/upper-case-lite/cjs.js": `exports.upper = (s) => s.toUpperCase();
+`,
+    "node_modules/upper-case-lite/esm.js": `export const upper = () => "WRONG CONDITION";
+`,
+  });
+  const loaded = await load(d, d.plugin, true);
+  try {
+    assert.deepEqual(loaded.warnings, []);
+    assert.equal(
+      (await call(loaded, "multi_run", { p: "/a/b/file.txt" }, d.ws)).content,
+      "FILE.TXT in /a/b",
+    );
+  } finally {
+    await loaded.close();
+    await d.cleanup();
+  }
+});
+
 Deno.test("bundle: imports leaving the folder are refused by name, with file and line", async () => {
   const variants: Record<string, string> = {
     parent: `import x from "../outside/secret.ts";`,
@@ -136,6 +174,7 @@ Deno.test("bundle: imports leaving the folder are refused by name, with file and
     link: `import x from "./linked/secret.ts";`,
     remote: `import x from "https://example.com/x.ts";`,
     jsr: `import x from "jsr:@std/path";`,
+    npmSubpath: `import x from "npm:ignore@^7/../../../../outside/secret.ts";`,
     text: `import x from "../outside/secret.ts" with { type: "text" };`,
   };
   for (const [name, line] of Object.entries(variants)) {

@@ -498,7 +498,8 @@ Deno.test("plugins: `coyote plugins check` and `coyote plugins list` (subprocess
 
     await Deno.mkdir(join(d.ws, ".coyote", "plugins"), { recursive: true });
     await Deno.copyFile(join(GOOD, "kitchen.ts"), join(d.ws, ".coyote", "plugins", "kitchen.ts"));
-    const list = await runCoyote(["--plugin", HELLO, "plugins", "list"], {
+    // `.coyote/plugins/` loads only in a trusted workspace (issue 11 §3).
+    const list = await runCoyote(["--trust-workspace", "--plugin", HELLO, "plugins", "list"], {
       cwd: d.ws,
       env: childEnv(env),
     });

@@ -173,3 +173,31 @@ Deno.test('process: with isolate "worker" (what a compiled binary uses) the gran
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("process: when Coyote exits, a plugin process still spinning is killed with it", async () => {
+  // The child (this file, below) starts a spinning plugin call, prints its pid and exits.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", new URL(import.meta.url).pathname],
+    env: { COYOTE_TEST_SPIN_CHILD: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  assert.match(text, /^\d+$/, new TextDecoder().decode(out.stderr).slice(-1000));
+  assert.equal(await waitGone(Number(text)), true, "no orphan spins after Coyote exits");
+});
+
+async function spinChild(): Promise<void> {
+  const code = await compilePluginSource(
+    `export default { name: "s", version: "1", tools: [{ name: "spin", description: "d",
+       input: { type: "object" }, run() { while (true) {} } }] };`,
+    "s.js",
+  );
+  const w = new PluginWorker("s", code, NO_PERMISSIONS, { timeoutMs: 60_000 }, () => {});
+  await w.start();
+  w.call("spin", {}, meta);
+  await new Promise((r) => setTimeout(r, 300)); // the call is spinning in the plugin process
+  console.log(w.pid);
+  Deno.exit(0);
+}
+if (import.meta.main && Deno.env.get("COYOTE_TEST_SPIN_CHILD") === "1") await spinChild();

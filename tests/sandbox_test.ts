@@ -675,3 +675,52 @@ Deno.test("sandbox config: policy show prints the derived profile; bad values ar
     await w.cleanup();
   }
 });
+
+Deno.test("acp: SIGHUP ends the server like SIGTERM — the running command is killed, exit 0", async () => {
+  const { startAcp } = await import("./support/acp_harness.ts");
+  const w = await world();
+  const env = await makeCoyoteEnv();
+  const tag = `4${Math.floor(Math.random() * 1e6)}.5`;
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [{ id: "c1", name: "execute_command", arguments: { command: `sleep ${tag}` } }],
+      },
+      { text: "never" },
+    ],
+  });
+  try {
+    const h = await startAcp({
+      env: {
+        COYOTE_CONFIG_DIR: env.configDir,
+        COYOTE_DATA_DIR: env.dataDir,
+        OPENAI_BASE_URL: server.baseURL,
+        OPENAI_API_KEY: "test-key",
+        COYOTE_MODEL: "scripted",
+      },
+    });
+    const { sessionId } = await h.agent.request("session/new", { cwd: w.ws, mcpServers: [] });
+    const p = h.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "go" }],
+    });
+    p.catch(() => {}); // the connection ends under it
+    for (let i = 0; i < 600 && pidsWith(`sleep ${tag}`).length === 0; i++) {
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    assert.ok(pidsWith(`sleep ${tag}`).length > 0, "the command started");
+    h.child.kill("SIGHUP");
+    const status = await h.child.status;
+    assert.equal(status.code, 0, h.stderr().slice(-1000));
+    h.assertStdoutPure();
+    for (let i = 0; i < 100 && pidsWith(`sleep ${tag}`).length; i++) {
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.deepEqual(pidsWith(`sleep ${tag}`), []);
+    await h.close().catch(() => {});
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await w.cleanup();
+  }
+});

@@ -50,8 +50,10 @@ Deno.test("workspace: two sessions on one cwd share one MCP server process; the 
     });
     assert.notEqual(a.id, b.id);
     assert.equal(a.workspace, b.workspace);
-    assert.ok(a.toolNames().includes("mcp__noisy__noise"));
-    assert.ok(b.toolNames().includes("mcp__noisy__noise"));
+    // MCP servers start in the background (docs/mcp.md): the tools join when it is ready.
+    await a.mcp!.ready;
+    await waitFor(() => a.toolNames().includes("mcp__noisy__noise"), 5000, "a's MCP tool");
+    await waitFor(() => b.toolNames().includes("mcp__noisy__noise"), 5000, "b's MCP tool");
     const pids = noisy();
     assert.equal(pids.length, 1, `one MCP server process for two sessions, got ${pids}`);
     // Envelopes: own session id, agent id, gapless seq, lifecycle first and last.

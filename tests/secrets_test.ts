@@ -220,6 +220,7 @@ Deno.test("secrets: every known secret is redacted — secret-named variables, M
     // The tool list offered to the model had the MCP tool, its description redacted.
     const first = JSON.stringify(server.requests[0].body);
     assert.match(first, /Calls the service with token \[redacted\]/);
+    assert.match(first, /defaults to \[redacted\]/);
     const replies = (server.requests[1].body as { messages: { role: string; content: string }[] })
       .messages.filter((m) => m.role === "tool").map((m) => m.content);
     assert.equal(replies.length, 2);

@@ -46,6 +46,7 @@ Deno.test("stream-json: stdout stays pure with failing MCP servers and broken pl
     const r = await runCoyote(
       [
         "--headless",
+        "--trust-workspace",
         "--no-sandbox", // the guard's ask path: the OS sandbox would auto-allow `rm -rf build`
         "--output-format",
         "stream-json",

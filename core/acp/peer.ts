@@ -23,6 +23,10 @@ export interface LiveSession {
   children: Map<string, { rootCallId: string; lines: string[] }>;
   /** Title last sent as `session_info_update`. */
   titleSent?: string;
+  /** MCP changes are being forwarded (see `./mcp_bridge.ts`). */
+  mcpWatched?: boolean;
+  /** Token usage of this connection's turns in the session (for `/cost`). */
+  usage?: { prompt_tokens: number; completion_tokens: number; requests: number };
 }
 
 /** Resolves the live session a host service or resolver belongs to (set once it is open). */

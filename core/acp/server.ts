@@ -38,6 +38,7 @@ import { configError, sessionOpenError } from "./errors.ts";
 import { limitLines, MAX_MESSAGE_BYTES, oversizedError } from "./input.ts";
 import { replayUpdates, titleOf } from "./replay.ts";
 import { availableCommands, runSlashCommand } from "./commands.ts";
+import { attachMcpResources, mcpStatusUpdate, watchMcp } from "./mcp_bridge.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import { configuredModel, modelInfo } from "../models.ts";
 
@@ -344,6 +345,9 @@ export class AcpServer implements AcpPeer {
       if (title) {
         void this.notify(live.session.id, { sessionUpdate: "session_info_update", title });
       }
+      const status = mcpStatusUpdate(live);
+      if (status) void this.notify(live.session.id, status);
+      watchMcp(this, live);
     }, 0);
   }
 
@@ -398,6 +402,7 @@ export class AcpServer implements AcpPeer {
     try {
       const local = await runSlashCommand(this, live, params.prompt, ac.signal);
       if (local) return local;
+      await attachMcpResources(live, params.prompt);
       return await this.runTurn(live, params, ac);
     } finally {
       requestSignal?.removeEventListener("abort", onRequestCancel);
@@ -437,6 +442,12 @@ export class AcpServer implements AcpPeer {
       turnOpen = false;
     }
     this.sendTitle(live);
+    if (result.usage) {
+      const u = live.usage ??= { prompt_tokens: 0, completion_tokens: 0, requests: 0 };
+      u.prompt_tokens += result.usage.prompt_tokens ?? 0;
+      u.completion_tokens += result.usage.completion_tokens ?? 0;
+      u.requests += result.usage.requests ?? 0;
+    }
     const cancelled = ac.signal.aborted || result.stopReason === "cancelled";
     if (cancelled) {
       // Every tool call ends: finish stragglers the engine left open.

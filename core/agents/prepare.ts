@@ -114,6 +114,8 @@ export function prepareAgent(opts: {
     variables,
     skills,
     tools() {
+      // Re-selected each time: `allTools` grows when MCP servers finish starting (in place).
+      const base = selectTools(opts.allTools, def);
       const granted = skills.grantedTools();
       const have = new Set(base.map((t) => t.name));
       const extra = granted.length

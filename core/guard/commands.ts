@@ -1079,6 +1079,11 @@ const GIT_NET = new Set([
   "remote",
   "fetch-pack",
   "send-pack",
+  "lfs",
+  "svn",
+  "p4",
+  "send-email",
+  "request-pull",
 ]);
 
 /**
@@ -1160,6 +1165,12 @@ function gitNetRepos(sub: string, rest: string[]): string[] {
         ? [r.includes("=") ? r.slice(r.indexOf("=") + 1) : rest[rest.indexOf(r) + 1] ?? WILD]
         : [];
     }
+    case "lfs":
+    case "svn":
+    case "p4":
+    case "send-email":
+    case "request-pull":
+      return [WILD];
     case "submodule":
       return positional[0] === "update" || positional[0] === "sync" || positional[0] === "add"
         ? [WILD]

@@ -900,6 +900,9 @@ export class Policy {
     // May an unknown word be a run-time value (not a filename glob)?
     const dyn = dynamic ?? DYNAMIC_TEXT.test(text);
     for (const a of assigns) {
+      // `IFS= read -r line`: IFS only changes how `read` splits its input (Bash does not import
+      // IFS from the environment, so it cannot reach another program).
+      if (a === "IFS" && /^(read|mapfile|readarray)$/.test(words[0] ?? "")) continue;
       const p = this.#envSetPart(a, display, level, ctx);
       if (p) parts.push(p);
     }
@@ -1040,7 +1043,12 @@ export class Policy {
         if (p) parts.push(p);
       }
     }
-    for (const repo of c.net ?? []) parts.push(this.#gitNetPart(repo, display, level));
+    for (const repo of c.net ?? []) {
+      const p = this.#gitNetPart(repo, display, level);
+      // A line approved as it is ("allow always") lifts the default question, not a Net rule.
+      if (ctx.approved && p.rule === "default") continue;
+      parts.push(p);
+    }
     for (const i of c.inner) {
       const unknownArgs = dyn || !!i.unknownArgs;
       this.#simpleParts(i.words, i.assigns, "", ctx, inner, parts, unknownArgs, !!i.findItems);
@@ -1329,6 +1337,8 @@ export class Policy {
           subject: display,
         }
         : this.#netPart(host);
+      // A line approved as it is ("allow always") lifts the default question, not a Net rule.
+      if (ctx.approved && p.rule === "default" && !this.#hasRules(["net"], ["deny", "ask"])) return;
       if (p.decision !== "allow" || level === "full") {
         parts.push({
           ...p,

@@ -15,15 +15,19 @@
  * 1. `config.yaml` `mcpServers` (source `config.yaml`)
  * 2. `<configDir>/mcp.json` (user)
  * 3. workspace `.mcp.json`, then `.coyote/.mcp.json`, then `.coyote/mcp.json` (so `.coyote/mcp.json`
- *    wins inside the workspace; skipped with `--no-workspace-mcp`)
+ *    wins inside the workspace; skipped with `--no-workspace-mcp` and in an untrusted workspace,
+ *    core/trust.ts). A workspace server never replaces a user server (1, 2) of the same name.
  * 4. ACP `session/new` `mcpServers` (merged over all of the above by the runtime, source `acp`)
  *
  * `${VAR}` and `${VAR:-default}` are expanded in every string value from the process environment.
+ * A stdio server's environment is only what its entry names plus a safe base
+ * ({@link mcpServerEnv}), never Coyote's whole environment.
  * Connecting (and the MCP SDK) lives in `./client.ts`, loaded lazily by {@link connectMcpServers}.
  * @module
  */
 import type { AnyTool } from "../types.ts";
 import type { AppOptions } from "../app.ts";
+import { appTrusts } from "../trust.ts";
 
 /** One MCP server, Claude Code / Cursor `mcpServers` entry shape. */
 export type McpServerSpec =
@@ -208,23 +212,37 @@ function join(dir: string, rel: string): string {
  * the order they were first seen.
  */
 export async function loadMcpConfig(
-  app: Pick<AppOptions, "configDir" | "config" | "noWorkspaceMcp">,
+  app: Pick<
+    AppOptions,
+    "configDir" | "config" | "noWorkspaceMcp" | "dataDir" | "trustWorkspace" | "workspace"
+  >,
   cwd: string,
 ): Promise<{ servers: DiscoveredMcpServer[]; warnings: string[]; files: string[] }> {
   const warnings: string[] = [];
   const files: string[] = [];
   const byName = new Map<string, DiscoveredMcpServer>();
-  const add = (list: DiscoveredMcpServer[]) => {
-    for (const s of list) byName.set(s.name, s);
+  const userNames = new Set<string>();
+  const add = (list: DiscoveredMcpServer[], user: boolean) => {
+    for (const s of list) {
+      const prev = byName.get(s.name);
+      if (!user && prev && userNames.has(s.name)) {
+        warnings.push(
+          `${s.source}: MCP server "${s.name}" ignored: a workspace server cannot replace the user's server of that name (${prev.source})`,
+        );
+        continue;
+      }
+      if (user) userNames.add(s.name);
+      byName.set(s.name, s);
+    }
   };
   const cfgServers = app.config?.mcpServers;
   if (cfgServers !== undefined) {
     const r = parseMcpServers({ mcpServers: cfgServers }, "config.yaml");
     warnings.push(...r.warnings);
-    add(r.servers);
+    add(r.servers, true);
   }
   const paths = [join(app.configDir, "mcp.json")];
-  if (!app.noWorkspaceMcp) {
+  if (!app.noWorkspaceMcp && appTrusts(app, cwd)) {
     for (const rel of [...WORKSPACE_MCP_FILES].reverse()) paths.push(join(cwd, rel));
   }
   const docs = await Promise.all(paths.map((p) => readJsonFile(p)));
@@ -235,9 +253,43 @@ export async function loadMcpConfig(
     if (d.doc === undefined) return;
     const r = parseMcpServers(d.doc, paths[i]);
     warnings.push(...r.warnings);
-    add(r.servers);
+    add(r.servers, i === 0);
   });
   return { servers: [...byName.values()], warnings, files };
+}
+
+/**
+ * Variables a stdio server inherits besides those its entry's `env` names: the MCP SDK's
+ * `getDefaultEnvironment()` list (POSIX, after sudo's defaults) plus locale and temp dir.
+ */
+export const MCP_BASE_ENV = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "TMPDIR",
+] as const;
+
+/**
+ * The environment of a stdio MCP server: {@link MCP_BASE_ENV} from `get` (values that start with
+ * `()`, shell functions, skipped as the SDK does) overlaid by the entry's own `env` — never the
+ * whole environment, so provider keys and tokens reach a server only when its config names them
+ * (`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`). Issue 11 §3.
+ */
+export function mcpServerEnv(
+  specEnv: Record<string, string> | undefined,
+  get: (name: string) => string | undefined = (n) => Deno.env.get(n),
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of MCP_BASE_ENV) {
+    const v = get(k);
+    if (v !== undefined && !v.startsWith("()")) env[k] = v;
+  }
+  return { ...env, ...(specEnv ?? {}) };
 }
 
 /**
@@ -257,53 +309,150 @@ export async function discoverMcpServers(
 export interface ConnectOptions {
   /** Session workspace: default cwd of stdio servers; relative `cwd` values resolve against it. */
   cwd: string;
-  /** Start-up timeout per server in ms (connect + `tools/list`); default `MCP_TIMEOUT` env or 30 000. */
+  /** Start-up timeout per server in ms (connect + lists); default `MCP_TIMEOUT` env or 30 000. */
   timeoutMs?: number;
   /** Timeout of one `tools/call` in ms; default `MCP_TOOL_TIMEOUT` env or 600 000 (reset on progress). */
   toolTimeoutMs?: number;
-  /** Receives server failures that happen after start-up (crash mid-session). Default: `console.warn`. */
+  /** Receives server failures (start-up, crash, dropped tools). Default: `console.warn`. */
   onWarning?: (message: string) => void;
+  /** Receives one line per server when it is ready, renamed tools, list changes. Default: dropped. */
+  onInfo?: (message: string) => void;
+  /**
+   * Return at once and start the servers in the background (`ready` settles when every server
+   * connected or failed). Default false: resolve after `ready` (`coyote mcp list`, tests).
+   */
+  background?: boolean;
 }
 
-/** Status of one server after {@link connectMcpServers}. */
+/** Status of one server. */
 export interface McpServerStatus {
   name: string;
   source: string;
   type: "stdio" | "http" | "sse";
   /** `unchecked`: listed without starting it (`coyote mcp list --no-connect`). */
-  status: "connected" | "failed" | "timeout" | "closed" | "unchecked";
+  status: "starting" | "connected" | "failed" | "timeout" | "closed" | "unchecked";
   tools: number;
   error?: string;
   /** `serverInfo` from the MCP `initialize` result. */
   serverInfo?: { name: string; version: string };
 }
 
-/** The connected servers' tools and a way to close them. */
+/** What changed on a connection: a server settled (`ready`/`failed`), stopped, or re-listed. */
+export interface McpChange {
+  server: string;
+  kind: "ready" | "failed" | "closed" | "tools" | "prompts" | "resources";
+}
+
+/** An MCP prompt (`prompts/list`), offered as the slash command `/<server>:<name>`. */
+export interface McpPromptInfo {
+  server: string;
+  name: string;
+  description?: string;
+  arguments: { name: string; description?: string; required: boolean }[];
+}
+
+/** An MCP resource (`resources/list`), attachable to a prompt (ACP `resource_link`). */
+export interface McpResourceInfo {
+  server: string;
+  uri: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+}
+
+/** The servers of a session: live tools, prompts, resources, and a way to close them. */
 export interface McpConnection {
-  /** Tools named `mcp__<server>__<tool>` (sanitised to `[a-zA-Z0-9_-]`, at most 64 chars). */
-  tools: AnyTool[];
-  /** One line per server that failed to start or timed out. */
+  /** Current tools named `mcp__<server>__<tool>` (sanitised to `[a-zA-Z0-9_-]`, at most 64 chars). */
+  readonly tools: AnyTool[];
+  /** One line per server that failed to start, timed out or stopped, and per dropped tool. */
   warnings: string[];
-  /** Per-server status (for `coyote mcp list`). */
-  servers: McpServerStatus[];
-  /** Closes every client and stops every child process (SIGTERM, then SIGKILL). Idempotent. */
+  /** Per-server status (for `coyote mcp list`, `/mcp`). */
+  readonly servers: McpServerStatus[];
+  /** Settles when every server has connected or failed (never rejects). */
+  ready: Promise<void>;
+  /** Calls `listener` on every {@link McpChange}; returns an unsubscribe function. */
+  onChange(listener: (change: McpChange) => void): () => void;
+  /** Prompts of the running servers. */
+  prompts(): McpPromptInfo[];
+  /** `prompts/get`: the prompt's messages (MCP `PromptMessage[]`). */
+  getPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string>,
+  ): Promise<{ role: string; content: Record<string, unknown> }[]>;
+  /** Resources of the running servers. */
+  resources(): McpResourceInfo[];
+  /** `resources/read` on the server that lists `uri`; null when no running server lists it. */
+  readResource(
+    uri: string,
+  ): Promise<{ uri: string; mimeType?: string; text?: string; blob?: string }[] | null>;
+  /** Closes every client and ends every server's process tree (SIGTERM, then SIGKILL). Idempotent. */
   close(): Promise<void>;
 }
 
 /**
  * Connects servers in parallel; a failing server yields a warning, never a throw.
  * Tools of a server that later crashes return `MCP server X is not running: …` errors.
- * Loads the MCP SDK lazily (it is not on the start-up path).
+ * Loads the MCP SDK lazily (it is not on the start-up path). With `background`, returns before
+ * the servers are up (see {@link McpConnection.ready}).
  */
 export async function connectMcpServers(
   servers: DiscoveredMcpServer[],
   opts: ConnectOptions,
 ): Promise<McpConnection> {
-  if (servers.length === 0) {
-    return { tools: [], warnings: [], servers: [], close: () => Promise.resolve() };
-  }
   const { connectAll } = await import("./client.ts");
-  return connectAll(servers, opts);
+  const conn = connectAll(servers, opts);
+  if (!opts.background) await conn.ready;
+  return conn;
+}
+
+/**
+ * One view over several connections (a workspace's discovered servers plus a session's own):
+ * lists are concatenated in order; servers named in `hidden` are left out of the first
+ * connection (a session's server replaces a discovered one of the same name); `close` closes
+ * nothing (the connections' owner does).
+ */
+export function combineMcp(conns: McpConnection[], hidden: Set<string> = new Set()): McpConnection {
+  const visible = (i: number, server: string) => i > 0 || !hidden.has(server);
+  const owner = (server: string) =>
+    conns.find((c, i) => visible(i, server) && c.servers.some((s) => s.name === server));
+  const toolServer = (name: string) => /^mcp__(.+?)__/.exec(name)?.[1];
+  return {
+    get tools() {
+      return conns.flatMap((c, i) =>
+        c.tools.filter((t) => {
+          const s = toolServer(t.name);
+          return !s || i > 0 || ![...hidden].some((h) => h.replace(/[^a-zA-Z0-9_-]/g, "_") === s);
+        })
+      );
+    },
+    get warnings() {
+      return conns.flatMap((c) => c.warnings);
+    },
+    get servers() {
+      return conns.flatMap((c, i) => c.servers.filter((s) => visible(i, s.name)));
+    },
+    ready: Promise.all(conns.map((c) => c.ready)).then(() => {}),
+    onChange(listener) {
+      const offs = conns.map((c) => c.onChange(listener));
+      return () => offs.forEach((off) => off());
+    },
+    prompts: () => conns.flatMap((c, i) => c.prompts().filter((p) => visible(i, p.server))),
+    resources: () => conns.flatMap((c, i) => c.resources().filter((r) => visible(i, r.server))),
+    getPrompt(server, name, args) {
+      const c = owner(server);
+      if (!c) return Promise.reject(new Error(`no MCP server named ${server}`));
+      return c.getPrompt(server, name, args);
+    },
+    async readResource(uri) {
+      for (const [i, c] of conns.entries()) {
+        if (!c.resources().some((r) => r.uri === uri && visible(i, r.server))) continue;
+        return await c.readResource(uri);
+      }
+      return null;
+    },
+    close: () => Promise.resolve(),
+  };
 }
 
 /**

@@ -84,6 +84,16 @@ export function denoNpmCache(): string {
   return join(denoDir, "npm", "registry.npmjs.org");
 }
 
+/**
+ * Prepended to every bundle: CommonJS packages `require()` node built-ins (`require("fs")`),
+ * which esbuild leaves as calls in an ES module; this `require` hands out built-ins only
+ * (`process.getBuiltinModule`), and their use is checked against the plugin's permissions.
+ */
+const REQUIRE_BUILTIN = `const require = (id) => { const name = String(id); ` +
+  `const m = globalThis.process.getBuiltinModule(name.startsWith("node:") ? name : "node:" + name); ` +
+  `if (m === undefined) throw new Error("cannot require " + JSON.stringify(name) + ": only node built-ins can be required at run time"); ` +
+  `return m; };`;
+
 const NODE_BUILTINS = new Set(builtinModules.map((m) => m.replace(/^node:/, "")));
 const EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".json"];
 const LOADERS: Record<string, string> = {
@@ -320,7 +330,11 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
     }
     const file = packageEntry(real, sub, require);
     if (!file) return { error: `npm package "${name}" has no entry for "${sub}"` };
-    return { path: file };
+    const realFile = realOrUndefined(file);
+    if (!realFile || !inside(real, realFile)) {
+      return { error: `refused: "${sub}" of npm package "${name}" resolves outside the package` };
+    }
+    return { path: realFile };
   };
 
   /** A relative import (or a deno.json mapping to one) → a file inside the allowed folder. */
@@ -356,6 +370,9 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
     if (spec.startsWith("npm:")) {
       const p = parseNpmSpecifier(spec.slice(4));
       if (!p) return { error: `malformed npm specifier "${spec}"` };
+      if (p.sub.split("/").includes("..")) {
+        return { error: `refused: imports "${spec}": a package subpath may not leave its package` };
+      }
       return resolveNpm(p.name, p.range, p.sub, importerDir, require);
     }
     if (/^[a-z][a-z0-9+.-]*:/i.test(spec) || isAbsolute(spec)) {
@@ -455,6 +472,7 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
       logLevel: "silent",
       charset: "utf8",
       legalComments: "none",
+      banner: { js: REQUIRE_BUILTIN },
       plugins: [plugin],
     });
   } catch (e) {

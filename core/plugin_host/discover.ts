@@ -4,7 +4,7 @@
  *
  * 1. `--plugin PATH` (repeatable; relative to the process cwd),
  * 2. the config file's `plugins:` list (relative to the config file's folder),
- * 3. `<workspace>/.coyote/plugins/`,
+ * 3. `<workspace>/.coyote/plugins/` (only in a trusted workspace, core/trust.ts),
  * 4. `<configDir>/plugins/`.
  *
  * A plugin is a file (`*.ts`, `*.mts`, `*.js`, `*.mjs`; not `*.d.ts`) or a folder
@@ -102,6 +102,8 @@ export interface DiscoverInput {
   flagPlugins: string[];
   /** Process cwd, for `--plugin` relative paths (defaults to `cwd`). */
   processCwd?: string;
+  /** The workspace is trusted (core/trust.ts): only then is `<cwd>/.coyote/plugins/` read. */
+  trusted?: boolean;
 }
 
 /**
@@ -135,7 +137,8 @@ export async function discoverPlugins(
       });
     }
   }
-  for (const p of await listFolder(join(input.cwd, ".coyote", "plugins"))) {
+  const wsFolder = input.trusted ? join(input.cwd, ".coyote", "plugins") : "";
+  for (const p of wsFolder ? await listFolder(wsFolder) : []) {
     candidates.push({ path: p, origin: "workspace" });
   }
   for (const p of await listFolder(join(input.configDir, "plugins"))) {

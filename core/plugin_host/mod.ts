@@ -41,6 +41,7 @@ import type { AnyTool } from "../types.ts";
 import type { AppOptions } from "../app.ts";
 import type { Policy } from "../guard/policy.ts";
 import { discoverPlugins, type PluginLocation, type PluginOrigin } from "./discover.ts";
+import { appTrusts } from "../trust.ts";
 import {
   NO_PERMISSIONS,
   type PluginLogSink,
@@ -333,6 +334,7 @@ export async function loadPlugins(
       configPlugins: app.config?.plugins,
       flagPlugins: app.plugins ?? [],
       processCwd: app.cwd,
+      trusted: appTrusts(app, cwd),
     });
     locations = found.plugins;
     warnings.push(...found.warnings);

@@ -113,6 +113,10 @@ export function pluginHostCommand(
   };
 }
 
+/** Plugin processes still running; killed when Coyote exits (`unload`). */
+const live = new Set<PluginProcess>();
+let unloadHooked = false;
+
 const OOM_RE = /Fatal JavaScript out of memory|Reached heap limit|JavaScript heap out of memory/;
 
 /** A plugin's child process as a message channel. */
@@ -151,6 +155,15 @@ export class PluginProcess {
       stderr: "piped",
     }).spawn();
     this.pid = this.#child.pid;
+    live.add(this);
+    if (!unloadHooked) {
+      unloadHooked = true;
+      // A plugin process exits by itself when its stdin closes, unless its code never yields:
+      // kill every one on the way out (Deno.exit and a normal end fire `unload`).
+      globalThis.addEventListener("unload", () => {
+        for (const p of [...live]) p.terminate();
+      });
+    }
     this.#writer = this.#child.stdin.getWriter();
     const stderrSink = opts.stderr ?? defaultStderr;
     const out = this.#readLines(this.#child.stdout, (line) => {
@@ -171,6 +184,7 @@ export class PluginProcess {
       if (!dumping) stderrSink(line + "\n");
     });
     this.closed = Promise.all([this.#child.status, out, err]).then(([status]) => {
+      live.delete(this);
       if (this.#terminated) return;
       this.#terminated = true;
       this.onexit?.(this.#exitReason(status));

@@ -34,7 +34,11 @@ export async function runTool(
   return typeof r === "string" ? { content: r } : r as ToolResult;
 }
 
-/** `AppOptions` for tests: headless, no rules, no plugins, 10 turns; `extra` overrides. */
+/**
+ * `AppOptions` for tests: headless, no rules, no plugins, 10 turns, and the workspace trusted
+ * (`trustWorkspace: true`, as `--trust-workspace`: tests of workspace MCP servers and plugins need
+ * it; trust's own tests pass `trustWorkspace: false`); `extra` overrides.
+ */
 export function testApp(
   dirs: { cwd: string; configDir: string; dataDir: string },
   extra: Partial<AppOptions> = {},
@@ -49,6 +53,7 @@ export function testApp(
     noWorkspaceMcp: false,
     headless: true,
     maxTurns: 10,
+    trustWorkspace: true,
     ...extra,
   };
 }

@@ -30,3 +30,23 @@ export function crashSpec(): { command: string; args: string[] } {
 export function noisySpec(): { command: string; args: string[] } {
   return { command: "deno", args: ["run", "-A", "--config", DENO_JSON, NOISY_SERVER] };
 }
+
+export const ODD_SERVER = new URL("../fixtures/mcp/odd_server.ts", import.meta.url).pathname;
+
+/**
+ * stdio spec of the odd-schema fixture (tests/fixtures/mcp/odd_server.ts); with `waitFor`, the
+ * server answers nothing until that file exists.
+ */
+export function oddSpec(waitFor?: string): { command: string; args: string[] } {
+  return {
+    command: "deno",
+    args: [
+      "run",
+      "-A",
+      "--config",
+      DENO_JSON,
+      ODD_SERVER,
+      ...(waitFor ? ["--wait-for", waitFor] : []),
+    ],
+  };
+}
