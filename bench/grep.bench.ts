@@ -5,8 +5,9 @@
  * Tree (issue 2, "Benchmarks"): 50 000 files, ~500 MB, mixed sizes, some
  * `.gitignore`d folders (root and nested `.gitignore`), some binary files, a
  * git repository so that `rg` applies `.gitignore` like `fs_grep` does. It is
- * generated once and cached under `/tmp/coyote-bench-grep/<mode>` (outside the
- * repo); a `.complete` marker records the parameters.
+ * generated under `$TMPDIR/coyote-bench-grep/<mode>` (outside the repo) and **removed when the
+ * bench ends** (~500 MB); `BENCH_KEEP=1` keeps it and reuses it on the next run (a `.complete`
+ * marker records the parameters).
  *
  * Reports, per pattern (a rare literal and a rare regex): the median of 3 runs
  * of `fs_grep` and of `rg`, in ms, and their ratio (target ≤ 3).
@@ -22,7 +23,7 @@ import type { ToolContext, ToolResult } from "../sdk/mod.ts";
 
 import { type BenchResult, median } from "./stats.ts";
 
-const ROOT = "/tmp/coyote-bench-grep";
+const ROOT = `${Deno.env.get("TMPDIR") ?? "/tmp"}/coyote-bench-grep`;
 const TREE_VERSION = 2;
 
 /** Words for the synthetic source text (no pattern below occurs in them). */
@@ -81,7 +82,18 @@ interface TreeSpec {
 const SPECS: Record<string, TreeSpec> = {
   full: { files: 50_000, dirs: 100, subdirs: 10 },
   quick: { files: 5_000, dirs: 20, subdirs: 5 },
+  /** For the test that the bench cleans up after itself. */
+  tiny: { files: 200, dirs: 10, subdirs: 2 },
 };
+
+/** Which tree `runGrepBench` uses and whether it survives the run. */
+export interface GrepBenchOptions {
+  mode?: "full" | "quick" | "tiny";
+  /** Folder holding `<mode>/` (default `$TMPDIR/coyote-bench-grep`). */
+  root?: string;
+  /** Keep the tree for the next run (default: env `BENCH_KEEP=1`). */
+  keep?: boolean;
+}
 
 /** The rare literal and the rare regex the bench searches for. */
 export const NEEDLE_LITERAL = "coyoteNeedleLiteral";
@@ -94,10 +106,11 @@ export const NEEDLE_REGEX = "fn\\s+zz_needle_[0-9]{3}\\b";
  * 1 % of files are binaries (`.bin`, NUL bytes, some containing the literal).
  */
 export async function ensureTree(
-  mode: "full" | "quick",
+  mode: "full" | "quick" | "tiny",
+  root = ROOT,
 ): Promise<{ dir: string; bytes: number; files: number }> {
   const spec = SPECS[mode];
-  const dir = `${ROOT}/${mode}`;
+  const dir = `${root}/${mode}`;
   const marker = `${dir}/.complete`;
   const want = JSON.stringify({ v: TREE_VERSION, ...spec });
   try {
@@ -231,10 +244,24 @@ async function timeRg(dir: string, pattern: string): Promise<{ ms: number; lines
 }
 
 /** Runs the grep bench; see the module doc. */
-export default async function runGrepBench(): Promise<BenchResult[]> {
-  const quick = Deno.env.get("BENCH_QUICK") === "1";
-  const mode = quick ? "quick" : "full";
-  const tree = await ensureTree(mode);
+export default async function runGrepBench(opts: GrepBenchOptions = {}): Promise<BenchResult[]> {
+  const mode = opts.mode ?? (Deno.env.get("BENCH_QUICK") === "1" ? "quick" : "full");
+  const root = opts.root ?? ROOT;
+  const keep = opts.keep ?? Deno.env.get("BENCH_KEEP") === "1";
+  try {
+    return await measure(await ensureTree(mode, root));
+  } finally {
+    if (!keep) {
+      await Deno.remove(`${root}/${mode}`, { recursive: true }).catch(() => {});
+      // The parent too, when no other mode's tree is kept in it.
+      await Deno.remove(root).catch(() => {});
+    }
+  }
+}
+
+async function measure(
+  tree: { dir: string; bytes: number; files: number },
+): Promise<BenchResult[]> {
   const hasRg = await rgAvailable();
   if (!hasRg) {
     console.error(

@@ -6,13 +6,31 @@
  * explore ≤ 3000; the other built-in LLM agents are reported without a target (graph agents have
  * no single first request).
  *
+ * Also, in this process: the time to get every built-in agent and skill at a session start, parsed
+ * (`parseBuiltins`, a new Coyote build's first start) and from the data-dir cache
+ * (`loadBuiltins`, every later start); medians of `BENCH_RUNS` (default 15), no target.
+ *
  * `deno task bench prompt_size`, or alone: `deno run --allow-all bench/prompt_size.bench.ts`.
  * @module
  */
 import { startModelServer } from "../tests/support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "../tests/support/run_coyote.ts";
 import { builtinAgentFiles } from "../agents/mod.ts";
-import type { BenchResult } from "./stats.ts";
+import { loadBuiltins, parseBuiltins } from "../core/agents/builtins.ts";
+import { type BenchResult, median } from "./stats.ts";
+
+const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 15);
+
+async function timed(f: () => Promise<unknown>): Promise<number> {
+  const ts: number[] = [];
+  await f();
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    await f();
+    ts.push(performance.now() - t0);
+  }
+  return median(ts);
+}
 
 const TARGETS: Record<string, number> = { sisyphus: 6000, explore: 3000 };
 
@@ -47,6 +65,21 @@ export default async function (): Promise<BenchResult[]> {
         value: tools.length / 4,
         unit: "tokens",
       });
+    }
+    const cache = await Deno.makeTempDir({ prefix: "coyote-bench-builtins-" });
+    try {
+      results.push({
+        name: "built-in agents + skills: parsed (first start of a build)",
+        value: await timed(parseBuiltins),
+        unit: "ms",
+      });
+      results.push({
+        name: "built-in agents + skills: from the data-dir cache",
+        value: await timed(() => loadBuiltins(cache)),
+        unit: "ms",
+      });
+    } finally {
+      await Deno.remove(cache, { recursive: true });
     }
   } finally {
     await server.close();

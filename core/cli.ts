@@ -449,6 +449,45 @@ export async function resolveApp(
   }
 }
 
+/** Largest file `-f FILE` adds to the prompt (bytes). */
+export const MAX_PROMPT_FILE_BYTES = 256 * 1024;
+
+/**
+ * Reads one `-f FILE` as text. Refused with a usage error: a file over
+ * {@link MAX_PROMPT_FILE_BYTES}, a binary file (a NUL byte, or not valid UTF-8), a directory.
+ */
+async function readPromptFile(f: string): Promise<string> {
+  let bytes: Uint8Array;
+  try {
+    const st = await Deno.stat(f);
+    if (st.isDirectory) throw new Error("is a directory");
+    if (st.size > MAX_PROMPT_FILE_BYTES) {
+      throw new UsageError(
+        `-f ${f} is ${(st.size / 1024).toFixed(0)} KiB; -f adds files of at most ${
+          MAX_PROMPT_FILE_BYTES / 1024
+        } KiB (let the model read the parts it needs, or pipe an excerpt: sed -n 1,200p ${f} | coyote -f - …)`,
+      );
+    }
+    bytes = await Deno.readFile(f);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`cannot read --file ${f}: ${(e as Error).message}`);
+  }
+  if (bytes.length > MAX_PROMPT_FILE_BYTES) {
+    throw new UsageError(`-f ${f} grew past ${MAX_PROMPT_FILE_BYTES / 1024} KiB while read`);
+  }
+  const binary = (why: string) =>
+    new UsageError(
+      `-f ${f} is a binary file (${why}); -f adds text files only (ask the model to inspect it with a tool instead)`,
+    );
+  if (bytes.includes(0)) throw binary("it contains NUL bytes");
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw binary("not valid UTF-8 text");
+  }
+}
+
 /**
  * The prompt: argument words, then each `-f FILE` as `<file path=…>`, then piped stdin.
  * Stdin: a terminal is never read; a regular file or /dev/null is read to its end; a pipe is read to
@@ -471,12 +510,7 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
       if (piped) prompt += `${prompt ? "\n\n" : ""}${piped}`;
       continue;
     }
-    let text: string;
-    try {
-      text = await Deno.readTextFile(f);
-    } catch (e) {
-      throw new UsageError(`cannot read --file ${f}: ${(e as Error).message}`);
-    }
+    const text = await readPromptFile(f);
     prompt += `${prompt ? "\n\n" : ""}<file path="${f}">\n${text}\n</file>`;
   }
   const kind = stdinRead ? "terminal" : stdinKind();
@@ -501,7 +535,15 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
  * `--all`) directory, and the first prompt as title. Empty: a note on stderr.
  */
 function printSessions(
-  list: { sessionId: string; updatedAt: string; name?: string; cwd: string; title: string }[],
+  list: {
+    sessionId: string;
+    updatedAt: string;
+    name?: string;
+    cwd: string;
+    title: string;
+    parentId?: string;
+    agentId?: string;
+  }[],
   all: boolean,
   short: Map<string, string>,
   localTime: (iso: string) => string,
@@ -517,12 +559,25 @@ function printSessions(
     );
     return;
   }
-  const lines = [all ? "ID\tUPDATED\tNAME\tCWD\tTITLE" : "ID\tUPDATED\tNAME\tTITLE"];
+  // Sub-agent transcripts are listed under their parent session, indented by depth; the NAME
+  // column shows their agent id.
+  const children = new Map<string, typeof list>();
+  const ids = new Set(list.map((s) => s.sessionId));
   for (const s of list) {
-    const id = short.get(s.sessionId) ?? s.sessionId;
-    const cols = [id, localTime(s.updatedAt), s.name ?? "-", ...(all ? [s.cwd] : []), s.title];
-    lines.push(cols.join("\t"));
+    if (s.parentId && ids.has(s.parentId)) {
+      children.set(s.parentId, [...(children.get(s.parentId) ?? []), s]);
+    }
   }
+  const lines = [all ? "ID\tUPDATED\tNAME\tCWD\tTITLE" : "ID\tUPDATED\tNAME\tTITLE"];
+  const add = (s: (typeof list)[number], depth: number) => {
+    const short1 = short.get(s.sessionId) ?? s.sessionId;
+    const id = depth ? `${"  ".repeat(depth - 1)}└ ${short1}` : short1;
+    const name = s.agentId ? `${s.name ?? ""}${s.name ? " " : ""}(${s.agentId})` : s.name ?? "-";
+    const cols = [id, localTime(s.updatedAt), name, ...(all ? [s.cwd] : []), s.title];
+    lines.push(cols.join("\t"));
+    for (const c of children.get(s.sessionId) ?? []) add(c, depth + 1);
+  };
+  for (const s of list) if (!s.parentId || !ids.has(s.parentId)) add(s, 0);
   stdout(lines.join("\n") + "\n");
 }
 
@@ -612,6 +667,8 @@ function promptWords(parsed: ParsedCli): string[] {
 export async function main(argv: string[]): Promise<number> {
   const format = outputFormatFromArgv(argv);
   jsonErrors = format === "json" || format === "stream-json";
+  // stdout carries the JSON result / events: no child process may inherit fd 1 (docs/acp.md).
+  if (jsonErrors) (await import("./acp/stdio.ts")).keepChildrenOffStdout();
   let parsed: ParsedCli;
   try {
     // Editors start `coyote --acp-server` with no other flag: skip the parser (start-up matters there).

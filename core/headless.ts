@@ -199,8 +199,10 @@ export const denyAll: PermissionResolver = () => Promise.resolve("reject_once");
 function terminalPermission(): PermissionResolver {
   return async (req, signal) => {
     const why = req.verdicts.map((v) => v.reason).join("; ");
+    // A sub-agent's request bubbles up here and names the sub-agent.
+    const who = req.scope && req.scope.depth > 0 ? `sub-agent ${req.scope.agentId}` : "coyote";
     err(
-      `\ncoyote wants to run: ${req.title}\n  (${why})\n  allow? [y]es once / [a]lways / [n]o / [d]eny always: `,
+      `\n${who} wants to run: ${req.title}\n  (${why})\n  allow? [y]es once / [a]lways / [n]o / [d]eny always: `,
     );
     const line = await readTtyLine(signal);
     if (line === null || signal.aborted) return "cancelled";
@@ -275,7 +277,9 @@ async function pickSession(
     return "id" in r ? { resumeId: r.id } : { name: r.name };
   }
   if (o.continueLatest) {
-    const [latest] = await listStoredSessions(app.dataDir, { cwd: app.cwd });
+    // The latest conversation of this directory, not a sub-agent's transcript.
+    const [latest] = (await listStoredSessions(app.dataDir, { cwd: app.cwd }))
+      .filter((s) => !s.parent);
     if (!latest) throw new UsageError(`no earlier session for ${app.cwd} to continue`);
     return { resumeId: latest.id };
   }

@@ -1,47 +1,90 @@
 /**
- * Workspace instructions: the first non-empty of `COYOTE.md`, `AGENTS.md`,
- * `CLAUDE.md`, `GEMINI.md` found from the working directory upwards (each
- * directory is checked for the four names in that order; the search stops at
- * the filesystem root). The AGENTS.md convention (agents.md) plus the peer
- * tools' own file names.
+ * Workspace instructions, loaded as a chain (as Codex loads `AGENTS.md`): in every directory
+ * from the repository root (the nearest ancestor holding `.git`, core/workspace_dirs.ts) down to
+ * the working directory, the first non-empty of `COYOTE.md`, `AGENTS.md`, `CLAUDE.md`,
+ * `GEMINI.md` (the AGENTS.md convention plus the peer tools' own names, in that priority).
+ * Outermost first, so the file nearest the working directory comes last and wins where they
+ * disagree. Outside a git repository only the nearest file (the working directory, else the
+ * closest ancestor) is used. The chain is capped at {@link MAX_INSTRUCTIONS} characters; the
+ * outermost files are cut first.
  * @module
  */
+import { workspaceDirs } from "./workspace_dirs.ts";
 
 /** File names checked in each directory, in priority order. */
 export const INSTRUCTION_FILES = ["COYOTE.md", "AGENTS.md", "CLAUDE.md", "GEMINI.md"] as const;
 
-/** Longest instructions text kept (characters); the rest is cut with a marker. */
+/** Longest instructions text kept (characters, whole chain); the rest is cut with a marker. */
 export const MAX_INSTRUCTIONS = 32_000;
 
 export interface WorkspaceInstructions {
-  /** Absolute path of the file used. */
+  /** Absolute paths of the files used, outermost first, joined by `, `. */
   path: string;
+  /** Their text; with more than one file each starts with a `From <path>:` line. */
   text: string;
+  /** The files one by one, outermost first. */
+  files?: { path: string; text: string }[];
 }
 
-/** Finds the workspace instructions for `cwd` (absolute), or null. Unreadable files are skipped. */
-export function findInstructions(cwd: string): WorkspaceInstructions | null {
-  let dir = cwd.replace(/\/+$/, "") || "/";
-  while (true) {
-    for (const name of INSTRUCTION_FILES) {
-      const path = dir === "/" ? `/${name}` : `${dir}/${name}`;
-      let text: string;
-      try {
-        text = Deno.readTextFileSync(path);
-      } catch {
-        continue;
-      }
-      if (!text.trim()) continue;
-      if (text.length > MAX_INSTRUCTIONS) {
-        text = text.slice(0, MAX_INSTRUCTIONS) + "\n[instructions truncated]";
-      }
-      return { path, text: text.trim() };
-    }
-    if (dir === "/") return null;
-    const up = dir.slice(0, dir.lastIndexOf("/")) || "/";
-    if (up === dir) return null;
-    dir = up;
+/** The instruction file of one directory (first non-empty of the four names), or null. */
+function fileIn(dir: string): { path: string; text: string } | null {
+  for (const name of INSTRUCTION_FILES) {
+    const path = dir === "/" ? `/${name}` : `${dir}/${name}`;
+    try {
+      const text = Deno.readTextFileSync(path).trim();
+      if (text) return { path, text };
+    } catch { /* missing or unreadable: next name */ }
   }
+  return null;
+}
+
+function isRepoRoot(dir: string): boolean {
+  try {
+    Deno.statSync(dir === "/" ? "/.git" : `${dir}/.git`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds the workspace instructions for `cwd` (absolute), or null. Unreadable files are
+ * skipped. See the module doc for the chain and the cap.
+ */
+export function findInstructions(cwd: string): WorkspaceInstructions | null {
+  const start = cwd.replace(/\/+$/, "") || "/";
+  const dirs = workspaceDirs(start);
+  let files: { path: string; text: string }[];
+  if (isRepoRoot(dirs[dirs.length - 1])) {
+    files = dirs.reverse().map(fileIn).filter((f): f is { path: string; text: string } => !!f);
+  } else {
+    // Not in a repository: the nearest file upwards.
+    files = [];
+    for (let dir = start;;) {
+      const f = fileIn(dir);
+      if (f) {
+        files = [f];
+        break;
+      }
+      const up = dir.slice(0, dir.lastIndexOf("/")) || "/";
+      if (up === dir) break;
+      dir = up;
+    }
+  }
+  if (!files.length) return null;
+  // Cap the whole chain, cutting the outermost files first (the nearest file matters most).
+  let over = files.reduce((n, f) => n + f.text.length, 0) - MAX_INSTRUCTIONS;
+  const kept = files.map((f) => ({ ...f }));
+  for (const f of kept) {
+    if (over <= 0) break;
+    const cut = Math.min(over, f.text.length);
+    f.text = f.text.slice(0, f.text.length - cut) + "\n[instructions truncated]";
+    over -= cut;
+  }
+  const text = kept.length === 1
+    ? kept[0].text
+    : kept.map((f) => `From ${f.path}:\n\n${f.text}`).join("\n\n");
+  return { path: kept.map((f) => f.path).join(", "), text, files: kept };
 }
 
 /** The system prompt: agent instructions, environment facts, skill index, then workspace instructions. */

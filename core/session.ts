@@ -24,19 +24,24 @@ import type {
   PermissionResolver,
   PromptInput,
   SessionEvent,
+  TurnEndedEvent,
   TurnResult,
 } from "./types.ts";
+import type { PlanItem } from "../sdk/mod.ts";
 import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
 import { GraphRunner } from "./graph/runner.ts";
 import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
-import type { BeforeTurnEnd } from "./engine/types.ts";
 import { ToolRegistry } from "./tools.ts";
 import { selectTools } from "./agents/resolve.ts";
 import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
 import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "./sessions.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../agents/mod.ts";
+import { addUsage, Supervisor } from "./supervisor/supervisor.ts";
+import { supervisorTools } from "./supervisor/tools.ts";
+import { escalatingHost, escalatingPermission } from "./supervisor/escalation.ts";
+import { limitsOf } from "./supervisor/limits.ts";
 import {
   CommandSandbox,
   DEFAULT_SANDBOX,
@@ -120,6 +125,19 @@ export interface AgentSession {
 
 /** The tools a graph's scripts may call (core/graph/script.ts `ctx.exec` / `read` / `write`). */
 const SCRIPT_TOOLS = ["execute_command", "fs_read", "fs_write"];
+
+/** How long a turn waits for its cancelled sub-agents to end before it ends itself (ms). */
+export const CHILD_SETTLE_MS = 10_000;
+
+/** What a child session inherits from its parent beyond the public interface. */
+interface Lineage {
+  /** The root frontend's permission resolver and host services. */
+  rootPermission: PermissionResolver;
+  rootHost?: HostServices | HostFactory;
+  /** Min of the ancestors' (and own) `max_agent_depth`. */
+  depthCap: number;
+}
+const lineage = new WeakMap<AgentSession, Lineage>();
 
 /** The 8 hex digits of a root agent id: the random tail of its session id (stable on resume). */
 function idTail(id: string): string {
@@ -216,6 +234,14 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   const mcp = await ws.mcp(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
+  const parentLine = parent ? lineage.get(parent) : undefined;
+  const line: Lineage = {
+    rootPermission: parentLine?.rootPermission ?? init.permission,
+    rootHost: parentLine ? parentLine.rootHost : init.host,
+    depthCap: Math.min(parentLine?.depthCap ?? Infinity, limitsOf(first).maxDepth),
+  };
+  let supervisor: Supervisor | null = null;
+  const agentTools = supervisorTools(() => supervisor!);
   // An agent's tools, system prompt and skills (core/agents/prepare.ts). `--agent-variable` and
   // `--skill` apply to the root session's first agent; children and switches use defaults.
   const prepare = (a: AgentSpec, variables?: Record<string, string>, preload?: string[]) => {
@@ -238,8 +264,14 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     });
     return p;
   };
-  const toolsOf = (p: PreparedAgent) =>
-    ceiling ? p.tools().filter((t) => ceiling.has(t.name)) : p.tools();
+  // A child never gets a tool its parent lacks; spawning needs `can_spawn_agents` (and, for a
+  // child, a parent that may spawn too).
+  const toolsOf = (p: PreparedAgent) => {
+    const own = ceiling ? p.tools().filter((t) => ceiling.has(t.name)) : p.tools();
+    const spawns = (p.definition as AgentSpec).can_spawn_agents === true &&
+      (!ceiling || ceiling.has("agent__spawn"));
+    return spawns ? [...own, ...agentTools] : own;
+  };
   const live: { engine?: Engine } = {};
   let prepared = parent
     ? prepare(first)
@@ -270,7 +302,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
 
   const transcript = resumed
     ? TranscriptWriter.open(transcriptPath(app.dataDir, id))
-    : TranscriptWriter.create(app.dataDir, {
+    : TranscriptWriter.createAsync(app.dataDir, {
       id,
       cwd,
       created: new Date().toISOString(),
@@ -279,41 +311,6 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       ...(init.name ? { name: init.name } : {}),
       ...(parent ? { parent: parent.id, agent_id: agentId, parent_agent_id: parent.agentId } : {}),
     });
-
-  // What may send the agent back to work when it is about to end its turn, in order (the first
-  // that returns text wins): the stop hooks of config.yaml (core/hooks.ts).
-  const stopHooks = new StopHookGate(
-    app.config?.hooks?.stop ?? [],
-    app.config?.hooks?.max_stop_blocks ?? DEFAULT_MAX_BLOCKS,
-  );
-  const endOfTurnSteps: BeforeTurnEnd[] = [
-    ({ signal }) =>
-      stopHooks.check(
-        {
-          session_id: id,
-          agent: current.name,
-          cwd,
-          transcript_path: transcriptPath(app.dataDir, id),
-        },
-        signal,
-        (e) =>
-          turnEmit?.({
-            sessionUpdate: "agent_thought_chunk",
-            content: { type: "text", text: `stop hook: ${e.reason}\n` },
-            _meta: { coyote: { event: "stop_hook", ...e } },
-          }),
-        log,
-      ),
-  ];
-  const endOfTurn: BeforeTurnEnd = async (state) => {
-    for (const step of endOfTurnSteps) {
-      const more = await step(state);
-      if (more !== null) return more;
-    }
-    return null;
-  };
-  /** Emits an event into the running turn's stream (stamped like the engine's own). */
-  let turnEmit: ((ev: EngineEvent) => void) | null = null;
 
   const engine = new Engine({
     sessionId: id,
@@ -336,7 +333,6 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     transcript,
     log,
     origin,
-    beforeTurnEnd: (state) => endOfTurn(state),
   });
   live.engine = engine;
 
@@ -367,8 +363,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
           SCRIPT_TOOLS.includes(t.name) && (!ceiling || ceiling.has(t.name))
         ),
         scriptPolicy: graphPolicy(p, basePolicy),
-        permission: init.permission,
-        host: init.host,
+        permission: engine.opts.permission,
+        host: engine.opts.host,
         origin,
         variables: { ...p.variables, ...(p.variables.project_dir ? { project_dir: "." } : {}) },
         transcript,
@@ -399,12 +395,54 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       : null;
   let graph = graphRunner(first, prepared);
 
+  // Stop hooks of config.yaml (core/hooks.ts) run last when the agent is about to end its turn:
+  // after the supervisor's reminders and todo auto-continuation had nothing to add.
+  const stopHooks = new StopHookGate(
+    app.config?.hooks?.stop ?? [],
+    app.config?.hooks?.max_stop_blocks ?? DEFAULT_MAX_BLOCKS,
+  );
+  /** Emits an event into the running turn's stream (stamped like the engine's own). */
+  let turnEmit: ((ev: EngineEvent) => void) | null = null;
+  const stopHookStep = (signal: AbortSignal) =>
+    stopHooks.check(
+      {
+        session_id: id,
+        agent: current.name,
+        cwd,
+        transcript_path: transcriptPath(app.dataDir, id),
+      },
+      signal,
+      (e) =>
+        turnEmit?.({
+          sessionUpdate: "agent_thought_chunk",
+          content: { type: "text", text: `stop hook: ${e.reason}\n` },
+          _meta: { coyote: { event: "stop_hook", ...e } },
+        }),
+      log,
+    );
+
   let seq = 0;
+  let busy = false;
   // The workspace's start-up warnings reach the event stream once, on the first turn_started of
   // a root session (they are also on stderr).
   let pendingWarnings = parent ? [] : ws.warnings;
   let closed = false;
   let current = first;
+  let plan: PlanItem[] = [];
+  let autoContinues = 0;
+  engine.opts.beforeTurnEnd = async ({ signal }) => {
+    const remind = supervisor ? await supervisor.beforeTurnEnd() : null;
+    if (remind) return remind;
+    const lim = limitsOf(current);
+    const open = plan.filter((p) => p.status !== "completed");
+    if (lim.autoContinue && open.length && autoContinues < lim.maxAutoContinues) {
+      autoContinues++;
+      return `<system-reminder>Your todo list still has ${open.length} open item(s): ${
+        open.map((p) => `"${p.content}" (${p.status})`).join(", ")
+      }. Continue working on them now; if they are done or no longer needed, update the list with todo__write. (Automatic continuation ${autoContinues} of ${lim.maxAutoContinues}.)</system-reminder>`;
+    }
+    return await stopHookStep(signal);
+  };
   const stamp = (update: SessionEvent): EventEnvelope => ({
     session_id: id,
     agent: current.name,
@@ -470,24 +508,15 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     toolNames: () => registry.names(),
     async prompt(input, opts) {
       if (closed) throw new Error("session is closed");
-      // Servers still starting: the turn waits for them (each bounded by its start-up
-      // timeout) so the model sees their tools; a cancel stops the wait.
-      if (mcp) await untilAborted(mcp.ready, opts.signal);
-      const sink = opts.onEvent;
-      turnSink = sink;
-      stopHooks.reset();
-      turnEmit = (ev) => sink(stamp(ev));
-      const runner = graph ?? engine;
-      return await runner.prompt(input, {
-        signal: opts.signal,
-        onEvent: (ev) => {
-          if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {
-            ev = { ...ev, warnings: pendingWarnings };
-            pendingWarnings = [];
-          }
-          sink(stamp(ev));
-        },
-      }).finally(() => prepared.skills.endTurn());
+      if (busy || engine.running || graph?.running) {
+        throw new Error("a turn is already running in this session");
+      }
+      busy = true;
+      try {
+        return await turn(input, opts);
+      } finally {
+        busy = false;
+      }
     },
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");
@@ -495,15 +524,81 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     history() {
       return (graph ?? engine).history();
     },
-    close() {
-      if (closed) return Promise.resolve();
+    async close() {
+      if (closed) return;
       closed = true;
+      supervisor?.cancelAll("the session was closed");
       offMcp?.();
       transcript.close();
       if (ownsSandbox) sandbox.close();
-      return Promise.resolve();
+      await transcript.ready;
     },
   };
+  /** One turn of {@link AgentSession.prompt} (see there). */
+  async function turn(
+    input: PromptInput,
+    opts: { signal?: AbortSignal; onEvent: EnvelopeSink },
+  ): Promise<TurnResult> {
+    const sink = opts.onEvent;
+    const signal = opts.signal ?? new AbortController().signal;
+    // Servers still starting: the turn waits for them (each bounded by its start-up
+    // timeout) so the model sees their tools; a cancel stops the wait.
+    if (mcp) await untilAborted(mcp.ready, signal);
+    autoContinues = 0;
+    turnSink = sink;
+    stopHooks.reset();
+    turnEmit = (ev) => sink(stamp(ev));
+    supervisor?.beginTurn(sink, signal);
+    // The turn's own `turn_ended` is held until its sub-agents have ended, so it comes last
+    // and carries their usage.
+    let ended: TurnEndedEvent | null = null;
+    let result: TurnResult;
+    try {
+      result = await (graph ?? engine).prompt(input, {
+        signal,
+        onEvent: (ev) => {
+          if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {
+            ev = { ...ev, warnings: pendingWarnings };
+            pendingWarnings = [];
+          }
+          if (ev.sessionUpdate === "plan") plan = ev.entries as PlanItem[];
+          if (ev.sessionUpdate === "turn_ended") ended = ev;
+          else sink(stamp(ev));
+        },
+      });
+    } finally {
+      prepared.skills.endTurn();
+      if (supervisor) {
+        supervisor.cancelAll("the parent's turn ended");
+        await supervisor.settle(CHILD_SETTLE_MS);
+      }
+    }
+    if (supervisor) {
+      const kids = supervisor.endTurn();
+      if (kids.agents.length) {
+        const usage = { ...result.usage };
+        addUsage(usage, kids.usage);
+        result = { ...result, usage, agents: kids.agents };
+      }
+    }
+    const final: TurnEndedEvent = { ...(ended ?? { sessionUpdate: "turn_ended" }), ...result };
+    sink(stamp(final));
+    return result;
+  }
+  lineage.set(session, line);
+  supervisor = new Supervisor({
+    owner: () => session,
+    open: (o) => openSession(ws, o),
+    childWiring: (def) => {
+      const ms = limitsOf(def).escalationTimeoutMs;
+      return {
+        permission: escalatingPermission(line.rootPermission, ms),
+        host: escalatingHost(line.rootHost, ms),
+      };
+    },
+    depthCap: line.depthCap,
+    log,
+  });
   return session;
 }
 

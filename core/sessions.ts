@@ -213,7 +213,12 @@ export function sessionsDir(dataDir: string): string {
 
 /** Appends lines to one transcript file. Chunk events are coalesced until the kind changes. */
 export class TranscriptWriter {
-  #file: Deno.FsFile;
+  /** Null while the file of {@link createAsync} is being created. */
+  #file: Deno.FsFile | null;
+  /** Lines written before the file existed, in order (see {@link createAsync}). */
+  #queued: Uint8Array[] = [];
+  /** Resolves once the file exists (or could not be created). */
+  ready: Promise<void> = Promise.resolve();
   #enc = new TextEncoder();
   #pending: EngineEvent | null = null;
   #pendingSince = 0;
@@ -221,7 +226,7 @@ export class TranscriptWriter {
   /** Set after a write failed; later lines are dropped. */
   failed = false;
 
-  private constructor(file: Deno.FsFile, readonly path: string) {
+  private constructor(file: Deno.FsFile | null, readonly path: string) {
     this.#file = file;
   }
 
@@ -233,6 +238,34 @@ export class TranscriptWriter {
     const file = Deno.openSync(path, { append: true, create: true });
     const w = new TranscriptWriter(file, path);
     w.#write({ type: "session", ...header });
+    return w;
+  }
+
+  /**
+   * Like {@link create}, but the file is created off the main thread: creating a file can take
+   * milliseconds on a busy disk, and a sub-agent's first model request must not wait for it.
+   * Lines written before the file exists are kept in memory and written, in order, as soon as
+   * it does (so a crash within those first milliseconds loses at most the header).
+   */
+  static createAsync(dataDir: string, header: Omit<SessionHeader, "type">): TranscriptWriter {
+    const dir = sessionsDir(dataDir);
+    const path = `${dir}/${header.id}.jsonl`;
+    const w = new TranscriptWriter(null, path);
+    w.#write({ type: "session", ...header });
+    w.ready = (async () => {
+      try {
+        await Deno.mkdir(dir, { recursive: true });
+        const file = await Deno.open(path, { append: true, create: true });
+        if (w.closed && !w.#queued.length) return file.close();
+        w.#file = file;
+        const queued = w.#queued;
+        w.#queued = [];
+        for (const bytes of queued) w.#put(bytes);
+        if (w.closed) file.close();
+      } catch (e) {
+        w.#fail(e);
+      }
+    })();
     return w;
   }
 
@@ -253,17 +286,30 @@ export class TranscriptWriter {
 
   #write(line: TranscriptLine): void {
     if (this.closed || this.failed) return;
+    const bytes = this.#enc.encode(JSON.stringify(line) + "\n");
+    if (!this.#file) this.#queued.push(bytes);
+    else this.#put(bytes);
+  }
+
+  /** One synchronous append write of a whole line. */
+  #put(bytes: Uint8Array): void {
+    if (this.failed || !this.#file) return;
     try {
-      const bytes = this.#enc.encode(JSON.stringify(line) + "\n");
       let off = 0;
       while (off < bytes.length) off += this.#file.writeSync(bytes.subarray(off));
     } catch (e) {
-      // A full disk or a vanished file must not end the session: stop recording, say so once.
-      this.failed = true;
-      console.error(
-        `coyote: warning: transcript ${this.path} is no longer written: ${(e as Error).message}`,
-      );
+      this.#fail(e);
     }
+  }
+
+  /** A full disk or a vanished file must not end the session: stop recording, say so once. */
+  #fail(e: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.#queued = [];
+    console.error(
+      `coyote: warning: transcript ${this.path} is no longer written: ${(e as Error).message}`,
+    );
   }
 
   /** Writes a model-history message. */
@@ -334,11 +380,16 @@ export class TranscriptWriter {
     this.#write({ type: "update", update: p });
   }
 
+  /** Closes the file (a file still being created is closed once its queued lines are in). */
   close(): void {
     if (this.closed) return;
     this.flush();
     this.closed = true;
-    this.#file.close();
+    if (this.#file) {
+      try {
+        this.#file.close();
+      } catch { /* already closed */ }
+    }
   }
 }
 

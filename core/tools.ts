@@ -42,6 +42,12 @@ function jsonSchemaLib(): Promise<CfModule> {
   return cfworker;
 }
 
+/**
+ * JSON Schemas by tool object, shared by every registry (sub-agents open a registry each;
+ * converting zod schemas once per tool keeps that cheap).
+ */
+const schemaCache = new WeakMap<AnyTool, JsonSchema>();
+
 /** The tools of one session, by model-facing name. */
 export class ToolRegistry {
   readonly tools = new Map<string, AnyTool>();
@@ -76,7 +82,7 @@ export class ToolRegistry {
 
   /** JSON Schema of a tool's input (zod converted once, cached). */
   schema(name: string): JsonSchema {
-    let s = this.#schemas.get(name);
+    let s = this.#schemas.get(name) ?? schemaCache.get(this.tools.get(name)!);
     if (!s) {
       const input = this.tools.get(name)!.input;
       if (isZod(input)) {
@@ -86,6 +92,9 @@ export class ToolRegistry {
         s = tidy((input ?? { type: "object", properties: {} }) as JsonSchema);
       }
       if (s.type === undefined) s = { type: "object", ...s };
+      schemaCache.set(this.tools.get(name)!, s);
+    }
+    if (!this.#schemas.has(name)) {
       this.#schemas.set(name, s);
     }
     return s;

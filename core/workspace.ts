@@ -11,6 +11,7 @@
  * servers discovered or passed in).
  * @module
  */
+import { join } from "node:path";
 import type { AppOptions } from "./app.ts";
 import type { AnyTool } from "./types.ts";
 import type { DiscoveredMcpServer, McpConnection, McpServerSpec } from "./mcp/mod.ts";
@@ -202,6 +203,7 @@ export async function createWorkspace(
   const { agents, skills, warnings } = await loadAgentsAndSkills({
     configDir: app.configDir,
     cwd,
+    cacheDir: join(app.dataDir, "builtin-cache"),
     addDirs: app.addDirs,
     pluginAgents: [...corePlugins.flatMap((p) => p.agents ?? []), ...(plugins?.agents ?? [])],
     pluginSkills: plugins?.skills,

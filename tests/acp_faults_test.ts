@@ -11,6 +11,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import { type AcpHarness, startAcp, waitFor } from "./support/acp_harness.ts";
 import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
 import { BUILTIN_COMMANDS } from "../core/commands.ts";
+import { runCoyote } from "./support/run_coyote.ts";
 
 interface Env {
   ws: string;
@@ -123,6 +124,39 @@ Deno.test("acp faults: a plugin's child with inherited stdio writes to stderr, n
     assert.equal(h.lines.filter((l) => l.includes("SPAWNED-JUNK")).length, 0);
     assert.match(h.stderr(), /SPAWNED-JUNK-default/);
     assert.match(h.stderr(), /SPAWNED-JUNK-inherit/);
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("headless stream-json: a plugin's child with inherited stdio cannot write into the event stream", async () => {
+  const e = await setup([{ tool_calls: [{ name: "spawn_echo", arguments: {} }] }, {
+    text: "done",
+  }]);
+  try {
+    const plugin = new URL("./fixtures/acp/spawn_plugin.ts", import.meta.url).pathname;
+    const r = await runCoyote([
+      "--plugin",
+      plugin,
+      "--allow",
+      "Execute(echo:*)",
+      "--output-format",
+      "stream-json",
+      "spawn",
+    ], {
+      cwd: e.ws,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: Deno.env.get("HOME") ?? "/tmp",
+        ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
+        ...e.env,
+      },
+    });
+    assert.equal(r.code, 0, r.stderr.slice(-1500));
+    for (const line of r.stdout.split("\n").filter(Boolean)) JSON.parse(line);
+    assert.ok(!r.stdout.includes("SPAWNED-JUNK"));
+    assert.match(r.stderr, /SPAWNED-JUNK-default/);
+    assert.match(r.stdout, /exits 0 0/);
   } finally {
     await e.close();
   }
@@ -410,4 +444,59 @@ Deno.test("acp faults: built-in slash commands answer without the model", async 
   } finally {
     await e.close();
   }
+});
+
+Deno.test("keepChildrenOffStdout: default and inherited stdout of a child go to stderr; piped stays piped", async () => {
+  const stdio = new URL("../core/acp/stdio.ts", import.meta.url).href;
+  const code = `
+    import { keepChildrenOffStdout } from "${stdio}";
+    keepChildrenOffStdout();
+    await new Deno.Command("echo", { args: ["A-default"] }).spawn().status;
+    await new Deno.Command("echo", { args: ["B-inherit"], stdout: "inherit" }).spawn().status;
+    await new Deno.Command("echo", { args: ["C-inherit-output"], stdout: "inherit" }).output();
+    const p = await new Deno.Command("echo", { args: ["D-piped"] }).output();
+    console.error("piped:" + new TextDecoder().decode(p.stdout).trim());
+    console.error("instanceof:" + (new Deno.Command("true") instanceof Deno.Command));
+  `;
+  const out = await new Deno.Command("deno", {
+    args: ["eval", "--ext=ts", code],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, stderr);
+  assert.equal(stdout, "", "nothing reached fd 1");
+  for (
+    const s of ["A-default", "B-inherit", "C-inherit-output", "piped:D-piped", "instanceof:true"]
+  ) {
+    assert.ok(stderr.includes(s), `${s} in ${stderr}`);
+  }
+});
+
+Deno.test("acp output limit: an update over the clients' message limit is sent reduced", async () => {
+  const { limitUpdate, MAX_TEXT_CHARS, MAX_UPDATE_CHARS } = await import(
+    "../core/acp/output_limit.ts"
+  );
+  const small: acp.SessionUpdate = {
+    sessionUpdate: "tool_call_update",
+    toolCallId: "a",
+    status: "completed",
+    rawOutput: { ok: true },
+  };
+  assert.equal(limitUpdate(small), small);
+  const big = "z".repeat(MAX_UPDATE_CHARS);
+  const r = limitUpdate({
+    sessionUpdate: "tool_call_update",
+    toolCallId: "b",
+    status: "completed",
+    rawOutput: { text: big },
+    content: [{ type: "content", content: { type: "text", text: big } }],
+  }) as Record<string, unknown> & { content: { content: { text: string } }[] };
+  assert.equal(r.rawOutput, undefined);
+  assert.equal(r.status, "completed");
+  assert.ok(r.content[0].content.text.length < MAX_TEXT_CHARS + 200);
+  assert.match(r.content[0].content.text, /more characters not sent/);
+  assert.deepEqual((r._meta as { coyote: unknown }).coyote, { truncated: true });
+  assert.ok(JSON.stringify(r).length <= MAX_UPDATE_CHARS);
 });

@@ -687,6 +687,13 @@ Deno.test("acp: permission edge cases, allow_always, user questions, plan", asyn
     });
     try {
       const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      // The plain `coyote` agent: the default (sisyphus) has `auto_continue` and would be
+      // re-prompted for the open plan item this script leaves.
+      await h.agent.request("session/set_config_option", {
+        sessionId,
+        configId: "agent",
+        value: "coyote",
+      } as acp.SetSessionConfigOptionRequest);
       const p1 = h.agent.request("session/prompt", {
         sessionId,
         prompt: [{ type: "text", text: "one" }],

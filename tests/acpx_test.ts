@@ -3,7 +3,8 @@
  * `coyote --acp-server` (as a raw `--agent` command) through one `exec` turn against the
  * scripted model: initialize → session/new → prompt (an fs_read answered through acpx's
  * own `fs/read_text_file`) → end_turn. acpx prints the ACP traffic as NDJSON
- * (`--format json`). `.ci/run` warms the npx cache.
+ * (`--format json`). `.ci/run` warms the npx cache. Without Node's `npx` the test is skipped
+ * with a message on stderr (README "Tests").
  */
 import assert from "node:assert/strict";
 import { COYOTE_FLAGS, MAIN_TS } from "./support/acp_harness.ts";
@@ -11,7 +12,27 @@ import { startModelServer } from "./support/model_server.ts";
 
 export const ACPX = "acpx@0.19.1";
 
-Deno.test("acpx (npm) drives coyote --acp-server through one exec turn", async () => {
+/** True when Node's `npx` runs. This one test needs it (and the npm registry or a warm cache). */
+function hasNpx(): boolean {
+  try {
+    return new Deno.Command("npx", { args: ["--version"], stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+const NPX = hasNpx();
+if (!NPX) {
+  console.error(
+    "acpx_test: skipped: Node's `npx` is not on PATH (install Node.js; the test fetches acpx from the npm registry once)",
+  );
+}
+
+Deno.test({
+  name: "acpx (npm) drives coyote --acp-server through one exec turn",
+  ignore: !NPX,
+}, async () => {
   const ws = await Deno.makeTempDir({ prefix: "coyote-acpx-ws-" });
   const home = await Deno.makeTempDir({ prefix: "coyote-acpx-home-" });
   await Deno.writeTextFile(`${ws}/a.txt`, "alpha\n");

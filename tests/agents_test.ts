@@ -222,6 +222,11 @@ Deno.test("registry: later sources shadow earlier ones (built-in < plugin < user
       join(repo, ".claude/agents/explore.md"),
       join(repo, ".coyote/agents/explore/config.yaml"),
     ]);
+    assert.deepEqual(reg.warnings(), [
+      `agent "explore" is defined by ${
+        join(cwd, ".claude/agents/explore.md")
+      }, replacing the built-in one`,
+    ]);
     assert.equal(reg.entry("oracle")!.source, "user");
     assert.equal(reg.entry("helper")!.description, "user helper");
     assert.deepEqual(
@@ -574,5 +579,28 @@ Deno.test("cli: plugin agents and skills join the registry; a workspace file sha
     await server.close();
     await env.cleanup();
     await Deno.remove(cwd, { recursive: true });
+  }
+});
+
+Deno.test("built-ins are cached parsed in the data dir; a broken cache file is parsed again", async () => {
+  const { loadBuiltins, parseBuiltins } = await import("../core/agents/builtins.ts");
+  const dir = await Deno.makeTempDir({ prefix: "coyote-builtin-cache-" });
+  try {
+    const fresh = await parseBuiltins();
+    assert.deepEqual(fresh.warnings, []);
+    await Deno.writeTextFile(join(dir, "0".repeat(64) + ".json"), "{}"); // another build's
+    const first = await loadBuiltins(dir);
+    const files = [...Deno.readDirSync(dir)].map((e) => e.name);
+    assert.equal(files.length, 1);
+    assert.match(files[0], /^[0-9a-f]{64}\.json$/);
+    const second = await loadBuiltins(dir);
+    assert.deepEqual(second, first);
+    assert.deepEqual(second, fresh, "the cached form equals a fresh parse");
+    assert.ok(second.agents.find((e) => e.name === "coder")?.graphText?.includes("nodes:"));
+    await Deno.writeTextFile(join(dir, files[0]), "{ not json");
+    assert.deepEqual(await loadBuiltins(dir), fresh);
+    assert.deepEqual(JSON.parse(Deno.readTextFileSync(join(dir, files[0]))).agents.length, 10);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

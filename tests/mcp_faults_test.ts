@@ -72,6 +72,7 @@ Deno.test("mcp faults: one odd tool never removes a server; server error text; r
   const infos: string[] = [];
   const conn = await connectMcpServers([odd()], {
     cwd: Deno.cwd(),
+    toolTimeoutMs: 3000,
     onWarning: (w) => warnings.push(w),
     onInfo: (l) => infos.push(l),
   });
@@ -83,6 +84,7 @@ Deno.test("mcp faults: one odd tool never removes a server; server error text; r
       "mcp__odd__dotted_name_tool",
       "mcp__odd__err_out",
       "mcp__odd__good",
+      "mcp__odd__huge",
       "mcp__odd__no_items",
       "mcp__odd__one_of",
       "mcp__odd__ref_root",
@@ -116,6 +118,15 @@ Deno.test("mcp faults: one odd tool never removes a server; server error text; r
       q: "hi",
     }, ctx);
     assert.equal(ok.content, 'ref_root got {"q":"hi"}');
+
+    // An answer line over 32 MiB is dropped with a warning; the call fails, the server lives on.
+    const huge = await runTool(conn.tools.find((t) => t.name === "mcp__odd__huge")!, {}, ctx);
+    assert.equal(huge.isError, true);
+    assert.ok(warnings.some((w) => /odd wrote a stdout line over \d+ characters/.test(w)));
+    const again = await runTool(conn.tools.find((t) => t.name === "mcp__odd__good")!, {
+      x: "y",
+    }, ctx);
+    assert.equal(again.content, 'good got {"x":"y"}');
 
     // The renamed tool, logged once with both names.
     const renamed = infos.filter((l) => l.includes("dotted.name.tool"));
@@ -154,7 +165,11 @@ Deno.test("mcp faults: junk lines on a server's stdout are logged under COYOTE_D
       `${e.ws}/.mcp.json`,
       JSON.stringify({ mcpServers: { odd: oddSpec() } }),
     );
-    const h = await startAcp({ env: { ...e.env, COYOTE_DEBUG: "1" } });
+    // A workspace .mcp.json is read only in a trusted workspace (docs/mcp.md).
+    const h = await startAcp({
+      env: { ...e.env, COYOTE_DEBUG: "1" },
+      args: ["--trust-workspace"],
+    });
     try {
       const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
       await waitFor(() => /MCP server odd: \d+ tool/.test(h.stderr()), 20_000, "odd ready");
@@ -221,7 +236,7 @@ Deno.test("mcp faults over ACP: session/new does not wait for servers; status an
       assert.equal(statusOf()[0]!.status, "starting");
       await Deno.writeTextFile(gate, "");
       await waitFor(() => statusOf().some((s) => s!.status === "connected"), 20_000, "ready");
-      assert.equal(statusOf().find((s) => s!.status === "connected")!.tools, 8);
+      assert.equal(statusOf().find((s) => s!.status === "connected")!.tools, 9);
       await waitFor(
         () =>
           h.updatesFor(sessionId).some((u) =>
@@ -235,6 +250,16 @@ Deno.test("mcp faults over ACP: session/new does not wait for servers; status an
         u.sessionUpdate === "available_commands_update"
       ).at(-1) as { availableCommands: acp.AvailableCommand[] };
       assert.equal(cmd.availableCommands.find((c) => c.name === "odd:review")?.input?.hint, "file");
+
+      // A required argument missing: the usage, without the model.
+      const before = h.updatesFor(sessionId).length;
+      const r0 = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "/odd:review" }],
+      });
+      assert.equal(r0.stopReason, "end_turn");
+      assert.match(JSON.stringify(h.updatesFor(sessionId).slice(before)), /needs file/);
+      assert.equal(e.ms.requests.length, 0);
 
       // An MCP prompt as a slash command: its messages go to the model.
       const r1 = await h.agent.request("session/prompt", {

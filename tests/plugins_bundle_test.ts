@@ -266,6 +266,28 @@ Deno.test("bundle: bundles are cached by the content of every input; an edited h
   }
 });
 
+Deno.test("bundle: a new file that changes what an import resolves to invalidates the cached bundle", async () => {
+  const d = await dirs({
+    "mod.ts": MOD(`return word;`, `import { word } from "./word";`),
+    "word.js": `export const word = "from word.js";\n`,
+  });
+  try {
+    let loaded = await load(d);
+    assert.equal((await call(loaded, "multi_run", {}, d.ws)).content, "from word.js");
+    await loaded.close();
+    // "./word" tries word.ts before word.js: the new file is what the import means now.
+    await Deno.writeTextFile(join(d.plugin, "word.ts"), `export const word = "from word.ts";\n`);
+    loaded = await load(d);
+    try {
+      assert.equal((await call(loaded, "multi_run", {}, d.ws)).content, "from word.ts");
+    } finally {
+      await loaded.close();
+    }
+  } finally {
+    await d.cleanup();
+  }
+});
+
 Deno.test("bundle: `coyote plugins check` reports bundling errors with file and line (subprocess)", async () => {
   const env = await makeCoyoteEnv();
   const d = await dirs({

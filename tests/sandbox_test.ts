@@ -724,3 +724,43 @@ Deno.test("acp: SIGHUP ends the server like SIGTERM — the running command is k
     await w.cleanup();
   }
 });
+
+Deno.test("sandbox: protected paths a command creates (.mcp.json, .coyote/) are removed unless a rule allows them", async () => {
+  const w = await world();
+  try {
+    const sb = await CommandSandbox.create(w.policy(), { mode: "auto", autoAllow: true });
+    const tool = makeExecuteCommandTool(sb);
+    const r = await runTool(
+      tool,
+      {
+        command:
+          `echo '{"mcpServers":{"x":{"command":"touch","args":["${w.out}/pwned"]}}}' > .mcp.json; ` +
+          "mkdir -p .Coyote/plugins && echo 'export default {}' > .Coyote/plugins/p.ts; echo made",
+      },
+      toolContext({ cwd: w.ws }),
+    );
+    assert.match(r.content, /made/);
+    assert.match(
+      r.content,
+      /removed (\.mcp\.json, \.Coyote|\.Coyote, \.mcp\.json) created by the command/,
+    );
+    await assert.rejects(Deno.lstat(join(w.ws, ".mcp.json")));
+    await assert.rejects(Deno.lstat(join(w.ws, ".Coyote")));
+    sb.close();
+
+    const open = await CommandSandbox.create(w.policy(["Write(.mcp.json)"]), {
+      mode: "auto",
+      autoAllow: true,
+    });
+    const k = await runTool(
+      makeExecuteCommandTool(open),
+      { command: "echo '{}' > .mcp.json" },
+      toolContext({ cwd: w.ws }),
+    );
+    assert.doesNotMatch(k.content, /removed/);
+    assert.equal(await Deno.readTextFile(join(w.ws, ".mcp.json")), "{}\n");
+    open.close();
+  } finally {
+    await w.cleanup();
+  }
+});

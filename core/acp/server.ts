@@ -39,6 +39,7 @@ import { limitLines, MAX_MESSAGE_BYTES, oversizedError } from "./input.ts";
 import { replayUpdates, titleOf } from "./replay.ts";
 import { availableCommands, runSlashCommand } from "./commands.ts";
 import { attachMcpResources, mcpStatusUpdate, watchMcp } from "./mcp_bridge.ts";
+import { limitUpdate } from "./output_limit.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import { configuredModel, modelInfo } from "../models.ts";
 
@@ -175,10 +176,14 @@ export class AcpServer implements AcpPeer {
     return this.conn.client;
   }
 
-  /** Sends one `session/update`; never throws (a closed connection drops it). */
+  /**
+   * Sends one `session/update`; never throws (a closed connection drops it). An update over
+   * the clients' message limit is sent reduced (`./output_limit.ts`).
+   */
   notify(sessionId: string, update: acp.SessionUpdate): Promise<void> {
     if (!this.conn) return Promise.resolve();
-    return this.client.notify("session/update", { sessionId, update }).catch(() => {});
+    return this.client.notify("session/update", { sessionId, update: limitUpdate(update) })
+      .catch(() => {});
   }
 
   initialize(params: acp.InitializeRequest): acp.InitializeResponse {
@@ -300,7 +305,8 @@ export class AcpServer implements AcpPeer {
     const rt = await this.runtime();
     const list = await rt.listSessions(this.app, params.cwd ? { cwd: params.cwd } : {});
     return {
-      sessions: list.map((s) => ({
+      // Sub-agents' transcripts are not conversations of their own.
+      sessions: list.filter((s) => !s.parentId).map((s) => ({
         sessionId: s.sessionId,
         cwd: s.cwd,
         title: s.title || s.name || null,

@@ -65,9 +65,18 @@ export function keepChildrenOffStdout(): void {
     Object.defineProperty(cmd, "spawn", {
       value: () => {
         const child = spawn();
-        (async () => {
+        const pumped = (async () => {
           for await (const c of child.stdout) await writeAll(c);
         })().catch(() => {});
+        // `status` settles once the output is copied (at most 200 ms after exit: a background
+        // grandchild may hold the pipe open), so nothing is lost when the caller exits.
+        const status = child.status.then(async (st) => {
+          let t: ReturnType<typeof setTimeout> | undefined;
+          await Promise.race([pumped, new Promise((r) => (t = setTimeout(r, 200)))]);
+          clearTimeout(t);
+          return st;
+        });
+        Object.defineProperty(child, "status", { value: status });
         return child;
       },
     });

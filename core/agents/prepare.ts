@@ -12,7 +12,7 @@ import type { AgentDefinition, SkillDefinition } from "../../sdk/mod.ts";
 import type { AnyTool } from "../types.ts";
 import { buildSystemPrompt, type WorkspaceInstructions } from "../instructions.ts";
 import { filterTools } from "../tools.ts";
-import { builtinSkillFiles } from "../../skills/mod.ts";
+import { loadBuiltins } from "./builtins.ts";
 import { discoverSkills, type SkillEntry } from "../skills/load.ts";
 import {
   createSkillState,
@@ -35,25 +35,33 @@ export interface AgentsAndSkills {
 export async function loadAgentsAndSkills(opts: {
   configDir: string;
   cwd: string;
+  /** Where parsed built-ins are cached (core/agents/builtins.ts); none: parsed every time. */
+  cacheDir?: string;
   addDirs?: string[];
   pluginAgents?: AgentDefinition[];
   pluginSkills?: SkillDefinition[];
 }): Promise<AgentsAndSkills> {
+  const builtins = await loadBuiltins(opts.cacheDir);
   const [agents, skills] = await Promise.all([
     loadAgentRegistry({
       configDir: opts.configDir,
       cwd: opts.cwd,
       pluginAgents: (opts.pluginAgents ?? []).map((agent) => ({ agent })),
+      builtins: builtins.agents,
     }),
     discoverSkills({
       cwd: opts.cwd,
       configDir: opts.configDir,
       addDirs: opts.addDirs,
       pluginSkills: opts.pluginSkills,
-      builtins: builtinSkillFiles,
+      builtinEntries: builtins.skills,
     }),
   ]);
-  return { agents, skills: skills.skills, warnings: [...agents.warnings(), ...skills.warnings] };
+  return {
+    agents,
+    skills: skills.skills,
+    warnings: [...agents.warnings(), ...builtins.warnings, ...skills.warnings],
+  };
 }
 
 /** One agent, ready for a session. */

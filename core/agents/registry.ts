@@ -74,7 +74,8 @@ export function agentDirs(configDir: string, cwd: string): AgentDir[] {
   return [{ dir: join(configDir, "agents"), source: "user" }, ...ws];
 }
 
-async function fileEntry(
+/** Parses one agent file into an entry (never throws for a broken file: the entry holds the error). */
+export async function fileEntry(
   path: string,
   text: string,
   form: "config" | "markdown" | "graph",
@@ -283,9 +284,18 @@ export class AgentRegistry {
     return this.list().map((d) => d.name);
   }
 
-  /** Warnings of every entry (lenient front matter, ignored keys), for logs. */
+  /**
+   * Warnings of every entry (lenient front matter, ignored keys), plus one line for each built-in
+   * a workspace file replaces: a cloned repository can redefine even the default agent, and the
+   * user should see that it did.
+   */
   warnings(): string[] {
-    return this.entries().flatMap((e) => e.warnings);
+    return this.entries().flatMap((e) => [
+      ...e.warnings,
+      ...(e.source === "workspace" && e.shadows.some((p) => p.startsWith("builtin:"))
+        ? [`agent "${e.name}" is defined by ${e.path}, replacing the built-in one`]
+        : []),
+    ]);
   }
 
   /**
@@ -313,19 +323,26 @@ export class AgentRegistry {
   }
 }
 
+/** The built-in agents (agents/mod.ts), parsed. */
+export function parseBuiltinAgents(): Promise<AgentEntry[]> {
+  return Promise.all(
+    builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin", f.files)),
+  );
+}
+
 /** What {@link loadAgentRegistry} reads. */
 export interface AgentSources {
   configDir: string;
   cwd: string;
+  /** Already-parsed built-ins (core/agents/builtins.ts cache); parsed here when absent. */
+  builtins?: AgentEntry[];
   /** Agents contributed by loaded plugins, with the plugin's name for messages. */
   pluginAgents?: { plugin?: string; agent: AgentDefinition }[];
 }
 
 /** Builds the registry of a workspace from every source. Never throws for broken files. */
 export async function loadAgentRegistry(src: AgentSources): Promise<AgentRegistry> {
-  const builtins = Promise.all(
-    builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin", f.files)),
-  );
+  const builtins = src.builtins ? Promise.resolve(src.builtins) : parseBuiltinAgents();
   // A plugin's graph agent (SDK `graph_yaml` + `graph_files`) is read like a graph.yaml folder.
   const pluginGraphs = await Promise.all(
     (src.pluginAgents ?? []).filter(({ agent }) => typeof agent?.graph_yaml === "string").map((

@@ -2,13 +2,14 @@
  * Tool scheduling: the calls of one model response run in order, except that consecutive
  * calls whose tool may run beside others (`concurrency: "parallel"`; default: read-only
  * tools) run as one concurrent batch. Each call is prepared (validated, guarded) before its
- * batch starts.
+ * batch starts; a batch's results enter the history in call order.
  * @module
  */
 import type { AnyTool } from "../types.ts";
+import type { ChatMessage } from "../sessions.ts";
 import { executeCall } from "./execute.ts";
 import { prepareCall } from "./prepare.ts";
-import { Cancelled, type ModelToolCall, type TurnContext } from "./types.ts";
+import { Cancelled, type ModelToolCall, type PreparedCall, type TurnContext } from "./types.ts";
 
 /**
  * True when the tool may run concurrently with other such calls: its `concurrency` flag, or
@@ -38,6 +39,21 @@ export async function runCalls(t: TurnContext, calls: ModelToolCall[]): Promise<
       batch.push(await prepareCall(t, calls[i]));
       i++;
     }
-    await Promise.all(batch.map((p) => executeCall(t, p)));
+    await runBatch(t, batch);
   }
+}
+
+/**
+ * Runs a batch concurrently; their `tool` messages enter the history in call order (not in
+ * completion order), also when the batch ends early on a cancel.
+ */
+async function runBatch(t: TurnContext, batch: PreparedCall[]): Promise<void> {
+  const slots: { m: ChatMessage; interrupted?: boolean }[][] = batch.map(() => []);
+  const runs = batch.map((p, i) =>
+    executeCall({ ...t, pushMessage: (m, interrupted) => slots[i].push({ m, interrupted }) }, p)
+  );
+  const settled = await Promise.allSettled(runs);
+  for (const slot of slots) for (const { m, interrupted } of slot) t.pushMessage(m, interrupted);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
 }

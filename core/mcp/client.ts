@@ -430,6 +430,10 @@ class Connection implements McpConnection {
             for (const line of s.split("\n")) if (line) console.error(`[mcp ${d.name}] ${line}`);
           }
         },
+        onOversized: (chars) =>
+          this.warn(
+            `MCP server ${d.name} wrote a stdout line over ${chars} characters; it was dropped`,
+          ),
         onJunk: (line) => {
           if (debug) {
             console.error(`[mcp ${d.name}] not JSON-RPC on stdout, skipped: ${line.slice(0, 500)}`);

@@ -23,7 +23,12 @@ export interface DenoStdioOptions {
   cwd: string;
   onStderr?: (text: string) => void;
   onJunk?: (line: string) => void;
+  /** A stdout line longer than {@link MAX_LINE_CHARS} was dropped (`chars` read so far). */
+  onOversized?: (chars: number) => void;
 }
+
+/** Longest stdout line accepted from a server, in UTF-16 code units (about 32 MiB of text). */
+export const MAX_LINE_CHARS = 32 * 1024 * 1024;
 
 /** An MCP `Transport` over a child process's stdio, with whole-tree shutdown. */
 export class DenoStdioTransport implements Transport {
@@ -63,17 +68,35 @@ export class DenoStdioTransport implements Transport {
 
   private async readStdout(s: ReadableStream<Uint8Array>): Promise<void> {
     const dec = new TextDecoder();
-    let buf = "";
+    let parts: string[] = [];
+    let size = 0;
+    let dropping = false;
     try {
       for await (const chunk of s) {
-        buf += dec.decode(chunk, { stream: true });
+        let text = dec.decode(chunk, { stream: true });
         let i;
-        while ((i = buf.indexOf("\n")) >= 0) {
-          this.line(buf.slice(0, i).replace(/\r$/, ""));
-          buf = buf.slice(i + 1);
+        // Only the new text is scanned for line ends (a long line costs O(its length)).
+        while ((i = text.indexOf("\n")) >= 0) {
+          const head = text.slice(0, i);
+          text = text.slice(i + 1);
+          if (dropping) dropping = false;
+          else this.line((parts.join("") + head).replace(/\r$/, ""));
+          parts = [];
+          size = 0;
+        }
+        if (dropping || !text) continue;
+        parts.push(text);
+        size += text.length;
+        if (size > MAX_LINE_CHARS) {
+          // The SDK's own transport gives up at 10 MiB; a server's answer this large is dropped
+          // (its request then fails on its timeout), the connection lives on.
+          this.opts.onOversized?.(size);
+          parts = [];
+          size = 0;
+          dropping = true;
         }
       }
-      if (buf.trim()) this.line(buf);
+      if (!dropping && parts.length) this.line(parts.join(""));
     } catch (e) {
       if (!this.closed) this.onerror?.(e as Error);
     }

@@ -30,12 +30,12 @@
  * @module
  */
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { builtinModules } from "node:module";
 import { SDK_SPECIFIER } from "./source.ts";
 
 /** A file that went into a bundle and the SHA-256 of its text (for the cache). */
 export interface BundleInput {
   path: string;
+  /** Hex SHA-256 of the file; `""` for a path inside the folder that resolution found missing. */
   sha256: string;
 }
 
@@ -94,7 +94,8 @@ const REQUIRE_BUILTIN = `const require = (id) => { const name = String(id); ` +
   `if (m === undefined) throw new Error("cannot require " + JSON.stringify(name) + ": only node built-ins can be required at run time"); ` +
   `return m; };`;
 
-const NODE_BUILTINS = new Set(builtinModules.map((m) => m.replace(/^node:/, "")));
+/** Node built-in module names without `node:` (filled on first bundle: node:module is not free). */
+const NODE_BUILTINS = new Set<string>();
 const EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".json"];
 const LOADERS: Record<string, string> = {
   ".ts": "ts",
@@ -112,34 +113,43 @@ const LOADERS: Record<string, string> = {
 
 const inside = (root: string, p: string) => p === root || p.startsWith(root + sep);
 
-// Resolution makes hundreds of small file-system queries for a package like zod: synchronous
-// calls (microseconds each) are far cheaper than as many async ops, and results are memoised.
-const realCache = new Map<string, string | undefined>();
-const fileCache = new Map<string, boolean>();
-
-function realOrUndefined(p: string): string | undefined {
-  if (realCache.has(p)) return realCache.get(p);
-  let r: string | undefined;
-  try {
-    r = Deno.realPathSync(p);
-  } catch {
-    r = undefined;
-  }
-  realCache.set(p, r);
-  return r;
-}
-
-function isFile(p: string): boolean {
-  let r = fileCache.get(p);
-  if (r === undefined) {
-    try {
-      r = Deno.statSync(p).isFile;
-    } catch {
-      r = false;
-    }
-    fileCache.set(p, r);
-  }
-  return r;
+/**
+ * Memoised file-system queries of one bundle. Resolution makes hundreds of them for a package
+ * like zod: synchronous calls (microseconds each) are far cheaper than as many async ops. The
+ * paths found missing are kept: inside the plugin folder they become cache inputs too (a file
+ * appearing there may change what an import resolves to).
+ */
+function fsMemo() {
+  const realCache = new Map<string, string | undefined>();
+  const fileCache = new Map<string, boolean>();
+  return {
+    realOrUndefined(p: string): string | undefined {
+      if (realCache.has(p)) return realCache.get(p);
+      let r: string | undefined;
+      try {
+        r = Deno.realPathSync(p);
+      } catch {
+        r = undefined;
+      }
+      realCache.set(p, r);
+      return r;
+    },
+    isFile(p: string): boolean {
+      let r = fileCache.get(p);
+      if (r === undefined) {
+        try {
+          r = Deno.statSync(p).isFile;
+        } catch {
+          r = false;
+        }
+        fileCache.set(p, r);
+      }
+      return r;
+    },
+    missing(): string[] {
+      return [...fileCache].filter(([, v]) => !v).map(([p]) => p);
+    },
+  };
 }
 
 /** `npm:name@range/sub` → parts (name may be scoped). */
@@ -170,10 +180,15 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
     throw new BundleError(`cannot bundle: its entry ${entry} is outside the plugin folder ${root}`);
   }
   const esbuild = await loadEsbuild();
+  if (!NODE_BUILTINS.size) {
+    for (const m of (await import("node:module")).builtinModules) {
+      NODE_BUILTINS.add(m.replace(/^node:/, ""));
+    }
+  }
   const { exports: resolveExports, legacy } = await import("resolve.exports");
   const semver = (await import("semver")).default;
-  realCache.clear(); // the memo lives for one bundle
-  fileCache.clear();
+  const fsq = fsMemo();
+  const { realOrUndefined, isFile } = fsq;
   const npmCache = realOrUndefined(denoNpmCache()) ?? denoNpmCache();
   const texts = new Map<string, Uint8Array>();
   const pkgJsonCache = new Map<string, Record<string, unknown> | undefined>();
@@ -251,7 +266,7 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
   const fromNodeModules = (name: string, from: string, limit: string) => {
     for (let d = from; inside(limit, d); d = dirname(d)) {
       const p = join(d, "node_modules", name);
-      if (realOrUndefined(join(p, "package.json"))) return p;
+      if (isFile(join(p, "package.json"))) return p;
       if (d === limit) break;
     }
     return undefined;
@@ -490,6 +505,7 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
   const code: string = result.outputFiles[0].text;
   const inputs: BundleInput[] = [];
   for (const [p, b] of texts) inputs.push({ path: p, sha256: await sha256(b) });
+  for (const p of fsq.missing()) if (inside(root, p)) inputs.push({ path: p, sha256: "" });
   inputs.sort((a, b) => a.path.localeCompare(b.path));
   return { code, inputs };
 }
@@ -498,19 +514,4 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
 function displayPath(root: string, p: string): string {
   const abs = resolve("/", p.replace(/^file:/, ""));
   return inside(root, abs) ? relative(root, abs) : abs;
-}
-
-/**
- * True when every input still has the recorded content (a cached bundle is
- * then still valid). Unreadable or changed files make it false.
- */
-export async function inputsUnchanged(inputs: BundleInput[]): Promise<boolean> {
-  for (const i of inputs) {
-    try {
-      if (await sha256(await Deno.readFile(i.path)) !== i.sha256) return false;
-    } catch {
-      return false;
-    }
-  }
-  return true;
 }

@@ -124,6 +124,33 @@ async function sha256(text: string): Promise<string> {
 }
 
 /**
+ * True when every file of a cached bundle still has the recorded SHA-256 and every path found
+ * missing is still missing (the bundle is then still valid); a changed, unreadable or newly
+ * created file makes it false.
+ */
+async function inputsUnchanged(inputs: { path: string; sha256: string }[]): Promise<boolean> {
+  for (const i of inputs) {
+    if (i.sha256 === "") {
+      // Missing when bundled: a file appearing there may change what an import resolves to.
+      try {
+        await Deno.lstat(String(i.path));
+        return false;
+      } catch {
+        continue;
+      }
+    }
+    try {
+      const d = await crypto.subtle.digest("SHA-256", await Deno.readFile(String(i.path)));
+      const hex = Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
+      if (hex !== i.sha256) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
  * Compiles (a one-file plugin) or bundles (a folder plugin, `root` given) and
  * probes one plugin without permissions, using the cache when possible. The
  * cache entry is keyed by the entry's real path and holds the SHA-256 of every
@@ -146,9 +173,7 @@ export async function probePlugin(
       if (
         cached?.key === key && typeof cached.code === "string" && cached.manifest &&
         (!opts.root ||
-          (Array.isArray(cached.inputs) && await (await import("./bundle.ts")).inputsUnchanged(
-            cached.inputs,
-          )))
+          (Array.isArray(cached.inputs) && await inputsUnchanged(cached.inputs)))
       ) {
         return { code: cached.code, manifest: cached.manifest };
       }

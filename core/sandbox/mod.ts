@@ -11,6 +11,9 @@
  * - Modes ({@link SandboxSettings}): `auto` (default; on where a backend works, else a one-time
  *   warning, and the `init` event and `policy show` say so), `required` (commands are refused
  *   without a sandbox), `off` (`--no-sandbox`). `--dangerously-skip-permissions` keeps it.
+ * - Protected names that do not exist yet (`.git`, `.coyote`, `.mcp.json` at the workspace top)
+ *   cannot be mounted read-only without creating them on the host: what a command creates there
+ *   is removed after it (the result says so), unless a `Write` allow rule names it.
  * - `auto_allow` (default true): with the sandbox on, an `execute` access the guard would *ask*
  *   about by default runs without asking ({@link sandboxGuard}); deny rules and explicit `ask`
  *   rules still decide.
@@ -23,6 +26,7 @@ import { deriveProfile, type SandboxProfile } from "./profile.ts";
 import { bwrapArgs } from "./bwrap.ts";
 import { sbplProfile } from "./sbpl.ts";
 import { commandEnvironment } from "./env.ts";
+import { compilePath } from "../guard/rules.ts";
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
 
@@ -181,6 +185,56 @@ export function sandboxedCommand(
   };
 }
 
+/** Protected names that cannot be mounted read-only when they do not exist yet. */
+const CREATABLE_PROTECTED = [".git", ".coyote", ".mcp.json"];
+
+/**
+ * The protected names at the workspace top that do not exist (in any case) and that no
+ * `Write` allow rule opens: a mount point cannot be made for them without creating them on the
+ * host, so {@link removeCreated} checks them after the command.
+ */
+function missingProtected(policy: Policy, ws: string): string[] {
+  let names: string[] = [];
+  try {
+    names = [...Deno.readDirSync(ws)].map((e) => e.name.toLowerCase());
+  } catch { /* unreadable: nothing to check */ }
+  const allowed = (p: string) =>
+    policy.rules().some((r) =>
+      r.kind === "write" && r.decision === "allow" && r.pattern !== undefined &&
+      compilePath(r.pattern, policy.workspace, policy.home).test(p)
+    );
+  return CREATABLE_PROTECTED.filter((n) => !names.includes(n) && !allowed(`${ws}/${n}`));
+}
+
+/**
+ * Removes what a sandboxed command created under one of the `missing` names (any case) at the
+ * workspace top — protected paths Coyote or git would load and run outside the sandbox later:
+ * plugins in `.coyote/`, servers in `.mcp.json`, hooks in `.git/` — and says so; undefined when
+ * nothing was created.
+ */
+function removeCreated(ws: string, missing: string[]): string | undefined {
+  if (!missing.length) return undefined;
+  const removed: string[] = [];
+  let entries: Deno.DirEntry[] = [];
+  try {
+    entries = [...Deno.readDirSync(ws)];
+  } catch {
+    return undefined;
+  }
+  for (const e of entries) {
+    if (!missing.includes(e.name.toLowerCase())) continue;
+    try {
+      Deno.removeSync(`${ws}/${e.name}`, { recursive: true });
+      removed.push(e.name);
+    } catch { /* could not remove: the guard still protects it */ }
+  }
+  if (!removed.length) return undefined;
+  const rule = removed[0].toLowerCase() === ".mcp.json" ? ".mcp.json" : `${removed[0]}/**`;
+  return `removed ${
+    removed.join(", ")
+  } created by the command: the OS sandbox keeps .git/, .coyote/ and .mcp.json read-only (they run code outside it); allow it with --allow 'Write(${rule})'`;
+}
+
 let warned = false;
 
 /**
@@ -254,7 +308,13 @@ export class CommandSandbox {
 
   /** The exec plugin's `CommandLauncher.prepare`. */
   prepare(command: string, cwd: string, shell: string):
-    | { program: string; args: string[]; env: Record<string, string>; sandboxed: boolean }
+    | {
+      program: string;
+      args: string[];
+      env: Record<string, string>;
+      sandboxed: boolean;
+      after?: () => string | undefined;
+    }
     | { refused: string } {
     if (!this.backend) {
       if (this.settings.mode === "required") {
@@ -277,7 +337,15 @@ export class CommandSandbox {
       secrets: this.secrets,
       shell,
     });
-    return { program: c.program, args: c.args, env: c.env, sandboxed: true };
+    const ws = c.profile.workspace;
+    const missing = missingProtected(this.policy, ws);
+    return {
+      program: c.program,
+      args: c.args,
+      env: c.env,
+      sandboxed: true,
+      after: () => removeCreated(ws, missing),
+    };
   }
 
   started(t: { pid: number; marker: string }): void {

@@ -104,6 +104,8 @@ export interface SkillSources {
   pluginSkills?: SkillDefinition[];
   /** Built-in `SKILL.md` texts by folder name (skills/mod.ts). */
   builtins?: { name: string; path: string; text: string }[];
+  /** Already-parsed built-ins (core/agents/builtins.ts cache), used instead of `builtins`. */
+  builtinEntries?: SkillEntry[];
 }
 
 const SKILL_DIRS = [[".coyote", "skills"], [".claude", "skills"], [".agents", "skills"]];
@@ -177,6 +179,7 @@ export async function discoverSkills(
     }
   }));
   for (const b of builtins) if (b) all.push(b);
+  all.push(...(src.builtinEntries ?? []));
   const byName = new Map<string, SkillEntry>();
   for (const s of all) if (!byName.has(s.name)) byName.set(s.name, s);
   return { skills: [...byName.values()], warnings };

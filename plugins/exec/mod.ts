@@ -125,6 +125,8 @@ async function shell(): Promise<string> {
 
 /** Outcome of one command. */
 export interface CommandOutcome {
+  /** What the launcher reported after the command (e.g. a protected path it removed). */
+  note?: string;
   exitCode: number | null;
   signal: string | null;
   stdout: string;
@@ -139,7 +141,14 @@ export interface CommandOutcome {
 
 /** How to start one command's shell: program, arguments, environment; or why it may not run. */
 export type LaunchPlan =
-  | { program: string; args: string[]; env: Record<string, string>; sandboxed: boolean }
+  | {
+    program: string;
+    args: string[];
+    env: Record<string, string>;
+    sandboxed: boolean;
+    /** Called once the command's tree has ended; a returned note is appended to the result. */
+    after?: () => string | undefined;
+  }
   | { refused: string };
 
 /**
@@ -254,7 +263,9 @@ export async function runCommand(
     forget(tree);
     launcher.finished?.(tree);
   }
+  const note = plan.after?.();
   return {
+    ...(note ? { note } : {}),
     sandboxed: plan.sandboxed,
     exitCode: status.signal ? null : status.code,
     signal: status.signal ?? null,
@@ -319,9 +330,11 @@ export function makeExecuteCommandTool(
         // The client's terminal runs `/bin/sh -c TEXT`: a sandboxed plan becomes
         // `exec env -i VARS… bwrap … bash -c COMMAND` so the client starts the same sandbox.
         let text = input.command;
+        let after: (() => string | undefined) | undefined;
         if (launcher !== directLauncher) {
           const plan = await launcher.prepare(input.command, ctx.cwd, await shell());
           if ("refused" in plan) return { content: plan.refused, isError: true };
+          after = plan.after;
           if (plan.sandboxed) {
             text = ["exec", "env", "-i", ...Object.entries(plan.env).map(([k, v]) => `${k}=${v}`)]
               .concat(plan.program, ...plan.args).map(shellQuote).join(" ");
@@ -339,8 +352,9 @@ export function makeExecuteCommandTool(
         const body = r.output === ""
           ? ""
           : `\n--- output${r.truncated ? " (truncated)" : ""} ---\n${r.output}`;
+        const note = after?.();
         return {
-          content: `${status}${body}`,
+          content: `${status}${body}${note ? `\n--- coyote ---\n${note}` : ""}`,
           isError: r.exitCode !== 0,
           rawOutput: {
             exitCode: r.exitCode,
@@ -372,6 +386,7 @@ export function makeExecuteCommandTool(
       if (o.stdout !== "") parts.push(`--- stdout ---\n${o.stdout.replace(/\n$/, "")}`);
       if (o.stderr !== "") parts.push(`--- stderr ---\n${o.stderr.replace(/\n$/, "")}`);
       if (o.stdout === "" && o.stderr === "") parts.push("(no output)");
+      if (o.note) parts.push(`--- coyote ---\n${o.note}`);
       return {
         content: parts.join("\n"),
         isError: o.exitCode !== 0,

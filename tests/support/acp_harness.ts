@@ -11,7 +11,7 @@
  */
 import * as acp from "@agentclientprotocol/sdk";
 
-import { coyoteTaskFlags, MAIN_TS } from "./run_coyote.ts";
+import { coyoteTaskEnv, coyoteTaskFlags, MAIN_TS } from "./run_coyote.ts";
 
 /** `run` plus the `coyote` task's flags (read from deno.json), never `-A`. */
 export const COYOTE_FLAGS = ["run", ...coyoteTaskFlags()];
@@ -95,6 +95,7 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     HOME: Deno.env.get("HOME") ?? "/tmp",
     DENO_DIR: Deno.env.get("DENO_DIR") ?? "",
+    ...coyoteTaskEnv(),
     NO_COLOR: "1",
     ...opts.env,
   };

@@ -1,6 +1,7 @@
 /**
  * Spawns `main.ts` exactly as the `coyote` task of deno.json runs it (same
- * `deno run` permission flags, never `-A`), with an isolated environment:
+ * `deno run` permission flags, never `-A`, and the task's `NAME=value` variables), with an
+ * isolated environment:
  * `COYOTE_CONFIG_DIR` / `COYOTE_DATA_DIR` in temp dirs and `OPENAI_BASE_URL`
  * pointing at a scripted model server.
  * @module
@@ -10,9 +11,29 @@ import denoJson from "../../deno.json" with { type: "json" };
 export const REPO_ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 export const MAIN_TS = `${REPO_ROOT}/main.ts`;
 
+/** The words of the `coyote` task after its leading `NAME=value` environment assignments. */
+function taskWords(): { env: Record<string, string>; words: string[] } {
+  const all = denoJson.tasks.coyote.split(/\s+/).filter(Boolean);
+  const env: Record<string, string> = {};
+  let i = 0;
+  for (; i < all.length && /^[A-Z_][A-Z0-9_]*=/.test(all[i]); i++) {
+    const eq = all[i].indexOf("=");
+    env[all[i].slice(0, eq)] = all[i].slice(eq + 1);
+  }
+  return { env, words: all.slice(i) };
+}
+
+/**
+ * The environment the `coyote` task sets (its leading `NAME=value` words, e.g.
+ * `DENO_NO_UPDATE_CHECK=1` so a source run makes no traffic but the model server's).
+ */
+export function coyoteTaskEnv(): Record<string, string> {
+  return taskWords().env;
+}
+
 /** The `deno run` flags of the `coyote` task (between `run` and `main.ts`). */
 export function coyoteTaskFlags(): string[] {
-  const words = denoJson.tasks.coyote.split(/\s+/).filter(Boolean);
+  const words = taskWords().words;
   const run = words.indexOf("run");
   const main = words.findIndex((w) => w.endsWith("main.ts"));
   if (words[0] !== "deno" || run < 0 || main < 0) {
@@ -59,6 +80,7 @@ export function childEnv(
     COYOTE_CONFIG_DIR: env.configDir,
     COYOTE_DATA_DIR: env.dataDir,
     NO_COLOR: "1",
+    ...coyoteTaskEnv(),
   };
   if (opts.baseURL) {
     e.OPENAI_BASE_URL = opts.baseURL;

@@ -1,0 +1,51 @@
+/**
+ * Supervisor limits and their defaults (issue 7 §3; the agent `config.yaml` keys of the
+ * Rust original): how many children an agent runs at once, how deep the tree may grow,
+ * when a child's answer is condensed, how long a bubbled-up question waits, how often a
+ * turn is re-prompted.
+ * @module
+ */
+import type { AgentSpec } from "../types.ts";
+
+/** Children running at once per parent unless the agent says otherwise; further spawns queue. */
+export const DEFAULT_MAX_CONCURRENT_AGENTS = 8;
+/** Deepest level below the root (root = 0) unless the agent says otherwise. */
+export const DEFAULT_MAX_AGENT_DEPTH = 3;
+/** A child's final answer longer than this many characters is condensed in its result. */
+export const DEFAULT_SUMMARIZATION_THRESHOLD = 8_000;
+/** Seconds a child's bubbled-up permission request or question waits for the user. */
+export const DEFAULT_ESCALATION_TIMEOUT_S = 300;
+/** Re-prompts per turn while the todo list has open items (`auto_continue`). */
+export const DEFAULT_MAX_AUTO_CONTINUES = 5;
+/** Reminders a turn gets for uncollected children before they are cancelled. */
+export const MAX_PENDING_REMINDERS = 3;
+/** `agent__collect` waits this long when no `timeout_ms` is given (ms). */
+export const DEFAULT_COLLECT_TIMEOUT_MS = 600_000;
+
+/** The effective limits of one agent (definition values over the defaults). */
+export interface AgentLimits {
+  maxConcurrent: number;
+  maxDepth: number;
+  summarizationThreshold: number;
+  escalationTimeoutMs: number;
+  autoContinue: boolean;
+  maxAutoContinues: number;
+}
+
+function positive(v: unknown, fallback: number): number {
+  return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+/** Limits of an agent definition. */
+export function limitsOf(def: AgentSpec): AgentLimits {
+  return {
+    maxConcurrent: Math.floor(positive(def.max_concurrent_agents, DEFAULT_MAX_CONCURRENT_AGENTS)),
+    maxDepth: typeof def.max_agent_depth === "number" && def.max_agent_depth >= 0
+      ? Math.floor(def.max_agent_depth)
+      : DEFAULT_MAX_AGENT_DEPTH,
+    summarizationThreshold: positive(def.summarization_threshold, DEFAULT_SUMMARIZATION_THRESHOLD),
+    escalationTimeoutMs: positive(def.escalation_timeout, DEFAULT_ESCALATION_TIMEOUT_S) * 1000,
+    autoContinue: def.auto_continue === true,
+    maxAutoContinues: Math.floor(positive(def.max_auto_continues, DEFAULT_MAX_AUTO_CONTINUES)),
+  };
+}

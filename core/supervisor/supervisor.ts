@@ -1,0 +1,379 @@
+/**
+ * The supervisor of one session: the sub-agents it spawned in the current turn.
+ *
+ * - `spawn` returns an id (`<agent>-<8 hex>`) at once; the child — a fresh Session on the same
+ *   Workspace with its own definition's instructions and tools, the parent's policy narrowed —
+ *   runs concurrently. Beyond `max_concurrent_agents` spawns queue and start as others end.
+ *   Refusals (not allowed to spawn, not in `spawnable_agents`, unknown agent, `max_agent_depth`
+ *   reached) throw {@link SpawnRefused} with the reason.
+ * - A child's envelopes flow into the parent's current stream (their `parent_id` is the
+ *   parent's agent id); its permission requests and questions go to the root frontend
+ *   (core/supervisor/escalation.ts).
+ * - `collect` waits for one child or all uncollected ones; the result is the child's final
+ *   answer, condensed past `summarization_threshold` (the full text stays in its transcript).
+ * - `cancel` aborts a child's turn, which cancels its own children (cascade) and kills the
+ *   processes its tools started; cancelling the parent's turn cancels every child.
+ * - Guardrail (`beforeTurnEnd`): a turn that would end with uncollected children is reminded
+ *   {@link MAX_PENDING_REMINDERS} times, then they are cancelled.
+ * - `endTurn` rolls the children's usage up and lists them for `turn_ended.agents`.
+ * @module
+ */
+import type {
+  AgentRunSummary,
+  AgentSpec,
+  EnvelopeSink,
+  EventEnvelope,
+  TurnResult,
+  TurnUsage,
+} from "../types.ts";
+import type { AgentSession, SessionOptions } from "../session.ts";
+import { transcriptPath } from "../sessions.ts";
+import { condense } from "./summary.ts";
+import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
+
+/** A spawn the supervisor refused; the message says why (it becomes the tool error). */
+export class SpawnRefused extends Error {
+  override name = "SpawnRefused";
+}
+
+/** One child of the current turn. */
+export interface ChildRun {
+  id: string;
+  agent: string;
+  prompt: string;
+  status: AgentRunSummary["status"];
+  /** The parent's `agent__spawn` tool call. */
+  toolCallId: string;
+  session?: AgentSession;
+  ctrl: AbortController;
+  queuedAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  result?: TurnResult;
+  /** Set when the child could not start (e.g. its session failed to open). */
+  error?: string;
+  collected: boolean;
+  /** Resolves when the child ended (any status). */
+  done: Promise<void>;
+  finish: () => void;
+  /** What it is doing now: title of its last tool call. */
+  activity?: string;
+}
+
+/** What the supervisor needs from its session. */
+export interface SupervisorHost {
+  /** The owning session (set once it exists). */
+  owner(): AgentSession;
+  /** Opens a child session (core/session.ts `openSession` on the owner's workspace). */
+  open(opts: SessionOptions): Promise<AgentSession>;
+  /** The child's permission resolver and host services (the root's, escalating). */
+  childWiring(def: AgentSpec): Pick<SessionOptions, "permission" | "host">;
+  /** Depth cap inherited from the ancestors (min of their `max_agent_depth`). */
+  depthCap: number;
+  log(line: string): void;
+}
+
+function randomHex8(): string {
+  return crypto.getRandomValues(new Uint32Array(1))[0].toString(16).padStart(8, "0");
+}
+
+/** Sums usage records. */
+export function addUsage(into: TurnUsage, u: TurnUsage): void {
+  into.prompt_tokens += u.prompt_tokens;
+  into.completion_tokens += u.completion_tokens;
+  into.total_tokens += u.total_tokens;
+  into.requests += u.requests;
+}
+
+function zeroUsage(): TurnUsage {
+  return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 };
+}
+
+/** See the module doc. */
+export class Supervisor {
+  readonly runs = new Map<string, ChildRun>();
+  #sink: EnvelopeSink | null = null;
+  #reminders = 0;
+  #turnSignal: AbortSignal | null = null;
+  #onTurnAbort = () => this.cancelAll("the parent's turn was cancelled");
+
+  constructor(readonly host: SupervisorHost) {}
+
+  get limits(): AgentLimits {
+    return limitsOf(this.host.owner().definition);
+  }
+
+  /** The depth cap this session passes to its children. */
+  childDepthCap(def: AgentSpec): number {
+    return Math.min(this.host.depthCap, limitsOf(def).maxDepth);
+  }
+
+  /** Starts a turn: children's events go to `sink`; aborting `signal` cancels them all. */
+  beginTurn(sink: EnvelopeSink, signal: AbortSignal): void {
+    this.runs.clear();
+    this.#reminders = 0;
+    this.#sink = sink;
+    this.#turnSignal = signal;
+    signal.addEventListener("abort", this.#onTurnAbort, { once: true });
+  }
+
+  /** Ends a turn: the children's usage (rolled up) and their summaries. */
+  endTurn(): { usage: TurnUsage; agents: AgentRunSummary[] } {
+    this.#turnSignal?.removeEventListener("abort", this.#onTurnAbort);
+    this.#turnSignal = null;
+    this.#sink = null;
+    const usage = zeroUsage();
+    const agents: AgentRunSummary[] = [];
+    for (const r of this.runs.values()) {
+      const u = r.result?.usage ?? zeroUsage();
+      addUsage(usage, u);
+      agents.push(this.summary(r));
+    }
+    return { usage, agents };
+  }
+
+  summary(r: ChildRun): AgentRunSummary {
+    return {
+      agent_id: r.id,
+      agent: r.agent,
+      session_id: r.session?.id ?? "",
+      parent_id: this.host.owner().agentId,
+      status: r.status,
+      ...(r.result ? { stop_reason: r.result.stopReason } : {}),
+      usage: r.result?.usage ?? zeroUsage(),
+      ...(r.startedAt !== undefined
+        ? { duration_ms: Math.round((r.endedAt ?? performance.now()) - r.startedAt) }
+        : {}),
+    };
+  }
+
+  #forward = (env: EventEnvelope) => {
+    const run = this.runs.get(env.agent_id);
+    if (run && env.update.sessionUpdate === "tool_call") run.activity = env.update.title;
+    const sink = this.#sink;
+    if (!sink) return;
+    try {
+      sink(env);
+    } catch (e) {
+      this.host.log(`coyote: event sink failed: ${(e as Error).message}`);
+    }
+  };
+
+  running(): ChildRun[] {
+    return [...this.runs.values()].filter((r) => r.status === "running");
+  }
+
+  /**
+   * Spawns a child (see the module doc); returns its run at once.
+   * @throws SpawnRefused with the reason.
+   */
+  spawn(agentName: string, prompt: string, toolCallId: string): ChildRun {
+    const owner = this.host.owner();
+    const def = owner.definition;
+    if (!def.can_spawn_agents) {
+      throw new SpawnRefused(`agent ${owner.agent} may not spawn sub-agents (can_spawn_agents)`);
+    }
+    const allowed = def.spawnable_agents;
+    if (allowed && !allowed.includes(agentName)) {
+      throw new SpawnRefused(
+        `agent ${owner.agent} may not spawn "${agentName}"; spawnable_agents: ${
+          allowed.join(", ") || "(none)"
+        }`,
+      );
+    }
+    const child = owner.workspace.agents.get(agentName);
+    if (!child) throw new SpawnRefused(owner.workspace.agents.unknown(agentName));
+    const depth = owner.origin.depth + 1;
+    if (depth > this.host.depthCap) {
+      throw new SpawnRefused(
+        `max_agent_depth ${this.host.depthCap} reached: ${owner.agentId} is at depth ${owner.origin.depth}, a child would be at depth ${depth}`,
+      );
+    }
+    if (this.#turnSignal?.aborted) throw new SpawnRefused("the turn is being cancelled");
+    let finish!: () => void;
+    const done = new Promise<void>((r) => (finish = r));
+    let id = `${agentName}-${randomHex8()}`;
+    while (this.runs.has(id)) id = `${agentName}-${randomHex8()}`;
+    const run: ChildRun = {
+      id,
+      agent: agentName,
+      prompt,
+      status: "queued",
+      toolCallId,
+      ctrl: new AbortController(),
+      queuedAt: performance.now(),
+      collected: false,
+      done,
+      finish,
+    };
+    this.runs.set(id, run);
+    this.#pump();
+    return run;
+  }
+
+  /** Starts queued children while fewer than `max_concurrent_agents` run. */
+  #pump(): void {
+    const max = this.limits.maxConcurrent;
+    for (const r of this.runs.values()) {
+      if (this.running().length >= max) return;
+      if (r.status === "queued") void this.#start(r);
+    }
+  }
+
+  async #start(run: ChildRun): Promise<void> {
+    run.status = "running";
+    run.startedAt = performance.now();
+    const owner = this.host.owner();
+    const def = owner.workspace.agents.get(run.agent)!;
+    try {
+      run.session = await this.host.open({
+        ...this.host.childWiring(def),
+        agent: run.agent,
+        parent: { session: owner, toolCallId: run.toolCallId, agentId: run.id },
+      });
+      if (run.ctrl.signal.aborted) throw new Error("cancelled before it started");
+      run.result = await run.session.prompt(run.prompt, {
+        signal: run.ctrl.signal,
+        onEvent: this.#forward,
+      });
+      run.status = run.result.stopReason === "cancelled"
+        ? "cancelled"
+        : run.result.error
+        ? "failed"
+        : "completed";
+    } catch (e) {
+      run.error = (e as Error)?.message ?? String(e);
+      run.status = run.ctrl.signal.aborted ? "cancelled" : "failed";
+    } finally {
+      run.endedAt = performance.now();
+      await run.session?.close().catch(() => {});
+      run.finish();
+      this.#pump();
+    }
+  }
+
+  /** The result text of a child for its parent (condensed past the threshold). */
+  resultText(run: ChildRun): string {
+    if (run.status === "queued" || run.status === "running") {
+      return `${run.id} is ${run.status}${run.activity ? ` (last: ${run.activity})` : ""}.`;
+    }
+    const full = run.result?.text ?? "";
+    const limit =
+      limitsOf(run.session?.definition ?? { name: "", description: "", instructions: "" })
+        .summarizationThreshold;
+    const path = run.session
+      ? transcriptPath(this.host.owner().workspace.app.dataDir, run.session.id)
+      : "";
+    const body = condense(full, limit, path);
+    const head = run.status === "completed"
+      ? `${run.id} completed:`
+      : run.status === "cancelled"
+      ? `${run.id} was cancelled${full ? "; its answer so far:" : "."}`
+      : `${run.id} failed: ${run.result?.error?.message ?? run.error ?? "unknown error"}${
+        full ? "; its answer so far:" : ""
+      }`;
+    return full ? `${head}\n${body}` : head;
+  }
+
+  /** `agent__check`: status, or the result when it ended (then it counts as collected). */
+  check(id: string): ChildRun {
+    const run = this.#get(id);
+    if (run.status !== "queued" && run.status !== "running") run.collected = true;
+    return run;
+  }
+
+  /**
+   * `agent__collect`: waits until `id` (or every uncollected child) ended, or `timeoutMs`
+   * passed, or `signal` aborted; marks the ended ones collected and returns them all.
+   */
+  async collect(
+    id: string | undefined,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<ChildRun[]> {
+    const runs = id ? [this.#get(id)] : [...this.runs.values()].filter((r) => !r.collected);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort = () => {};
+    await Promise.race([
+      Promise.all(runs.map((r) => r.done)),
+      new Promise((r) => (timer = setTimeout(r, timeoutMs))),
+      new Promise((r) => {
+        onAbort = () => r(null);
+        signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+    for (const r of runs) if (r.status !== "queued" && r.status !== "running") r.collected = true;
+    return runs;
+  }
+
+  /** `agent__cancel`: cancels a child (and through its turn, its descendants). */
+  async cancel(id: string): Promise<ChildRun> {
+    const run = this.#get(id);
+    this.#abort(run, "cancelled by its parent");
+    await run.done;
+    run.collected = true;
+    return run;
+  }
+
+  #abort(run: ChildRun, why: string): void {
+    if (run.status === "queued") {
+      run.status = "cancelled";
+      run.error = why;
+      run.endedAt = performance.now();
+      run.finish();
+      return;
+    }
+    run.ctrl.abort(new Error(why));
+  }
+
+  /** Cancels every child that has not ended. */
+  cancelAll(why: string): void {
+    for (const r of this.runs.values()) {
+      if (r.status === "queued" || r.status === "running") this.#abort(r, why);
+    }
+  }
+
+  /** Waits (at most `ms`) until every child ended. */
+  async settle(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.all([...this.runs.values()].map((r) => r.done)),
+      new Promise((r) => (timer = setTimeout(r, ms))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * The pending-agent guardrail: text to continue the turn with while children are
+   * uncollected (at most {@link MAX_PENDING_REMINDERS} times), then it cancels them and
+   * returns null.
+   */
+  async beforeTurnEnd(): Promise<string | null> {
+    const pending = [...this.runs.values()].filter((r) => !r.collected);
+    if (!pending.length) return null;
+    if (this.#reminders < MAX_PENDING_REMINDERS) {
+      this.#reminders++;
+      const list = pending.map((r) => `${r.id} (${r.agent}, ${r.status})`).join(", ");
+      return `<system-reminder>You are about to answer while sub-agents you spawned have not been collected: ${list}. Call agent__collect to wait for their results (or agent__cancel for ones you no longer need) before you give your final answer. Reminder ${this.#reminders} of ${MAX_PENDING_REMINDERS}; after that they are cancelled.</system-reminder>`;
+    }
+    this.cancelAll("not collected before the parent's turn ended");
+    await this.settle(5_000);
+    for (const r of pending) r.collected = true;
+    return null;
+  }
+
+  #get(id: string): ChildRun {
+    const run = this.runs.get(id);
+    if (!run) {
+      const known = [...this.runs.keys()];
+      throw new SpawnRefused(
+        `no sub-agent with id "${id}" in this turn${
+          known.length ? `; known: ${known.join(", ")}` : " (none spawned)"
+        }`,
+      );
+    }
+    return run;
+  }
+}

@@ -1,0 +1,502 @@
+/**
+ * The supervisor (issue 7 §3), in process against the scripted model server: sub-agents run
+ * concurrently, their events arrive nested in the parent's envelope stream, limits are
+ * enforced with tool errors that say why, a child never gets more than its parent, cancel
+ * cascades and kills processes, uncollected children are reminded then cancelled, a child's
+ * ask bubbles up (and times out into "proceed on your own judgement"), usage rolls up, and
+ * `auto_continue` re-prompts while the todo list has open items.
+ */
+import assert from "node:assert/strict";
+import { acquireWorkspace, type Workspace } from "../core/workspace.ts";
+import { type AgentSession, openSession } from "../core/session.ts";
+import { listSessions } from "../core/runtime.ts";
+import type {
+  AgentSpec,
+  EventEnvelope,
+  PermissionRequest,
+  PermissionResolver,
+  TurnEndedEvent,
+} from "../core/types.ts";
+import {
+  type RecordedRequest,
+  type ScriptedReply,
+  type ScriptedToolCall,
+  startModelServer,
+} from "./support/model_server.ts";
+import { testApp } from "./support/fixtures.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+/** The agent a request comes from: the first word of its system prompt (`LEAD`, `EXPLORE`, …). */
+function agentOf(req: RecordedRequest): string {
+  const sys = (req.body as Json).messages[0]?.content ?? "";
+  return String(sys).split(/\s/)[0];
+}
+function messages(req: RecordedRequest): Json[] {
+  return (req.body as Json).messages;
+}
+/** Tool results in a request, newest last. */
+function toolResults(req: RecordedRequest): string[] {
+  return messages(req).filter((m) => m.role === "tool").map((m) => String(m.content));
+}
+/** Model requests of one agent so far, this one included. */
+function nth(reqs: RecordedRequest[], req: RecordedRequest): number {
+  const sid = JSON.stringify(messages(req)[1]);
+  return reqs.filter((r) => agentOf(r) === agentOf(req) && JSON.stringify(messages(r)[1]) === sid)
+    .length;
+}
+function toolNames(req: RecordedRequest): string[] {
+  return ((req.body as Json).tools ?? []).map((t: Json) => t.function.name);
+}
+const spawn = (agent: string, prompt: string): ScriptedToolCall => ({
+  name: "agent__spawn",
+  arguments: { agent, prompt },
+});
+
+function agent(name: string, extra: Partial<AgentSpec> = {}): AgentSpec {
+  return {
+    name: name.toLowerCase(),
+    description: `${name} test agent`,
+    instructions: `${name} agent for tests.`,
+    ...extra,
+  };
+}
+
+interface Env {
+  ws: Workspace;
+  root: string;
+  cwd: string;
+  requests: RecordedRequest[];
+  open(agentName: string, permission?: PermissionResolver): Promise<AgentSession>;
+  run(session: AgentSession, prompt: string, signal?: AbortSignal): Promise<{
+    events: EventEnvelope[];
+    ended: TurnEndedEvent;
+  }>;
+  close(): Promise<void>;
+}
+
+async function setup(
+  agents: AgentSpec[],
+  script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
+  files: Record<string, string> = {},
+  config: Record<string, unknown> = {},
+): Promise<Env> {
+  const root = await Deno.makeTempDir({ prefix: "coyote-supervisor-" });
+  const cwd = `${root}/ws`;
+  await Deno.mkdir(cwd, { recursive: true });
+  for (const [path, text] of Object.entries(files)) {
+    await Deno.mkdir(`${cwd}/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${cwd}/${path}`, text);
+  }
+  const server = await startModelServer({ script: (req) => script(req) });
+  const app = testApp({ cwd, configDir: `${root}/config`, dataDir: `${root}/data` }, {
+    baseURL: server.baseURL,
+    apiKey: "k",
+    model: "scripted",
+    config,
+  });
+  const ws = await acquireWorkspace(app, { cwd, log: () => {} });
+  for (const a of agents) ws.agents.register(a, "workspace");
+  const sessions: AgentSession[] = [];
+  return {
+    ws,
+    root,
+    cwd,
+    requests: server.requests,
+    async open(name, permission) {
+      const s = await openSession(ws, {
+        agent: name,
+        permission: permission ?? (() => Promise.resolve("reject_once")),
+      });
+      sessions.push(s);
+      return s;
+    },
+    async run(session, prompt, signal) {
+      const events: EventEnvelope[] = [];
+      await session.prompt(prompt, { signal, onEvent: (e) => events.push(e) });
+      const last = events.at(-1)!;
+      assert.equal(last.session_id, session.id, "the root's turn_ended comes last");
+      assert.equal(last.update.sessionUpdate, "turn_ended");
+      return { events, ended: last.update as TurnEndedEvent };
+    },
+    async close() {
+      for (const s of sessions) await s.close();
+      await ws.release();
+      await server.close();
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
+Deno.test("supervisor: three explore children run at the same time, are collected, and their events nest", async () => {
+  // Each explore reply waits until all three explore requests are in: run one after the
+  // other they would never all arrive, and the answers would say NOT-CONCURRENT.
+  let arrived = 0;
+  let allIn!: () => void;
+  const barrier = new Promise<void>((r) => (allIn = r));
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true, spawnable_agents: ["explore"], tools: ["fs_read"] }),
+    agent("EXPLORE", { tools: ["fs_read", "fs_grep"] }),
+  ], async (req) => {
+    if (agentOf(req) === "EXPLORE") {
+      if (++arrived === 3) allIn();
+      const together = await Promise.race([
+        barrier.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 8000)),
+      ]);
+      const topic = String(messages(req).at(-1).content);
+      return { text: `${together ? "" : "NOT-CONCURRENT "}${topic}: found it. EXPLORE_COMPLETE` };
+    }
+    switch (nth(e.requests, req)) {
+      case 1:
+        return {
+          tool_calls: [
+            spawn("explore", "angle A"),
+            spawn("explore", "angle B"),
+            spawn("explore", "angle C"),
+          ],
+        };
+      case 2:
+        return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      default:
+        return { text: "X works like this." };
+    }
+  });
+  try {
+    const lead = await e.open("lead");
+    const { events, ended } = await e.run(lead, "how does X work?");
+    assert.equal(ended.stopReason, "end_turn");
+    assert.equal(ended.text, "X works like this.");
+    // Spawn answered ids at once; the three children ran side by side.
+    const explore = e.requests.filter((r) => agentOf(r) === "EXPLORE");
+    assert.equal(explore.length, 3);
+    const leadReqs = e.requests.filter((r) => agentOf(r) === "LEAD");
+    const spawned = toolResults(leadReqs[1]).map((t) => JSON.parse(t).id);
+    assert.equal(spawned.length, 3);
+    for (const id of spawned) assert.match(id, /^explore-[0-9a-f]{8}$/);
+    const collected = toolResults(leadReqs[2]).at(-1)!;
+    for (const id of spawned) assert.match(collected, new RegExp(`${id} completed:`));
+    assert.doesNotMatch(collected, /NOT-CONCURRENT/);
+    for (const t of ["angle A", "angle B", "angle C"]) assert.match(collected, new RegExp(t));
+    // Nested events: each child's envelopes carry its own session, agent id and parent_id.
+    const kids = new Map<string, EventEnvelope[]>();
+    for (const ev of events) {
+      if (ev.session_id === lead.id) {
+        assert.equal(ev.agent_id, lead.agentId);
+        assert.ok(!ev.parent_id);
+        continue;
+      }
+      assert.equal(ev.parent_id, lead.agentId);
+      assert.equal(ev.agent, "explore");
+      kids.set(ev.agent_id, [...(kids.get(ev.agent_id) ?? []), ev]);
+    }
+    assert.deepEqual([...kids.keys()].sort(), [...spawned].sort());
+    for (const [, evs] of kids) {
+      assert.deepEqual(evs.map((x) => x.seq), evs.map((_, i) => i + 1), "gapless seq per child");
+      assert.equal(evs[0].update.sessionUpdate, "turn_started");
+      assert.equal(evs.at(-1)!.update.sessionUpdate, "turn_ended");
+      assert.ok(evs.every((x) => x.parent_tool_call_id));
+    }
+    // Usage rolls up: the lead's three requests plus one per child; agents are listed.
+    assert.equal(ended.usage.requests, 3 + 3);
+    assert.equal(ended.agents?.length, 3);
+    assert.ok(ended.agents!.every((a) => a.status === "completed" && a.parent_id === lead.agentId));
+    // Each child has its own transcript, linked to the parent.
+    const stored = await listSessions(e.ws.app);
+    const children = stored.filter((s) => s.parentId === lead.id);
+    assert.equal(children.length, 3);
+    assert.deepEqual(children.map((c) => c.agentId).sort(), [...spawned].sort());
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("supervisor: whitelist, depth and unknown agents are refused with the reason; concurrency queues", async () => {
+  let inFlight = 0, maxInFlight = 0;
+  const e = await setup([
+    agent("LEAD", {
+      can_spawn_agents: true,
+      spawnable_agents: ["worker", "nested"],
+      max_concurrent_agents: 1,
+      max_agent_depth: 1,
+    }),
+    agent("WORKER", { tools: [] }),
+    agent("NESTED", { can_spawn_agents: true }),
+    agent("ORACLE"),
+  ], async (req) => {
+    const who = agentOf(req);
+    if (who === "WORKER") {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 30));
+      inFlight--;
+      return { text: `done ${messages(req).at(-1).content}` };
+    }
+    if (who === "NESTED") {
+      if (nth(e.requests, req) === 1) return { tool_calls: [spawn("worker", "deeper")] };
+      return { text: `nested saw: ${toolResults(req).at(-1)}` };
+    }
+    switch (nth(e.requests, req)) {
+      case 1:
+        return {
+          tool_calls: [
+            spawn("oracle", "not allowed"),
+            spawn("ghost", "unknown"),
+            spawn("worker", "w1"),
+            spawn("worker", "w2"),
+            spawn("worker", "w3"),
+            spawn("nested", "try to go deeper"),
+          ],
+        };
+      case 2:
+        return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      default:
+        return { text: "ok" };
+    }
+  });
+  try {
+    const lead = await e.open("lead");
+    const { ended } = await e.run(lead, "go");
+    const leadReqs = e.requests.filter((r) => agentOf(r) === "LEAD");
+    const results = toolResults(leadReqs[1]);
+    assert.match(
+      results[0],
+      /^error: agent lead may not spawn "oracle"; spawnable_agents: worker, nested/,
+    );
+    assert.match(results[1], /^error: .*may not spawn "ghost"/);
+    const collected = toolResults(leadReqs[2]).at(-1)!;
+    // The nested child is at depth 1 = max_agent_depth: its own spawn is refused with the reason.
+    assert.match(collected, /nested saw: error: max_agent_depth 1 reached/);
+    // max_concurrent_agents 1: never two children of the lead running at once, all three ran.
+    assert.equal(maxInFlight, 1);
+    for (const w of ["w1", "w2", "w3"]) assert.match(collected, new RegExp(`done ${w}`));
+    assert.equal(ended.agents?.length, 4);
+    assert.ok(ended.agents!.every((a) => a.status === "completed"));
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("supervisor: a workspace agent file cannot widen a child's tools or policy beyond its parent's", async () => {
+  // A workspace agent file that asks for every tool: as a child it must not get more than
+  // the lead that spawns it.
+  const greedy = "---\nname: greedy\ndescription: wants everything\ntools: ['*']\n---\n" +
+    "GREEDY agent from a workspace file.\n";
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true, tools: ["fs_read"] }),
+  ], (req) => {
+    if (agentOf(req) === "GREEDY") {
+      if (nth(e.requests, req) === 1) {
+        return {
+          tool_calls: [
+            { name: "execute_command", arguments: { command: "echo widened" } },
+            { name: "fs_read", arguments: { path: "secret.txt" } },
+          ],
+        };
+      }
+      return { text: toolResults(req).join(" | ") };
+    }
+    if (nth(e.requests, req) === 1) return { tool_calls: [spawn("greedy", "take everything")] };
+    if (nth(e.requests, req) === 2) {
+      return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+    }
+    return { text: "ok" };
+  }, { ".coyote/agents/greedy.md": greedy });
+  try {
+    assert.equal(e.ws.agents.get("greedy")?.tools?.[0], "*", "the file is loaded");
+    await Deno.writeTextFile(`${e.cwd}/secret.txt`, "SECRET");
+    const lead = await e.open("lead");
+    // The lead's session policy denies reading the file; the child inherits that rule.
+    lead.addRule("deny", "Read(secret.txt)");
+    await e.run(lead, "go");
+    const leadTools = toolNames(e.requests.find((r) => agentOf(r) === "LEAD")!);
+    const greedyTools = toolNames(e.requests.find((r) => agentOf(r) === "GREEDY")!);
+    assert.ok(!leadTools.includes("execute_command"));
+    assert.ok(greedyTools.every((t) => leadTools.includes(t)), `${greedyTools} ⊄ ${leadTools}`);
+    assert.ok(!greedyTools.includes("execute_command"));
+    const answer = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD")[2]).at(-1)!;
+    assert.match(answer, /unknown tool "execute_command"/);
+    assert.match(answer, /denied by policy/);
+    assert.doesNotMatch(answer, /SECRET|widened/);
+  } finally {
+    await e.close();
+  }
+});
+
+function alive(marker: string): boolean {
+  const out = new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").some((l) =>
+    l.includes(marker) && !l.includes("ps -eo")
+  );
+}
+
+Deno.test("supervisor: cancelling the root turn cancels the whole tree and kills its processes", async () => {
+  const marker = `${(Math.random() * 1000 + 100).toFixed(3)}`;
+  let started!: () => void;
+  const sleeping = new Promise<void>((r) => (started = r));
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("MIDDLE", { can_spawn_agents: true }),
+    agent("LEAF", { tools: ["execute_command"] }),
+  ], (req) => {
+    const who = agentOf(req);
+    if (who === "LEAF") {
+      setTimeout(started, 300);
+      return {
+        tool_calls: [{ name: "execute_command", arguments: { command: `sleep ${marker}` } }],
+      };
+    }
+    if (who === "MIDDLE") {
+      if (nth(e.requests, req) === 1) return { tool_calls: [spawn("leaf", "sleep")] };
+      return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+    }
+    if (nth(e.requests, req) === 1) return { tool_calls: [spawn("middle", "delegate")] };
+    return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+  });
+  try {
+    const lead = await e.open("lead", () => Promise.resolve("allow_once"));
+    lead.addRule("allow", "Execute(sleep *)");
+    const ctrl = new AbortController();
+    const running = e.run(lead, "go", ctrl.signal);
+    await sleeping;
+    assert.ok(alive(`sleep ${marker}`), "the leaf's command runs");
+    ctrl.abort();
+    const { ended, events } = await running;
+    assert.equal(ended.stopReason, "cancelled");
+    assert.equal(alive(`sleep ${marker}`), false, "no process left");
+    const ends = events.filter((x) => x.update.sessionUpdate === "turn_ended");
+    assert.equal(ends.length, 3);
+    for (const x of ends) assert.equal((x.update as TurnEndedEvent).stopReason, "cancelled");
+    assert.equal(ended.agents?.[0].status, "cancelled");
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("supervisor: agent__cancel cascades to grandchildren; uncollected children get reminders, then are cancelled", async () => {
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("MIDDLE", { can_spawn_agents: true }),
+    agent("SLOW"),
+  ], async (req) => {
+    const who = agentOf(req);
+    if (who === "SLOW") return { hang: true };
+    if (who === "MIDDLE") {
+      if (nth(e.requests, req) === 1) return { tool_calls: [spawn("slow", "forever")] };
+      return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+    }
+    const n = nth(e.requests, req);
+    if (n === 1) return { tool_calls: [spawn("middle", "m"), spawn("slow", "s")] };
+    if (n === 2) {
+      // Cancel the middle agent (and so its own slow child) once it is waiting.
+      while (e.requests.filter((r) => agentOf(r) === "SLOW").length < 2) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const id = JSON.parse(toolResults(req)[0]).id;
+      return { tool_calls: [{ name: "agent__cancel", arguments: { id } }] };
+    }
+    // Answer without collecting the slow child: reminded three times, then it is cancelled.
+    return { text: `answer ${n}` };
+  });
+  try {
+    const lead = await e.open("lead");
+    const { ended, events } = await e.run(lead, "go");
+    const leadReqs = e.requests.filter((r) => agentOf(r) === "LEAD");
+    assert.match(toolResults(leadReqs[2]).at(-1)!, /^middle-[0-9a-f]{8}: cancelled$/);
+    const reminders = leadReqs.map((r) => messages(r).at(-1)).filter((m) =>
+      m.role === "user" && /system-reminder.*not been collected/s.test(m.content)
+    );
+    assert.equal(reminders.length, 3);
+    assert.equal(ended.text, "answer 6");
+    const byAgent = new Map(ended.agents!.map((a) => [a.agent, a.status]));
+    assert.equal(byAgent.get("middle"), "cancelled");
+    assert.equal(byAgent.get("slow"), "cancelled");
+    // The middle agent's own child ended too (cascade): every child turn ended.
+    const childEnds = events.filter((x) =>
+      x.session_id !== lead.id && x.update.sessionUpdate === "turn_ended"
+    );
+    assert.equal(childEnds.length, 3);
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("supervisor: a child's ask bubbles up naming the child; unanswered, it proceeds on its own judgement", async () => {
+  const asked: PermissionRequest[] = [];
+  const e = await setup(
+    [
+      agent("LEAD", { can_spawn_agents: true }),
+      agent("WORKER", { escalation_timeout: 0.2, tools: ["execute_command"] }),
+    ],
+    (req) => {
+      if (agentOf(req) === "WORKER") {
+        if (nth(e.requests, req) === 1) {
+          return {
+            tool_calls: [{ name: "execute_command", arguments: { command: "make deploy" } }],
+          };
+        }
+        return { text: `worker: ${toolResults(req).at(-1)}` };
+      }
+      const n = nth(e.requests, req);
+      if (n === 1) return { tool_calls: [spawn("worker", "deploy")] };
+      if (n === 2) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      return { text: "done" };
+    },
+    {},
+    { permissions: { ask: ["Execute(make *)"] } },
+  );
+  try {
+    // The root frontend never answers (a user away from the keyboard).
+    const lead = await e.open("lead", (req, signal) => {
+      asked.push(req);
+      return new Promise((r) => signal.addEventListener("abort", () => r("cancelled")));
+    });
+    await e.run(lead, "go");
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].scope?.depth, 1);
+    assert.match(asked[0].scope!.agentId, /^worker-[0-9a-f]{8}$/);
+    assert.equal(asked[0].scope!.parentId, lead.agentId);
+    const collected = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD")[2]).at(-1)!;
+    assert.match(collected, /nobody answered the permission request in time/);
+    assert.match(collected, /Proceed on your own judgement/);
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("auto_continue re-prompts while the todo list has open items, up to max_auto_continues", async () => {
+  const todo = (status: string) => ({
+    name: "todo__write",
+    arguments: { todos: [{ content: "step one", status }] },
+  });
+  const e = await setup([
+    agent("PLANNER", { auto_continue: true, max_auto_continues: 2, tools: ["todo__write"] }),
+    agent("STUBBORN", { auto_continue: true, max_auto_continues: 2, tools: ["todo__write"] }),
+  ], (req) => {
+    const n = nth(e.requests, req);
+    if (agentOf(req) === "PLANNER") {
+      if (n === 1) return { tool_calls: [todo("in_progress")] };
+      if (n === 2) return { text: "paused" };
+      if (n === 3) return { tool_calls: [todo("completed")] };
+      return { text: "all done" };
+    }
+    if (n === 1) return { tool_calls: [todo("pending")] };
+    return { text: `stopping ${n}` };
+  });
+  try {
+    const planner = await e.open("planner");
+    const a = await e.run(planner, "work");
+    assert.equal(a.ended.text, "all done");
+    assert.equal(a.ended.usage.requests, 4);
+    const stubborn = await e.open("stubborn");
+    const b = await e.run(stubborn, "work");
+    // Two continuations, then the turn ends although the item is still open.
+    assert.equal(b.ended.usage.requests, 4);
+    assert.equal(b.ended.text, "stopping 4");
+    const last = e.requests.at(-1)!;
+    assert.match(messages(last).at(-1).content, /open item.*step one.*2 of 2/s);
+  } finally {
+    await e.close();
+  }
+});
