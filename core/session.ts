@@ -32,6 +32,7 @@ import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
 import { GraphRunner } from "./graph/runner.ts";
 import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
+import type { CompactionResult } from "./engine/compact.ts";
 import { ToolRegistry } from "./tools.ts";
 import { selectTools } from "./agents/resolve.ts";
 import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
@@ -115,6 +116,13 @@ export interface AgentSession {
   prompt(input: PromptInput, opts: { signal?: AbortSignal; onEvent: EnvelopeSink }): Promise<
     TurnResult
   >;
+  /**
+   * Summarises the older turns now, keeping the last ones and the todo list verbatim
+   * (`/compact [focus]`, core/engine/compact.ts). Rejects while a turn runs.
+   */
+  compact(
+    opts?: { focus?: string; signal?: AbortSignal; keep?: number },
+  ): Promise<CompactionResult>;
   /** Adds a policy rule for the rest of this session (ACP `allow_always`). */
   addRule(decision: "allow" | "deny", rule: string): void;
   /** Stored events of this session so far, in order (for ACP `session/load` replay). */
@@ -136,6 +144,12 @@ interface Lineage {
   rootHost?: HostServices | HostFactory;
   /** Min of the ancestors' (and own) `max_agent_depth`. */
   depthCap: number;
+  /**
+   * The session's tool list (kept current as MCP servers change) and MCP connection: a
+   * sub-agent uses its parent's as they are, so opening one waits on nothing.
+   */
+  tools: AnyTool[];
+  mcp: McpConnection | null;
 }
 const lineage = new WeakMap<AgentSession, Lineage>();
 
@@ -220,25 +234,31 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     }
   }
   const ownsSandbox = sandbox !== parent?.commandSandbox;
-  const execTool = ws.protectTool(
-    makeExecuteCommandTool(
-      sandbox,
-      sandbox.status.active ? sandbox.modelNote() : undefined,
-    ) as AnyTool,
-  );
-  const isCoreExec = (t: AnyTool) =>
-    t.name === executeCommandTool.name && t.description === executeCommandTool.description;
-  const withExec = (list: AnyTool[]) => list.map((t) => isCoreExec(t) ? execTool : t);
+  const parentLine = parent ? lineage.get(parent) : undefined;
+  // A sub-agent shares its parent's tool list and MCP connection (see Lineage).
+  const inherits = !!parentLine && !init.mcpServers;
+  const withExec = (list: AnyTool[]) => {
+    const execTool = ws.protectTool(
+      makeExecuteCommandTool(
+        sandbox,
+        sandbox.status.active ? sandbox.modelNote() : undefined,
+      ) as AnyTool,
+    );
+    const isCoreExec = (t: AnyTool) =>
+      t.name === executeCommandTool.name && t.description === executeCommandTool.description;
+    return list.map((t) => isCoreExec(t) ? execTool : t);
+  };
   // Updated in place when MCP servers become ready or change their tools (see below).
-  const all = withExec(await ws.tools(init.mcpServers));
-  const mcp = await ws.mcp(init.mcpServers);
+  const all = inherits ? parentLine!.tools : withExec(await ws.tools(init.mcpServers));
+  const mcp = inherits ? parentLine!.mcp : await ws.mcp(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
-  const parentLine = parent ? lineage.get(parent) : undefined;
   const line: Lineage = {
     rootPermission: parentLine?.rootPermission ?? init.permission,
     rootHost: parentLine ? parentLine.rootHost : init.host,
     depthCap: Math.min(parentLine?.depthCap ?? Infinity, limitsOf(first).maxDepth),
+    tools: all,
+    mcp,
   };
   let supervisor: Supervisor | null = null;
   const agentTools = supervisorTools(() => supervisor!);
@@ -455,7 +475,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
 
   // MCP servers start in the background and may change their tools: the next model request
   // sees the current set (prompts and resources need no new registry).
-  const offMcp = mcp?.onChange((c) => {
+  const offMcp = inherits ? undefined : mcp?.onChange((c) => {
     if (c.kind === "prompts" || c.kind === "resources" || closed) return;
     void ws.tools(init.mcpServers).then((next) => {
       all.splice(0, all.length, ...withExec(next));
@@ -518,6 +538,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         busy = false;
       }
     },
+    compact: (opts) => engine.compact(opts),
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");
     },

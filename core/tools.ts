@@ -43,10 +43,14 @@ function jsonSchemaLib(): Promise<CfModule> {
 }
 
 /**
- * JSON Schemas by tool object, shared by every registry (sub-agents open a registry each;
- * converting zod schemas once per tool keeps that cheap).
+ * JSON Schemas by input schema object, shared by every registry: sub-agents open a registry
+ * each, and per-session tool objects (the supervisor's, the sandboxed `execute_command`) reuse
+ * one input schema, so converting each zod schema once keeps that cheap.
  */
-const schemaCache = new WeakMap<AnyTool, JsonSchema>();
+const schemaCache = new WeakMap<object, JsonSchema>();
+function cacheKey(t: AnyTool): object | undefined {
+  return t.input && typeof t.input === "object" ? t.input as object : undefined;
+}
 
 /** The tools of one session, by model-facing name. */
 export class ToolRegistry {
@@ -82,7 +86,8 @@ export class ToolRegistry {
 
   /** JSON Schema of a tool's input (zod converted once, cached). */
   schema(name: string): JsonSchema {
-    let s = this.#schemas.get(name) ?? schemaCache.get(this.tools.get(name)!);
+    const key = cacheKey(this.tools.get(name)!);
+    let s = this.#schemas.get(name) ?? (key ? schemaCache.get(key) : undefined);
     if (!s) {
       const input = this.tools.get(name)!.input;
       if (isZod(input)) {
@@ -92,7 +97,7 @@ export class ToolRegistry {
         s = tidy((input ?? { type: "object", properties: {} }) as JsonSchema);
       }
       if (s.type === undefined) s = { type: "object", ...s };
-      schemaCache.set(this.tools.get(name)!, s);
+      if (key) schemaCache.set(key, s);
     }
     if (!this.#schemas.has(name)) {
       this.#schemas.set(name, s);

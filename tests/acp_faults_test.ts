@@ -206,7 +206,17 @@ Deno.test("acp faults: after a crash mid-call, session/load replays the unfinish
     // A crash: no shutdown, no final update.
     h.child.kill("SIGKILL");
     await h.close();
-    new Deno.Command("pkill", { args: ["-f", `^${marker}$`] }).outputSync();
+    // The killed agent could not end its command: end it here, by pid.
+    const ps = new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" })
+      .outputSync();
+    for (const line of new TextDecoder().decode(ps.stdout).split("\n")) {
+      const [pid, ...args] = line.trim().split(/\s+/);
+      if (args.join(" ") === marker) {
+        try {
+          Deno.kill(Number(pid), "SIGKILL");
+        } catch { /* gone */ }
+      }
+    }
 
     const h2 = await startAcp({ env: e.env });
     try {

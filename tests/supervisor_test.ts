@@ -422,24 +422,36 @@ Deno.test("supervisor: agent__cancel cascades to grandchildren; uncollected chil
   }
 });
 
-Deno.test("supervisor: a child's ask bubbles up naming the child; unanswered, it proceeds on its own judgement", async () => {
+Deno.test("supervisor: children's asks bubble up attributed to their own calls; unanswered, they proceed on their own judgement", async () => {
   const asked: PermissionRequest[] = [];
   const e = await setup(
     [
       agent("LEAD", { can_spawn_agents: true }),
-      agent("WORKER", { escalation_timeout: 0.2, tools: ["execute_command"] }),
+      agent("WORKER", { escalation_timeout: 0.3, tools: ["execute_command"] }),
     ],
     (req) => {
       if (agentOf(req) === "WORKER") {
+        const x = String(messages(req)[1].content).slice(-1); // "deploy a" → "a"
         if (nth(e.requests, req) === 1) {
           return {
-            tool_calls: [{ name: "execute_command", arguments: { command: "make deploy" } }],
+            tool_calls: [{
+              id: `exec-${x}`,
+              name: "execute_command",
+              arguments: { command: `make deploy-${x}` },
+            }],
           };
         }
         return { text: `worker: ${toolResults(req).at(-1)}` };
       }
       const n = nth(e.requests, req);
-      if (n === 1) return { tool_calls: [spawn("worker", "deploy")] };
+      if (n === 1) {
+        return {
+          tool_calls: [
+            { id: "spawn-a", ...spawn("worker", "deploy a") },
+            { id: "spawn-b", ...spawn("worker", "deploy b") },
+          ],
+        };
+      }
       if (n === 2) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
       return { text: "done" };
     },
@@ -447,18 +459,39 @@ Deno.test("supervisor: a child's ask bubbles up naming the child; unanswered, it
     { permissions: { ask: ["Execute(make *)"] } },
   );
   try {
-    // The root frontend never answers (a user away from the keyboard).
+    // The root frontend never answers (a user away from the keyboard); both asks wait at once.
+    let waiting = 0, maxWaiting = 0;
     const lead = await e.open("lead", (req, signal) => {
       asked.push(req);
-      return new Promise((r) => signal.addEventListener("abort", () => r("cancelled")));
+      maxWaiting = Math.max(maxWaiting, ++waiting);
+      return new Promise((r) =>
+        signal.addEventListener("abort", () => {
+          waiting--;
+          r("cancelled");
+        })
+      );
     });
     await e.run(lead, "go");
-    assert.equal(asked.length, 1);
-    assert.equal(asked[0].scope?.depth, 1);
-    assert.match(asked[0].scope!.agentId, /^worker-[0-9a-f]{8}$/);
-    assert.equal(asked[0].scope!.parentId, lead.agentId);
+    assert.equal(asked.length, 2);
+    assert.equal(maxWaiting, 2, "the two children asked in parallel");
+    for (const x of ["a", "b"]) {
+      const q = asked.find((r) =>
+        (r.rawInput as { command: string }).command === `make deploy-${x}`
+      )!;
+      assert.ok(q, `the ask of ${x}`);
+      // Attributed to the child's own call, its own session, under its own spawn call.
+      assert.equal(q.toolCallId, `exec-${x}`);
+      assert.equal(q.scope?.toolCallId, `exec-${x}`);
+      assert.equal(q.scope?.rootToolCallId, `spawn-${x}`);
+      assert.equal(q.scope?.depth, 1);
+      assert.match(q.scope!.agentId, /^worker-[0-9a-f]{8}$/);
+      assert.equal(q.scope!.parentId, lead.agentId);
+      assert.equal(q.sessionId, q.scope!.sessionId);
+    }
+    assert.notEqual(asked[0].scope!.agentId, asked[1].scope!.agentId);
+    assert.notEqual(asked[0].sessionId, asked[1].sessionId);
     const collected = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD")[2]).at(-1)!;
-    assert.match(collected, /nobody answered the permission request in time/);
+    assert.equal(collected.match(/nobody answered the permission request in time/g)?.length, 2);
     assert.match(collected, /Proceed on your own judgement/);
   } finally {
     await e.close();

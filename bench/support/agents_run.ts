@@ -105,6 +105,7 @@ console.log(JSON.stringify({
   spawns: [...spawnAt.values()],
   firstSpawn: Math.min(...[...spawnAt.values()].map((s) => s.at)),
   lastChildEnd: Math.max(...childEnd.values()),
+  childStarts: [...childStart.values()],
   childWall: [...childEnd.entries()].map(([id, end]) => end - (childStart.get(id) ?? end)),
   rssBefore,
   rssRunning,

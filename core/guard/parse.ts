@@ -414,9 +414,19 @@ class Flattener {
     const text = this.word(w);
     const parts = w?.Parts ?? [];
     const lit = parts.length === 1 && this.#nodeType(parts[0]) === "Lit";
-    if (!lit || !(NUMERIC.test(text) || (extra?.test(parts[0].Value) ?? false))) {
-      this.hazard("arithmetic on a value that is not a number literal", w);
-    }
+    if (lit && (NUMERIC.test(text) || (extra?.test(parts[0].Value) ?? false))) return;
+    if (parts.length === 1 && this.#numericParam(parts[0])) return;
+    this.hazard("arithmetic on a value that is not a number literal", w);
+  }
+
+  /**
+   * A parameter expansion that is always a number: a length `${#x}` (also
+   * `${#a[@]}`), or `$#`, `$?`, `$$`, `$!` (they cannot be assigned).
+   */
+  #numericParam(p: Node): boolean {
+    if (this.#nodeType(p) !== "ParamExp" || p.Excl || p.Exp || p.Slice || p.Repl) return false;
+    if (p.Length) return true;
+    return !p.Index && /^[#?$!]$/.test(p.Param?.Value ?? "");
   }
 
   test(x: Node): void {

@@ -41,6 +41,7 @@ import {
   wholeProgram,
   WILD,
 } from "./rules.ts";
+import { activeHook, gitDirOf, readGitConfig, SAFE_GIT_CONFIG } from "./programs/git_repo.ts";
 import {
   cdTarget,
   classify,
@@ -1201,8 +1202,16 @@ export class Policy {
    * denied by a bare `Net` deny rule).
    */
   #gitNetPart(repo: string, display: string, level: Level): GuardPart {
+    if (repo === "") {
+      // No repository named: git uses the branch's remote (or all of them): judge every remote.
+      const names = [...(this.#gitConfig()?.keys() ?? [])]
+        .map((k) => /^remote\.(.+)\.url$/.exec(k)?.[1])
+        .filter((n): n is string => !!n);
+      if (!names.length) return this.#gitNetPart(WILD, display, level);
+      return worstPart(names.map((n) => this.#gitNetPart(n, display, level)));
+    }
     let host = gitRepoHost(repo);
-    if (host === "") host = this.#gitRemoteHost(repo || "origin");
+    if (host === "") host = this.#gitRemoteHost(repo);
     if (host === null) {
       return {
         decision: "allow",
@@ -1257,61 +1266,18 @@ export class Policy {
     return h === "" ? WILD : h;
   }
 
-  /**
-   * The workspace repository's own configuration (`.git/config`, following a
-   * `.git` file's `gitdir:`), keys lower-cased as `section.sub.key` (the
-   * subsection keeps its case, as git does); undefined when absent or
-   * unreadable.
-   */
+  /** The workspace repository's own configuration (see {@link readGitConfig}). */
   #gitConfig(): Map<string, string> | undefined {
-    const dir = this.#gitDir();
-    if (!dir) return undefined;
-    let text: string;
-    try {
-      let common = dir;
-      try {
-        // A linked worktree keeps the shared configuration in its common dir.
-        common = resolvePath(Deno.readTextFileSync(`${dir}/commondir`).trim(), dir, "/");
-      } catch { /* not a linked worktree */ }
-      text = Deno.readTextFileSync(`${common}/config`);
-    } catch {
-      return undefined;
-    }
-    return parseGitConfig(text);
+    return readGitConfig(this.workspace);
   }
 
-  /**
-   * The first hook in the repository's hooks folder that a read-only command may run: not a
-   * `*.sample` and not one of the {@link INERT_HOOKS} (`post-index-change` and any hook the
-   * guard does not know count); "?" when the folder cannot be read.
-   */
+  /** The first hook of the workspace repository read-only commands may run (see {@link activeHook}). */
   #gitHook(): string | undefined {
-    const dir = this.#gitDir();
-    if (!dir) return undefined;
-    let common = dir;
-    try {
-      common = resolvePath(Deno.readTextFileSync(`${dir}/commondir`).trim(), dir, "/");
-    } catch { /* not a linked worktree */ }
-    try {
-      for (const e of Deno.readDirSync(`${common}/hooks`)) {
-        if (!e.name.endsWith(".sample") && !INERT_HOOKS.has(e.name)) return e.name;
-      }
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) return "?";
-    }
-    return undefined;
+    return activeHook(this.workspace);
   }
 
   #gitDir(): string | undefined {
-    const dot = `${this.workspace}/.git`;
-    try {
-      const st = Deno.statSync(dot);
-      if (st.isDirectory) return dot;
-      const m = /^gitdir:\s*(.+?)\s*$/m.exec(Deno.readTextFileSync(dot));
-      return m ? resolvePath(m[1], this.workspace, this.home) : undefined;
-    } catch {
-      return undefined;
-    }
+    return gitDirOf(this.workspace);
   }
 
   /** Decides a path a command writes or reads (redirect target, tee file), for every candidate cwd. */
@@ -2001,79 +1967,6 @@ function needsFullParser(command: string): boolean {
 }
 
 /**
- * Reads a git config file into `section[.subsection].key` → value (the last
- * value wins; section and key lower-cased). `[include]`/`[includeIf]`
- * entries are kept as keys, so a caller can refuse them.
- */
-export function parseGitConfig(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  let section = "";
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.replace(/^\s+/, "");
-    if (!line || line.startsWith("#") || line.startsWith(";")) continue;
-    const sec = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$/.exec(line);
-    if (sec) {
-      section = sec[1].toLowerCase() + (sec[2] !== undefined ? `.${sec[2]}` : "");
-      if (!sec[3] || /^[#;]/.test(sec[3])) continue;
-      // `[core] fsmonitor = x` on one line
-      const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(sec[3]);
-      if (kv) out.set(`${section}.${kv[1].toLowerCase()}`, kv[2] ?? "true");
-      else out.set(`${section}.\u0000unparsed`, sec[3]);
-      continue;
-    }
-    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
-    if (kv) out.set(`${section}.${kv[1].toLowerCase()}`, (kv[2] ?? "true").trim());
-    else out.set(`${section}.\u0000unparsed`, line);
-  }
-  return out;
-}
-
-/**
- * Repository configuration keys known not to make git run a program or
- * reach the network on its own (what `git init`/`git clone` write, branch
- * tracking, identity, display options). Anything else — `core.fsmonitor`,
- * `core.pager`, `diff.*.textconv`, `filter.*`, `include.path`, … — makes
- * read-only git ask (issue 11 §2: git runs configured programs).
- */
-const SAFE_GIT_CONFIG = new RegExp(
-  "^(" + [
-    String
-      .raw`core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|abbrev|compression|looseCompression|packedgitlimit|packedgitwindowsize|bigfilethreshold|checkstat|trustctime|untrackedcache|splitindex|preloadindex|fscache|longpaths|commentchar|commentstring|whitespace|warnambiguousrefs|sharedrepository)`,
-    String.raw`extensions\.(objectformat|noop)`,
-    String
-      .raw`remote\.[^\u0000]+\.(url|fetch|pushurl|push|tagopt|prune|prunetags|mirror|skipdefaultupdate|skipfetchall)`,
-    String.raw`branch\.[^\u0000]+\.(remote|merge|rebase|pushremote|description)`,
-    String.raw`user\.(name|email|signingkey|usecofigonly|useconfigonly)`,
-    String.raw`author\.(name|email)`,
-    String.raw`committer\.(name|email)`,
-    String.raw`init\.defaultbranch`,
-    String.raw`pull\.(rebase|ff)`,
-    String.raw`push\.(default|autosetupremote|followtags)`,
-    String.raw`fetch\.(prune|prunetags)`,
-    String.raw`color\.[a-z.]+`,
-    String.raw`column\.[a-z]+`,
-    String.raw`log\.(date|decorate|abbrevcommit|follow|mailmap|showroot)`,
-    String
-      .raw`diff\.(renames|renamelimit|algorithm|mnemonicprefix|noprefix|context|interhunkcontext|indentheuristic|colormoved|submodule|statgraphwidth|relative|orderfile|ignoresubmodules)`,
-    String
-      .raw`status\.(showuntrackedfiles|short|branch|relativepaths|submodulesummary|renames|aheadbehind)`,
-    String.raw`merge\.(conflictstyle|ff|log|renames|renamelimit)`,
-    String.raw`rebase\.(autosquash|autostash|updaterefs)`,
-    String.raw`gc\.(auto|autodetach|reflogexpire|reflogexpireunreachable|pruneexpire)`,
-    String.raw`index\.(version|threads|skiphash)`,
-    String.raw`pack\.(threads|windowmemory)`,
-    String.raw`advice\.[a-z]+`,
-    String.raw`submodule\.[^\u0000]+\.(url|active|branch)`,
-    String.raw`lfs\.[^\u0000]+\.(access|locksverify)`,
-    String.raw`lfs\.repositoryformatversion`,
-    String.raw`maintenance\.(auto|strategy)`,
-    String.raw`feature\.manyfiles`,
-    String.raw`fetch\.writecommitgraph`,
-  ].join("|") + ")$",
-  "i",
-);
-
-/**
  * Variants of a command with leading options skipped (`npm --registry x
  * publish` → `npm publish`, `npm x publish`): each option word, and the word
  * after an option without `=` (it may be its value), may be dropped. Used
@@ -2096,36 +1989,6 @@ function optionSkips(words: string[]): string[][] {
   }
   return out;
 }
-
-/**
- * Hooks (githooks(5)) that only commits, merges, rebases, checkouts, pushes, `am` and `gc` run —
- * never the read-only git commands the default policy allows. Any other file in the hooks folder
- * (`post-index-change`, which `git status` runs when it refreshes the index, or an unknown name)
- * makes read-only git ask.
- */
-const INERT_HOOKS = new Set([
-  "applypatch-msg",
-  "pre-applypatch",
-  "post-applypatch",
-  "pre-commit",
-  "pre-merge-commit",
-  "prepare-commit-msg",
-  "commit-msg",
-  "post-commit",
-  "pre-rebase",
-  "post-checkout",
-  "post-merge",
-  "pre-push",
-  "pre-receive",
-  "update",
-  "proc-receive",
-  "post-receive",
-  "post-update",
-  "push-to-checkout",
-  "pre-auto-gc",
-  "post-rewrite",
-  "sendemail-validate",
-]);
 
 /** True when `CDPATH` is set for the commands Coyote runs (then `cd name` may go elsewhere). */
 function cdpathSet(): boolean {

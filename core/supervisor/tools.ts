@@ -21,6 +21,18 @@ export const SUPERVISOR_TOOLS = [
   "agent__list",
 ] as const;
 
+/** Input schemas, built once (every session that may spawn gets its own tool objects). */
+const SPAWN_INPUT = z.object({
+  agent: z.string().min(1).describe("agent name (see agent__list)"),
+  prompt: z.string().min(1).describe("the task, self-contained"),
+});
+const ID_INPUT = z.object({ id: z.string().min(1) });
+const COLLECT_INPUT = z.object({
+  id: z.string().min(1).optional(),
+  timeout_ms: z.number().int().positive().max(3_600_000).optional(),
+});
+const NO_INPUT = z.object({});
+
 function refused(e: unknown) {
   if (e instanceof SpawnRefused) return { content: `error: ${e.message}`, isError: true };
   throw e;
@@ -36,10 +48,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     name: "agent__spawn",
     description:
       "Start a sub-agent on a task. Returns its id at once; it runs in parallel with you and with other sub-agents. Give it a complete, self-contained prompt. Collect its result with agent__collect before you answer.",
-    input: z.object({
-      agent: z.string().min(1).describe("agent name (see agent__list)"),
-      prompt: z.string().min(1).describe("the task, self-contained"),
-    }),
+    input: SPAWN_INPUT,
     kind: "other",
     concurrency: "parallel",
     title: (i) => `Spawn ${i.agent}: ${i.prompt.split("\n")[0].slice(0, 80)}`,
@@ -60,7 +69,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     name: "agent__check",
     description:
       "Status of a sub-agent (queued, running, completed, failed, cancelled); its result when it has ended.",
-    input: z.object({ id: z.string().min(1) }),
+    input: ID_INPUT,
     kind: "read",
     readOnly: true,
     title: (i) => `Check ${i.id}`,
@@ -78,10 +87,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     name: "agent__collect",
     description:
       "Wait for a sub-agent's result (with id), or for every sub-agent not yet collected (without id). Returns when they ended or after timeout_ms.",
-    input: z.object({
-      id: z.string().min(1).optional(),
-      timeout_ms: z.number().int().positive().max(3_600_000).optional(),
-    }),
+    input: COLLECT_INPUT,
     kind: "other",
     concurrency: "serial",
     title: (i) => (i.id ? `Collect ${i.id}` : "Collect sub-agents"),
@@ -102,7 +108,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
   const cancel = defineTool({
     name: "agent__cancel",
     description: "Cancel a sub-agent (and the sub-agents it started).",
-    input: z.object({ id: z.string().min(1) }),
+    input: ID_INPUT,
     kind: "other",
     concurrency: "serial",
     title: (i) => `Cancel ${i.id}`,
@@ -119,7 +125,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
   const list = defineTool({
     name: "agent__list",
     description: "Sub-agents of this turn with their status, and the agents you may spawn.",
-    input: z.object({}),
+    input: NO_INPUT,
     kind: "read",
     readOnly: true,
     title: () => "List sub-agents",
