@@ -73,7 +73,7 @@ export type TranscriptLine =
   }
   | { type: "tool_result_update"; tool_call_id: string; content: string }
   /** A graph run's state after a node (`--verbose`; core/graph/runner.ts); ignored on load. */
-  | { type: "graph_state"; node: string; state: unknown };
+  | { type: "graph_state"; node: string; state: unknown }
   /**
    * Context compaction (core/engine/compact.ts): the model history from here on is `messages`;
    * `turn_start` is where the running turn's messages begin in it.
