@@ -247,3 +247,37 @@ Deno.test("one-shot text mode streams: text is on stdout before the model's last
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("permission: a write shows the diff it would make; a sub-agent's request names it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/a.txt`, "old line\n");
+    const text = permissionText({
+      sessionId: "s",
+      toolCallId: "t",
+      toolName: "fs_write",
+      title: "Write a.txt",
+      kind: "edit",
+      rawInput: { path: "a.txt", content: "new line\n" },
+      verdicts: [{
+        decision: "ask",
+        reason: "writes ask",
+        access: { type: "write", path: `${dir}/a.txt` },
+      }],
+      scope: {
+        agent: "explore",
+        agentId: "explore-1234abcd",
+        parentId: "coyote-1",
+        rootSessionId: "r",
+        depth: 1,
+        sessionId: "s",
+        toolCallId: "t",
+        toolName: "fs_write",
+      },
+    }, { color: false, width: 100, cwd: dir });
+    assert.match(text, /sub-agent explore-1234abcd wants to write:/);
+    assert.match(text, /-old line\n\+new line/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

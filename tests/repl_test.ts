@@ -69,13 +69,24 @@ Deno.test("repl: text streams before the model's last chunk, /help lists the com
     ) {
       assert.match(help, new RegExp(`/${c}\\b`), `/help lists /${c}`);
     }
-    await r.t.type("say something");
+    // Tab completes a slash command.
+    await r.t.type("/too");
+    await r.t.keys("Tab");
+    await r.t.waitFor(/› \/tools/);
+    await r.t.keys("C-u");
+    // A trailing backslash continues the entry on the next line.
+    await r.t.type("say \\");
+    await r.t.keys("Enter");
+    await r.t.waitFor(/… $/m);
+    await r.t.type("something");
     await r.t.keys("Enter");
     const mid = await r.t.waitFor(/STREAMED-FIRST/);
     // The stream's last chunk is still held back by the server: the turn has not ended.
     assert.doesNotMatch(mid, /tokens \(/);
     release();
     await r.t.waitFor(/WORDS-LAST[\s\S]*tokens[\s\S]*› $/m);
+    const sent = requestMessages(server.requests[0]).filter((m) => m.role === "user");
+    assert.match(JSON.stringify(sent.at(-1)?.content), /say \\nsomething/);
     await r.t.type(".exit");
     await r.t.keys("Enter");
     const end = await r.t.waitFor(/\[exited \d+\]/);
