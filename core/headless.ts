@@ -396,17 +396,6 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       };
     }
     const code = exitCodeFor(result);
-    if (result.stopReason === "cancelled") err("coyote: cancelled\n");
-    else if (result.stopReason === "max_turn_requests") {
-      err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);
-    }
-    if (o.format === "text" && result.denied.length) {
-      err(`coyote: ${result.denied.length} action(s) denied${app.headless ? " (headless)" : ""}\n`);
-    }
-    // Text mode: the id on stderr, so `--session ID` can find this conversation again.
-    if (o.format === "text") {
-      err(`coyote: session ${sid} (continue with --session ${sid.slice(0, 8)})\n`);
-    }
     emitResult({
       type: "result",
       schema_version: STREAM_SCHEMA_VERSION,
@@ -421,6 +410,18 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       ...(result.error ? { error: result.error } : {}),
       agents: result.agents ?? [],
     });
+    // Status lines after the answer, so on a terminal the run ends with them (the session id last).
+    if (result.stopReason === "cancelled") err("coyote: cancelled\n");
+    else if (result.stopReason === "max_turn_requests") {
+      err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);
+    }
+    if (o.format === "text" && result.denied.length) {
+      err(`coyote: ${result.denied.length} action(s) denied${app.headless ? " (headless)" : ""}\n`);
+    }
+    // Text mode: the id on stderr, so `--session ID` can find this conversation again.
+    if (o.format === "text") {
+      err(`coyote: session ${sid} (continue with --session ${sid.slice(0, 8)})\n`);
+    }
     return code;
   } finally {
     for (const s of signals) Deno.removeSignalListener(s, onSignal);
