@@ -438,6 +438,7 @@ export async function resolveApp(
   } catch (e) {
     // ACP: reported from `session/new`, where the runtime applies the workspace again.
     if (!(e instanceof ConfigError) || !onConfigError) throw e;
+    if (!opts.acpServer) onConfigError(e);
     return app;
   }
 }
@@ -688,7 +689,16 @@ export async function main(argv: string[]): Promise<number> {
   let app: AppOptions;
   let configError: string | undefined;
   try {
-    app = await resolveApp(o, o.acpServer ? (e) => (configError = e.message) : undefined);
+    // `coyote trust` and `coyote sessions` must work even when a config file is broken (to revoke
+    // trust from a repository whose .coyote/config.yaml fails, for one): a warning instead.
+    const cmd = parsed.command?.name;
+    const lenient = cmd === "trust" || cmd === "sessions"
+      ? (e: ConfigError) =>
+        void Deno.stderr.writeSync(
+          new TextEncoder().encode(`coyote: warning: ${e.message}\n`),
+        )
+      : undefined;
+    app = await resolveApp(o, o.acpServer ? (e) => (configError = e.message) : lenient);
   } catch (e) {
     if (e instanceof ConfigError) return await usageExit(e.message, false);
     if (e instanceof UsageError) return await usageExit(e.message);
@@ -748,11 +758,13 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof UsageError) return await usageExit(e.message);
     throw e;
   }
-  if (!prompt) {
+  // No prompt on a terminal: the interactive REPL (core/repl/).
+  const repl = !prompt && !o.headless && Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
+  if (!prompt && !repl) {
     return await usageExit(
       o.headless
         ? "--headless needs a prompt (argument, -f FILE, or piped stdin)"
-        : 'no prompt given (the interactive REPL is not available yet): coyote "your request"',
+        : 'no prompt given: coyote "your request" (the interactive REPL needs a terminal)',
     );
   }
   // A terminal run in a workspace nobody decided about asks once (core/trust.ts).
@@ -769,6 +781,10 @@ export async function main(argv: string[]): Promise<number> {
       if (e instanceof ConfigError) return await usageExit(e.message, false);
       throw e;
     }
+  }
+  if (repl) {
+    const { runRepl } = await import("./repl/mod.ts");
+    return await runRepl(app, { sessionName: o.session, continueLatest: !!o.continue });
   }
   const { runPrompt } = await import("./headless.ts");
   return await runPrompt(app, {

@@ -26,6 +26,7 @@ import type {
   AgentRunSummary,
   DeniedAction,
   EventEnvelope,
+  PermissionOutcome,
   PermissionResolver,
   TurnEndedEvent,
   TurnResult,
@@ -33,7 +34,18 @@ import type {
 } from "./types.ts";
 import type { HostServices, UserQuestion } from "../sdk/mod.ts";
 import { type AgentSession, createSession, UsageError } from "./runtime.ts";
+import { modelInfo } from "./models.ts";
 import { listStoredSessions, resolveSessionRef } from "./sessions.ts";
+import {
+  colorFor,
+  outcomeForKey,
+  outcomeLabel,
+  permissionText,
+  readKey,
+  rememberAnswer,
+  type Renderer,
+  terminalWidth,
+} from "./render/terminal.ts";
 
 /** Process exit codes (README "Exit codes"). */
 export const EXIT = {
@@ -187,30 +199,37 @@ async function readTtyLine(signal: AbortSignal): Promise<string | null> {
   return new TextDecoder().decode(new Uint8Array(bytes)).replace(/\r$/, "");
 }
 
-function firstLine(s: string, max = 160): string {
-  const l = s.split("\n").find((x) => x.trim()) ?? "";
-  return l.length > max ? l.slice(0, max - 1) + "…" : l;
-}
-
 /** Headless permission: every `ask` is denied at once (never a prompt, never a hang). */
 export const denyAll: PermissionResolver = () => Promise.resolve("reject_once");
 
-/** Terminal permission prompt on stderr; one line answer from stdin. */
-function terminalPermission(): PermissionResolver {
+/**
+ * Terminal permission prompt on stderr, answered with one key (core/render/permission.ts);
+ * "always" answers are saved for the project when the workspace is trusted.
+ */
+function terminalPermission(
+  ui: { renderer?: Renderer; cwd: string; trusted: () => boolean },
+): PermissionResolver {
   return async (req, signal) => {
-    const why = req.verdicts.map((v) => v.reason).join("; ");
-    // A sub-agent's request bubbles up here and names the sub-agent.
-    const who = req.scope && req.scope.depth > 0 ? `sub-agent ${req.scope.agentId}` : "coyote";
-    err(
-      `\n${who} wants to run: ${req.title}\n  (${why})\n  allow? [y]es once / [a]lways / [n]o / [d]eny always: `,
-    );
-    const line = await readTtyLine(signal);
-    if (line === null || signal.aborted) return "cancelled";
-    const a = line.trim().toLowerCase();
-    if (a === "y" || a === "yes") return "allow_once";
-    if (a === "a" || a === "always") return "allow_always";
-    if (a === "d") return "reject_always";
-    return "reject_once";
+    const color = colorFor(Deno.stderr.isTerminal());
+    ui.renderer?.suspend();
+    try {
+      err(`\n${permissionText(req, { color, width: terminalWidth(), cwd: ui.cwd })}`);
+      let outcome: PermissionOutcome | null = null;
+      while (!outcome) {
+        const key = await readKey(signal);
+        if (key === null || signal.aborted) {
+          err("\n");
+          return "cancelled";
+        }
+        outcome = outcomeForKey(key);
+      }
+      err(`${outcomeLabel(outcome)}\n`);
+      const note = await rememberAnswer(req, outcome, { cwd: ui.cwd, trusted: ui.trusted() });
+      if (note) err(`  ${note}\n`);
+      return outcome;
+    } finally {
+      ui.renderer?.resume();
+    }
   };
 }
 
@@ -237,27 +256,20 @@ function terminalHost(): HostServices {
   };
 }
 
-/**
- * Text-mode progress on stderr: one line per tool call start and failure of the root agent;
- * one status line per sub-agent when it ends.
- */
-function textProgress(env: EventEnvelope) {
-  const ev = env.update;
-  if (env.parent_id) {
-    if (ev.sessionUpdate === "turn_ended") {
-      const how = ev.error ? `failed: ${firstLine(ev.error.message, 100)}` : ev.stopReason;
-      err(
-        `  ↳ ${env.agent_id} ${how} (${ev.usage.requests} request(s), ${ev.usage.total_tokens} tokens)\n`,
-      );
-    }
-    return;
-  }
-  if (ev.sessionUpdate === "tool_call") err(`• ${ev.title}\n`);
-  else if (ev.sessionUpdate === "tool_call_update" && ev.status === "failed") {
-    const c = ev.content?.[0];
-    const text = c && c.type === "content" && c.content.type === "text" ? c.content.text : "failed";
-    err(`  ✗ ${firstLine(text)}\n`);
-  }
+/** The text-mode renderer for a session (stdout: answer; stderr: status, spinner on a terminal). */
+async function textRenderer(
+  session: AgentSession,
+  ui: { renderer?: Renderer },
+): Promise<(env: EventEnvelope) => void> {
+  const { createTerminalRenderer } = await import("./render/terminal.ts");
+  const r = await createTerminalRenderer({
+    out,
+    err,
+    cwd: session.cwd,
+    price: () => modelInfo(session.workspace.app.config, session.model).price,
+  });
+  ui.renderer = r;
+  return (env) => r.onEnvelope(env);
 }
 
 function isUserError(e: unknown): boolean {
@@ -267,9 +279,9 @@ function isUserError(e: unknown): boolean {
 }
 
 /** Picks the stored session `--session NAME` / `--continue` refer to. */
-async function pickSession(
+export async function pickSession(
   app: AppOptions,
-  o: RunOptions,
+  o: Pick<RunOptions, "sessionName" | "continueLatest">,
 ): Promise<{ resumeId?: string; name?: string }> {
   if (o.sessionName !== undefined) {
     // An exact id, a unique 8+ char prefix or a name; a typo'd id is an error (core/sessions.ts).
@@ -310,21 +322,20 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
   console.log = console.info = console.debug = (...a: unknown[]) => console.error(...a);
 
   const emitResult = (r: ResultEvent) => {
-    if (o.format === "text") {
-      if (r.text) out(r.text.endsWith("\n") ? r.text : r.text + "\n");
-    } else {
-      out(jsonLine(r));
-    }
+    // Text mode streamed the answer already (core/render/).
+    if (o.format !== "text") out(jsonLine(r));
   };
 
   let session: AgentSession | null = null;
+  // Text mode renders the envelope stream (core/render/): streamed text, tool lines, diffs.
+  const ui = { renderer: undefined as Renderer | undefined, cwd: app.cwd, trusted: () => false };
   try {
     let pick: { resumeId?: string; name?: string };
     try {
       pick = await pickSession(app, o);
       session = await createSession(app, {
         cwd: app.cwd,
-        permission: interactive ? terminalPermission() : denyAll,
+        permission: interactive ? terminalPermission(ui) : denyAll,
         host: interactive ? terminalHost() : undefined,
         ...pick,
       });
@@ -344,6 +355,9 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     }
 
     const sid = session.id;
+    const opened = session;
+    ui.cwd = session.cwd;
+    ui.trusted = () => opened.workspace.trust.trusted;
     if (o.format === "stream-json") {
       const init: InitEvent = {
         type: "init",
@@ -372,7 +386,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     const render = o.format === "stream-json"
       ? (env: EventEnvelope) => out(jsonLine({ type: "session_update", ...env }))
       : o.format === "text"
-      ? textProgress
+      ? await textRenderer(session, ui)
       : () => {};
     const onEvent = (env: EventEnvelope) => {
       if (env.update.sessionUpdate === "turn_ended" && env.session_id === sid) ended = env.update;
@@ -395,7 +409,19 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
         error: { code: "internal", message: (e as Error)?.message ?? String(e) },
       };
     }
+    ui.renderer?.close();
     const code = exitCodeFor(result);
+    if (result.stopReason === "cancelled" && o.format !== "text") err("coyote: cancelled\n");
+    else if (result.stopReason === "max_turn_requests") {
+      err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);
+    }
+    if (o.format === "text" && result.denied.length) {
+      err(`coyote: ${result.denied.length} action(s) denied${app.headless ? " (headless)" : ""}\n`);
+    }
+    // Text mode: the id on stderr, so `--session ID` can find this conversation again.
+    if (o.format === "text") {
+      err(`coyote: session ${sid} (continue with --session ${sid.slice(0, 8)})\n`);
+    }
     emitResult({
       type: "result",
       schema_version: STREAM_SCHEMA_VERSION,
@@ -410,18 +436,6 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       ...(result.error ? { error: result.error } : {}),
       agents: result.agents ?? [],
     });
-    // Status lines after the answer, so on a terminal the run ends with them (the session id last).
-    if (result.stopReason === "cancelled") err("coyote: cancelled\n");
-    else if (result.stopReason === "max_turn_requests") {
-      err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);
-    }
-    if (o.format === "text" && result.denied.length) {
-      err(`coyote: ${result.denied.length} action(s) denied${app.headless ? " (headless)" : ""}\n`);
-    }
-    // Text mode: the id on stderr, so `--session ID` can find this conversation again.
-    if (o.format === "text") {
-      err(`coyote: session ${sid} (continue with --session ${sid.slice(0, 8)})\n`);
-    }
     return code;
   } finally {
     for (const s of signals) Deno.removeSignalListener(s, onSignal);

@@ -29,6 +29,7 @@ import type {
 import type { PlanItem } from "../sdk/mod.ts";
 import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
+import type { CompactionResult } from "./engine/compact.ts";
 import { ToolRegistry } from "./tools.ts";
 import { selectTools } from "./agents/resolve.ts";
 import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
@@ -112,6 +113,13 @@ export interface AgentSession {
   prompt(input: PromptInput, opts: { signal?: AbortSignal; onEvent: EnvelopeSink }): Promise<
     TurnResult
   >;
+  /**
+   * Summarises the older turns now, keeping the last ones and the todo list verbatim
+   * (`/compact [focus]`, core/engine/compact.ts). Rejects while a turn runs.
+   */
+  compact(
+    opts?: { focus?: string; signal?: AbortSignal; keep?: number },
+  ): Promise<CompactionResult>;
   /** Adds a policy rule for the rest of this session (ACP `allow_always`). */
   addRule(decision: "allow" | "deny", rule: string): void;
   /** Stored events of this session so far, in order (for ACP `session/load` replay). */
@@ -436,6 +444,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         busy = false;
       }
     },
+    compact: (opts) => engine.compact(opts),
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");
     },

@@ -71,7 +71,12 @@ export type TranscriptLine =
     error?: { code: string; message: string };
     rejected?: boolean;
   }
-  | { type: "tool_result_update"; tool_call_id: string; content: string };
+  | { type: "tool_result_update"; tool_call_id: string; content: string }
+  /**
+   * Context compaction (core/engine/compact.ts): the model history from here on is `messages`;
+   * `turn_start` is where the running turn's messages begin in it.
+   */
+  | { type: "compaction"; messages: ChatMessage[]; turn_start: number; summary: string };
 
 /** A loaded transcript. */
 export interface LoadedSession {
@@ -363,6 +368,12 @@ export class TranscriptWriter {
     this.#write({ type: "tool_result_update", tool_call_id: toolCallId, content });
   }
 
+  /** Records a compaction: the whole new model history (see {@link TranscriptLine}). */
+  compaction(messages: ChatMessage[], turnStart: number, summary: string): void {
+    this.flush();
+    this.#write({ type: "compaction", messages, turn_start: turnStart, summary });
+  }
+
   /** Writes the coalesced chunk, if any. */
   flush(): void {
     const p = this.#pending;
@@ -412,6 +423,9 @@ export function parseTranscript(text: string): LoadedSession | null {
       // A rejected turn's messages would be rejected again: they leave the model history.
       if (line.rejected) messages.length = turnStart;
       turnStart = messages.length;
+    } else if (line.type === "compaction" && Array.isArray(line.messages)) {
+      messages.splice(0, messages.length, ...line.messages);
+      turnStart = Math.min(line.turn_start ?? messages.length, messages.length);
     } else if (line.type === "tool_result_update" && typeof line.content === "string") {
       for (const m of messages) {
         if (m.role === "tool" && m.tool_call_id === line.tool_call_id) m.content = line.content;

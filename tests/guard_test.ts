@@ -24,7 +24,8 @@ Deno.symlinkSync(outside, join(ws, "link"));
 const GIT_CONFIG =
   "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n" +
   '[remote "origin"]\n\turl = https://github.com/acme/app.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n' +
-  '[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n';
+  '[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n' +
+  '[remote "mirror"]\n\turl = git@example.org:acme/app.git\n';
 Deno.writeTextFileSync(join(ws, ".git", "config"), GIT_CONFIG);
 // A folder named "-" (for `tee -- -/../../OUT`) and dangling symlinks a repository may ship.
 Deno.mkdirSync(join(ws, "-"));
@@ -529,6 +530,9 @@ const COMMANDS: [string, Decision, P?][] = [
   ["git remote show origin", "deny", "W"],
   ["git remote show -n origin", "allow", "W"],
   ["git fetch", "deny", "W"],
+  ["git fetch mirror", "allow", "W"],
+  ["git fetch --all", "deny", "W"],
+  ["git fetch --multiple mirror origin", "deny", "W"],
   ["git fetch origin main", "deny", "W"],
   ["git pull", "deny", "W"],
   ["git push git@github.com:acme/app.git", "deny", "W"],

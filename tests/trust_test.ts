@@ -125,6 +125,10 @@ Deno.test("trust: `coyote trust` remembers the repository root (subfolders inclu
     const show = (cwd: string, extra: string[] = []) =>
       runCoyote([...extra, "policy", "show"], { cwd, env });
     assert.doesNotMatch((await show(repo)).stdout, /touch allowed\.txt/);
+    const mcp = await runCoyote(["mcp", "list", "--no-connect"], { cwd: repo, env });
+    assert.equal(mcp.code, 0, mcp.stderr);
+    assert.doesNotMatch(mcp.stdout, /probe/);
+    assert.match(mcp.stderr, /is not trusted: ignoring \.mcp\.json \(trust it/);
 
     const tr = await runCoyote(["trust"], { cwd: `${repo}/sub`, env });
     assert.equal(tr.code, 0, tr.stderr);
@@ -132,6 +136,8 @@ Deno.test("trust: `coyote trust` remembers the repository root (subfolders inclu
     const stored = JSON.parse(await Deno.readTextFile(`${ce.dataDir}/trusted_folders.json`));
     assert.deepEqual(stored, { [repo]: "trusted" });
     assert.match((await show(repo)).stdout, /touch allowed\.txt/, "project rule now applies");
+    const mcpTrusted = await runCoyote(["mcp", "list", "--no-connect"], { cwd: repo, env });
+    assert.match(mcpTrusted.stdout, /probe/);
 
     const list = await runCoyote(["trust", "--list"], { cwd: repo, env });
     assert.match(list.stdout, new RegExp(`^trusted\\t${repo}\\t`, "m"));
@@ -322,6 +328,15 @@ Deno.test("project config: .coyote/config.yaml and config.local.yaml layer over 
       new RegExp(`${repo}/\\.coyote/config\\.yaml permissions\\.allow\\[0\\]`),
     );
     assert.doesNotMatch(bad.stderr, /\n\s+at /);
+    // A broken project file does not stop `coyote trust --revoke` (a warning names it).
+    assert.equal((await runCoyote(["trust"], { cwd: repo, env })).code, 0);
+    const out = await runCoyote(["trust", "--revoke"], { cwd: repo, env });
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(
+      out.stderr,
+      /warning: invalid permission rule "Reed\(x\)" \(from config .*\.coyote\/config\.yaml/,
+    );
+    assert.match(out.stdout, /^untrusted /);
     // Untrusted, the broken file is not even read.
     const untrusted = await runCoyote(["policy", "show"], { cwd: repo, env });
     assert.equal(untrusted.code, 0, untrusted.stderr);

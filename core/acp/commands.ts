@@ -7,13 +7,16 @@
  * - `/help`, `/session`, `/model [id]`, `/agent [name]`, `/mcp`, `/tools`, `/skill` (list),
  *   `/todo`, `/cost`, `/exit` answer with an `agent_message_chunk` and `end_turn`;
  * - `/skill NAME [text]` runs a turn led by the skill's instructions;
- * - `/compact`, `/clear`, `/policy`, `/trust` answer that they need the terminal REPL.
+ * - `/compact [focus]` summarises the older turns (core/engine/compact.ts) and sends a
+ *   `usage_update` with the new context size;
+ * - `/clear`, `/policy`, `/trust` answer that they need the terminal REPL.
  * Text that merely starts with `/` but names no command goes to the model unchanged.
  * @module
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import { parseSlashCommand, type SlashCommand, slashCommands } from "../commands.ts";
 import type { AcpPeer, LiveSession } from "./peer.ts";
+import { modelInfo } from "../models.ts";
 
 /** MCP prompts of a session as slash commands `/<server>:<prompt>`. */
 export function mcpCommands(live: LiveSession): SlashCommand[] {
@@ -213,6 +216,25 @@ export async function runSlashCommand(
           ? `${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens in ${u.requests} model request(s) (this connection)`
           : "No model requests yet in this connection.",
       );
+    }
+    case "compact": {
+      try {
+        const r = await session.compact({ focus: cmd.args || undefined, keep: 1 });
+        if (!r.compacted) return await say(`Nothing to compact (${r.reason}).`);
+        await peer.notify(sid, {
+          sessionUpdate: "usage_update",
+          used: r.after,
+          size: modelInfo(session.workspace.app.config, session.model).contextWindow,
+          _meta: {
+            compaction: { reason: "manual", turns: r.turns, before: r.before, after: r.after },
+          },
+        });
+        return await say(
+          `Compacted ${r.turns} earlier turn(s): ~${r.before} → ~${r.after} tokens.`,
+        );
+      } catch (e) {
+        return await say(`/compact failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
     }
     case "exit":
       return await say("Close the session from your editor (ACP session/close).");

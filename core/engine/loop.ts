@@ -34,6 +34,7 @@ import type { ChatMessage } from "../sessions.ts";
 import { promptBlocks, promptText, promptToContent, requestMessages } from "./prompt.ts";
 import { runCalls } from "./schedule.ts";
 import { shrinkForOverflow } from "../context.ts";
+import { type CompactionResult, compactThreshold, estimateTokens, summarise } from "./compact.ts";
 import { Cancelled, type EngineOptions, type ModelResponse, type TurnContext } from "./types.ts";
 
 /** A provider failure as thrown by core/provider.ts (`ProviderError`), matched structurally. */
@@ -175,9 +176,14 @@ export class Engine implements AgentRunner {
       this.#record({ sessionUpdate: "user_message_chunk", content }, null);
     }
     this.#fitModel();
+    // Near the window: older turns are summarised first (core/engine/compact.ts).
+    if (this.#estimate() > compactThreshold(o.contextWindow ?? 128_000, o.maxOutputTokens)) {
+      await this.#compact({ signal, usage, emit, why: "auto" });
+    }
     // Where this turn's messages start: a turn the server rejects is cut off here.
-    const turnStart = this.messages.length;
+    let turnStart = this.messages.length;
     let shrunk = false;
+    let compacted = false;
     this.#pushMessage({
       role: "user",
       content: promptToContent(input, { images: o.images }) as ChatMessage["content"],
@@ -251,6 +257,15 @@ export class Engine implements AgentRunner {
         if (f?.code === "context_overflow" && !shrunk) {
           shrunk = true;
           if (this.#shrinkForOverflow(turnStart, f)) continue;
+        }
+        // Still too big: summarise the older turns and retry once.
+        if (f?.code === "context_overflow" && !compacted) {
+          compacted = true;
+          const r = await this.#compact({ signal, usage, emit, why: "overflow", end: turnStart });
+          if (r.compacted && r.turnStart !== undefined) {
+            turnStart = r.turnStart;
+            continue;
+          }
         }
         const msg = (e as Error)?.message ?? String(e);
         this.#log(`coyote: model request failed: ${msg}`);
@@ -338,12 +353,119 @@ export class Engine implements AgentRunner {
     u.prompt_tokens += r.prompt_tokens ?? 0;
     u.completion_tokens += r.completion_tokens ?? 0;
     u.total_tokens += r.total_tokens ?? (r.prompt_tokens ?? 0) + (r.completion_tokens ?? 0);
+    this.#lastUsed = (r.prompt_tokens ?? 0) + (r.completion_tokens ?? 0);
     emit({
       sessionUpdate: "usage_update",
       used: (r.prompt_tokens ?? 0) + (r.completion_tokens ?? 0),
       size: this.opts.contextWindow ?? 128_000,
       _meta: { usage: { ...r }, turn: { ...u } },
     });
+  }
+
+  /** Estimated tokens of the next request (core/engine/compact.ts), at least the server's last count. */
+  #estimate(): number {
+    const o = this.opts;
+    const est = estimateTokens(
+      requestMessages(o.systemPrompt, this.messages),
+      JSON.stringify(o.registry.openAITools()),
+    );
+    return Math.max(est, this.#lastUsed);
+  }
+  /** Tokens of the last request as the server counted them (0 after a compaction). */
+  #lastUsed = 0;
+
+  /**
+   * Summarises the older turns (before `end`, default all) keeping the last ones verbatim.
+   * Never throws: a failed summary leaves the history as it was.
+   */
+  async #compact(a: {
+    signal?: AbortSignal;
+    usage?: TurnUsage;
+    emit?: (ev: EngineEvent) => void;
+    why: "auto" | "overflow" | "manual";
+    end?: number;
+    focus?: string;
+    keep?: number;
+  }): Promise<CompactionResult & { turnStart?: number }> {
+    const o = this.opts;
+    const before = this.#estimate();
+    const plan = [...this.updates].reverse().find((u) => u.sessionUpdate === "plan");
+    const todo = plan && plan.sessionUpdate === "plan" && plan.entries.length
+      ? plan.entries.map((e) => `- [${e.status}] ${e.content}`).join("\n")
+      : undefined;
+    let r;
+    try {
+      r = await summarise({
+        client: o.client,
+        model: o.model,
+        messages: this.messages,
+        end: a.end,
+        focus: a.focus,
+        keep: a.keep,
+        todo,
+        signal: a.signal,
+      });
+    } catch (e) {
+      this.#log(`coyote: context compaction failed: ${(e as Error)?.message ?? e}`);
+      return {
+        compacted: false,
+        reason: `the summary failed: ${(e as Error)?.message ?? e}`,
+        turns: 0,
+        before,
+        after: before,
+      };
+    }
+    if (!r) return { compacted: false, reason: "too few turns", turns: 0, before, after: before };
+    if (a.usage && r.usage) {
+      a.usage.prompt_tokens += r.usage.prompt_tokens ?? 0;
+      a.usage.completion_tokens += r.usage.completion_tokens ?? 0;
+      a.usage.total_tokens += r.usage.total_tokens ??
+        (r.usage.prompt_tokens ?? 0) + (r.usage.completion_tokens ?? 0);
+    }
+    this.messages.splice(0, this.messages.length, ...r.messages);
+    o.transcript?.compaction(this.messages, r.turnStart, r.summary);
+    this.#lastUsed = 0;
+    const after = this.#estimate();
+    if (a.why !== "manual") {
+      this.#log(
+        `coyote: context compacted (${a.why}): ${r.turns} earlier turn(s) summarised, ~${before} → ~${after} tokens`,
+      );
+    }
+    const ev: EngineEvent = {
+      sessionUpdate: "usage_update",
+      used: after,
+      size: o.contextWindow ?? 128_000,
+      _meta: { compaction: { reason: a.why, turns: r.turns, before, after } },
+    };
+    if (a.emit) a.emit(ev);
+    else this.#record(ev, null);
+    return {
+      compacted: true,
+      turns: r.turns,
+      before,
+      after,
+      summary: r.summary,
+      usage: r.usage,
+      turnStart: r.turnStart,
+    };
+  }
+
+  /**
+   * `/compact [focus]`: summarises all but the last turns now (between turns).
+   * @throws when a turn is running.
+   */
+  async compact(
+    opts: { focus?: string; signal?: AbortSignal; keep?: number } = {},
+  ): Promise<CompactionResult> {
+    if (this.#running) throw new Error("a turn is running; compact after it ends");
+    this.#running = true;
+    try {
+      this.#fitModel();
+      const { turnStart: _t, ...r } = await this.#compact({ ...opts, why: "manual" });
+      return r;
+    } finally {
+      this.#running = false;
+    }
   }
 
   /** The model's capabilities for this turn (it may have changed), and a window learned from an error. */

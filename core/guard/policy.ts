@@ -1202,8 +1202,16 @@ export class Policy {
    * denied by a bare `Net` deny rule).
    */
   #gitNetPart(repo: string, display: string, level: Level): GuardPart {
+    if (repo === "") {
+      // No repository named: git uses the branch's remote (or all of them): judge every remote.
+      const names = [...(this.#gitConfig()?.keys() ?? [])]
+        .map((k) => /^remote\.(.+)\.url$/.exec(k)?.[1])
+        .filter((n): n is string => !!n);
+      if (!names.length) return this.#gitNetPart(WILD, display, level);
+      return worstPart(names.map((n) => this.#gitNetPart(n, display, level)));
+    }
     let host = gitRepoHost(repo);
-    if (host === "") host = this.#gitRemoteHost(repo || "origin");
+    if (host === "") host = this.#gitRemoteHost(repo);
     if (host === null) {
       return {
         decision: "allow",

@@ -47,6 +47,12 @@ export async function mcpCommand(app: AppOptions, sub: "list", args: string[]): 
   }
   const { servers, warnings, files } = await loadMcpConfig(app, app.cwd);
   for (const w of warnings) console.error(`coyote: warning: ${w}`);
+  // Untrusted workspace: say which workspace files were not read (core/trust.ts).
+  const ignored = (app.workspace?.ignored ?? []).filter((f) => f.endsWith("mcp.json"));
+  if (ignored.length && app.workspace) {
+    const { untrustedNote } = await import("../trust.ts");
+    console.error(untrustedNote(app.workspace.trust, ignored));
+  }
   let statuses: McpServerStatus[];
   if (noConnect || servers.length === 0) {
     statuses = servers.map((s) => ({

@@ -96,6 +96,11 @@ export interface ScriptedReply {
   /** Never respond (until the server closes). */
   hang?: boolean;
   /**
+   * Stream: hold the last chunk back until this promise settles (tests that see output arrive
+   * while the model is still streaming).
+   */
+  hold_last_chunk?: Promise<unknown>;
+  /**
    * Stream exactly these SSE events instead of chunks built from the fields above: an object is
    * sent as `data: <json>`, a string is written verbatim (e.g. `"event: error\ndata: {...}\n\n"`).
    * `data: [DONE]` follows unless `omit_done`.
@@ -492,6 +497,12 @@ async function writeOutput(conn: Deno.Conn, out: Output, closing: AbortSignal): 
       return true;
     }
     if (sent > 0 && reply.chunk_delay_ms) await sleep(reply.chunk_delay_ms, closing);
+    if (reply.hold_last_chunk && sent === chunks.length - 1) {
+      await Promise.race([
+        reply.hold_last_chunk.catch(() => {}),
+        new Promise((r) => closing.addEventListener("abort", r, { once: true })),
+      ]);
+    }
     if (closing.aborted) return false;
     await writeAll(conn, frame(typeof ch === "string" ? ch : `data: ${JSON.stringify(ch)}\n\n`));
     sent++;

@@ -214,8 +214,11 @@ function gitNetRepos(sub: string, rest: string[]): string[] {
         ? [WILD]
         : [];
     default:
-      // fetch/pull/push/ls-remote/clone [REPO] (options taking values may shift this: fail closed
-      // by also counting the configured remote).
+      // fetch/pull/push/ls-remote/clone [REPO]; without one (or `fetch --all`/`--multiple`),
+      // "" stands for every remote the configuration names.
+      if (sub === "fetch" && rest.some((a) => longOpt(a, "--all") || longOpt(a, "--multiple"))) {
+        return [""];
+      }
       return positional.length ? [positional[0]] : [""];
   }
 }

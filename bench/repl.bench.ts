@@ -1,0 +1,237 @@
+/**
+ * REPL benchmarks (issue 9, "Benchmarks"):
+ *
+ * - REPL ready: process start → the prompt `› ` on the terminal (a real pty, Python's `pty`),
+ *   median of `BENCH_RUNS` (default 7) after one warm-up run (target ≤ 200 ms).
+ * - Keypress echo: a key written to the pty → its echo read back, median of 40 keys
+ *   (target ≤ 16 ms).
+ * - Rendering: the shared renderer (markdown on, as on a colour terminal) fed 2,000 text chunks;
+ *   the slowest 1% of chunks must take under 5 ms each to keep up with 200 chunks/s
+ *   (reported: p99 ms per chunk, and the sustainable chunks/s).
+ * - Compaction of a 100-turn session: time outside the one model call (a client that answers at
+ *   once), target ≤ 50 ms, and the number of model calls (1).
+ *
+ * Run alone: `deno run --allow-all bench/repl.bench.ts`.
+ * @module
+ */
+import { startModelServer } from "../tests/support/model_server.ts";
+import { childEnv, coyoteCommand, makeCoyoteEnv } from "../tests/support/run_coyote.ts";
+import { Renderer } from "../core/render/mod.ts";
+import { loadMarkdown } from "../core/render/markdown.ts";
+import { estimateTokens, summarise } from "../core/engine/compact.ts";
+import type { ChatMessage } from "../core/sessions.ts";
+import { type BenchResult, median } from "./stats.ts";
+
+const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 7);
+
+/** Python helper: runs argv in a pty; prints JSON {ready_ms, echo_ms[]}. */
+const PTY = `
+import os, pty, sys, json, time, select
+argv = json.loads(sys.argv[1]); keys = int(sys.argv[2])
+t0 = time.monotonic()
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+buf = b""
+def read_until(pred, timeout=30):
+    global buf
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try: buf += os.read(fd, 65536)
+            except OSError: return False
+            if pred(buf): return True
+    return False
+ok = read_until(lambda b: "\u203a ".encode() in b)
+ready = (time.monotonic() - t0) * 1000
+echo = []
+for i in range(keys):
+    n = len(buf)
+    t = time.monotonic()
+    os.write(fd, b"x")
+    read_until(lambda b: b"x" in b[n:], 5)
+    echo.append((time.monotonic() - t) * 1000)
+os.write(fd, b"\\x15\\x04")
+time.sleep(0.3)
+try: os.kill(pid, 9)
+except Exception: pass
+print(json.dumps({"ok": ok, "ready_ms": ready, "echo_ms": echo}))
+`;
+
+async function ptyRun(argv: string[], cwd: string, env: Record<string, string>, keys: number) {
+  const o = await new Deno.Command("python3", {
+    args: ["-c", PTY, JSON.stringify(argv), String(keys)],
+    cwd,
+    env: { ...env, TERM: "xterm-256color" },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const r = JSON.parse(new TextDecoder().decode(o.stdout));
+  if (!r.ok) throw new Error("the REPL prompt never appeared");
+  return r as { ready_ms: number; echo_ms: number[] };
+}
+
+async function replNumbers(): Promise<BenchResult[]> {
+  const server = await startModelServer({ script: [{ text: "hi" }], repeat: true });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  try {
+    const { cmd, args } = coyoteCommand([]);
+    const e = childEnv(env, { baseURL: server.baseURL });
+    await ptyRun([cmd, ...args], cwd, e, 0); // warm-up: module and code caches
+    const ready: number[] = [];
+    let echo: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const r = await ptyRun([cmd, ...args], cwd, e, i === 0 ? 40 : 0);
+      ready.push(r.ready_ms);
+      if (i === 0) echo = r.echo_ms;
+    }
+    const readyMs = median(ready);
+    const echoMs = median(echo);
+    return [
+      {
+        name: "REPL ready for input",
+        value: readyMs,
+        unit: "ms",
+        target: "≤ 200 ms",
+        pass: readyMs <= 200,
+      },
+      {
+        name: "keypress echo (median of 40)",
+        value: echoMs,
+        unit: "ms",
+        target: "≤ 16 ms",
+        pass: echoMs <= 16,
+      },
+    ];
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+}
+
+async function renderNumbers(): Promise<BenchResult[]> {
+  const markdown = await loadMarkdown(100);
+  let bytes = 0;
+  const r = new Renderer({
+    out: (t) => (bytes += t.length),
+    err: (t) => (bytes += t.length),
+    color: true,
+    markdown,
+    spinner: false,
+    now: () => performance.now(),
+  });
+  const env = (update: unknown) =>
+    ({
+      session_id: "s",
+      agent: "coyote",
+      agent_id: "coyote-1",
+      seq: 0,
+      update,
+    }) as never;
+  const para = "Some **bold** text with `code` and a [link](http://x). ";
+  const chunks: string[] = [];
+  for (let i = 0; i < 2000; i++) {
+    chunks.push(
+      i % 40 === 39
+        ? "\n\n"
+        : i % 200 === 100
+        ? "\n```ts\nconst x = 1;\n```\n\n"
+        : para.slice(0, 20),
+    );
+  }
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "x" }));
+  const per: number[] = [];
+  const t0 = performance.now();
+  for (const c of chunks) {
+    const t = performance.now();
+    r.onEnvelope(env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: c } }));
+    per.push(performance.now() - t);
+  }
+  const total = performance.now() - t0;
+  r.close();
+  per.sort((a, b) => a - b);
+  const p99 = per[Math.floor(per.length * 0.99)];
+  return [
+    {
+      name: "render: p99 per chunk (markdown on)",
+      value: p99,
+      unit: "ms",
+      target: "< 5 ms (200 chunks/s)",
+      pass: p99 < 5,
+    },
+    {
+      name: "render: sustained throughput",
+      value: chunks.length / (total / 1000),
+      unit: "chunks/s",
+      target: "≥ 200",
+      pass: chunks.length / (total / 1000) >= 200,
+    },
+  ];
+}
+
+async function compactNumbers(): Promise<BenchResult[]> {
+  const msgs: ChatMessage[] = [];
+  for (let i = 0; i < 100; i++) {
+    msgs.push({ role: "user", content: `request ${i}: ` + "please change the code ".repeat(20) });
+    msgs.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [{
+        id: `c${i}`,
+        type: "function",
+        function: { name: "fs_read", arguments: `{"path":"f${i}.ts"}` },
+      }],
+    });
+    msgs.push({ role: "tool", tool_call_id: `c${i}`, content: "const x = 1;\n".repeat(200) });
+    msgs.push({ role: "assistant", content: `done ${i}. ` + "explanation ".repeat(40) });
+  }
+  const times: number[] = [];
+  let calls = 0;
+  for (let run = 0; run < 10; run++) {
+    let inModel = 0;
+    const client = {
+      complete() {
+        calls++;
+        const t = performance.now();
+        const res = {
+          text: "summary ".repeat(200),
+          usage: { prompt_tokens: 1, completion_tokens: 1 },
+        };
+        inModel += performance.now() - t;
+        return Promise.resolve(res);
+      },
+    };
+    const t0 = performance.now();
+    estimateTokens(msgs);
+    // deno-lint-ignore no-explicit-any
+    const r = await summarise({ client: client as any, model: "m", messages: msgs, keep: 2 });
+    if (!r) throw new Error("nothing compacted");
+    estimateTokens(r.messages);
+    times.push(performance.now() - t0 - inModel);
+  }
+  const ms = median(times);
+  return [
+    {
+      name: "compaction of 100 turns: time besides the model call",
+      value: ms,
+      unit: "ms",
+      target: "≤ 50 ms",
+      pass: ms <= 50,
+    },
+    {
+      name: "compaction of 100 turns: model calls",
+      value: calls / 10,
+      unit: "calls",
+      target: "1",
+      pass: calls === 10,
+    },
+  ];
+}
+
+export default async function (): Promise<BenchResult[]> {
+  return [...await renderNumbers(), ...await compactNumbers(), ...await replNumbers()];
+}

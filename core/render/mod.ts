@@ -1,0 +1,383 @@
+/**
+ * The terminal renderer shared by one-shot text mode (core/headless.ts) and the REPL
+ * (core/repl/): a view of the session's event envelope stream (core/types.ts `EventEnvelope`).
+ *
+ * - Assistant text streams to `out` as it arrives — every message of the turn, not only the
+ *   last. With markdown on (a colour terminal) each completed block is rendered
+ *   (core/render/markdown.ts); otherwise the text is written as is, chunk by chunk.
+ * - Status goes to `err`: tool calls as one compact line each (`• title`, turned into `✓`/`✗`
+ *   in place on a terminal), edits as unified diffs (ACP `diff` content), the plan when it
+ *   changes, each sub-agent (envelopes with `parent_id`) as one status line — live in the
+ *   spinner line while it runs (terminal), then one line with its outcome — and a footer per turn: tokens, cost (when the model has a `price` in `models:`),
+ *   time.
+ * - A spinner with the elapsed time (and what is running) on `err` while waiting, only when
+ *   `spinner` is set (stderr is a terminal); it draws only at the start of a line and is erased
+ *   before anything else is written.
+ * - Text meant for the model is not shown: a failed call's advice after ` — ` and the `error:`
+ *   prefix are dropped.
+ * @module
+ */
+import type { EventEnvelope, TurnUsage } from "../types.ts";
+import { costUsd, type ModelPrice } from "../models.ts";
+import { BlockSplitter } from "./blocks.ts";
+import { unifiedDiff } from "./diff.ts";
+import type { MarkdownRenderer } from "./markdown.ts";
+import { type Style, styles } from "./style.ts";
+
+export { colorFor, terminalWidth, wrap } from "./style.ts";
+
+/** How a renderer writes and what it may do. */
+export interface RenderOptions {
+  /** Assistant text (stdout). */
+  out: (text: string) => void;
+  /** Status lines, diffs, spinner (stderr). */
+  err: (text: string) => void;
+  /** ANSI colours on `err` (and on `out` when `markdown` is set). */
+  color: boolean;
+  /** Renders completed markdown blocks; null: text is written as it arrives. */
+  markdown?: MarkdownRenderer | null;
+  /** Draw a spinner on `err` (a terminal). */
+  spinner?: boolean;
+  /** `out` and `err` are the same terminal (cursor moves in place are safe). */
+  sameTerminal?: boolean;
+  /** Columns (for wrapping). */
+  width?: () => number;
+  /** Workspace root: paths below it are shown relative. */
+  cwd?: string;
+  /** The current model's price (USD per million tokens), for the footer's cost. */
+  price?: () => ModelPrice | undefined;
+  /** Print the per-turn footer (tokens, cost, time). Default true. */
+  footer?: boolean;
+  /** Clock in ms (tests, benchmarks). */
+  now?: () => number;
+}
+
+const SPIN = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/** Compact `1234` → `1.2k`. */
+export function formatTokens(n: number): string {
+  return n >= 10_000
+    ? `${Math.round(n / 1000)}k`
+    : n >= 1000
+    ? `${(n / 1000).toFixed(1)}k`
+    : `${n}`;
+}
+
+/** `ms` → `850ms`, `4.2s`, `2m05s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+}
+
+/** The user-facing part of a failed tool call's text (no `error:` prefix, no advice to the model). */
+export function userFacingError(text: string): string {
+  let t = text.trim().replace(/^error:\s*/i, "");
+  const dash = t.indexOf(" — ");
+  if (dash > 0) t = t.slice(0, dash);
+  const line = t.split("\n").find((l) => l.trim()) ?? "failed";
+  return line.length > 300 ? line.slice(0, 299) + "…" : line;
+}
+
+/** One line per turn: tokens, cost, time. */
+export function turnFooter(usage: TurnUsage, ms: number, price?: ModelPrice): string {
+  const cost = costUsd(usage, price);
+  const parts = [
+    `${formatTokens(usage.total_tokens)} tokens (${formatTokens(usage.prompt_tokens)} in, ${
+      formatTokens(usage.completion_tokens)
+    } out)`,
+    ...(cost !== undefined ? [`$${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`] : []),
+    formatDuration(ms),
+  ];
+  return parts.join(" · ");
+}
+
+/** Renders envelopes to a terminal or a pipe; see the module doc. */
+export class Renderer {
+  readonly o: RenderOptions;
+  readonly s: Style;
+  #split = new BlockSplitter();
+  #messageOpen = false;
+  /** Column 0 on the terminal (spinner may draw). */
+  #atLineStart = true;
+  #spinTimer?: ReturnType<typeof setInterval>;
+  #spinShown = false;
+  #spinFrame = 0;
+  #label = "";
+  #turnStart = 0;
+  #titles = new Map<string, string>();
+  /** The tool call whose `•` line is the last line printed (rewritten in place when it ends). */
+  #lastCallLine: string | null = null;
+  #plan = "";
+  #children = new Map<string, { start: number; label: string }>();
+  #suspended = 0;
+  /** Context use from the last `usage_update` (tokens used / window). */
+  context: { used: number; size: number } | null = null;
+
+  constructor(o: RenderOptions) {
+    this.o = o;
+    this.s = styles(o.color);
+  }
+
+  #now() {
+    return (this.o.now ?? performance.now.bind(performance))();
+  }
+
+  #write(stream: "out" | "err", text: string) {
+    if (!text) return;
+    this.#hideSpinner();
+    (stream === "out" ? this.o.out : this.o.err)(text);
+    if (stream === "err" || this.o.sameTerminal) this.#atLineStart = text.endsWith("\n");
+    this.#lastCallLine = null;
+  }
+
+  #statusLine(line: string) {
+    this.#endMessage();
+    this.#write("err", line + "\n");
+  }
+
+  /** Ends the assistant message being streamed: flushes the last block, ends the line. */
+  #endMessage() {
+    if (!this.#messageOpen) return;
+    this.#messageOpen = false;
+    const rest = this.#split.flush();
+    if (this.o.markdown) {
+      if (rest.trim()) this.#block(rest);
+      this.#blocks = 0;
+    } else if (this.#outCol !== 0) {
+      this.#write("out", "\n");
+    }
+    this.#outCol = 0;
+  }
+  #outCol = 0;
+  #blocks = 0;
+
+  /** One rendered markdown block; blocks of a message are separated by a blank line. */
+  #block(md: string) {
+    this.#write("out", (this.#blocks++ ? "\n" : "") + this.o.markdown!(md));
+  }
+
+  #text(chunk: string) {
+    if (!chunk) return;
+    if (!this.#messageOpen) {
+      this.#messageOpen = true;
+      this.#outCol = 0;
+    }
+    if (this.o.markdown) {
+      const done = this.#split.push(chunk);
+      if (done.trim()) this.#block(done);
+      return;
+    }
+    this.#write("out", chunk);
+    const nl = chunk.lastIndexOf("\n");
+    this.#outCol = nl < 0 ? this.#outCol + chunk.length : chunk.length - nl - 1;
+  }
+
+  /** Handles one envelope (root or sub-agent). Never throws. */
+  onEnvelope(env: EventEnvelope): void {
+    try {
+      if (env.parent_id) this.#child(env);
+      else this.#root(env);
+    } catch {
+      // A rendering problem must never end a turn.
+    }
+  }
+
+  #root(env: EventEnvelope) {
+    const ev = env.update;
+    const s = this.s;
+    switch (ev.sessionUpdate) {
+      case "turn_started":
+        this.#turnStart = this.#now();
+        this.#titles.clear();
+        this.#label = "";
+        this.#startSpinner();
+        return;
+      case "agent_message_chunk":
+        if (ev.content.type === "text") this.#text(ev.content.text);
+        this.#label = "";
+        return;
+      case "agent_thought_chunk":
+        this.#label = "thinking";
+        return;
+      case "tool_call": {
+        const title = ev.title || ev.toolCallId;
+        this.#titles.set(ev.toolCallId, title);
+        this.#label = title;
+        this.#statusLine(`${s.dim("•")} ${title}`);
+        this.#lastCallLine = ev.toolCallId;
+        return;
+      }
+      case "tool_call_update": {
+        if (ev.title) this.#titles.set(ev.toolCallId, ev.title);
+        const title = this.#titles.get(ev.toolCallId) ?? ev.toolCallId;
+        if (ev.status === "in_progress") this.#label = title;
+        if (ev.status !== "completed" && ev.status !== "failed") return;
+        const diffs = (ev.content ?? []).filter((c) => c.type === "diff");
+        const rewrite = this.#lastCallLine === ev.toolCallId && this.o.sameTerminal &&
+          this.o.spinner;
+        if (ev.status === "failed") {
+          const c = (ev.content ?? []).find((c) => c.type === "content");
+          const text = c && c.type === "content" && c.content.type === "text"
+            ? c.content.text
+            : "failed";
+          const why = userFacingError(text);
+          if (rewrite) {
+            this.#hideSpinner();
+            this.o.err(`\x1b[1A\r\x1b[K${s.red("✗")} ${title}\n`);
+            this.#write("err", `  ${s.red(why)}\n`);
+          } else this.#statusLine(`  ${s.red("✗")} ${why}`);
+        } else if (rewrite) {
+          this.#hideSpinner();
+          this.o.err(`\x1b[1A\r\x1b[K${s.green("✓")} ${title}\n`);
+        }
+        for (const d of diffs) {
+          if (d.type !== "diff") continue;
+          this.#endMessage();
+          this.#write(
+            "err",
+            unifiedDiff(d, { color: this.o.color, cwd: this.o.cwd }),
+          );
+        }
+        this.#label = "";
+        return;
+      }
+      case "plan": {
+        const key = JSON.stringify(ev.entries);
+        if (key === this.#plan) return;
+        this.#plan = key;
+        const mark = (st: string) =>
+          st === "completed" ? s.green("[x]") : st === "in_progress" ? s.yellow("[~]") : "[ ]";
+        this.#statusLine(
+          [s.bold("Plan"), ...ev.entries.map((e) => `  ${mark(e.status)} ${e.content}`)].join("\n"),
+        );
+        return;
+      }
+      case "usage_update": {
+        this.context = { used: ev.used, size: ev.size };
+        const c = (ev._meta as { compaction?: { turns: number; before: number; after: number } })
+          ?.compaction;
+        if (c) {
+          this.#statusLine(
+            s.dim(
+              `context compacted: ${c.turns} earlier turn(s) summarised, ~${
+                formatTokens(c.before)
+              } → ~${formatTokens(c.after)} tokens`,
+            ),
+          );
+        }
+        return;
+      }
+      case "turn_ended": {
+        this.#endMessage();
+        this.#stopSpinner();
+        if (ev.error) this.#statusLine(s.red(`error: ${ev.error.message}`));
+        if (ev.stopReason === "cancelled") this.#statusLine(s.yellow("cancelled"));
+        if (this.o.footer !== false) {
+          const ctx = this.context && this.context.size
+            ? ` · context ${Math.round(100 * this.context.used / this.context.size)}%`
+            : "";
+          this.#statusLine(
+            s.dim(
+              `─ ${turnFooter(ev.usage, this.#now() - this.#turnStart, this.o.price?.())}${ctx}`,
+            ),
+          );
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  #child(env: EventEnvelope) {
+    const ev = env.update;
+    const s = this.s;
+    const id = env.agent_id;
+    if (ev.sessionUpdate === "turn_started") {
+      // Running: shown in the spinner line (terminal); one line when it ends.
+      const p = ev.prompt.split("\n").find((l) => l.trim()) ?? "";
+      this.#children.set(id, {
+        start: this.#now(),
+        label: p.length > 60 ? p.slice(0, 59) + "…" : p,
+      });
+    } else if (ev.sessionUpdate === "tool_call") {
+      const c = this.#children.get(id);
+      if (c) c.label = ev.title;
+    } else if (ev.sessionUpdate === "turn_ended") {
+      const c = this.#children.get(id);
+      this.#children.delete(id);
+      const how = ev.error
+        ? s.red(`failed: ${userFacingError(ev.error.message)}`)
+        : ev.stopReason === "end_turn"
+        ? s.green(ev.stopReason)
+        : s.yellow(ev.stopReason);
+      const ms = c ? this.#now() - c.start : 0;
+      this.#statusLine(
+        `${s.magenta("↳")} ${s.bold(id)} ${how} ${
+          s.dim(
+            `(${ev.usage.requests} request(s), ${formatTokens(ev.usage.total_tokens)} tokens, ${
+              formatDuration(ms)
+            })`,
+          )
+        }`,
+      );
+    }
+  }
+
+  // ---- spinner ----
+
+  #startSpinner() {
+    if (!this.o.spinner || this.#spinTimer !== undefined) return;
+    const timer = setInterval(() => this.#drawSpinner(), 100);
+    Deno.unrefTimer(timer);
+    this.#spinTimer = timer;
+  }
+
+  #stopSpinner() {
+    if (this.#spinTimer !== undefined) clearInterval(this.#spinTimer);
+    this.#spinTimer = undefined;
+    this.#hideSpinner();
+  }
+
+  #drawSpinner() {
+    if (this.#suspended || !this.#atLineStart) return;
+    if (this.#messageOpen && !this.o.markdown && this.#outCol !== 0) return;
+    const secs = ((this.#now() - this.#turnStart) / 1000).toFixed(0);
+    const kids = [...this.#children.entries()].map(([id, c]) =>
+      `${id}${c.label ? `: ${c.label}` : ""}`
+    );
+    const what = [this.#label, ...kids].filter(Boolean).join(" · ");
+    let line = `${SPIN[this.#spinFrame++ % SPIN.length]} ${secs}s${what ? ` ${what}` : ""}`;
+    const w = (this.o.width?.() ?? 80) - 1;
+    if ([...line].length > w) line = [...line].slice(0, w - 1).join("") + "…";
+    this.o.err(`\r\x1b[K${this.s.dim(line)}`);
+    this.#spinShown = true;
+  }
+
+  #hideSpinner() {
+    if (!this.#spinShown) return;
+    this.#spinShown = false;
+    this.o.err("\r\x1b[K");
+  }
+
+  /** Stops drawing the spinner (a prompt owns the terminal) until {@link resume}. */
+  suspend(): void {
+    this.#suspended++;
+    this.#endMessage();
+    this.#hideSpinner();
+  }
+
+  /** Undoes one {@link suspend}. */
+  resume(): void {
+    if (this.#suspended) this.#suspended--;
+    this.#atLineStart = true;
+  }
+
+  /** Stops the spinner for good and flushes buffered text. */
+  close(): void {
+    this.#endMessage();
+    this.#stopSpinner();
+  }
+}

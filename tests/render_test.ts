@@ -1,0 +1,283 @@
+/**
+ * The shared terminal renderer (core/render/): block splitting, what is shown for each event of
+ * the envelope stream, and one-shot text mode streaming through a real subprocess.
+ */
+import assert from "node:assert/strict";
+import { BlockSplitter, completedPrefix } from "../core/render/blocks.ts";
+import { Renderer, turnFooter, userFacingError } from "../core/render/mod.ts";
+import { unifiedDiff } from "../core/render/diff.ts";
+import { outcomeForKey, permissionText } from "../core/render/permission.ts";
+import type { EventEnvelope, SessionEvent } from "../core/types.ts";
+import { startModelServer } from "./support/model_server.ts";
+import { childEnv, coyoteCommand, makeCoyoteEnv } from "./support/run_coyote.ts";
+
+const usage = { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500, requests: 2 };
+
+function env(update: SessionEvent, child = false): EventEnvelope {
+  return {
+    session_id: child ? "s2" : "s1",
+    agent: child ? "explore" : "coyote",
+    agent_id: child ? "explore-1234abcd" : "coyote-00000001",
+    ...(child ? { parent_id: "coyote-00000001" } : {}),
+    seq: 1,
+    update,
+  };
+}
+
+function capture(opts: Partial<ConstructorParameters<typeof Renderer>[0]> = {}) {
+  const o = { out: "", err: "" };
+  const r = new Renderer({
+    out: (t) => (o.out += t),
+    err: (t) => (o.err += t),
+    color: false,
+    cwd: "/w",
+    now: () => 0,
+    ...opts,
+  });
+  return { r, o };
+}
+
+Deno.test("blocks: a block completes at a blank line, never inside a code fence", () => {
+  assert.equal(completedPrefix("para one\n\npara"), "para one\n\n".length);
+  assert.equal(completedPrefix("```js\nx\n\ny\n"), 0);
+  assert.equal(completedPrefix("```js\nx\n\ny\n```\nmore"), "```js\nx\n\ny\n```\n".length);
+  const s = new BlockSplitter();
+  assert.equal(s.push("Hello "), "");
+  assert.equal(s.push("world\n\nNext"), "Hello world\n\n");
+  assert.equal(s.flush(), "Next");
+});
+
+Deno.test("render: every assistant message streams to out; tools, diffs, plan, footer to err", () => {
+  const { r, o } = capture({ price: () => ({ input: 1, output: 2 }) });
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "fix" }));
+  r.onEnvelope(
+    env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Look" } }),
+  );
+  assert.equal(o.out, "Look", "text is written as it arrives");
+  r.onEnvelope(
+    env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "ing." } }),
+  );
+  r.onEnvelope(env({
+    sessionUpdate: "tool_call",
+    toolCallId: "t1",
+    title: "Edit a.txt",
+    status: "pending",
+  }));
+  r.onEnvelope(env({
+    sessionUpdate: "tool_call_update",
+    toolCallId: "t1",
+    status: "completed",
+    content: [
+      { type: "content", content: { type: "text", text: "ok" } },
+      { type: "diff", path: "/w/a.txt", oldText: "one\ntwo\n", newText: "one\nTWO\n" },
+    ],
+  }));
+  r.onEnvelope(env({
+    sessionUpdate: "tool_call",
+    toolCallId: "t2",
+    title: "Run rm -rf x",
+    status: "pending",
+  }));
+  r.onEnvelope(env({
+    sessionUpdate: "tool_call_update",
+    toolCallId: "t2",
+    status: "failed",
+    content: [{
+      type: "content",
+      content: {
+        type: "text",
+        text: "error: denied: rule asks — the user did not approve this action. Do not retry it.",
+      },
+    }],
+  }));
+  r.onEnvelope(env({
+    sessionUpdate: "plan",
+    entries: [{ content: "step one", status: "completed", priority: "medium" }],
+  }));
+  r.onEnvelope(env({
+    sessionUpdate: "plan",
+    entries: [{ content: "step one", status: "completed", priority: "medium" }],
+  }));
+  r.onEnvelope(
+    env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } }),
+  );
+  r.onEnvelope(env({
+    sessionUpdate: "turn_ended",
+    stopReason: "end_turn",
+    usage,
+    denied: [],
+    text: "Done.",
+  }));
+  assert.equal(o.out, "Looking.\nDone.\n");
+  assert.match(o.err, /• Edit a\.txt/);
+  assert.match(o.err, /--- a\/a\.txt\n\+\+\+ b\/a\.txt\n@@ .* @@\n one\n-two\n\+TWO/);
+  assert.match(o.err, /✗ denied: rule asks\n/);
+  assert.doesNotMatch(o.err, /Do not retry/, "advice for the model is not shown");
+  assert.equal(o.err.match(/Plan/g)?.length, 1, "an unchanged plan is not repeated");
+  assert.match(o.err, /\[x\] step one/);
+  assert.match(o.err, /1\.5k tokens \(1\.0k in, 500 out\) · \$0\.0020 · 0ms/);
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(o.err + o.out, /\x1b\[/, "no colour when color is off");
+});
+
+Deno.test("render: a sub-agent is one status line", () => {
+  const { r, o } = capture();
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "go" }));
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "find the tests\nmore" }, true));
+  r.onEnvelope(
+    env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "child" } }, true),
+  );
+  r.onEnvelope(env({
+    sessionUpdate: "turn_ended",
+    stopReason: "end_turn",
+    usage,
+    denied: [],
+    text: "child",
+  }, true));
+  assert.equal(o.out, "", "a child's text is not the answer");
+  const lines = o.err.trim().split("\n");
+  assert.equal(lines.length, 1);
+  assert.match(lines[0], /↳ explore-1234abcd end_turn \(2 request\(s\), 1\.5k tokens/);
+});
+
+Deno.test("render: markdown mode renders completed blocks only", () => {
+  const blocks: string[] = [];
+  const { r, o } = capture({ markdown: (b) => (blocks.push(b), `<${b.trim()}>\n`) });
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "x" }));
+  r.onEnvelope(
+    env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "# T" } }),
+  );
+  assert.equal(o.out, "");
+  r.onEnvelope(
+    env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "\n\nbody" } }),
+  );
+  assert.equal(o.out, "<# T>\n");
+  r.onEnvelope(env({
+    sessionUpdate: "turn_ended",
+    stopReason: "end_turn",
+    usage,
+    denied: [],
+    text: "",
+  }));
+  assert.equal(o.out, "<# T>\n\n<body>\n", "blocks of a message are a blank line apart");
+});
+
+Deno.test("render: diff of a new file, footer without price, error text", () => {
+  const d = unifiedDiff({ path: "/w/n.txt", oldText: null, newText: "a\n" }, {
+    color: true,
+    cwd: "/w",
+  });
+  assert.match(d, /\/dev\/null/);
+  // deno-lint-ignore no-control-regex
+  assert.match(d, /\x1b\[32m\+a\x1b\[39m/);
+  assert.equal(turnFooter(usage, 4200), "1.5k tokens (1.0k in, 500 out) · 4.2s");
+  assert.equal(userFacingError("error: cancelled by the user"), "cancelled by the user");
+});
+
+Deno.test("permission: verb, full command wrapped, keys", () => {
+  const cmd = "echo " + "x".repeat(150) + " && tail -n 1 END-OF-COMMAND";
+  const text = permissionText({
+    sessionId: "s",
+    toolCallId: "t",
+    toolName: "execute_command",
+    title: "Run",
+    kind: "execute",
+    rawInput: { command: cmd },
+    verdicts: [{
+      decision: "ask",
+      reason: "no rule allows it",
+      access: { type: "execute", command: cmd },
+    }],
+  }, { color: false, width: 60, cwd: "/w" });
+  assert.match(text, /coyote wants to run:/);
+  assert.match(text, /END-OF-COMMAND/, "the command is never cut");
+  assert.ok(text.split("\n").every((l) => [...l].length <= 70), text);
+  assert.equal(outcomeForKey("a"), "allow_always");
+  assert.equal(outcomeForKey("y\n"), "allow_once");
+  assert.equal(outcomeForKey("d"), "reject_always");
+  assert.equal(outcomeForKey("n"), "reject_once");
+  assert.equal(outcomeForKey("q"), null);
+});
+
+Deno.test("one-shot text mode streams: text is on stdout before the model's last chunk", async () => {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const server = await startModelServer({
+    script: [{
+      text: "FIRST-PART then the rest of the answer.",
+      chunk_size: 10,
+      hold_last_chunk: held,
+    }],
+  });
+  try {
+    const { cmd, args } = coyoteCommand(["say something"]);
+    const child = new Deno.Command(cmd, {
+      args,
+      cwd,
+      env: childEnv(env, { baseURL: server.baseURL }),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(child.stderr).text();
+    const reader = child.stdout.getReader();
+    let seen = "";
+    while (!seen.includes("FIRST-PART")) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, `stdout ended before streaming anything: ${JSON.stringify(seen)}`);
+      seen += new TextDecoder().decode(value);
+    }
+    // The last chunk is still held back by the server: the text arrived while streaming.
+    release();
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
+    const status = await child.status;
+    assert.equal(status.code, 0, await stderr);
+    assert.equal(seen, "FIRST-PART then the rest of the answer.\n");
+  } finally {
+    release();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
+
+Deno.test("permission: a write shows the diff it would make; a sub-agent's request names it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/a.txt`, "old line\n");
+    const text = permissionText({
+      sessionId: "s",
+      toolCallId: "t",
+      toolName: "fs_write",
+      title: "Write a.txt",
+      kind: "edit",
+      rawInput: { path: "a.txt", content: "new line\n" },
+      verdicts: [{
+        decision: "ask",
+        reason: "writes ask",
+        access: { type: "write", path: `${dir}/a.txt` },
+      }],
+      scope: {
+        agent: "explore",
+        agentId: "explore-1234abcd",
+        parentId: "coyote-1",
+        rootSessionId: "r",
+        depth: 1,
+        sessionId: "s",
+        toolCallId: "t",
+        toolName: "fs_write",
+      },
+    }, { color: false, width: 100, cwd: dir });
+    assert.match(text, /sub-agent explore-1234abcd wants to write:/);
+    assert.match(text, /-old line\n\+new line/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
