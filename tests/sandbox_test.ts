@@ -660,7 +660,7 @@ Deno.test("sandbox config: policy show prints the derived profile; bad values ar
     assert.match(show.stdout, /OS sandbox: mode auto, on \(bwrap\); auto_allow false/);
     assert.ok(show.stdout.includes(`${join(w.ws, ".git")}  (protected`), show.stdout);
     assert.ok(show.stdout.includes(`${join(w.home, ".ssh")}  (credentials (default))`));
-    assert.match(show.stdout, /network:  off/);
+    assert.match(show.stdout, /network: {2}off/);
     assert.match(show.stdout, /Read\(\*\*\/\*\.pem\): guard-only/);
     const off = await runCoyote(["--no-sandbox", "policy", "show"], { cwd: w.ws, env: e });
     assert.match(off.stdout, /mode off, OFF/);

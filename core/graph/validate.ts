@@ -311,10 +311,8 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
     ]);
     for (const [nid, node] of Object.entries(nodes)) {
       const local = new Set(known);
-      for (const m of Object.values(nodes)) {
-        const map = branchOf.get(nid);
-        if (map) local.add((nodes[map] as { as: string }).as);
-      }
+      const map = branchOf.get(nid);
+      if (map) local.add((nodes[map] as { as: string }).as);
       for (const [field, text] of templatedFields(node)) {
         for (const p of templatePaths(text)) {
           if (!local.has(rootKey(p))) {
