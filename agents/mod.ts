@@ -19,6 +19,28 @@ import securityReviewer from "./security-reviewer/config.yaml" with { type: "tex
 import adversaryGraph from "./adversary/graph.yaml" with { type: "text" };
 import coderGraph from "./coder/graph.yaml" with { type: "text" };
 import stepRunnerGraph from "./step-runner/graph.yaml" with { type: "text" };
+import adversaryCritGateTs from "./adversary/scripts/crit_gate.ts" with { type: "text" };
+import adversaryCriterionFaultTs from "./adversary/scripts/criterion_fault.ts" with {
+  type: "text",
+};
+import adversaryDiffFactsTs from "./adversary/scripts/diff_facts.ts" with { type: "text" };
+import adversaryPipelineFaultTs from "./adversary/scripts/pipeline_fault.ts" with { type: "text" };
+import adversaryRunChecksTs from "./adversary/scripts/run_checks.ts" with { type: "text" };
+import adversaryVerdictTs from "./adversary/scripts/verdict.ts" with { type: "text" };
+import coderRouteComplexityTs from "./coder/scripts/route_complexity.ts" with { type: "text" };
+import coderRouteReviewTs from "./coder/scripts/route_review.ts" with { type: "text" };
+import coderVerifyTs from "./coder/scripts/verify.ts" with { type: "text" };
+import stepRunnerCheckHandoffTs from "./step-runner/scripts/check_handoff.ts" with { type: "text" };
+import stepRunnerResolveStepTs from "./step-runner/scripts/resolve_step.ts" with { type: "text" };
+import stepRunnerReviseTs from "./step-runner/scripts/revise.ts" with { type: "text" };
+import stepRunnerRouteCoderResultTs from "./step-runner/scripts/route_coder_result.ts" with {
+  type: "text",
+};
+import stepRunnerRouteStalenessTs from "./step-runner/scripts/route_staleness.ts" with {
+  type: "text",
+};
+import stepRunnerRouteSweepTs from "./step-runner/scripts/route_sweep.ts" with { type: "text" };
+import stepRunnerVerifyStepTs from "./step-runner/scripts/verify_step.ts" with { type: "text" };
 
 /** One embedded agent file: its name (folder or base name), form, display path and text. */
 export interface BuiltinAgentFile {
@@ -27,6 +49,8 @@ export interface BuiltinAgentFile {
   /** Shown in messages and `coyote agents list`: `builtin:agents/<name>/config.yaml`. */
   path: string;
   text: string;
+  /** A graph's embedded scripts by path relative to its folder. */
+  files?: Record<string, string>;
 }
 
 const folder = (name: string, text: string): BuiltinAgentFile => ({
@@ -36,11 +60,12 @@ const folder = (name: string, text: string): BuiltinAgentFile => ({
   text,
 });
 
-const graph = (name: string, text: string): BuiltinAgentFile => ({
+const graph = (name: string, text: string, files: Record<string, string>): BuiltinAgentFile => ({
   name,
   form: "graph",
   path: `builtin:agents/${name}/graph.yaml`,
   text,
+  files,
 });
 
 /** The agents that ship with Coyote (plugins, the user and the workspace may add or shadow). */
@@ -52,9 +77,28 @@ export const builtinAgentFiles: BuiltinAgentFile[] = [
   folder("oracle", oracle),
   folder("code-reviewer", codeReviewer),
   folder("security-reviewer", securityReviewer),
-  graph("adversary", adversaryGraph),
-  graph("coder", coderGraph),
-  graph("step-runner", stepRunnerGraph),
+  graph("adversary", adversaryGraph, {
+    "scripts/crit_gate.ts": adversaryCritGateTs,
+    "scripts/criterion_fault.ts": adversaryCriterionFaultTs,
+    "scripts/diff_facts.ts": adversaryDiffFactsTs,
+    "scripts/pipeline_fault.ts": adversaryPipelineFaultTs,
+    "scripts/run_checks.ts": adversaryRunChecksTs,
+    "scripts/verdict.ts": adversaryVerdictTs,
+  }),
+  graph("coder", coderGraph, {
+    "scripts/route_complexity.ts": coderRouteComplexityTs,
+    "scripts/route_review.ts": coderRouteReviewTs,
+    "scripts/verify.ts": coderVerifyTs,
+  }),
+  graph("step-runner", stepRunnerGraph, {
+    "scripts/check_handoff.ts": stepRunnerCheckHandoffTs,
+    "scripts/resolve_step.ts": stepRunnerResolveStepTs,
+    "scripts/revise.ts": stepRunnerReviseTs,
+    "scripts/route_coder_result.ts": stepRunnerRouteCoderResultTs,
+    "scripts/route_staleness.ts": stepRunnerRouteStalenessTs,
+    "scripts/route_sweep.ts": stepRunnerRouteSweepTs,
+    "scripts/verify_step.ts": stepRunnerVerifyStepTs,
+  }),
 ];
 
 /** Name of the agent used when none is chosen (`-a`, config `agent`). */

@@ -31,6 +31,8 @@ export interface AppOptions {
   /** `--plugin PATH` (repeatable). */
   plugins: string[];
   noWorkspaceMcp: boolean;
+  /** `--verbose`: record more in the transcript (graph agents: state snapshots after each node). */
+  verbose?: boolean;
   headless: boolean;
   maxTurns: number;
   agent?: string;

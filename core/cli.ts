@@ -45,7 +45,7 @@ function stdout(text: string): void {
 export interface ParsedCli {
   /** Subcommand to run, if any. */
   command?: {
-    name: "plugins" | "mcp" | "policy" | "agents" | "trust" | "sessions";
+    name: "plugins" | "mcp" | "policy" | "agents" | "trust" | "sessions" | "graph";
     sub: string;
     args: string[];
   };
@@ -112,6 +112,7 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     .option("--no-sandbox", "run commands without the OS sandbox (config sandbox: off)")
     .option("--plugin <path>", "load a plugin module (repeatable)", collect, [])
     .option("--no-workspace-mcp", "ignore the workspace's .mcp.json / .coyote/mcp.json")
+    .option("--verbose", "record more in the transcript (graph agents: the state after each node)")
     .option("-a, --agent <name>", "agent to use (default sisyphus; see `coyote agents list`)")
     .option(
       "--agent-variable <name value>",
@@ -188,6 +189,11 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
   agents.command("show").argument("<name>").description("print an agent's resolved definition")
     .option("--json", "print JSON").action((name: string, o: { json?: boolean }) => {
       result.command = { name: "agents", sub: "show", args: [name, ...(o.json ? ["--json"] : [])] };
+    });
+  program.command("graph").description("graph agents").command("check").argument("<path>")
+    .description("validate a graph agent (folder, graph.yaml or agent name) without running it")
+    .action((path: string) => {
+      result.command = { name: "graph", sub: "check", args: [path] };
     });
   program.command("policy").description("guard policy").command("show").description(
     "print the effective policy and the derived Deno flags",
@@ -420,6 +426,7 @@ export async function resolveApp(
     sandbox: sandboxSettings(config.sandbox, { noSandbox: opts.sandbox === false }),
     plugins: opts.plugin ?? [],
     noWorkspaceMcp: opts.workspaceMcp === false,
+    verbose: !!opts.verbose,
     headless: !!opts.headless || !!opts.acpServer,
     maxTurns: opts.maxTurns ?? config.max_turns ?? 50,
     agent: opts.agent ?? config.agent,
@@ -728,6 +735,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (name === "mcp") {
       return await (await import("./mcp/cli.ts")).mcpCommand(app, sub as "list", args);
+    }
+    if (name === "graph") {
+      return await (await import("./graph/cli.ts")).graphCommand(app, sub, args, stdout);
     }
     return await (await import("./guard/cli.ts")).policyCommand(
       app,

@@ -81,6 +81,12 @@ export interface CoyoteConfig {
   };
   /** Model capabilities by model name (core/models.ts). */
   models?: Record<string, ModelSpec>;
+  /** Hooks (core/hooks.ts): `stop` commands run when an agent is about to end its turn. */
+  hooks?: {
+    stop?: { command: string; timeout_ms?: number }[];
+    /** Blocks honoured per turn (default 3). */
+    max_stop_blocks?: number;
+  };
   // Workspace trust (core/trust.ts). User config only; refused in project config.
   /** Folders (and everything below them) trusted without asking; `~` = home. */
   trusted_workspaces?: string[];
@@ -328,6 +334,15 @@ function configSchema() {
       }).optional(),
       models: z.record(str(), modelSpec, { error: "expected a mapping of model names" })
         .optional(),
+      hooks: z.strictObject({
+        stop: z.array(
+          z.strictObject({ command: str("a shell command"), timeout_ms: posInt().optional() }, {
+            error: "expected a mapping {command, timeout_ms?}",
+          }),
+          { error: "expected a list of {command} mappings" },
+        ).optional(),
+        max_stop_blocks: posInt().optional(),
+      }, { error: "expected a mapping with stop: [{command}]" }).optional(),
       // Workspace trust (core/trust.ts).
       trusted_workspaces: strList().optional(),
     }, { error: "expected a mapping" });

@@ -24,15 +24,17 @@
 import type { AppOptions } from "./app.ts";
 import type {
   AgentRunSummary,
+  CallScope,
   DeniedAction,
   EventEnvelope,
+  HostFactory,
   PermissionOutcome,
   PermissionResolver,
   TurnEndedEvent,
   TurnResult,
   TurnUsage,
 } from "./types.ts";
-import type { HostServices, UserQuestion } from "../sdk/mod.ts";
+import type { UserQuestion } from "../sdk/mod.ts";
 import { type AgentSession, createSession, UsageError } from "./runtime.ts";
 import { modelInfo } from "./models.ts";
 import { listStoredSessions, resolveSessionRef } from "./sessions.ts";
@@ -203,57 +205,79 @@ async function readTtyLine(signal: AbortSignal): Promise<string | null> {
 export const denyAll: PermissionResolver = () => Promise.resolve("reject_once");
 
 /**
+ * One terminal question at a time: parallel sub-agents may ask together, and each prompt must
+ * get its own answer.
+ */
+let ttyQueue: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(f: () => Promise<T>): Promise<T> {
+  const run = ttyQueue.then(f, f);
+  ttyQueue = run.catch(() => {});
+  return run;
+}
+
+/**
  * Terminal permission prompt on stderr, answered with one key (core/render/permission.ts);
  * "always" answers are saved for the project when the workspace is trusted.
  */
 function terminalPermission(
   ui: { renderer?: Renderer; cwd: string; trusted: () => boolean },
 ): PermissionResolver {
-  return async (req, signal) => {
-    const color = colorFor(Deno.stderr.isTerminal());
-    ui.renderer?.suspend();
-    try {
-      err(`\n${permissionText(req, { color, width: terminalWidth(), cwd: ui.cwd })}`);
-      let outcome: PermissionOutcome | null = null;
-      while (!outcome) {
-        const key = await readKey(signal);
-        if (key === null || signal.aborted) {
-          err("\n");
-          return "cancelled";
+  return (req, signal) =>
+    oneAtATime(async () => {
+      if (signal.aborted) return "cancelled";
+      const color = colorFor(Deno.stderr.isTerminal());
+      ui.renderer?.suspend();
+      try {
+        err(`\n${permissionText(req, { color, width: terminalWidth(), cwd: ui.cwd })}`);
+        let outcome: PermissionOutcome | null = null;
+        while (!outcome) {
+          const key = await readKey(signal);
+          if (key === null || signal.aborted) {
+            err("\n");
+            return "cancelled";
+          }
+          outcome = outcomeForKey(key);
         }
-        outcome = outcomeForKey(key);
+        err(`${outcomeLabel(outcome)}\n`);
+        const note = await rememberAnswer(req, outcome, { cwd: ui.cwd, trusted: ui.trusted() });
+        if (note) err(`  ${note}\n`);
+        return outcome;
+      } finally {
+        ui.renderer?.resume();
       }
-      err(`${outcomeLabel(outcome)}\n`);
-      const note = await rememberAnswer(req, outcome, { cwd: ui.cwd, trusted: ui.trusted() });
-      if (note) err(`  ${note}\n`);
-      return outcome;
-    } finally {
-      ui.renderer?.resume();
-    }
-  };
+    });
 }
 
-function terminalHost(): HostServices {
-  return {
-    async askUser(q: UserQuestion, signal: AbortSignal) {
-      const opts = q.options?.length
-        ? `\n${q.options.map((o, i) => `  ${i + 1}. ${o}`).join("\n")}`
-        : "";
-      err(`\n${q.question}${opts}\n> `);
-      const line = (await readTtyLine(signal)) ?? "";
-      const t = line.trim();
-      if (q.action === "confirm") return /^y(es)?$/i.test(t) || (t === "" && q.default === true);
-      const pick = (s: string) => {
-        const n = Number(s);
-        return q.options && Number.isInteger(n) && n >= 1 && n <= q.options.length
-          ? q.options[n - 1]
-          : s;
-      };
-      if (q.action === "checkbox") return t.split(",").map((s) => pick(s.trim())).filter(Boolean);
-      if (q.action === "select") return pick(t);
-      return t || (typeof q.default === "string" ? q.default : "");
-    },
+/** `user__*` questions on the terminal, per call: a sub-agent's question names the sub-agent. */
+function terminalHost(): HostFactory {
+  return (scope) => ({
+    askUser: (q, signal) => oneAtATime(() => askOnTty(q, signal, scope)),
+  });
+}
+
+async function askOnTty(
+  q: UserQuestion,
+  signal: AbortSignal,
+  scope: CallScope,
+): Promise<string | string[] | boolean> {
+  if (signal.aborted) throw new Error("cancelled");
+  const opts = q.options?.length
+    ? `\n${q.options.map((o, i) => `  ${i + 1}. ${o}`).join("\n")}`
+    : "";
+  const who = scope.depth > 0 ? `sub-agent ${scope.agentId} asks: ` : "";
+  err(`\n${who}${q.question}${opts}\n> `);
+  const line = (await readTtyLine(signal)) ?? "";
+  const t = line.trim();
+  if (q.action === "confirm") return /^y(es)?$/i.test(t) || (t === "" && q.default === true);
+  const pick = (s: string) => {
+    const n = Number(s);
+    return q.options && Number.isInteger(n) && n >= 1 && n <= q.options.length
+      ? q.options[n - 1]
+      : s;
   };
+  if (q.action === "checkbox") return t.split(",").map((s) => pick(s.trim())).filter(Boolean);
+  if (q.action === "select") return pick(t);
+  return t || (typeof q.default === "string" ? q.default : "");
 }
 
 /** The text-mode renderer for a session (stdout: answer; stderr: status, spinner on a terminal). */

@@ -11,6 +11,7 @@
  * `parent_id` set.
  * @module
  */
+import { resolve } from "node:path";
 import type { HostServices } from "../sdk/mod.ts";
 import type {
   AgentOrigin,
@@ -29,6 +30,8 @@ import type {
 import type { PlanItem } from "../sdk/mod.ts";
 import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
+import { GraphRunner } from "./graph/runner.ts";
+import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
 import type { CompactionResult } from "./engine/compact.ts";
 import { ToolRegistry } from "./tools.ts";
 import { selectTools } from "./agents/resolve.ts";
@@ -127,6 +130,9 @@ export interface AgentSession {
   /** Ends the session: closes its transcript; the workspace is released by its owner. */
   close(): Promise<void>;
 }
+
+/** The tools a graph's scripts may call (core/graph/script.ts `ctx.exec` / `read` / `write`). */
+const SCRIPT_TOOLS = ["execute_command", "fs_read", "fs_write"];
 
 /** How long a turn waits for its cancelled sub-agents to end before it ends itself (ms). */
 export const CHILD_SETTLE_MS = 10_000;
@@ -350,6 +356,91 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   });
   live.engine = engine;
 
+  // A graph agent runs with the graph engine (core/graph/); the LLM engine above stays for a
+  // later switch to an LLM agent. Agent nodes run sub-agents as child sessions of this one.
+  let turnSink: EnvelopeSink | null = null;
+  // A graph's `project_dir` variable (`--agent-variable project_dir DIR`, like `-C DIR`) is the
+  // directory its commands and reads work in; the guard judges them against that directory.
+  const graphCwd = (p: PreparedAgent) => {
+    const d = p.variables.project_dir;
+    return d && d !== "." ? resolve(cwd, d) : cwd;
+  };
+  const graphPolicy = (p: PreparedAgent, own: PolicyLike): PolicyLike =>
+    graphCwd(p) === cwd || parent ? own : ws.newPolicy().forWorkspace(graphCwd(p));
+  const graphRunner = (a: AgentSpec, p: PreparedAgent): GraphRunner | null =>
+    a.graph
+      ? new GraphRunner({
+        spec: a.graph.spec,
+        dir: a.graph.dir,
+        files: a.graph.files,
+        sessionId: id,
+        cwd: graphCwd(p),
+        client: ws.client,
+        model: a.graph.spec.model ?? engine.opts.model,
+        tools: toolsOf(p),
+        policy: graphPolicy(p, policyFor(new ToolRegistry(toolsOf(p)))),
+        scriptTools: all.filter((t) =>
+          SCRIPT_TOOLS.includes(t.name) && (!ceiling || ceiling.has(t.name))
+        ),
+        scriptPolicy: graphPolicy(p, basePolicy),
+        permission: engine.opts.permission,
+        host: engine.opts.host,
+        origin,
+        variables: { ...p.variables, ...(p.variables.project_dir ? { project_dir: "." } : {}) },
+        transcript,
+        log,
+        snapshots: app.verbose,
+        scriptGrant: (declared) =>
+          ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
+        spawn: async (req, signal) => {
+          const child = await openSession(ws, {
+            permission: init.permission,
+            host: init.host,
+            agent: req.agent,
+            parent: { session, toolCallId: req.toolCallId },
+          });
+          try {
+            const r = await child.prompt(req.prompt, {
+              signal,
+              onEvent: (env) => turnSink?.(env),
+            });
+            if (r.error) throw new Error(`agent ${req.agent} failed: ${r.error.message}`);
+            if (r.stopReason === "cancelled") throw signal.reason ?? new Error("cancelled");
+            return r.text;
+          } finally {
+            await child.close();
+          }
+        },
+      })
+      : null;
+  let graph = graphRunner(first, prepared);
+
+  // Stop hooks of config.yaml (core/hooks.ts) run last when the agent is about to end its turn:
+  // after the supervisor's reminders and todo auto-continuation had nothing to add.
+  const stopHooks = new StopHookGate(
+    app.config?.hooks?.stop ?? [],
+    app.config?.hooks?.max_stop_blocks ?? DEFAULT_MAX_BLOCKS,
+  );
+  /** Emits an event into the running turn's stream (stamped like the engine's own). */
+  let turnEmit: ((ev: EngineEvent) => void) | null = null;
+  const stopHookStep = (signal: AbortSignal) =>
+    stopHooks.check(
+      {
+        session_id: id,
+        agent: current.name,
+        cwd,
+        transcript_path: transcriptPath(app.dataDir, id),
+      },
+      signal,
+      (e) =>
+        turnEmit?.({
+          sessionUpdate: "agent_thought_chunk",
+          content: { type: "text", text: `stop hook: ${e.reason}\n` },
+          _meta: { coyote: { event: "stop_hook", ...e } },
+        }),
+      log,
+    );
+
   let seq = 0;
   let busy = false;
   // The workspace's start-up warnings reach the event stream once, on the first turn_started of
@@ -359,7 +450,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   let current = first;
   let plan: PlanItem[] = [];
   let autoContinues = 0;
-  engine.opts.beforeTurnEnd = async () => {
+  engine.opts.beforeTurnEnd = async ({ signal }) => {
     const remind = supervisor ? await supervisor.beforeTurnEnd() : null;
     if (remind) return remind;
     const lim = limitsOf(current);
@@ -370,7 +461,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         open.map((p) => `"${p.content}" (${p.status})`).join(", ")
       }. Continue working on them now; if they are done or no longer needed, update the list with todo__write. (Automatic continuation ${autoContinues} of ${lim.maxAutoContinues}.)</system-reminder>`;
     }
-    return null;
+    return await stopHookStep(signal);
   };
   const stamp = (update: SessionEvent): EventEnvelope => ({
     session_id: id,
@@ -416,6 +507,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       const p = prepare(next);
       prepared = p;
       current = next;
+      graph = graphRunner(next, p);
       registry = new ToolRegistry(toolsOf(p));
       engine.opts.systemPrompt = p.systemPrompt();
       engine.opts.registry = registry;
@@ -436,7 +528,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     toolNames: () => registry.names(),
     async prompt(input, opts) {
       if (closed) throw new Error("session is closed");
-      if (busy || engine.running) throw new Error("a turn is already running in this session");
+      if (busy || engine.running || graph?.running) {
+        throw new Error("a turn is already running in this session");
+      }
       busy = true;
       try {
         return await turn(input, opts);
@@ -449,7 +543,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       engine.opts.policy.addRule(decision, rule, "session");
     },
     history() {
-      return engine.history();
+      return (graph ?? engine).history();
     },
     async close() {
       if (closed) return;
@@ -472,13 +566,16 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     // timeout) so the model sees their tools; a cancel stops the wait.
     if (mcp) await untilAborted(mcp.ready, signal);
     autoContinues = 0;
+    turnSink = sink;
+    stopHooks.reset();
+    turnEmit = (ev) => sink(stamp(ev));
     supervisor?.beginTurn(sink, signal);
     // The turn's own `turn_ended` is held until its sub-agents have ended, so it comes last
     // and carries their usage.
     let ended: TurnEndedEvent | null = null;
     let result: TurnResult;
     try {
-      result = await engine.prompt(input, {
+      result = await (graph ?? engine).prompt(input, {
         signal,
         onEvent: (ev) => {
           if (ev.sessionUpdate === "turn_started" && pendingWarnings.length) {

@@ -72,6 +72,8 @@ export type TranscriptLine =
     rejected?: boolean;
   }
   | { type: "tool_result_update"; tool_call_id: string; content: string }
+  /** A graph run's state after a node (`--verbose`; core/graph/runner.ts); ignored on load. */
+  | { type: "graph_state"; node: string; state: unknown }
   /**
    * Context compaction (core/engine/compact.ts): the model history from here on is `messages`;
    * `turn_start` is where the running turn's messages begin in it.
@@ -324,6 +326,12 @@ export class TranscriptWriter {
   }
 
   /** Records an engine event (chunks are merged with the previous chunk of the same kind). */
+  /** Records a graph's state after a node (`--verbose`). */
+  graphState(node: string, state: unknown): void {
+    this.flush();
+    this.#write({ type: "graph_state", node, state });
+  }
+
   update(ev: EngineEvent): void {
     const kind = ev.sessionUpdate;
     if (

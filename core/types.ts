@@ -254,4 +254,19 @@ export interface AgentSpec extends AgentDefinition {
   max_auto_continues?: number;
   /** Where the definition came from (built-in, plugin name, file path). */
   source?: string;
+  /**
+   * A graph agent (`<name>/graph.yaml`, issue 8): its validated spec, its folder (scripts resolve
+   * against it) and, for a built-in, the embedded files by relative path. Sessions run it with
+   * core/graph/runner.ts instead of the LLM loop.
+   */
+  graph?: GraphBinding;
+}
+
+/** A graph agent's spec and where its scripts come from (see {@link AgentSpec.graph}). */
+export interface GraphBinding {
+  spec: import("./graph/schema.ts").GraphSpec;
+  /** The folder of graph.yaml (`builtin:agents/<name>` for a built-in). */
+  dir: string;
+  /** Embedded files of a built-in graph (`scripts/verdict.ts` → text). */
+  files?: Record<string, string>;
 }

@@ -17,7 +17,7 @@
  */
 
 /** Semver of this SDK contract. */
-export const SDK_VERSION = "1.1.0";
+export const SDK_VERSION = "1.2.0";
 
 /** A JSON Schema object (draft 2020-12 subset understood by OpenAI tool calling). */
 export type JsonSchema = { [key: string]: unknown };
@@ -292,6 +292,17 @@ export interface AgentDefinition {
   max_auto_continues?: number;
   /** Example first prompts a frontend may offer. @since 1.1 */
   conversation_starters?: string[];
+  /**
+   * A graph agent: the text of its `graph.yaml` (docs/graphs.md). With it, `instructions` is
+   * ignored and the agent runs with the graph engine. @since 1.2
+   */
+  graph_yaml?: string;
+  /**
+   * A graph agent's scripts by path relative to its folder (`scripts/verdict.ts` → source text),
+   * as its `script` nodes name them. `.ts` scripts run in a Worker with no permissions unless the
+   * node declares some. @since 1.2
+   */
+  graph_files?: Record<string, string>;
 }
 
 /** A template variable of an agent: `{{name}}` in its instructions. */

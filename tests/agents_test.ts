@@ -199,7 +199,7 @@ Deno.test("registry: later sources shadow earlier ones (built-in < plugin < user
     await write(join(cfg, "agents/helper/config.yaml"), agent("user helper"));
     await write(
       join(cfg, "agents/flow/graph.yaml"),
-      "name: flow\ndescription: a graph\nstart: a\n",
+      "name: flow\ndescription: a graph\nstart: a\nnodes:\n  a: { type: end, output: done }\n",
     );
     await write(join(cfg, "agents/README.md/x"), ""); // a folder named *.md without agent files
     await write(join(cfg, "agents/notes/README.md"), "not an agent");
@@ -237,7 +237,7 @@ Deno.test("registry: later sources shadow earlier ones (built-in < plugin < user
     assert.equal(reg.entry("flow")!.kind, "graph");
     assert.equal(reg.entry("flow")!.description, "a graph");
     assert.equal(reg.entry("notes"), undefined);
-    assert.throws(() => reg.resolve("flow"), /graph agent/);
+    assert.equal(reg.resolve("flow").graph?.spec.start, "a");
     assert.throws(
       () => reg.resolve("explroe"),
       /unknown agent "explroe" \(did you mean "explore"\?\)/,
@@ -506,7 +506,7 @@ Deno.test("acp: the agent config option lists the workspace's agents; choosing o
         assert.ok(values.includes(n), n);
       }
       assert.ok(!values.includes("broken"), "a broken file is not offered");
-      assert.ok(!values.includes("coder"), "graph agents are not offered until they can run");
+      assert.ok(values.includes("coder"), "graph agents are offered: they run");
       await h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "a" }] });
       await assert.rejects(
         h.agent.request("session/set_config_option", {

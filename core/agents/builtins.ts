@@ -19,7 +19,7 @@ import { type AgentEntry, parseBuiltinAgents } from "./registry.ts";
 import { parseSkill, type SkillEntry } from "../skills/load.ts";
 
 /** Bump when the parsers' output for the same text changes. */
-export const CACHE_FORMAT = 1;
+export const CACHE_FORMAT = 2;
 
 /** The parsed built-ins. */
 export interface Builtins {

@@ -14,6 +14,7 @@
 import type { AppOptions } from "../app.ts";
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import { type AgentEntry, type AgentRegistry, loadAgentRegistry } from "./registry.ts";
+import type { AgentSpec } from "../types.ts";
 
 const err = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(s + "\n"));
 
@@ -119,8 +120,7 @@ export async function agentsCommand(
   let def: AgentDefinition | undefined;
   const entry = reg.entry(name);
   try {
-    if (entry?.kind === "graph" && !entry.error) def = undefined;
-    else def = reg.resolve(name);
+    def = reg.resolve(name);
   } catch (e) {
     err(`coyote: ${(e as Error).message}`);
     return 2;
@@ -136,7 +136,7 @@ export async function agentsCommand(
           source: e.source,
           path: e.path,
           shadows: e.shadows,
-          ...(def ? { definition: def } : {}),
+          ...(def ? { definition: showable(def) } : {}),
         },
         null,
         2,
@@ -148,11 +148,20 @@ export async function agentsCommand(
     `# ${e.name}: ${e.kind} agent from ${e.source} (${e.path})`,
     ...e.shadows.map((s) => `# shadows ${s}`),
   ];
-  if (!def) {
-    out(`${head.join("\n")}\n${e.graphText ?? ""}`);
+  const { stringify } = await import("yaml");
+  const graph = (def as AgentSpec).graph;
+  if (graph) {
+    out(`${head.join("\n")}\n${stringify(graph.spec, { lineWidth: 0 })}`);
     return 0;
   }
-  const { stringify } = await import("yaml");
   out(`${head.join("\n")}\n${stringify(toConfigShape(def), { lineWidth: 0 })}`);
   return 0;
+}
+
+/** A definition for `--json`: a graph agent shows its spec (not its embedded script texts). */
+function showable(def: AgentDefinition): unknown {
+  const g = (def as AgentSpec).graph;
+  if (!g) return def;
+  const { graph: _g, ...rest } = def as AgentSpec;
+  return { ...rest, graph: g.spec };
 }

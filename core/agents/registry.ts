@@ -10,12 +10,12 @@
  *    and, within one directory, Coyote's own folder wins over Claude Code's.
  *
  * In a directory source, `<name>/config.yaml` is an LLM agent, `<name>/graph.yaml` a graph agent
- * (listed; running one needs the graph engine of issue 8), `<name>.md` a Markdown agent
+ * (run by core/graph/; its scripts beside it in `scripts/`), `<name>.md` a Markdown agent
  * (core/agents/definition.ts). A broken file does not stop the others: it is kept as an entry with
  * its error, reported by `coyote agents list`, and thrown when the agent is chosen.
  * @module
  */
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import type { AgentSpec } from "../types.ts";
 import { builtinAgentFiles } from "../../agents/mod.ts";
@@ -31,7 +31,7 @@ import {
 
 /** Where an agent comes from (later shadows earlier). */
 export type AgentSource = "builtin" | "plugin" | "user" | "workspace";
-/** `llm`: a tool-loop agent; `graph`: a `graph.yaml` agent (graph engine: issue 8). */
+/** `llm`: a tool-loop agent; `graph`: a `graph.yaml` agent (core/graph/). */
 export type AgentKind = "llm" | "graph";
 
 /** One agent of the registry. */
@@ -81,21 +81,62 @@ export async function fileEntry(
   form: "config" | "markdown" | "graph",
   name: string,
   source: AgentSource,
+  files?: Record<string, string>,
 ): Promise<AgentEntry> {
   const base = { name, source, path, warnings: [] as string[], shadows: [] as string[] };
   if (form === "graph") {
-    // Graph files are large and only their description is shown here (the graph engine reads
-    // them when one runs): parsed on first look, so a session start does not pay for them.
-    const { parse } = await import("yaml");
-    let read: { description: string; error?: string } | undefined;
+    // Graph files are only parsed and checked when first looked at (a session start pays for
+    // none it does not run). Checked: the schema (node and field named on error) and the graph's
+    // own structure; what needs the workspace (tools, agents) is checked before every run.
+    const [{ parseGraphText }, { validateGraph }, yaml] = await Promise.all([
+      import("../graph/load.ts"),
+      import("../graph/validate.ts"),
+      import("yaml"),
+    ]);
+    const dir = dirname(path);
+    let read: { description: string; error?: string; definition?: AgentSpec } | undefined;
     const look = () => {
       if (read) return read;
       try {
-        const g = parse(text);
-        read = { description: typeof g?.description === "string" ? g.description.trim() : "" };
+        const spec = parseGraphText(text, path);
+        validateGraph(spec, path, {
+          scriptExists: (rel) => {
+            if (files) return Object.hasOwn(files, rel);
+            try {
+              return Deno.statSync(join(dir, rel)).isFile;
+            } catch {
+              return false;
+            }
+          },
+        });
+        const definition: AgentSpec = {
+          name,
+          description: (spec.description ?? "").trim(),
+          instructions: "",
+          ...(spec.tools ? { tools: spec.tools } : {}),
+          ...(spec.model ? { model: spec.model } : {}),
+          ...(spec.variables
+            ? {
+              variables: spec.variables.map((v) => ({
+                name: v.name,
+                ...(v.description ? { description: v.description } : {}),
+                ...(v.default !== undefined && v.default !== null
+                  ? { default: String(v.default) }
+                  : {}),
+              })),
+            }
+            : {}),
+          graph: { spec, dir, ...(files ? { files } : {}) },
+        };
+        read = { description: definition.description, definition };
       } catch (e) {
-        const msg = `YAML syntax error: ${(e as Error).message.split("\n")[0]}`;
-        read = { description: "", error: new AgentFileError(path, msg).message };
+        // Listed with its description when the YAML is readable at all.
+        let description = "";
+        try {
+          const d = yaml.parse(text)?.description;
+          if (typeof d === "string") description = d.trim();
+        } catch { /* no description */ }
+        read = { description, error: (e as Error).message };
       }
       return read;
     };
@@ -103,6 +144,7 @@ export async function fileEntry(
     Object.defineProperties(entry, {
       description: { get: () => look().description, enumerable: true },
       error: { get: () => look().error, enumerable: true },
+      definition: { get: () => look().definition, enumerable: true },
     });
     return entry;
   }
@@ -223,12 +265,10 @@ export class AgentRegistry {
     return this.#byName.get(name);
   }
 
-  /** The runnable LLM agent `name` (with `source`), or undefined (unknown, graph or broken). */
+  /** The runnable agent `name` (with `source`; a graph agent has `graph`), or undefined (unknown or broken). */
   get(name: string): AgentSpec | undefined {
     const e = this.#byName.get(name);
-    return e?.definition && e.kind === "llm" && !e.error
-      ? { ...e.definition, source: e.source }
-      : undefined;
+    return e?.definition && !e.error ? { ...e.definition, source: e.source } : undefined;
   }
 
   has(name: string): boolean {
@@ -265,9 +305,6 @@ export class AgentRegistry {
   unknown(name: string): string {
     const e = this.#byName.get(name);
     if (e?.error) return e.error;
-    if (e?.kind === "graph") {
-      return `agent "${name}" (${e.path}) is a graph agent; running graph agents is not supported yet`;
-    }
     const names = this.entries().map((x) => x.name);
     return `unknown agent "${name}"${didYouMean(name, names)}; available: ${names.join(", ")}`;
   }
@@ -289,7 +326,7 @@ export class AgentRegistry {
 /** The built-in agents (agents/mod.ts), parsed. */
 export function parseBuiltinAgents(): Promise<AgentEntry[]> {
   return Promise.all(
-    builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin")),
+    builtinAgentFiles.map((f) => fileEntry(f.path, f.text, f.form, f.name, "builtin", f.files)),
   );
 }
 
@@ -306,7 +343,24 @@ export interface AgentSources {
 /** Builds the registry of a workspace from every source. Never throws for broken files. */
 export async function loadAgentRegistry(src: AgentSources): Promise<AgentRegistry> {
   const builtins = src.builtins ? Promise.resolve(src.builtins) : parseBuiltinAgents();
-  const plugins: AgentEntry[] = (src.pluginAgents ?? []).map(({ plugin, agent }) => {
+  // A plugin's graph agent (SDK `graph_yaml` + `graph_files`) is read like a graph.yaml folder.
+  const pluginGraphs = await Promise.all(
+    (src.pluginAgents ?? []).filter(({ agent }) => typeof agent?.graph_yaml === "string").map((
+      { plugin, agent },
+    ) =>
+      fileEntry(
+        `plugin:${plugin ?? agent.name}/${agent.name}/graph.yaml`,
+        agent.graph_yaml!,
+        "graph",
+        agent.name,
+        "plugin",
+        agent.graph_files ?? {},
+      )
+    ),
+  );
+  const plugins: AgentEntry[] = (src.pluginAgents ?? []).filter(({ agent }) =>
+    typeof agent?.graph_yaml !== "string"
+  ).map(({ plugin, agent }) => {
     const origin = `plugin:${plugin ?? agent?.name ?? "?"}`;
     try {
       const d = checkPluginAgent(agent, origin);
@@ -334,5 +388,5 @@ export async function loadAgentRegistry(src: AgentSources): Promise<AgentRegistr
     }
   });
   const dirs = await Promise.all(agentDirs(src.configDir, src.cwd).map(readAgentDir));
-  return new AgentRegistry([...await builtins, ...plugins, ...dirs.flat()]);
+  return new AgentRegistry([...await builtins, ...plugins, ...pluginGraphs, ...dirs.flat()]);
 }

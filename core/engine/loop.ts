@@ -346,6 +346,7 @@ export class Engine implements AgentRunner {
         return finish("end_turn", { code: "internal", message: msg });
       }
       if (signal.aborted) return finish("cancelled");
+      if (o.endTurnAfterTools?.()) return finish("end_turn");
     }
   }
 

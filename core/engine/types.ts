@@ -96,6 +96,11 @@ export interface EngineOptions {
   /** Who runs this engine in the agent tree (default: a root agent named `agent`). */
   origin?: AgentOrigin;
   beforeTurnEnd?: BeforeTurnEnd;
+  /**
+   * Checked after each batch of tool calls: true ends the turn (`end_turn`) without another
+   * model request (a graph llm node whose `submit_result` call has delivered its result).
+   */
+  endTurnAfterTools?: () => boolean;
 }
 
 /** Longest tool output passed to the model (characters), whatever the window (core/context.ts). */

@@ -335,7 +335,12 @@ class Run {
       const out = await this.#run(id, node, local);
       // state_updates: rendered after the node's own writes, {{output}} = its result.
       if (node.state_updates) {
-        const view = { ...local, ...out.writes, output: out.output };
+        // The templates see the state as it will be: the writes combined through the reducers.
+        const view: State = { ...local };
+        for (const [k, v] of Object.entries(out.writes)) {
+          view[k] = reduce(this.spec.reducers?.[k], k, view[k], v);
+        }
+        view.output = out.output;
         for (const [k, t] of Object.entries(node.state_updates)) {
           out.writes[k] = render(t, view, { strict: false });
         }

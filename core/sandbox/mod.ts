@@ -11,9 +11,10 @@
  * - Modes ({@link SandboxSettings}): `auto` (default; on where a backend works, else a one-time
  *   warning, and the `init` event and `policy show` say so), `required` (commands are refused
  *   without a sandbox), `off` (`--no-sandbox`). `--dangerously-skip-permissions` keeps it.
- * - Protected names that do not exist yet (`.git`, `.coyote`, `.mcp.json` at the workspace top)
- *   cannot be mounted read-only without creating them on the host: what a command creates there
- *   is removed after it (the result says so), unless a `Write` allow rule names it.
+ * - Protected names that do not exist yet (`.git`, `.coyote`, `.mcp.json` at any depth of the
+ *   workspace, ./protected.ts) cannot be mounted read-only without creating them on the host:
+ *   what a command creates is removed after it (the result says so), unless a `Write` allow rule
+ *   names it.
  * - `auto_allow` (default true): with the sandbox on, an `execute` access the guard would *ask*
  *   about by default runs without asking ({@link sandboxGuard}); deny rules and explicit `ask`
  *   rules still decide.
@@ -27,6 +28,7 @@ import { bwrapArgs } from "./bwrap.ts";
 import { sbplProfile } from "./sbpl.ts";
 import { commandEnvironment } from "./env.ts";
 import { compilePath } from "../guard/rules.ts";
+import { findProtected } from "./protected.ts";
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
 
@@ -185,51 +187,37 @@ export function sandboxedCommand(
   };
 }
 
-/** Protected names that cannot be mounted read-only when they do not exist yet. */
-const CREATABLE_PROTECTED = [".git", ".coyote", ".mcp.json"];
-
 /**
- * The protected names at the workspace top that do not exist (in any case) and that no
- * `Write` allow rule opens: a mount point cannot be made for them without creating them on the
- * host, so {@link removeCreated} checks them after the command.
+ * Removes every protected path (`.git`, `.coyote`, `.mcp.json`, any case, any depth) that a
+ * sandboxed command created in the workspace — paths that were not in `before` (the scan the
+ * command's profile was derived from) and that no `Write` allow rule names. They cannot be
+ * mounted read-only before they exist (the mount point would have to be created on the host),
+ * and git or Coyote would load them outside the sandbox later: hooks and `core.fsmonitor` in a
+ * `.git`, plugins and permission rules in `.coyote/`, servers in `.mcp.json` — also in a
+ * sub-folder, where Coyote or git may be started next. Says what it removed; undefined when
+ * nothing was created.
  */
-function missingProtected(policy: Policy, ws: string): string[] {
-  let names: string[] = [];
-  try {
-    names = [...Deno.readDirSync(ws)].map((e) => e.name.toLowerCase());
-  } catch { /* unreadable: nothing to check */ }
+function removeCreated(
+  policy: Policy,
+  ws: string,
+  before: ReadonlySet<string>,
+): string | undefined {
   const allowed = (p: string) =>
     policy.rules().some((r) =>
       r.kind === "write" && r.decision === "allow" && r.pattern !== undefined &&
       compilePath(r.pattern, policy.workspace, policy.home).test(p)
     );
-  return CREATABLE_PROTECTED.filter((n) => !names.includes(n) && !allowed(`${ws}/${n}`));
-}
-
-/**
- * Removes what a sandboxed command created under one of the `missing` names (any case) at the
- * workspace top — protected paths Coyote or git would load and run outside the sandbox later:
- * plugins in `.coyote/`, servers in `.mcp.json`, hooks in `.git/` — and says so; undefined when
- * nothing was created.
- */
-function removeCreated(ws: string, missing: string[]): string | undefined {
-  if (!missing.length) return undefined;
   const removed: string[] = [];
-  let entries: Deno.DirEntry[] = [];
-  try {
-    entries = [...Deno.readDirSync(ws)];
-  } catch {
-    return undefined;
-  }
-  for (const e of entries) {
-    if (!missing.includes(e.name.toLowerCase())) continue;
+  for (const p of findProtected(ws)) {
+    if (before.has(p) || allowed(p)) continue;
     try {
-      Deno.removeSync(`${ws}/${e.name}`, { recursive: true });
-      removed.push(e.name);
+      Deno.removeSync(p, { recursive: true });
+      removed.push(p.slice(ws.length + 1));
     } catch { /* could not remove: the guard still protects it */ }
   }
   if (!removed.length) return undefined;
-  const rule = removed[0].toLowerCase() === ".mcp.json" ? ".mcp.json" : `${removed[0]}/**`;
+  const first = removed[0];
+  const rule = /(^|\/)\.mcp\.json$/i.test(first) ? first : `${first}/**`;
   return `removed ${
     removed.join(", ")
   } created by the command: the OS sandbox keeps .git/, .coyote/ and .mcp.json read-only (they run code outside it); allow it with --allow 'Write(${rule})'`;
@@ -338,13 +326,13 @@ export class CommandSandbox {
       shell,
     });
     const ws = c.profile.workspace;
-    const missing = missingProtected(this.policy, ws);
+    const before = new Set(c.profile.protectedPaths);
     return {
       program: c.program,
       args: c.args,
       env: c.env,
       sandboxed: true,
-      after: () => removeCreated(ws, missing),
+      after: () => removeCreated(this.policy, ws, before),
     };
   }
 

@@ -8,8 +8,8 @@
  * - `writable`: the workspace, the private temp dir (mounted at `/tmp`) and the roots of `Write`
  *   allow rules whose pattern is a literal path or `dir/**`; everything else is read-only;
  * - `readable`: roots of `Read` allow rules, re-mounted read-only (visible even under `/tmp`);
- * - `readOnly`: protected paths inside a writable root (`.git/`, `.coyote/`, `.mcp.json` at the
- *   workspace top and one level down, any case; the config and data dirs) and literal `Write` deny
+ * - `readOnly`: protected paths inside a writable root (`.git/`, `.coyote/`, `.mcp.json` at any
+ *   depth of the workspace, any case (./protected.ts); the config and data dirs) and literal `Write` deny
  *   rules — unless an allow rule names the protected path itself;
  * - `hidden`: credential stores (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.config/gh`, `~/.netrc`, …),
  *   Coyote's config and data dirs, well-known daemon sockets (`docker.sock`, `/run/user`), and the
@@ -28,6 +28,7 @@
  */
 import type { Policy } from "../guard/policy.ts";
 import { compilePath, isInside, type Rule, starMatch } from "../guard/rules.ts";
+import { findProtected } from "./protected.ts";
 
 /** One path entry of a profile, with why it is there (printed by `policy show`). */
 export interface ProfilePath {
@@ -48,6 +49,11 @@ export interface SandboxProfile {
   notes: string[];
   /** Env allow/deny rules, for {@link envDecision}. */
   envRules: Rule[];
+  /**
+   * Every `.git`/`.coyote`/`.mcp.json` (any case, any depth) in the workspace when the profile
+   * was derived, as found (not resolved): what a command creates beyond these is removed after it.
+   */
+  protectedPaths: string[];
 }
 
 /** Credential stores hidden by default (relative to home). */
@@ -86,37 +92,6 @@ function real(p: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Protected names Coyote and git load from a workspace (compared case-insensitively). */
-const PROTECTED_NAMES = new Set([".git", ".coyote", ".mcp.json"]);
-/** Directories examined one level below the workspace for nested protected names. */
-const NESTED_SCAN_LIMIT = 200;
-
-/** `.git`, `.coyote`, `.mcp.json` at the workspace top and one level down (any case). */
-function protectedInWorkspace(ws: string): string[] {
-  const out: string[] = [];
-  let top: Deno.DirEntry[] = [];
-  try {
-    top = [...Deno.readDirSync(ws)];
-  } catch {
-    return out;
-  }
-  let scanned = 0;
-  for (const e of top) {
-    if (PROTECTED_NAMES.has(e.name.toLowerCase())) {
-      out.push(`${ws}/${e.name}`);
-      continue;
-    }
-    if (!e.isDirectory || scanned >= NESTED_SCAN_LIMIT || e.name === "node_modules") continue;
-    scanned++;
-    try {
-      for (const f of Deno.readDirSync(`${ws}/${e.name}`)) {
-        if (PROTECTED_NAMES.has(f.name.toLowerCase())) out.push(`${ws}/${e.name}/${f.name}`);
-      }
-    } catch { /* unreadable: nothing to protect there */ }
-  }
-  return out;
 }
 
 /** The literal root a Read/Write rule covers wholly (`/x` for `/x` and `/x/**`), if any. */
@@ -190,8 +165,9 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   }
 
   // Protected paths stay read-only unless an allow rule names them.
+  const protectedPaths = findProtected(ws);
   const prot: [string | undefined, string][] = [
-    ...protectedInWorkspace(ws).map((
+    ...protectedPaths.map((
       p,
     ): [string, string] => [p, "protected (git/Coyote loads it)"]),
     [policy.configDir, "Coyote's config dir"],
@@ -269,6 +245,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     network,
     notes,
     envRules: rules.filter((r) => r.kind === "env"),
+    protectedPaths,
   };
 }
 

@@ -10,15 +10,31 @@
  * `fs_patch` only).
  * User-level failures (missing file, ambiguous patch, bad regex) come back as
  * `{content, isError: true}`; nothing is thrown for them.
+ *
+ * Edits change only what was asked (issue 10; text.ts): a file keeps its encoding (UTF-8 with or
+ * without a BOM, UTF-16, or Latin-1 byte for byte — `fs_read` names a non-UTF-8 encoding) and its
+ * line ending (new text in a CRLF file gets CRLF); an edit that would change no byte is an error,
+ * not "Patched"; a missing `old_string` that matches after normalising line endings, trailing
+ * whitespace, tabs/spaces or the Unicode form is reported as such.
  * @module
  */
 import { z } from "zod";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
+import {
+  decodeBytes,
+  dominantEol,
+  encodeText,
+  type Encoding,
+  encodingName,
+  nearMiss,
+  type TextFile,
+  UnencodableError,
+  withEol,
+} from "./text.ts";
 import type { ToolAccess, ToolContext, ToolResult } from "../../sdk/mod.ts";
 import {
   describeFsError,
   displayPath,
-  readText,
   resolvePath,
   specialFile,
   toolError,
@@ -175,6 +191,39 @@ function readWindowFromText(text: string, offset: number, limit: number): Window
   return { lines, seen: all.length, more: shownEnd < all.length, binary: false, capped };
 }
 
+/** Largest non-UTF-8 file fs_read decodes whole (bytes). */
+export const NON_UTF8_MAX = 32 * 1024 * 1024;
+
+/**
+ * The encoding of a file from its first 64 KiB: a BOM (UTF-8, UTF-16), valid UTF-8, or Latin-1
+ * for anything else (plugins/fs/text.ts). A UTF-8 sequence cut at the sample's end still counts as
+ * UTF-8.
+ */
+async function sniffEncoding(abs: string): Promise<Encoding> {
+  const f = await Deno.open(abs, { read: true });
+  try {
+    const buf = new Uint8Array(64 * 1024);
+    let n = 0;
+    while (n < buf.length) {
+      const r = await f.read(buf.subarray(n));
+      if (r === null) break;
+      n += r;
+    }
+    const head = buf.subarray(0, n);
+    if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return "utf-8-bom";
+    if (head[0] === 0xff && head[1] === 0xfe) return "utf-16le";
+    if (head[0] === 0xfe && head[1] === 0xff) return "utf-16be";
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(head, { stream: true });
+      return "utf-8";
+    } catch {
+      return "latin-1";
+    }
+  } finally {
+    f.close();
+  }
+}
+
 /** `fs_read {path, offset?, limit?}`: numbered lines (`cat -n` style), see module doc. */
 export const fsReadTool = defineTool({
   name: "fs_read",
@@ -195,6 +244,7 @@ export const fsReadTool = defineTool({
     const offset = input.offset ?? 1;
     const limit = input.limit ?? READ_DEFAULT_LIMIT;
     let win: Window;
+    let encodingNote = "";
     try {
       if (ctx.host?.readTextFile) {
         win = readWindowFromText(await ctx.host.readTextFile(abs), offset, limit);
@@ -203,7 +253,23 @@ export const fsReadTool = defineTool({
         if (st.isDirectory) return toolError(`${shown} is a directory; use fs_ls to list it`);
         const special = await specialFile(abs, shown);
         if (special) return toolError(special);
-        win = await readWindowFromDisk(abs, offset, limit);
+        const enc = await sniffEncoding(abs);
+        if (enc === "utf-8") win = await readWindowFromDisk(abs, offset, limit);
+        else {
+          // Not UTF-8: decode the whole file as it is (Latin-1 byte for byte, or UTF-16) and say so.
+          if (st.size > NON_UTF8_MAX) {
+            return toolError(
+              `${shown} is not UTF-8 (looks like ${
+                encodingName(enc)
+              }) and is over ${NON_UTF8_MAX} bytes; not shown`,
+            );
+          }
+          const f = decodeBytes(await Deno.readFile(abs));
+          win = readWindowFromText(f.text, offset, limit);
+          encodingNote = `\n[${shown} is ${
+            encodingName(f.encoding)
+          }, not UTF-8: shown decoded; fs_patch and fs_write keep its encoding]`;
+        }
       }
     } catch (err) {
       return toolError(describeFsError(err, shown));
@@ -228,7 +294,7 @@ export const fsReadTool = defineTool({
         : `\n[more lines follow; continue with offset=${next}]`;
     }
     return {
-      content: body + footer,
+      content: body + footer + encodingNote,
       locations,
       rawOutput: { path: abs, offset, lines: win.lines.length, more: win.more },
     };
@@ -468,14 +534,36 @@ function countLines(text: string): number {
   return text.endsWith("\n") ? n : n + 1;
 }
 
-/** Reads the current text, or null when the file does not exist. Other errors throw. */
-async function readExisting(ctx: ToolContext, abs: string): Promise<string | null> {
+/**
+ * Reads the current file with its encoding and line ending (plugins/fs/text.ts), or null when it
+ * does not exist. Through an ACP client's `fs` (editor buffers) the text is taken as UTF-8.
+ * Other errors throw.
+ */
+async function readExisting(ctx: ToolContext, abs: string): Promise<TextFile | null> {
   try {
-    return await readText(ctx, abs);
+    if (ctx.host?.readTextFile) {
+      const text = await ctx.host.readTextFile(abs);
+      return { text, encoding: "utf-8", eol: dominantEol(text) };
+    }
+    return decodeBytes(await Deno.readFile(abs));
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return null;
     throw err;
   }
+}
+
+/** Writes `text` back in the file's encoding (UTF-8 for new files and editor buffers). */
+async function writeFaithful(
+  ctx: ToolContext,
+  abs: string,
+  text: string,
+  encoding: Encoding,
+): Promise<void> {
+  if (encoding === "utf-8" || ctx.host?.writeTextFile) return await writeText(ctx, abs, text);
+  const bytes = encodeText(text, encoding);
+  const dir = abs.slice(0, abs.lastIndexOf("/")) || "/";
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeFile(abs, bytes);
 }
 
 /** `fs_write {path, content}`: writes the whole file, creating parent folders; result carries a diff. */
@@ -495,17 +583,24 @@ export const fsWriteTool = defineTool({
     const shown = displayPath(ctx.cwd, abs);
     const special = ctx.host?.readTextFile ? null : await specialFile(abs, shown);
     if (special) return toolError(special);
-    let oldText: string | null;
+    let old: TextFile | null;
+    let content = input.content;
     try {
-      oldText = await readExisting(ctx, abs);
-      await writeText(ctx, abs, input.content);
+      old = await readExisting(ctx, abs);
+      // An existing file keeps its line ending and encoding (a CRLF file stays CRLF).
+      if (old?.eol === "\r\n") content = withEol(content, "\r\n");
+      await writeFaithful(ctx, abs, content, old?.encoding ?? "utf-8");
     } catch (err) {
+      if (err instanceof UnencodableError) return toolError(`Not written: ${err.message}`);
       return toolError(describeFsError(err, shown));
     }
-    const verb = oldText === null ? "Created" : "Wrote";
+    const verb = old === null ? "Created" : "Wrote";
+    const kept = old && old.encoding !== "utf-8"
+      ? `; kept its ${encodingName(old.encoding)} encoding`
+      : "";
     return {
-      content: `${verb} ${shown} (${countLines(input.content)} lines)`,
-      diffs: [{ path: abs, oldText, newText: input.content }],
+      content: `${verb} ${shown} (${countLines(content)} lines${kept})`,
+      diffs: [{ path: abs, oldText: old?.text ?? null, newText: content }],
       locations: [{ path: abs }],
     };
   },
@@ -561,13 +656,14 @@ export const fsPatchTool = defineTool({
     }
     const special = ctx.host?.readTextFile ? null : await specialFile(abs, shown);
     if (special) return toolError(special);
-    let oldText: string | null;
+    let file: TextFile | null;
     try {
-      oldText = await readExisting(ctx, abs);
+      file = await readExisting(ctx, abs);
     } catch (err) {
       return toolError(describeFsError(err, shown));
     }
-    if (oldText === null) return toolError(`File not found: ${shown} (use fs_write to create it)`);
+    if (file === null) return toolError(`File not found: ${shown} (use fs_write to create it)`);
+    const oldText = file.text;
     let count = countOccurrences(oldText, oldStr);
     if (
       count === 0 && oldText.includes("\r\n") && !oldStr.includes("\r\n") && oldStr.includes("\n")
@@ -576,11 +672,15 @@ export const fsPatchTool = defineTool({
       const n = countOccurrences(oldText, crlf);
       if (n > 0) {
         oldStr = crlf;
-        newStr = newStr.replaceAll("\r\n", "\n").replaceAll("\n", "\r\n");
         count = n;
       }
     }
-    if (count === 0) return toolError(`old_string not found in ${shown}`);
+    // New text takes the file's line ending (no mixed endings in a CRLF file, no CR in an LF one).
+    if (newStr.includes("\n")) newStr = withEol(newStr, file.eol);
+    if (count === 0) {
+      const hint = nearMiss(oldText, input.old_string);
+      return toolError(`old_string not found in ${shown}${hint ? `: ${hint}` : ""}`);
+    }
     if (count > 1 && !input.replace_all) {
       return toolError(
         `old_string occurs ${count} times in ${shown}; pass replace_all or add context`,
@@ -591,9 +691,17 @@ export const fsPatchTool = defineTool({
     const newText = input.replace_all
       ? oldText.split(oldStr).join(newStr)
       : oldText.slice(0, first) + newStr + oldText.slice(first + oldStr.length);
+    if (newText === oldText) {
+      return toolError(
+        `Nothing changed in ${shown}: old_string and new_string differ only in line endings, and the file keeps its ${
+          file.eol === "\r\n" ? "CRLF" : "LF"
+        } line endings`,
+      );
+    }
     try {
-      await writeText(ctx, abs, newText);
+      await writeFaithful(ctx, abs, newText, file.encoding);
     } catch (err) {
+      if (err instanceof UnencodableError) return toolError(`Not patched: ${err.message}`);
       return toolError(describeFsError(err, shown));
     }
     const snip = snippet(newText, first, first + newStr.length);

@@ -66,7 +66,7 @@ export default async function diffFacts(
 ): Promise<Record<string, unknown>> {
   const cwd = String(state.project_dir ?? ".");
   const git = async (args: string) => {
-    const r = await ctx.exec(`git --no-pager -c core.quotepath=off ${args}`, {
+    const r = await ctx.exec(`git --no-pager ${args}`, {
       cwd,
       timeout_ms: 60_000,
     });
