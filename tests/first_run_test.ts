@@ -1,13 +1,15 @@
 /**
  * What a new user sees on a terminal in the first minutes (README "The two commands", "Sessions",
- * "Workspace trust"): the order of a text-mode run's stdout and stderr when both go to one
- * terminal, and the notes printed when a listing is empty. Real subprocesses of main.ts against
- * the scripted model server; stdout and stderr share one pipe (`2>&1`), as on a terminal.
+ * "Workspace trust", "The REPL"): the order of a text-mode run's stdout and stderr when both go to
+ * one terminal, the notes printed when a listing is empty, a mistyped REPL slash command. Real
+ * subprocesses of main.ts against the scripted model server; stdout and stderr share one pipe
+ * (`2>&1`), as on a terminal; the REPL runs in a real pseudo-terminal (tmux).
  * @module
  */
 import assert from "node:assert/strict";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { Tmux } from "./support/tmux.ts";
 
 /** Runs coyote with stderr merged into stdout (`2>&1`), as both land on a terminal. */
 async function runMerged(
@@ -71,5 +73,30 @@ Deno.test("trust --list with no entries: empty stdout, a note on stderr, exit 0"
   } finally {
     await env.cleanup();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("repl: a mistyped /command is reported and never sent to the model", async () => {
+  const server = await startModelServer({ script: [{ text: "ONLY-REPLY" }] });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-nu-" });
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand(["-a", "coyote"]);
+    await t.start([cmd, ...args], { cwd, env: childEnv(env, { baseURL: server.baseURL }) });
+    await t.waitFor(/› $/m);
+    await t.type("/halp me");
+    await t.keys("Enter");
+    await t.waitFor(/unknown command \/halp; \/help lists the commands/);
+    assert.equal(server.requests.length, 0, "the mistyped command reached the model");
+    await t.type("hello");
+    await t.keys("Enter");
+    await t.waitFor(/ONLY-REPLY/);
+    assert.equal(server.requests.length, 1);
+  } finally {
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
   }
 });
