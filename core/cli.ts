@@ -753,6 +753,10 @@ export async function main(argv: string[]): Promise<number> {
     const json = o.outputFormat === "json" || o.outputFormat === "stream-json";
     return await sessionsCommand(app, "list", o.all ? ["--all"] : [], json);
   }
+  // `--all` alone would be ignored and the run would go on as if it were not given.
+  if (o.all) {
+    return await usageExit("--all goes with --list-sessions (coyote --list-sessions --all)");
+  }
   if (o.acpServer) {
     if (promptWords(parsed).length) return await usageExit("--acp-server takes no prompt");
     return await (await import("./acp/server.ts")).runAcpServer(app, { configError });

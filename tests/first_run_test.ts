@@ -100,3 +100,24 @@ Deno.test("repl: a mistyped /command is reported and never sent to the model", a
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("--all without --list-sessions is a usage error, not a silently ignored flag", async () => {
+  const server = await startModelServer({ script: [{ text: "should not run" }] });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await runCoyote(["--all", "do something"], {
+      cwd: dir,
+      env: childEnv(env, { baseURL: server.baseURL }),
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--all goes with --list-sessions/);
+    assert.equal(server.requests.length, 0);
+    const ok = await runCoyote(["--list-sessions", "--all"], { cwd: dir, env: childEnv(env) });
+    assert.equal(ok.code, 0, ok.stderr);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
