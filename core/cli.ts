@@ -9,6 +9,7 @@
  */
 import type { Command as CommandT } from "commander";
 import type { AppOptions } from "./app.ts";
+import type { PromptInput } from "./types.ts";
 import { ConfigError, loadConfig, resolveDirs } from "./config.ts";
 import { sandboxSettings } from "./sandbox/settings.ts";
 import { VERSION, versionLine } from "./version.ts";
@@ -450,18 +451,71 @@ export async function resolveApp(
   }
 }
 
-/** Largest file `-f FILE` adds to the prompt (bytes). */
+/** Largest text file `-f FILE` adds to the prompt (bytes). */
 export const MAX_PROMPT_FILE_BYTES = 256 * 1024;
+/** Largest image `-f FILE` attaches (bytes), for models configured with `images: true`. */
+export const MAX_PROMPT_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/** The image type of `bytes` by its magic number (PNG, JPEG, GIF, WebP), or undefined. */
+function imageType(bytes: Uint8Array): string | undefined {
+  const at = (i: number, ...b: number[]) => b.every((x, k) => bytes[i + k] === x);
+  if (at(0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (at(0, 0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (at(0, 0x47, 0x49, 0x46, 0x38)) return "image/gif";
+  if (at(0, 0x52, 0x49, 0x46, 0x46) && at(8, 0x57, 0x45, 0x42, 0x50)) return "image/webp";
+  return undefined;
+}
+
+/** An image `-f` attaches (ACP `image` content block). */
+interface PromptImage {
+  mimeType: string;
+  /** Base64. */
+  data: string;
+}
 
 /**
- * Reads one `-f FILE` as text. Refused with a usage error: a file over
- * {@link MAX_PROMPT_FILE_BYTES}, a binary file (a NUL byte, or not valid UTF-8), a directory.
+ * Reads one `-f FILE`: text, or an image when `images` names the model that accepts them.
+ * Refused with a usage error: a text file over {@link MAX_PROMPT_FILE_BYTES} (an image over
+ * {@link MAX_PROMPT_IMAGE_BYTES}), a binary file (a NUL byte, or not valid UTF-8), an image for
+ * a model not configured with `images: true`, a directory.
  */
-async function readPromptFile(f: string): Promise<string> {
+async function readPromptFile(
+  f: string,
+  images?: { model?: string; accepted: boolean },
+): Promise<string | PromptImage> {
   let bytes: Uint8Array;
   try {
     const st = await Deno.stat(f);
     if (st.isDirectory) throw new Error("is a directory");
+    const head = new Uint8Array(12);
+    const file = await Deno.open(f);
+    try {
+      await file.read(head);
+    } finally {
+      file.close();
+    }
+    const mime = imageType(head);
+    if (mime) {
+      if (!images?.accepted) {
+        throw new UsageError(
+          `-f ${f} is an image (${mime}); the model ${images?.model ?? "(none chosen)"} is not ` +
+            `configured to accept images (models.<name>.images: true in config.yaml)`,
+        );
+      }
+      if (st.size > MAX_PROMPT_IMAGE_BYTES) {
+        throw new UsageError(
+          `-f ${f} is ${(st.size / 1048576).toFixed(1)} MiB; images may be at most ${
+            MAX_PROMPT_IMAGE_BYTES / 1048576
+          } MiB`,
+        );
+      }
+      const raw = await Deno.readFile(f);
+      let bin = "";
+      for (let i = 0; i < raw.length; i += 0x8000) {
+        bin += String.fromCharCode(...raw.subarray(i, i + 0x8000));
+      }
+      return { mimeType: mime, data: btoa(bin) };
+    }
     if (st.size > MAX_PROMPT_FILE_BYTES) {
       throw new UsageError(
         `-f ${f} is ${(st.size / 1024).toFixed(0)} KiB; -f adds files of at most ${
@@ -495,8 +549,13 @@ async function readPromptFile(f: string): Promise<string> {
  * its end when it is the only source of the prompt, else only if its first byte comes within
  * {@link STDIN_GRACE_MS}. `-f -` reads stdin to its end in any case (without a `<file>` wrapper).
  */
-async function buildPrompt(words: string[], files: string[]): Promise<string> {
+async function buildPrompt(
+  words: string[],
+  files: string[],
+  images?: { model?: string; accepted: boolean },
+): Promise<{ text: string; images: PromptImage[] }> {
   let prompt = words.join(" ").trim();
+  const attached: PromptImage[] = [];
   let stdinRead = false;
   for (const f of files) {
     if (f === "-") {
@@ -511,7 +570,11 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
       if (piped) prompt += `${prompt ? "\n\n" : ""}${piped}`;
       continue;
     }
-    const text = await readPromptFile(f);
+    const text = await readPromptFile(f, images);
+    if (typeof text !== "string") {
+      attached.push(text);
+      continue;
+    }
     prompt += `${prompt ? "\n\n" : ""}<file path="${f}">\n${text}\n</file>`;
   }
   const kind = stdinRead ? "terminal" : stdinKind();
@@ -528,7 +591,7 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
       );
     } else if (piped.trim()) prompt += `${prompt ? "\n\n" : ""}${piped.trim()}`;
   }
-  return prompt;
+  return { text: prompt, images: attached };
 }
 
 /**
@@ -765,16 +828,27 @@ export async function main(argv: string[]): Promise<number> {
     return await usageExit("use either --session ID|NAME or --continue, not both");
   }
 
-  let prompt: string;
+  let built: Awaited<ReturnType<typeof buildPrompt>>;
   try {
-    prompt = await buildPrompt(promptWords(parsed), o.file ?? []);
+    // `-f IMAGE` attaches the image when the model is configured with `images: true`.
+    const { configuredModel, modelInfo } = await import("./models.ts");
+    const model = configuredModel(o.model, app.config);
+    const accepted = !!model && modelInfo(app.config, model).images === true;
+    built = await buildPrompt(promptWords(parsed), o.file ?? [], { model, accepted });
   } catch (e) {
     if (e instanceof UsageError) return await usageExit(e.message);
     throw e;
   }
+  const prompt: PromptInput = built.images.length
+    ? [
+      ...(built.text ? [{ type: "text" as const, text: built.text }] : []),
+      ...built.images.map((i) => ({ type: "image" as const, ...i })),
+    ]
+    : built.text;
+  const empty = !built.text && !built.images.length;
   // No prompt on a terminal: the interactive REPL (core/repl/).
-  const repl = !prompt && !o.headless && Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
-  if (!prompt && !repl) {
+  const repl = empty && !o.headless && Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
+  if (empty && !repl) {
     return await usageExit(
       o.headless
         ? "--headless needs a prompt (argument, -f FILE, or piped stdin)"

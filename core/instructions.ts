@@ -9,7 +9,7 @@
  * outermost files are cut first.
  * @module
  */
-import { workspaceDirs } from "./workspace_dirs.ts";
+import { outsideWorkspace, workspaceDirs } from "./workspace_dirs.ts";
 
 /** File names checked in each directory, in priority order. */
 export const INSTRUCTION_FILES = ["COYOTE.md", "AGENTS.md", "CLAUDE.md", "GEMINI.md"] as const;
@@ -26,10 +26,15 @@ export interface WorkspaceInstructions {
   files?: { path: string; text: string }[];
 }
 
-/** The instruction file of one directory (first non-empty of the four names), or null. */
-function fileIn(dir: string): { path: string; text: string } | null {
+/**
+ * The instruction file of one directory (first non-empty of the four names), or null. A file
+ * whose real path is not a regular file inside `root` (a symlink out of the repository) is
+ * skipped (core/workspace_dirs.ts `outsideWorkspace`).
+ */
+function fileIn(dir: string, root: string): { path: string; text: string } | null {
   for (const name of INSTRUCTION_FILES) {
     const path = dir === "/" ? `/${name}` : `${dir}/${name}`;
+    if (outsideWorkspace(path, root)) continue;
     try {
       const text = Deno.readTextFileSync(path).trim();
       if (text) return { path, text };
@@ -56,12 +61,15 @@ export function findInstructions(cwd: string): WorkspaceInstructions | null {
   const dirs = workspaceDirs(start);
   let files: { path: string; text: string }[];
   if (isRepoRoot(dirs[dirs.length - 1])) {
-    files = dirs.reverse().map(fileIn).filter((f): f is { path: string; text: string } => !!f);
+    const root = dirs[dirs.length - 1];
+    files = dirs.reverse().map((d) => fileIn(d, root)).filter((
+      f,
+    ): f is { path: string; text: string } => !!f);
   } else {
     // Not in a repository: the nearest file upwards.
     files = [];
     for (let dir = start;;) {
-      const f = fileIn(dir);
+      const f = fileIn(dir, dir);
       if (f) {
         files = [f];
         break;

@@ -31,3 +31,37 @@ export function workspaceDirs(cwd: string): string[] {
     dir = up;
   }
 }
+
+/**
+ * Why `path` may not be read as a workspace file (instructions, a skill, an agent), or undefined
+ * when it may: its real path must be a regular file inside `root` (the real repository root, or
+ * the folder it was found in outside a repository). A cloned repository may ship symlinks, and
+ * these files are read at start-up without asking — even in an untrusted workspace — so a link to
+ * `~/.ssh/id_rsa`, Coyote's config, `/proc/self/environ` or `/dev/zero` must not be followed.
+ * Links that stay inside the repository (`CLAUDE.md -> AGENTS.md`) are fine.
+ */
+export function outsideWorkspace(path: string, root: string): string | undefined {
+  let real: string;
+  let top: string;
+  try {
+    real = Deno.realPathSync(path);
+    top = Deno.realPathSync(root);
+  } catch {
+    return `${path} does not exist`;
+  }
+  if (real !== top && !real.startsWith(top === "/" ? "/" : `${top}/`)) {
+    return `${path} leads outside ${top} (to ${real}); not read`;
+  }
+  try {
+    if (!Deno.statSync(real).isFile) return `${path} is not a regular file; not read`;
+  } catch {
+    return `${path} does not exist`;
+  }
+  return undefined;
+}
+
+/** The repository root of `cwd` (the last of {@link workspaceDirs}: `cwd` outside a repository). */
+export function workspaceTop(cwd: string): string {
+  const dirs = workspaceDirs(cwd);
+  return dirs[dirs.length - 1];
+}

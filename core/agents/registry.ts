@@ -19,7 +19,7 @@ import { basename, dirname, join } from "node:path";
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import type { AgentSpec } from "../types.ts";
 import { builtinAgentFiles } from "../../agents/mod.ts";
-import { workspaceDirs } from "../workspace_dirs.ts";
+import { outsideWorkspace, workspaceDirs, workspaceTop } from "../workspace_dirs.ts";
 import {
   AgentFileError,
   checkPluginAgent,
@@ -63,13 +63,16 @@ export class AgentUsageError extends Error {
 interface AgentDir {
   dir: string;
   source: AgentSource;
+  /** Workspace folders: files whose real path leaves this root (the repository) are not read. */
+  within?: string;
 }
 
 /** Where to look, in shadowing order (earliest first). */
 export function agentDirs(configDir: string, cwd: string): AgentDir[] {
+  const within = workspaceTop(cwd);
   const ws = workspaceDirs(cwd).reverse().flatMap((d) => [
-    { dir: join(d, ".claude", "agents"), source: "workspace" as const },
-    { dir: join(d, ".coyote", "agents"), source: "workspace" as const },
+    { dir: join(d, ".claude", "agents"), source: "workspace" as const, within },
+    { dir: join(d, ".coyote", "agents"), source: "workspace" as const, within },
   ]);
   return [{ dir: join(configDir, "agents"), source: "user" }, ...ws];
 }
@@ -167,7 +170,11 @@ export async function fileEntry(
 }
 
 /** Reads the agents of one directory (missing directory: none). Sorted by name. */
-async function readAgentDir({ dir, source }: AgentDir): Promise<AgentEntry[]> {
+async function readAgentDir({ dir, source, within }: AgentDir): Promise<AgentEntry[]> {
+  const readText = (p: string): Promise<string> => {
+    const outside = within === undefined ? undefined : outsideWorkspace(p, within);
+    return outside ? Promise.reject(new Error(outside)) : Deno.readTextFile(p);
+  };
   let names: { name: string; isDir: boolean }[] = [];
   try {
     for await (const e of Deno.readDir(dir)) {
@@ -183,7 +190,7 @@ async function readAgentDir({ dir, source }: AgentDir): Promise<AgentEntry[]> {
     if (!isDir && name.endsWith(".md")) {
       const path = join(dir, name);
       out.push(
-        Deno.readTextFile(path).then(
+        readText(path).then(
           (t) => fileEntry(path, t, "markdown", basename(name, ".md"), source),
           () => null,
         ),
@@ -192,7 +199,7 @@ async function readAgentDir({ dir, source }: AgentDir): Promise<AgentEntry[]> {
     }
     if (!isDir) continue;
     out.push((async () => {
-      const read = (f: string) => Deno.readTextFile(join(dir, name, f)).catch(() => null);
+      const read = (f: string) => readText(join(dir, name, f)).catch(() => null);
       const [config, graph] = await Promise.all([read("config.yaml"), read("graph.yaml")]);
       if (config !== null && graph !== null) {
         const path = join(dir, name);

@@ -25,7 +25,7 @@ import { join } from "node:path";
 import type { SkillDefinition } from "../../sdk/mod.ts";
 import { parseFrontMatter } from "../frontmatter.ts";
 import { CLAUDE_TOOL_NAMES } from "../agents/definition.ts";
-import { workspaceDirs } from "../workspace_dirs.ts";
+import { outsideWorkspace, workspaceDirs, workspaceTop } from "../workspace_dirs.ts";
 
 /** Where a skill comes from. */
 export type SkillSource = "workspace" | "add-dir" | "user" | "plugin" | "builtin";
@@ -110,9 +110,14 @@ export interface SkillSources {
 
 const SKILL_DIRS = [[".coyote", "skills"], [".claude", "skills"], [".agents", "skills"]];
 
+/**
+ * The skills of one skills folder. With `within` (workspace folders: the repository root), a
+ * `SKILL.md` whose real path leaves it is skipped with a warning (core/workspace_dirs.ts).
+ */
 async function readSkillRoot(
   root: string,
   source: SkillSource,
+  within?: string,
 ): Promise<{ skills: SkillEntry[]; warnings: string[] }> {
   const skills: SkillEntry[] = [];
   const warnings: string[] = [];
@@ -125,6 +130,15 @@ async function readSkillRoot(
   names = names.sort();
   const parsed = await Promise.all(names.map(async (name) => {
     const file = join(root, name, "SKILL.md");
+    const outside = within === undefined ? undefined : outsideWorkspace(file, within);
+    if (outside) {
+      try {
+        await Deno.lstat(file);
+      } catch {
+        return null; // not a skill folder
+      }
+      return { warning: `skill ${outside}; skipped` };
+    }
     let text: string;
     try {
       text = await Deno.readTextFile(file);
@@ -153,16 +167,19 @@ async function readSkillRoot(
 export async function discoverSkills(
   src: SkillSources,
 ): Promise<{ skills: SkillEntry[]; warnings: string[] }> {
-  const roots: { root: string; source: SkillSource }[] = [];
+  const roots: { root: string; source: SkillSource; within?: string }[] = [];
+  const top = workspaceTop(src.cwd);
   for (const d of workspaceDirs(src.cwd)) {
-    for (const parts of SKILL_DIRS) roots.push({ root: join(d, ...parts), source: "workspace" });
+    for (const parts of SKILL_DIRS) {
+      roots.push({ root: join(d, ...parts), source: "workspace", within: top });
+    }
   }
   for (const a of src.addDirs ?? []) {
     const base = a.startsWith("/") ? a : join(src.cwd, a);
     for (const parts of SKILL_DIRS) roots.push({ root: join(base, ...parts), source: "add-dir" });
   }
   roots.push({ root: join(src.configDir, "skills"), source: "user" });
-  const found = await Promise.all(roots.map((r) => readSkillRoot(r.root, r.source)));
+  const found = await Promise.all(roots.map((r) => readSkillRoot(r.root, r.source, r.within)));
   const warnings = found.flatMap((f) => f.warnings);
   const all: SkillEntry[] = found.flatMap((f) => f.skills);
   for (const s of src.pluginSkills ?? []) {
