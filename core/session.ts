@@ -53,6 +53,7 @@ import {
 import { executeCommandTool, makeExecuteCommandTool } from "../plugins/exec/mod.ts";
 import { signalTree } from "../plugins/exec/tree.ts";
 import { modelInfo } from "./models.ts";
+import { learnedWindow, learnServerWindows } from "./model_metadata.ts";
 import { capToolResults, toolOutputCap } from "./context.ts";
 import type { ChatMessage } from "./sessions.ts";
 
@@ -348,7 +349,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     maxTurns: app.maxTurns > 0 ? app.maxTurns : first.maxTurns ?? 50,
     // An old transcript's tool results are cut to this model's window (`--continue` recovers).
     history: resumed ? fitHistory(resumed.messages, modelInfo(app.config, model)) : undefined,
-    modelInfo: (m) => modelInfo(app.config, m),
+    modelInfo: (m) => {
+      // Not in `models:`: the window the server's model list states, else the default.
+      const info = modelInfo(app.config, m);
+      const w = info.known ? undefined : learnedWindow(ws.providerConfig.baseURL, m);
+      return w ? { ...info, contextWindow: w } : info;
+    },
     updates: resumed?.updates,
     transcript,
     log,
@@ -356,6 +362,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   });
   live.engine = engine;
 
+  // A model missing from `models:`: its window from the server's model list (bounded wait
+  // before the first turn; core/model_metadata.ts).
+  let metadata: Promise<void> | null = !parent && !modelInfo(app.config, model).known
+    ? learnServerWindows(ws.providerConfig)
+    : null;
   // A graph agent runs with the graph engine (core/graph/); the LLM engine above stays for a
   // later switch to an LLM agent. Agent nodes run sub-agents as child sessions of this one.
   let turnSink: EnvelopeSink | null = null;
@@ -565,6 +576,10 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     // Servers still starting: the turn waits for them (each bounded by its start-up
     // timeout) so the model sees their tools; a cancel stops the wait.
     if (mcp) await untilAborted(mcp.ready, signal);
+    if (metadata) {
+      await untilAborted(metadata, signal);
+      metadata = null;
+    }
     autoContinues = 0;
     turnSink = sink;
     stopHooks.reset();
