@@ -831,6 +831,18 @@ export async function main(argv: string[]): Promise<number> {
   if (o.session !== undefined && o.continue) {
     return await usageExit("use either --session ID|NAME or --continue, not both");
   }
+  // `coyote agent list` is a slip for `coyote agents list`, not a request (core/cli_slips.ts).
+  if (typeof parsed.opts.prompt !== "string") {
+    const { mistypedCommand } = await import("./cli_slips.ts");
+    const meant = mistypedCommand(parsed.prompt);
+    if (meant) {
+      return await usageExit(
+        `"${parsed.prompt.join(" ")}" looks like a mistyped command: did you mean \`${meant}\`? ` +
+          `(to send it to the model as a request, use -p "${parsed.prompt.join(" ")}")`,
+        false,
+      );
+    }
+  }
 
   let built: Awaited<ReturnType<typeof buildPrompt>>;
   try {
