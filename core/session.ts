@@ -33,6 +33,7 @@ import { Engine, type PolicyLike } from "./engine.ts";
 import { GraphRunner } from "./graph/runner.ts";
 import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
 import type { CompactionResult } from "./engine/compact.ts";
+import type { SkillState } from "./skills/tools.ts";
 import { ToolRegistry } from "./tools.ts";
 import { selectTools } from "./agents/resolve.ts";
 import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
@@ -124,6 +125,8 @@ export interface AgentSession {
   compact(
     opts?: { focus?: string; signal?: AbortSignal; keep?: number },
   ): Promise<CompactionResult>;
+  /** The current agent's live skill state (`/skill load|unload`; core/skills/tools.ts). */
+  readonly skills: SkillState;
   /** Adds a policy rule for the rest of this session (ACP `allow_always`). */
   addRule(decision: "allow" | "deny", rule: string): void;
   /** Stored events of this session so far, in order (for ACP `session/load` replay). */
@@ -558,6 +561,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       }
     },
     compact: (opts) => engine.compact(opts),
+    get skills() {
+      return prepared.skills;
+    },
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");
     },
