@@ -25,7 +25,8 @@ Exit codes:
   130  cancelled (SIGINT, SIGTERM or SIGHUP; stop reason cancelled)
 
 Environment: OPENAI_BASE_URL, OPENAI_API_KEY, COYOTE_MODEL, COYOTE_CONFIG_DIR, COYOTE_DATA_DIR.
-Docs: README.md, docs/permissions.md (rule syntax), docs/plugins.md, docs/mcp.md, docs/acp.md.`;
+Docs: README.md, docs/permissions.md (rule syntax), docs/agents.md, docs/graphs.md, docs/plugins.md,
+docs/mcp.md, docs/acp.md.`;
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -73,7 +74,10 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
   const program = new Command("coyote")
     .description("Coyote: a coding agent for your terminal, CI and editors (ACP).")
     .version(versionLine(), "-V, --version")
-    .argument("[prompt...]", "the request; piped stdin is appended")
+    .argument(
+      "[prompt...]",
+      "the request; piped stdin is appended (no prompt on a terminal: the REPL)",
+    )
     .option(
       "-p, --prompt [text]",
       "the request as a flag value; prompt words after it are appended (a bare -p, as in Claude Code, is accepted)",
@@ -831,6 +835,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     const json = o.outputFormat === "json" || o.outputFormat === "stream-json";
     return await sessionsCommand(app, "list", o.all ? ["--all"] : [], json);
+  }
+  // `--all` alone would be ignored and the run would go on as if it were not given.
+  if (o.all) {
+    return await usageExit("--all goes with --list-sessions (coyote --list-sessions --all)");
   }
   if (o.acpServer) {
     if (promptWords(parsed).length) return await usageExit("--acp-server takes no prompt");

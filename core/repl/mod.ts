@@ -6,7 +6,8 @@
  *   in the compiled binary). History per workspace (core/repl/input.ts). Multi-line input: a
  *   trailing `\`, Alt+Enter, or a paste (lines arriving within {@link PASTE_MS} of each other
  *   are one entry).
- * - Slash commands: the shared list of core/commands.ts, also as `.name` (core/repl/commands.ts).
+ * - Slash commands: the shared list of core/commands.ts, also as `.name` (core/repl/commands.ts);
+ *   an unknown `/name` gets a note and is not sent to the model.
  *   `!cmd` runs a shell command through the guard (deny rules hold) in the session's OS sandbox.
  * - Keys: Ctrl+C cancels the running turn (its tools and sub-agents end with it) and keeps the
  *   REPL; at the prompt it clears the line, and a second Ctrl+C within 2 s on an empty prompt
@@ -358,6 +359,11 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       muted = true;
       const handled = await runCommand(ctx, m[2], (m[3] ?? "").trim());
       if (handled) return;
+      // A mistyped `/command` is not sent to the model (a paid turn the user did not ask for).
+      if (m[1] === "/") {
+        err(s.yellow(`unknown command /${m[2]}; /help lists the commands\n`));
+        return;
+      }
     }
     const { blocks, notes } = withMentions(entry, session.cwd);
     for (const n of notes) err(s.yellow(`note: ${n}\n`));
