@@ -664,7 +664,8 @@ async function sessionsCommand(
     if (json) stdout(JSON.stringify(list) + "\n");
     else {
       const short = s.shortIds((await s.listStoredSessions(app.dataDir)).map((x) => x.id));
-      printSessions(list, all, short, s.localTime);
+      // People continue conversations, not a sub-agent's transcript (JSON lists those too).
+      printSessions(list.filter((x) => !x.parentId), all, short, s.localTime);
     }
     return 0;
   }
@@ -682,7 +683,22 @@ async function sessionsCommand(
       code = await usageExit(`no stored session matches ${ref}`, false);
       continue;
     }
-    stdout(`removed session ${r.id}\n`);
+    // Its sub-agents' transcripts go with it (and theirs, recursively).
+    const gone = new Set([r.id]);
+    let children = 0;
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const c of stored) {
+        if (c.parent && gone.has(c.parent) && !gone.has(c.id)) {
+          gone.add(c.id);
+          grew = true;
+          if (await s.removeSession(app.dataDir, c.id)) children++;
+        }
+      }
+    }
+    stdout(
+      `removed session ${r.id}${children ? ` and ${children} sub-agent transcript(s)` : ""}\n`,
+    );
   }
   return code;
 }
