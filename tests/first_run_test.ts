@@ -156,3 +156,19 @@ Deno.test("a mistyped subcommand is a usage error that names the command; -p sen
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a usage error inside a subcommand points at that subcommand's help", async () => {
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await runCoyote(["agents", "show"], { cwd: dir, env: childEnv(env) });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /missing required argument 'name'\n\(see coyote agents --help\)/);
+    const top = await runCoyote(["--bogus", "x"], { cwd: dir, env: childEnv(env) });
+    assert.equal(top.code, 2, top.stderr);
+    assert.match(top.stderr, /unknown option '--bogus'\n\(see coyote --help\)/);
+  } finally {
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
