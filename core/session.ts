@@ -432,7 +432,15 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   // Stop hooks of config.yaml (core/hooks.ts) run last when the agent is about to end its turn:
   // after the supervisor's reminders and todo auto-continuation had nothing to add.
   const stopHooks = new StopHookGate(
-    app.config?.hooks?.stop ?? [],
+    [
+      ...(app.config?.hooks?.stop ?? []),
+      // A plugin's hook runs inside the session's OS sandbox, never with Coyote's own rights.
+      ...ws.pluginStopHooks.map((h) => ({
+        ...h,
+        source: `plugin ${h.plugin}`,
+        launch: (c: string) => sandbox.prepare(c, cwd, "bash"),
+      })),
+    ],
     app.config?.hooks?.max_stop_blocks ?? DEFAULT_MAX_BLOCKS,
   );
   /** Emits an event into the running turn's stream (stamped like the engine's own). */
