@@ -58,7 +58,10 @@ export interface ParsedCli {
   exit?: number;
 }
 
-class UsageError extends Error {}
+class UsageError extends Error {
+  /** The help to point at, e.g. `coyote agents --help` for an error inside `agents`. */
+  help = "coyote --help";
+}
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -330,7 +333,11 @@ export async function parseArgs(argv: string[]): Promise<ParsedCli> {
       // Help shown because a command was incomplete (`coyote plugins`): a usage error.
       if (e.code === "commander.help") return { ...result, exit: e.exitCode === 0 ? 0 : 2 };
       if (e.exitCode === 0) return { ...result, exit: 0 };
-      throw new UsageError(e.message.replace(/^error: /, ""));
+      const err = new UsageError(e.message.replace(/^error: /, ""));
+      // An error inside a subcommand (`coyote agents show`): point at that command's help.
+      const sub = argv.find((w) => program.commands.some((c) => c.name() === w));
+      if (sub && sub !== "help") err.help = `coyote ${sub} --help`;
+      throw err;
     }
     throw e;
   }
@@ -727,10 +734,11 @@ let jsonErrors = false;
  * on stdout (`is_error: true`, `exit_code: 2`, `error: {code: "usage", message}`; no `init`).
  * Returns exit code 2.
  */
-async function usageExit(message: string, hint = true): Promise<number> {
+async function usageExit(message: string, hint: boolean | string = true): Promise<number> {
+  const help = typeof hint === "string" ? hint : "coyote --help";
   Deno.stderr.writeSync(
     new TextEncoder().encode(
-      `coyote: ${message.split("\n").join("\n  ")}\n${hint ? "(see coyote --help)\n" : ""}`,
+      `coyote: ${message.split("\n").join("\n  ")}\n${hint ? `(see ${help})\n` : ""}`,
     ),
   );
   if (jsonErrors) {
@@ -759,7 +767,7 @@ export async function main(argv: string[]): Promise<number> {
       ? { prompt: [], opts: { acpServer: true } }
       : await parseArgs(argv);
   } catch (e) {
-    if (e instanceof UsageError) return await usageExit(e.message);
+    if (e instanceof UsageError) return await usageExit(e.message, e.help);
     throw e;
   }
   if (parsed.exit !== undefined) return parsed.exit;
@@ -845,6 +853,18 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (o.session !== undefined && o.continue) {
     return await usageExit("use either --session ID|NAME or --continue, not both");
+  }
+  // `coyote agent list` is a slip for `coyote agents list`, not a request (core/cli_slips.ts).
+  if (typeof parsed.opts.prompt !== "string") {
+    const { mistypedCommand } = await import("./cli_slips.ts");
+    const meant = mistypedCommand(parsed.prompt);
+    if (meant) {
+      return await usageExit(
+        `"${parsed.prompt.join(" ")}" looks like a mistyped command: did you mean \`${meant}\`? ` +
+          `(to send it to the model as a request, use -p "${parsed.prompt.join(" ")}")`,
+        false,
+      );
+    }
   }
 
   let built: Awaited<ReturnType<typeof buildPrompt>>;

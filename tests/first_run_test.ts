@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 import { Tmux } from "./support/tmux.ts";
+import { mistypedCommand } from "../core/cli_slips.ts";
 
 /** Runs coyote with stderr merged into stdout (`2>&1`), as both land on a terminal. */
 async function runMerged(
@@ -117,6 +118,56 @@ Deno.test("--all without --list-sessions is a usage error, not a silently ignore
     assert.equal(ok.code, 0, ok.stderr);
   } finally {
     await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("mistypedCommand: near misses of a command followed by its subcommand, nothing else", () => {
+  assert.equal(mistypedCommand(["agent", "list"]), "coyote agents list");
+  assert.equal(mistypedCommand(["session", "rm", "abcd1234"]), "coyote sessions rm abcd1234");
+  assert.equal(mistypedCommand(["plugin", "check", "./x"]), "coyote plugins check ./x");
+  assert.equal(mistypedCommand(["graphs", "check", "coder"]), "coyote graph check coder");
+  assert.equal(mistypedCommand(["Agemts", "show", "coder"]), "coyote agents show coder");
+  assert.equal(mistypedCommand(["agent", "list", "the", "files", "here"]), null);
+  assert.equal(mistypedCommand(["explain", "list"]), null);
+  assert.equal(mistypedCommand(["agent", "lists"]), null);
+  assert.equal(mistypedCommand(["mcp", "list"]), null); // the real command is parsed before this
+  assert.equal(mistypedCommand(["fix", "the", "bug"]), null);
+});
+
+Deno.test("a mistyped subcommand is a usage error that names the command; -p sends it anyway", async () => {
+  const server = await startModelServer({ script: [{ text: "SENT-AS-PROMPT" }] });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir();
+  try {
+    const e = childEnv(env, { baseURL: server.baseURL });
+    const r = await runCoyote(["agent", "list"], { cwd: dir, env: e });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /did you mean `coyote agents list`\?/);
+    assert.equal(server.requests.length, 0);
+    const p = await runCoyote(["-a", "coyote", "-p", "agent list"], { cwd: dir, env: e });
+    assert.equal(p.code, 0, p.stderr);
+    assert.match(p.stdout, /SENT-AS-PROMPT/);
+    assert.equal(server.requests.length, 1);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a usage error inside a subcommand points at that subcommand's help", async () => {
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await runCoyote(["agents", "show"], { cwd: dir, env: childEnv(env) });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /missing required argument 'name'\n\(see coyote agents --help\)/);
+    const top = await runCoyote(["--bogus", "x"], { cwd: dir, env: childEnv(env) });
+    assert.equal(top.code, 2, top.stderr);
+    assert.match(top.stderr, /unknown option '--bogus'\n\(see coyote --help\)/);
+  } finally {
     await env.cleanup();
     await Deno.remove(dir, { recursive: true });
   }
