@@ -31,16 +31,10 @@ import type {
 import type { AgentSession } from "../session.ts";
 import { modelInfo } from "../models.ts";
 import { BUILTIN_COMMANDS } from "../commands.ts";
-import {
-  createTerminalRenderer,
-  outcomeForKey,
-  outcomeLabel,
-  permissionText,
-  rememberAnswer,
-  type Renderer,
-  terminalWidth,
-} from "../render/terminal.ts";
-import { colorFor, styles } from "../render/style.ts";
+// The renderer, the permission prompt and the commands load with the session (after the prompt
+// is on screen): literal dynamic imports, compile-ready.
+import type { Renderer } from "../render/terminal.ts";
+import { colorFor, styles, terminalWidth } from "../render/style.ts";
 import {
   appendHistory,
   complete,
@@ -49,7 +43,6 @@ import {
   MultiLine,
   withMentions,
 } from "./input.ts";
-import { runCommand } from "./commands.ts";
 
 /** Lines closer together than this (ms) are one pasted entry. */
 export const PASTE_MS = 12;
@@ -153,6 +146,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const permission = (req: PermissionRequest, signal: AbortSignal) =>
     serial(async (): Promise<PermissionOutcome> => {
       if (signal.aborted) return "cancelled";
+      const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
+        "../render/permission.ts"
+      );
       renderer.suspend();
       try {
         err(
@@ -230,6 +226,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     const { createSession } = await import("../runtime.ts");
     const next = await createSession(app, { cwd: app.cwd, permission, host, ...init });
     const sess = next;
+    const { createTerminalRenderer } = await import("../render/terminal.ts");
     renderer = await createTerminalRenderer({
       out,
       err,
@@ -357,6 +354,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     const m = /^([/.])([A-Za-z][\w:-]*)(?:\s+([\s\S]*))?$/.exec(text);
     if (m && (m[1] === "/" || BUILTIN_COMMANDS.some((c) => c.name === m[2]))) {
       muted = true;
+      const { runCommand } = await import("./commands.ts");
       const handled = await runCommand(ctx, m[2], (m[3] ?? "").trim());
       if (handled) return;
       // A mistyped `/command` is not sent to the model (a paid turn the user did not ask for).
