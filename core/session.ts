@@ -404,8 +404,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         transcript,
         log,
         snapshots: app.verbose,
+        // Permissions a script declares are granted (∩ policy) only to graphs a user installed
+        // or a trusted workspace ships; an untrusted repository's scripts get none.
         scriptGrant: (declared) =>
-          ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
+          a.source === "workspace" && !ws.trust.trusted
+            ? "none"
+            : ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
         spawn: async (req, signal) => {
           const child = await openSession(ws, {
             permission: init.permission,
