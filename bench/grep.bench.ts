@@ -121,7 +121,9 @@ export async function ensureTree(
   } catch { /* not there yet */ }
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   await Deno.mkdir(dir, { recursive: true });
-  console.error(`grep bench: generating ${spec.files} files under ${dir} (once) ...`);
+  console.error(
+    `grep bench: generating ${spec.files} files under ${dir} (removed at the end; BENCH_KEEP=1 keeps it) ...`,
+  );
   const t0 = performance.now();
   const bases = Array.from({ length: 8 }, (_, i) => textBuffer(260_000, i + 1));
   const binary = new Uint8Array(64 * 1024);

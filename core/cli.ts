@@ -9,6 +9,7 @@
  */
 import type { Command as CommandT } from "commander";
 import type { AppOptions } from "./app.ts";
+import type { PromptInput } from "./types.ts";
 import { ConfigError, loadConfig, resolveDirs } from "./config.ts";
 import { sandboxSettings } from "./sandbox/settings.ts";
 import { VERSION, versionLine } from "./version.ts";
@@ -24,7 +25,8 @@ Exit codes:
   130  cancelled (SIGINT, SIGTERM or SIGHUP; stop reason cancelled)
 
 Environment: OPENAI_BASE_URL, OPENAI_API_KEY, COYOTE_MODEL, COYOTE_CONFIG_DIR, COYOTE_DATA_DIR.
-Docs: README.md, docs/permissions.md (rule syntax), docs/plugins.md, docs/mcp.md, docs/acp.md.`;
+Docs: README.md, docs/permissions.md (rule syntax), docs/agents.md, docs/graphs.md, docs/plugins.md,
+docs/mcp.md, docs/acp.md.`;
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -56,7 +58,10 @@ export interface ParsedCli {
   exit?: number;
 }
 
-class UsageError extends Error {}
+class UsageError extends Error {
+  /** The help to point at, e.g. `coyote agents --help` for an error inside `agents`. */
+  help = "coyote --help";
+}
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -72,7 +77,10 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
   const program = new Command("coyote")
     .description("Coyote: a coding agent for your terminal, CI and editors (ACP).")
     .version(versionLine(), "-V, --version")
-    .argument("[prompt...]", "the request; piped stdin is appended")
+    .argument(
+      "[prompt...]",
+      "the request; piped stdin is appended (no prompt on a terminal: the REPL)",
+    )
     .option(
       "-p, --prompt [text]",
       "the request as a flag value; prompt words after it are appended (a bare -p, as in Claude Code, is accepted)",
@@ -325,7 +333,11 @@ export async function parseArgs(argv: string[]): Promise<ParsedCli> {
       // Help shown because a command was incomplete (`coyote plugins`): a usage error.
       if (e.code === "commander.help") return { ...result, exit: e.exitCode === 0 ? 0 : 2 };
       if (e.exitCode === 0) return { ...result, exit: 0 };
-      throw new UsageError(e.message.replace(/^error: /, ""));
+      const err = new UsageError(e.message.replace(/^error: /, ""));
+      // An error inside a subcommand (`coyote agents show`): point at that command's help.
+      const sub = argv.find((w) => program.commands.some((c) => c.name() === w));
+      if (sub && sub !== "help") err.help = `coyote ${sub} --help`;
+      throw err;
     }
     throw e;
   }
@@ -450,18 +462,71 @@ export async function resolveApp(
   }
 }
 
-/** Largest file `-f FILE` adds to the prompt (bytes). */
+/** Largest text file `-f FILE` adds to the prompt (bytes). */
 export const MAX_PROMPT_FILE_BYTES = 256 * 1024;
+/** Largest image `-f FILE` attaches (bytes), for models configured with `images: true`. */
+export const MAX_PROMPT_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/** The image type of `bytes` by its magic number (PNG, JPEG, GIF, WebP), or undefined. */
+function imageType(bytes: Uint8Array): string | undefined {
+  const at = (i: number, ...b: number[]) => b.every((x, k) => bytes[i + k] === x);
+  if (at(0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (at(0, 0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (at(0, 0x47, 0x49, 0x46, 0x38)) return "image/gif";
+  if (at(0, 0x52, 0x49, 0x46, 0x46) && at(8, 0x57, 0x45, 0x42, 0x50)) return "image/webp";
+  return undefined;
+}
+
+/** An image `-f` attaches (ACP `image` content block). */
+interface PromptImage {
+  mimeType: string;
+  /** Base64. */
+  data: string;
+}
 
 /**
- * Reads one `-f FILE` as text. Refused with a usage error: a file over
- * {@link MAX_PROMPT_FILE_BYTES}, a binary file (a NUL byte, or not valid UTF-8), a directory.
+ * Reads one `-f FILE`: text, or an image when `images` names the model that accepts them.
+ * Refused with a usage error: a text file over {@link MAX_PROMPT_FILE_BYTES} (an image over
+ * {@link MAX_PROMPT_IMAGE_BYTES}), a binary file (a NUL byte, or not valid UTF-8), an image for
+ * a model not configured with `images: true`, a directory.
  */
-async function readPromptFile(f: string): Promise<string> {
+async function readPromptFile(
+  f: string,
+  images?: { model?: string; accepted: boolean },
+): Promise<string | PromptImage> {
   let bytes: Uint8Array;
   try {
     const st = await Deno.stat(f);
     if (st.isDirectory) throw new Error("is a directory");
+    const head = new Uint8Array(12);
+    const file = await Deno.open(f);
+    try {
+      await file.read(head);
+    } finally {
+      file.close();
+    }
+    const mime = imageType(head);
+    if (mime) {
+      if (!images?.accepted) {
+        throw new UsageError(
+          `-f ${f} is an image (${mime}); the model ${images?.model ?? "(none chosen)"} is not ` +
+            `configured to accept images (models.<name>.images: true in config.yaml)`,
+        );
+      }
+      if (st.size > MAX_PROMPT_IMAGE_BYTES) {
+        throw new UsageError(
+          `-f ${f} is ${(st.size / 1048576).toFixed(1)} MiB; images may be at most ${
+            MAX_PROMPT_IMAGE_BYTES / 1048576
+          } MiB`,
+        );
+      }
+      const raw = await Deno.readFile(f);
+      let bin = "";
+      for (let i = 0; i < raw.length; i += 0x8000) {
+        bin += String.fromCharCode(...raw.subarray(i, i + 0x8000));
+      }
+      return { mimeType: mime, data: btoa(bin) };
+    }
     if (st.size > MAX_PROMPT_FILE_BYTES) {
       throw new UsageError(
         `-f ${f} is ${(st.size / 1024).toFixed(0)} KiB; -f adds files of at most ${
@@ -495,8 +560,13 @@ async function readPromptFile(f: string): Promise<string> {
  * its end when it is the only source of the prompt, else only if its first byte comes within
  * {@link STDIN_GRACE_MS}. `-f -` reads stdin to its end in any case (without a `<file>` wrapper).
  */
-async function buildPrompt(words: string[], files: string[]): Promise<string> {
+async function buildPrompt(
+  words: string[],
+  files: string[],
+  images?: { model?: string; accepted: boolean },
+): Promise<{ text: string; images: PromptImage[] }> {
   let prompt = words.join(" ").trim();
+  const attached: PromptImage[] = [];
   let stdinRead = false;
   for (const f of files) {
     if (f === "-") {
@@ -511,7 +581,11 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
       if (piped) prompt += `${prompt ? "\n\n" : ""}${piped}`;
       continue;
     }
-    const text = await readPromptFile(f);
+    const text = await readPromptFile(f, images);
+    if (typeof text !== "string") {
+      attached.push(text);
+      continue;
+    }
     prompt += `${prompt ? "\n\n" : ""}<file path="${f}">\n${text}\n</file>`;
   }
   const kind = stdinRead ? "terminal" : stdinKind();
@@ -528,7 +602,7 @@ async function buildPrompt(words: string[], files: string[]): Promise<string> {
       );
     } else if (piped.trim()) prompt += `${prompt ? "\n\n" : ""}${piped.trim()}`;
   }
-  return prompt;
+  return { text: prompt, images: attached };
 }
 
 /**
@@ -615,7 +689,22 @@ async function sessionsCommand(
       code = await usageExit(`no stored session matches ${ref}`, false);
       continue;
     }
-    stdout(`removed session ${r.id}\n`);
+    // Its sub-agents' transcripts go with it (and theirs, recursively).
+    const gone = new Set([r.id]);
+    let children = 0;
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const c of stored) {
+        if (c.parent && gone.has(c.parent) && !gone.has(c.id)) {
+          gone.add(c.id);
+          grew = true;
+          if (await s.removeSession(app.dataDir, c.id)) children++;
+        }
+      }
+    }
+    stdout(
+      `removed session ${r.id}${children ? ` and ${children} sub-agent transcript(s)` : ""}\n`,
+    );
   }
   return code;
 }
@@ -645,10 +734,11 @@ let jsonErrors = false;
  * on stdout (`is_error: true`, `exit_code: 2`, `error: {code: "usage", message}`; no `init`).
  * Returns exit code 2.
  */
-async function usageExit(message: string, hint = true): Promise<number> {
+async function usageExit(message: string, hint: boolean | string = true): Promise<number> {
+  const help = typeof hint === "string" ? hint : "coyote --help";
   Deno.stderr.writeSync(
     new TextEncoder().encode(
-      `coyote: ${message.split("\n").join("\n  ")}\n${hint ? "(see coyote --help)\n" : ""}`,
+      `coyote: ${message.split("\n").join("\n  ")}\n${hint ? `(see ${help})\n` : ""}`,
     ),
   );
   if (jsonErrors) {
@@ -677,7 +767,7 @@ export async function main(argv: string[]): Promise<number> {
       ? { prompt: [], opts: { acpServer: true } }
       : await parseArgs(argv);
   } catch (e) {
-    if (e instanceof UsageError) return await usageExit(e.message);
+    if (e instanceof UsageError) return await usageExit(e.message, e.help);
     throw e;
   }
   if (parsed.exit !== undefined) return parsed.exit;
@@ -753,6 +843,10 @@ export async function main(argv: string[]): Promise<number> {
     const json = o.outputFormat === "json" || o.outputFormat === "stream-json";
     return await sessionsCommand(app, "list", o.all ? ["--all"] : [], json);
   }
+  // `--all` alone would be ignored and the run would go on as if it were not given.
+  if (o.all) {
+    return await usageExit("--all goes with --list-sessions (coyote --list-sessions --all)");
+  }
   if (o.acpServer) {
     if (promptWords(parsed).length) return await usageExit("--acp-server takes no prompt");
     return await (await import("./acp/server.ts")).runAcpServer(app, { configError });
@@ -760,17 +854,40 @@ export async function main(argv: string[]): Promise<number> {
   if (o.session !== undefined && o.continue) {
     return await usageExit("use either --session ID|NAME or --continue, not both");
   }
+  // `coyote agent list` is a slip for `coyote agents list`, not a request (core/cli_slips.ts).
+  if (typeof parsed.opts.prompt !== "string") {
+    const { mistypedCommand } = await import("./cli_slips.ts");
+    const meant = mistypedCommand(parsed.prompt);
+    if (meant) {
+      return await usageExit(
+        `"${parsed.prompt.join(" ")}" looks like a mistyped command: did you mean \`${meant}\`? ` +
+          `(to send it to the model as a request, use -p "${parsed.prompt.join(" ")}")`,
+        false,
+      );
+    }
+  }
 
-  let prompt: string;
+  let built: Awaited<ReturnType<typeof buildPrompt>>;
   try {
-    prompt = await buildPrompt(promptWords(parsed), o.file ?? []);
+    // `-f IMAGE` attaches the image when the model is configured with `images: true`.
+    const { configuredModel, modelInfo } = await import("./models.ts");
+    const model = configuredModel(o.model, app.config);
+    const accepted = !!model && modelInfo(app.config, model).images === true;
+    built = await buildPrompt(promptWords(parsed), o.file ?? [], { model, accepted });
   } catch (e) {
     if (e instanceof UsageError) return await usageExit(e.message);
     throw e;
   }
+  const prompt: PromptInput = built.images.length
+    ? [
+      ...(built.text ? [{ type: "text" as const, text: built.text }] : []),
+      ...built.images.map((i) => ({ type: "image" as const, ...i })),
+    ]
+    : built.text;
+  const empty = !built.text && !built.images.length;
   // No prompt on a terminal: the interactive REPL (core/repl/).
-  const repl = !prompt && !o.headless && Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
-  if (!prompt && !repl) {
+  const repl = empty && !o.headless && Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
+  if (empty && !repl) {
     return await usageExit(
       o.headless
         ? "--headless needs a prompt (argument, -f FILE, or piped stdin)"

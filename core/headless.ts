@@ -30,6 +30,7 @@ import type {
   HostFactory,
   PermissionOutcome,
   PermissionResolver,
+  PromptInput,
   TurnEndedEvent,
   TurnResult,
   TurnUsage,
@@ -117,7 +118,8 @@ export interface ResultEvent {
 }
 
 export interface RunOptions {
-  prompt: string;
+  /** The request: text, or ACP content blocks (`-f IMAGE` attaches `image` blocks). */
+  prompt: PromptInput;
   format: OutputFormat;
   /**
    * `--session X`: continue the stored session whose id is X (or starts with X, ≥ 8 chars, unique),

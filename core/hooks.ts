@@ -23,6 +23,16 @@ export interface StopHookSpec {
   command: string;
   /** Milliseconds; default 60000. */
   timeout_ms?: number;
+  /**
+   * How to start the command instead of `bash -c` with {@link hookEnv}: a plugin's hook is
+   * started inside the OS sandbox (core/sandbox/ `CommandSandbox.prepare`). `refused` when it
+   * cannot run there (the hook is then reported and lets the agent stop).
+   */
+  launch?: (command: string) =>
+    | { program: string; args: string[]; env: Record<string, string> }
+    | { refused: string };
+  /** Where it came from, for messages (`plugin jira`). */
+  source?: string;
 }
 
 /** The JSON a hook receives on stdin. */
@@ -58,12 +68,20 @@ async function runOne(
   input: StopHookInput,
   signal: AbortSignal,
 ): Promise<{ block?: string; problem?: string }> {
-  const shell = await Deno.stat("/bin/bash").then(() => "/bin/bash", () => "/bin/sh");
+  let start: { program: string; args: string[]; env: Record<string, string> };
+  if (hook.launch) {
+    const l = hook.launch(hook.command);
+    if ("refused" in l) return { problem: `stop hook \`${hook.command}\` not run: ${l.refused}` };
+    start = l;
+  } else {
+    const shell = await Deno.stat("/bin/bash").then(() => "/bin/bash", () => "/bin/sh");
+    start = { program: shell, args: ["-c", hook.command], env: hookEnv() };
+  }
   const timeout = AbortSignal.timeout(hook.timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS);
-  const child = new Deno.Command(shell, {
-    args: ["-c", hook.command],
+  const child = new Deno.Command(start.program, {
+    args: start.args,
     cwd: input.cwd,
-    env: hookEnv(),
+    env: start.env,
     clearEnv: true,
     stdin: "piped",
     stdout: "piped",

@@ -33,6 +33,7 @@ import { Engine, type PolicyLike } from "./engine.ts";
 import { GraphRunner } from "./graph/runner.ts";
 import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
 import type { CompactionResult } from "./engine/compact.ts";
+import type { SkillState } from "./skills/tools.ts";
 import { ToolRegistry } from "./tools.ts";
 import { selectTools } from "./agents/resolve.ts";
 import { prepareAgent, type PreparedAgent } from "./agents/prepare.ts";
@@ -53,6 +54,7 @@ import {
 import { executeCommandTool, makeExecuteCommandTool } from "../plugins/exec/mod.ts";
 import { signalTree } from "../plugins/exec/tree.ts";
 import { modelInfo } from "./models.ts";
+import { learnedWindow, learnServerWindows } from "./model_metadata.ts";
 import { capToolResults, toolOutputCap } from "./context.ts";
 import type { ChatMessage } from "./sessions.ts";
 
@@ -123,6 +125,8 @@ export interface AgentSession {
   compact(
     opts?: { focus?: string; signal?: AbortSignal; keep?: number },
   ): Promise<CompactionResult>;
+  /** The current agent's live skill state (`/skill load|unload`; core/skills/tools.ts). */
+  readonly skills: SkillState;
   /** Adds a policy rule for the rest of this session (ACP `allow_always`). */
   addRule(decision: "allow" | "deny", rule: string): void;
   /** Stored events of this session so far, in order (for ACP `session/load` replay). */
@@ -348,7 +352,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     maxTurns: app.maxTurns > 0 ? app.maxTurns : first.maxTurns ?? 50,
     // An old transcript's tool results are cut to this model's window (`--continue` recovers).
     history: resumed ? fitHistory(resumed.messages, modelInfo(app.config, model)) : undefined,
-    modelInfo: (m) => modelInfo(app.config, m),
+    modelInfo: (m) => {
+      // Not in `models:`: the window the server's model list states, else the default.
+      const info = modelInfo(app.config, m);
+      const w = info.known ? undefined : learnedWindow(ws.providerConfig.baseURL, m);
+      return w ? { ...info, contextWindow: w } : info;
+    },
     updates: resumed?.updates,
     transcript,
     log,
@@ -356,6 +365,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   });
   live.engine = engine;
 
+  // A model missing from `models:`: its window from the server's model list (bounded wait
+  // before the first turn; core/model_metadata.ts).
+  let metadata: Promise<void> | null = !parent && !modelInfo(app.config, model).known
+    ? learnServerWindows(ws.providerConfig)
+    : null;
   // A graph agent runs with the graph engine (core/graph/); the LLM engine above stays for a
   // later switch to an LLM agent. Agent nodes run sub-agents as child sessions of this one.
   let turnSink: EnvelopeSink | null = null;
@@ -390,8 +404,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         transcript,
         log,
         snapshots: app.verbose,
+        // Permissions a script declares are granted (∩ policy) only to graphs a user installed
+        // or a trusted workspace ships; an untrusted repository's scripts get none.
         scriptGrant: (declared) =>
-          ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
+          a.source === "workspace" && !ws.trust.trusted
+            ? "none"
+            : ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
         spawn: async (req, signal) => {
           const child = await openSession(ws, {
             permission: init.permission,
@@ -418,7 +436,15 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   // Stop hooks of config.yaml (core/hooks.ts) run last when the agent is about to end its turn:
   // after the supervisor's reminders and todo auto-continuation had nothing to add.
   const stopHooks = new StopHookGate(
-    app.config?.hooks?.stop ?? [],
+    [
+      ...(app.config?.hooks?.stop ?? []),
+      // A plugin's hook runs inside the session's OS sandbox, never with Coyote's own rights.
+      ...ws.pluginStopHooks.map((h) => ({
+        ...h,
+        source: `plugin ${h.plugin}`,
+        launch: (c: string) => sandbox.prepare(c, cwd, "bash"),
+      })),
+    ],
     app.config?.hooks?.max_stop_blocks ?? DEFAULT_MAX_BLOCKS,
   );
   /** Emits an event into the running turn's stream (stamped like the engine's own). */
@@ -539,6 +565,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       }
     },
     compact: (opts) => engine.compact(opts),
+    get skills() {
+      return prepared.skills;
+    },
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");
     },
@@ -565,6 +594,10 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     // Servers still starting: the turn waits for them (each bounded by its start-up
     // timeout) so the model sees their tools; a cancel stops the wait.
     if (mcp) await untilAborted(mcp.ready, signal);
+    if (metadata) {
+      await untilAborted(metadata, signal);
+      metadata = null;
+    }
     autoContinues = 0;
     turnSink = sink;
     stopHooks.reset();

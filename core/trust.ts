@@ -257,7 +257,8 @@ export async function askTrust(
 
 /**
  * `coyote trust [DIR]`, `coyote trust --revoke [DIR]`, `coyote trust --list`: prints one line
- * per action on stdout; returns the exit code (2 when DIR is not a directory).
+ * per action on stdout (`--list` with no entries: a note on stderr, stdout empty); returns the exit
+ * code (2 when DIR is not a directory).
  */
 export function trustCommand(
   input: TrustInput,
@@ -268,10 +269,26 @@ export function trustCommand(
   if (opts.list) {
     const stored = readTrustStore(input.dataDir);
     for (const [path, v] of Object.entries(stored).sort()) out(`${v}\t${path}\t(${TRUST_FILE})`);
-    for (const path of configEntries(input.config)) out(`trusted\t${path}\t(config.yaml)`);
+    const fromConfig = configEntries(input.config);
+    for (const path of fromConfig) out(`trusted\t${path}\t(config.yaml)`);
+    // Nothing listed: say so on stderr (stdout stays empty for scripts), as `--list-sessions` does.
+    if (!Object.keys(stored).length && !fromConfig.length) {
+      err("no trusted or untrusted folders yet (`coyote trust [DIR]` trusts one)");
+    }
     return 0;
   }
   const target = opts.dir ? absolute(opts.dir) : workspaceRoot(Deno.cwd());
+  const home = realOrSelf(Deno.env.get("HOME") ?? "");
+  if (!opts.dir && !opts.revoke && (target === "/" || target === home)) {
+    // Trust covers every folder below: never that wide by accident.
+    err(
+      `coyote: not trusting ${target} implicitly: it would trust every folder below it; ` +
+        `name it (coyote trust ${
+          target === "/" ? "/" : "~"
+        }) if you mean it, or run this in a repository`,
+    );
+    return 2;
+  }
   try {
     if (!Deno.statSync(target).isDirectory) throw new Error("not a directory");
   } catch (e) {

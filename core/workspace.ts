@@ -57,6 +57,8 @@ export interface Workspace {
   readonly agents: AgentRegistry;
   /** Every skill visible from this directory (core/skills/load.ts); agents filter them. */
   readonly skills: SkillEntry[];
+  /** Stop hooks contributed by plugins (run inside the OS sandbox; core/hooks.ts). */
+  readonly pluginStopHooks: { plugin: string; command: string; timeout_ms?: number }[];
   /**
    * Problems found while starting (lenient front matter, ignored keys, skipped skills): logged
    * and also carried by the first `turn_started` event of each root session.
@@ -261,6 +263,7 @@ export async function createWorkspace(
     defaultModel: providerConfig.model,
     agents,
     skills,
+    pluginStopHooks: plugins?.stopHooks ?? [],
     warnings,
     instructions,
     log,

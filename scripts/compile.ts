@@ -88,7 +88,9 @@ if (!found) {
     `compile: Deno's denort base binary is not available (looked at: ${
       denortCandidates().join(", ")
     }).\n` +
-      "Set DENORT_BIN to a denort binary for Deno " + Deno.version.deno + " and run again.",
+      "Set DENORT_BIN to a denort binary for Deno " + Deno.version.deno +
+      " and run again, or run any `deno compile` once with network access so Deno caches it" +
+      " (this task never downloads).",
   );
   Deno.exit(1);
 }

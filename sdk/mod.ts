@@ -343,6 +343,13 @@ export interface PluginDefinition {
   tools?: ToolDefinition<any>[];
   agents?: AgentDefinition[];
   skills?: SkillDefinition[];
+  /**
+   * Hooks the plugin contributes (docs/graphs.md "Stop hooks"). `stop` commands run when an agent
+   * is about to end its turn, exactly as `hooks.stop` of config.yaml, except that a plugin's
+   * command always runs inside the OS sandbox derived from the user's policy (never with the
+   * plugin's grant or Coyote's own rights). @since 1.2
+   */
+  hooks?: { stop?: { command: string; timeout_ms?: number }[] };
 }
 
 /** Defines a plugin; the module's default export. Returns it with `sdkVersion` filled in. */

@@ -174,3 +174,29 @@ Deno.test("compact: a context-overflow error triggers a compaction and one retry
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("compact: without a models: entry the window comes from the server's model list", async () => {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  const server = await startModelServer({
+    modelMeta: { max_model_len: 4000 },
+    script: (req) => isSummary(req) ? { text: "SUMMARY-FROM-META" } : { text: "ok" },
+  });
+  try {
+    let turns = 0;
+    // With the default window (128k tokens) these turns would never compact.
+    while (!server.requests.some(isSummary)) {
+      assert.ok(turns < 12, "no compaction happened: the server's window was not used");
+      const r = await runCoyote(
+        [...(turns ? ["--continue"] : []), "--headless", words(`T-${++turns}`)],
+        { cwd, env: childEnv(env, { baseURL: server.baseURL }) },
+      );
+      assert.equal(r.code, 0, r.stderr);
+    }
+    assert.ok(turns > 1);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});

@@ -140,3 +140,94 @@ Deno.test("graph agents: --verbose records the state after each node in the tran
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("graph agents: agent__spawn runs a graph agent as a child and collects its answer", async () => {
+  const server = await startModelServer({
+    script: (req) => {
+      const msgs = (req.body as { messages: { role: string; content: string | null }[] }).messages;
+      const tools = msgs.filter((m) => m.role === "tool").length;
+      if (tools === 0) {
+        return {
+          tool_calls: [{ name: "agent__spawn", arguments: { agent: "tally", prompt: "count it" } }],
+        };
+      }
+      if (tools === 1) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      const last = msgs.filter((m) => m.role === "tool").at(-1)!.content ?? "";
+      return {
+        text: `boss saw: ${last.includes("tally says 3") ? "tally says 3" : last.slice(0, 200)}`,
+      };
+    },
+  });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir({ prefix: "coyote-graph-spawn-" });
+  try {
+    await Deno.mkdir(join(dir, ".coyote/agents/tally/scripts"), { recursive: true });
+    await Deno.mkdir(join(dir, ".coyote/agents/boss"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, ".coyote/agents/tally/graph.yaml"),
+      "name: tally\ndescription: counts\nstart: s\nnodes:\n  s: { type: script, script: scripts/s.ts, outputs: [n], next: z }\n  z: { type: end, output: 'tally says {{n}}' }\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, ".coyote/agents/tally/scripts/s.ts"),
+      "export default (state) => ({ n: state.initial_prompt.length - 5 });\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, ".coyote/agents/boss/config.yaml"),
+      "name: boss\ndescription: spawns\ninstructions: delegate\ncan_spawn_agents: true\nspawnable_agents: [tally]\n",
+    );
+    const r = await runCoyote(["-a", "boss", "--headless", "--output-format", "json", "go"], {
+      cwd: dir,
+      env: childEnv(env, { baseURL: server.baseURL }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const result = JSON.parse(r.stdout);
+    assert.equal(result.text, "boss saw: tally says 3");
+    assert.equal(server.requests.length, 3, "the graph child made no model request");
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("graph agents: an untrusted repository's graph scripts get none of the permissions they declare", async () => {
+  const server = await startModelServer({ script: [] });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir({ prefix: "coyote-graph-trust-" });
+  try {
+    await Deno.mkdir(join(dir, ".coyote/agents/peek/scripts"), { recursive: true });
+    await Deno.writeTextFile(join(dir, "note.txt"), "workspace note");
+    await Deno.writeTextFile(
+      join(dir, ".coyote/agents/peek/graph.yaml"),
+      "name: peek\nstart: s\nnodes:\n  s: { type: script, script: scripts/s.ts, permissions: { read: ['.'] }, outputs: [t], next: z, fallback: no }\n  z: { type: end, output: 'read: {{t}}' }\n  no: { type: end, output: 'refused' }\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, ".coyote/agents/peek/scripts/s.ts"),
+      `export default () => ({ t: Deno.readTextFileSync(${
+        JSON.stringify(join(dir, "note.txt"))
+      }) });\n`,
+    );
+    const run = async (...extra: string[]) => {
+      const r = await runCoyote([
+        "-a",
+        "peek",
+        "--headless",
+        "--output-format",
+        "json",
+        ...extra,
+        "go",
+      ], {
+        cwd: dir,
+        env: childEnv(env, { baseURL: server.baseURL }),
+      });
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout).text;
+    };
+    assert.equal(await run(), "refused");
+    assert.equal(await run("--trust-workspace"), "read: workspace note");
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -144,7 +144,7 @@ Deno.test("repl: a permission answered 'a' is saved for the project and not aske
   }
 });
 
-Deno.test("repl: Ctrl+C cancels a running command, the next prompt continues the conversation; /compact", async () => {
+Deno.test("repl: Ctrl+C cancels a running command, the next prompt continues the conversation; /compact; Ctrl+C twice exits", async () => {
   const server = await startModelServer({
     script: [
       { tool_calls: [{ id: "s1", name: "execute_command", arguments: { command: "sleep 30" } }] },
@@ -186,6 +186,11 @@ Deno.test("repl: Ctrl+C cancels a running command, the next prompt continues the
     const last = JSON.stringify(requestMessages(server.requests[3]));
     assert.match(last, /SUMMARY-OF-EARLIER/);
     assert.match(last, /are you there/, "the last turns stay verbatim");
+    // Ctrl+C twice at an empty prompt exits.
+    await r.t.keys("C-c");
+    await r.t.waitFor(/Ctrl\+C again to exit/);
+    await r.t.keys("C-c");
+    assert.match(await r.t.waitFor(/\[exited \d+\]/), /\[exited 0\]/);
   } finally {
     await r.close();
     await server.close();

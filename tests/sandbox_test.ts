@@ -139,7 +139,7 @@ Deno.test("sandbox: the profile is derived from the policy", async () => {
       autoAllow: true,
       reason: "bwrap",
     });
-    assert.match(text, /OS sandbox \(view d\): mode auto, on \(bwrap\)/);
+    assert.match(text, /OS sandbox: mode auto, on \(bwrap\)/);
     assert.match(text, /hidden:[\s\S]*\.ssh/);
     assert.match(text, /guard-only rules:\n\s+Read\(\*\*\/\*\.pem\)/);
   } finally {
@@ -636,7 +636,7 @@ Deno.test("sandbox modes end to end: auto without bwrap warns once and says so; 
     // policy show says it is off and why.
     const show = await runCoyote(["policy", "show"], { cwd: w.ws, env: e });
     assert.equal(show.code, 0, show.stderr);
-    assert.match(show.stdout, /OS sandbox \(view d\): mode required, OFF; auto_allow true/);
+    assert.match(show.stdout, /OS sandbox: mode required, OFF; auto_allow true/);
     assert.match(show.stdout, /not active: bwrap \(package bubblewrap\) is not installed/);
   } finally {
     await server.close();
@@ -657,7 +657,7 @@ Deno.test("sandbox config: policy show prints the derived profile; bad values ar
     );
     const show = await runCoyote(["policy", "show"], { cwd: w.ws, env: e });
     assert.equal(show.code, 0, show.stderr);
-    assert.match(show.stdout, /OS sandbox \(view d\): mode auto, on \(bwrap\); auto_allow false/);
+    assert.match(show.stdout, /OS sandbox: mode auto, on \(bwrap\); auto_allow false/);
     assert.ok(show.stdout.includes(`${join(w.ws, ".git")}  (protected`), show.stdout);
     assert.ok(show.stdout.includes(`${join(w.home, ".ssh")}  (credentials (default))`));
     assert.match(show.stdout, /network: {2}off/);

@@ -108,9 +108,32 @@ Deno.test("sessions: --list-sessions shows this directory's sessions in local ti
       new RegExp(`session ${idThere} was started in ${there}; continuing it in ${here}`),
     );
 
+    // A sub-agent's transcript is listed under its parent and goes with it.
+    await Deno.writeTextFile(
+      `${ce.dataDir}/sessions/child-1.jsonl`,
+      JSON.stringify({
+        type: "session",
+        id: "child-1",
+        cwd: here,
+        created: new Date().toISOString(),
+        model: "scripted",
+        agent: "explore",
+        parent: idHere,
+      }) + "\n",
+    );
+    const withChild = await runCoyote(["--list-sessions"], { cwd: here, env });
+    const rows2 = withChild.stdout.trim().split("\n");
+    const at = rows2.findIndex((r) => r.startsWith(idHere.slice(0, 8)));
+    assert.match(rows2[at + 1], /^└ child-1\t/, "listed under its parent");
+    assert.ok(
+      (await json(["--list-sessions"], here)).some((x: { sessionId: string }) =>
+        x.sessionId === "child-1"
+      ),
+    );
     const rm = await runCoyote(["sessions", "rm", idHere.slice(0, 8)], { cwd: there, env });
     assert.equal(rm.code, 0, rm.stderr);
-    assert.equal(rm.stdout.trim(), `removed session ${idHere}`);
+    assert.equal(rm.stdout.trim(), `removed session ${idHere} and 1 sub-agent transcript(s)`);
+    assert.throws(() => Deno.statSync(`${ce.dataDir}/sessions/child-1.jsonl`));
     assert.throws(() => Deno.statSync(`${ce.dataDir}/sessions/${idHere}.jsonl`));
     const again = await runCoyote(["sessions", "rm", idHere], { cwd: there, env });
     assert.equal(again.code, 2);

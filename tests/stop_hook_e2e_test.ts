@@ -93,3 +93,39 @@ Deno.test("stop hook: a bad hooks section is a configuration error naming the ke
     await env.cleanup();
   }
 });
+
+Deno.test("stop hook: a plugin's stop hook runs inside the OS sandbox", async () => {
+  const server = await startModelServer({ script: [{ text: "first" }, { text: "second" }] });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir({ prefix: "coyote-hook-ws-" });
+  const outside = await Deno.makeTempDir({ prefix: "coyote-hook-outside-" });
+  try {
+    const plugin = join(env.configDir, "hooky.ts");
+    // Outside the sandbox the hook could create a file beside the workspace; inside it cannot.
+    const command = `input=$(cat); case "$input" in *'"stop_hook_active":true'*) exit 0;; esac; ` +
+      `if touch ${outside}/escaped 2>/dev/null; then r=wrote; else r=contained; fi; ` +
+      `echo "{\\"decision\\":\\"block\\",\\"reason\\":\\"hook $r\\"}"`;
+    await Deno.writeTextFile(
+      plugin,
+      `export default { name: "hooky", version: "1.0.0", hooks: { stop: [{ command: ${
+        JSON.stringify(command)
+      } }] } };\n`,
+    );
+    const r = await runCoyote(
+      ["--headless", "--output-format", "json", "-a", "coyote", "--plugin", plugin, "go"],
+      { cwd: dir, env: childEnv(env, { baseURL: server.baseURL }) },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).text, "second");
+    const users = (server.requests[1].body as { messages: Msg[] }).messages.filter((m) =>
+      m.role === "user"
+    ).map((m) => m.content);
+    assert.deepEqual(users, ["go", "hook contained"]);
+    assert.equal(await Deno.stat(`${outside}/escaped`).catch(() => null), null);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});

@@ -12,7 +12,9 @@ import { type AgentSession, openSession } from "../core/session.ts";
 import { listSessions } from "../core/runtime.ts";
 import type {
   AgentSpec,
+  CallScope,
   EventEnvelope,
+  HostFactory,
   PermissionRequest,
   PermissionResolver,
   TurnEndedEvent,
@@ -68,7 +70,11 @@ interface Env {
   root: string;
   cwd: string;
   requests: RecordedRequest[];
-  open(agentName: string, permission?: PermissionResolver): Promise<AgentSession>;
+  open(
+    agentName: string,
+    permission?: PermissionResolver,
+    host?: HostFactory,
+  ): Promise<AgentSession>;
   run(session: AgentSession, prompt: string, signal?: AbortSignal): Promise<{
     events: EventEnvelope[];
     ended: TurnEndedEvent;
@@ -104,10 +110,11 @@ async function setup(
     root,
     cwd,
     requests: server.requests,
-    async open(name, permission) {
+    async open(name, permission, host) {
       const s = await openSession(ws, {
         agent: name,
         permission: permission ?? (() => Promise.resolve("reject_once")),
+        ...(host ? { host } : {}),
       });
       sessions.push(s);
       return s;
@@ -493,6 +500,48 @@ Deno.test("supervisor: children's asks bubble up attributed to their own calls; 
     const collected = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD")[2]).at(-1)!;
     assert.equal(collected.match(/nobody answered the permission request in time/g)?.length, 2);
     assert.match(collected, /Proceed on your own judgement/);
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("supervisor: a child's user__ question reaches the root frontend naming the child; unanswered, it goes on alone", async () => {
+  const asked: { scope: CallScope; question: string }[] = [];
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("WORKER", { escalation_timeout: 0.2, tools: ["user__confirm"] }),
+  ], (req) => {
+    if (agentOf(req) === "WORKER") {
+      if (nth(e.requests, req) === 1) {
+        return { tool_calls: [{ name: "user__confirm", arguments: { question: "Ship it?" } }] };
+      }
+      return { text: `worker: ${toolResults(req).at(-1)}` };
+    }
+    const n = nth(e.requests, req);
+    if (n === 1) return { tool_calls: [spawn("worker", "ask the user")] };
+    if (n === 2) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+    return { text: "done" };
+  });
+  try {
+    // A frontend that shows the question and never gets an answer.
+    const host: HostFactory = (scope) => ({
+      askUser: (q, signal) => {
+        asked.push({ scope, question: q.question });
+        return new Promise((_, reject) =>
+          signal.addEventListener("abort", () => reject(new Error("withdrawn")))
+        );
+      },
+    });
+    const lead = await e.open("lead", undefined, host);
+    await e.run(lead, "go");
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].question, "Ship it?");
+    assert.equal(asked[0].scope.depth, 1);
+    assert.match(asked[0].scope.agentId, /^worker-[0-9a-f]{8}$/);
+    assert.equal(asked[0].scope.toolName, "user__confirm");
+    const collected = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD")[2]).at(-1)!;
+    assert.match(collected, /needs_human/);
+    assert.match(collected, /nobody answered within 200 ms; proceed on your own judgement/);
   } finally {
     await e.close();
   }

@@ -225,20 +225,26 @@ class Run {
     if (this.signal.aborted) throw this.signal.reason ?? new Error("aborted");
   }
 
+  /**
+   * Where a failed node goes: its `fallback` (with `last_error` set), else the run fails.
+   * A cancel or the run's timeout is rethrown as it is.
+   */
+  #fallback(id: string, node: GraphNode, e: unknown): string {
+    if (this.signal.aborted) throw e;
+    const fb = "fallback" in node ? node.fallback : undefined;
+    if (!fb) throw new GraphRunError(`node "${id}" failed: ${(e as Error).message}`, id);
+    this.state.last_error = { node: id, message: (e as Error).message };
+    this.#routeEvent(id, fb, "fallback");
+    return fb;
+  }
+
   /** Runs one node (with its fallback on failure) and returns the id to go to next. */
   async #stepRouted(id: string, node: GraphNode): Promise<string | undefined> {
     let out: NodeOutcome;
     try {
       out = await this.#step(id, node);
     } catch (e) {
-      if (this.signal.aborted) throw e;
-      const fb = "fallback" in node ? node.fallback : undefined;
-      if (!fb) {
-        throw new GraphRunError(`node "${id}" failed: ${(e as Error).message}`, id);
-      }
-      this.state.last_error = { node: id, message: (e as Error).message };
-      this.#routeEvent(id, fb, "fallback");
-      return fb;
+      return this.#fallback(id, node, e);
     }
     if (out.next) return out.next;
     const n = "next" in node ? node.next : undefined;
@@ -254,12 +260,7 @@ class Run {
     try {
       out = await this.#step(id, node);
     } catch (e) {
-      if (this.signal.aborted) throw e;
-      const fb = "fallback" in node ? node.fallback : undefined;
-      if (!fb) throw new GraphRunError(`node "${id}" failed: ${(e as Error).message}`, id);
-      this.state.last_error = { node: id, message: (e as Error).message };
-      this.#routeEvent(id, fb, "fallback");
-      return fb;
+      return this.#fallback(id, node, e);
     }
     if (out.next) return out.next;
     const members = (node as { next: string[] }).next;

@@ -80,6 +80,8 @@ export interface LoadedPlugins {
   tools: AnyTool[];
   agents: AgentDefinition[];
   skills: SkillDefinition[];
+  /** Stop hooks the plugins contribute (SDK `hooks.stop`), each with its plugin's name. */
+  stopHooks: { plugin: string; command: string; timeout_ms?: number }[];
   /** Human-readable load problems (refused permissions, bad modules); never fatal. */
   warnings: string[];
   /** Every discovered plugin with its status and effective grant. */
@@ -379,6 +381,7 @@ export async function loadPlugins(
   const pluginNames = new Set<string>();
   const tools: AnyTool[] = [];
   const agents: AgentDefinition[] = [];
+  const stopHooks: LoadedPlugins["stopHooks"] = [];
   const skills: SkillDefinition[] = [];
   const workers: PluginWorker[] = [];
   const infos: LoadedPluginInfo[] = [];
@@ -455,6 +458,20 @@ export async function loadPlugins(
       agents.push(a);
       info.agents.push(a.name);
     }
+    const hooks = (m as { hooks?: { stop?: unknown } }).hooks;
+    for (const h of Array.isArray(hooks?.stop) ? hooks.stop : []) {
+      const c = (h as { command?: unknown })?.command;
+      const t = (h as { timeout_ms?: unknown })?.timeout_ms;
+      if (typeof c !== "string" || !c.trim()) {
+        warnings.push(`plugin ${m.name}: a stop hook without a command; skipped`);
+        continue;
+      }
+      stopHooks.push({
+        plugin: m.name,
+        command: c,
+        ...(typeof t === "number" && t > 0 ? { timeout_ms: t } : {}),
+      });
+    }
     for (const s of m.skills as SkillDefinition[]) {
       skills.push({
         name: s.name,
@@ -474,6 +491,7 @@ export async function loadPlugins(
     tools,
     agents,
     skills,
+    stopHooks,
     warnings,
     plugins: infos,
     async warm() {

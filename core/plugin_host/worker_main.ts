@@ -306,6 +306,7 @@ export function workerMain(): void {
       tools: outTools,
       agents: plainData(p.agents, "agents") ?? [],
       skills: plainData(p.skills, "skills") ?? [],
+      hooks: plainData(p.hooks, "hooks") ?? {},
     };
   }
 

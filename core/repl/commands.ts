@@ -127,23 +127,30 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
       if (!first || first === "list") {
         say(
           skills.length
-            ? skills.map((k) => `${k.name} — ${k.description}`).join("\n")
+            ? skills.map((k) =>
+              `${k.name}${
+                session.skills.loaded.includes(k.name) ? " (loaded)" : ""
+              } — ${k.description}`
+            ).join("\n")
             : "No skills in this workspace (.coyote/skills/, plugins).",
         );
         return true;
       }
+      const state = session.skills;
       if (first === "unload") {
-        const name = rest[0];
-        await ctx.runTurn(
-          `Unload the skill ${
-            name ?? ""
-          } with skill__unload and continue without its instructions.`,
+        const name = rest[0] ?? "";
+        say(
+          state.unload(name)
+            ? `unloaded skill ${name}`
+            : `skill "${name}" is not loaded (loaded: ${state.loaded.join(", ") || "none"})`,
         );
         return true;
       }
+      // `/skill NAME [text]` or `/skill load NAME [text]`: load it (its instructions join the
+      // system prompt from the next request), then send the text, if any.
       const skillName = first === "load" ? rest.shift() : first;
       const skill = skills.find((k) => k.name === skillName);
-      if (!skill) {
+      if (!skill || !state.load(skill.name)) {
         say(
           `unknown skill "${skillName ?? ""}"; available: ${
             skills.map((k) => k.name).join(", ") || "none"
@@ -151,10 +158,8 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
         );
         return true;
       }
-      await ctx.runTurn([
-        { type: "text", text: `# Skill: ${skill.name}\n\n${skill.content}` },
-        ...(rest.length ? [{ type: "text" as const, text: rest.join(" ") }] : []),
-      ]);
+      say(`loaded skill ${skill.name}`);
+      if (rest.length) await ctx.runTurn(rest.join(" "));
       return true;
     }
     case "mcp": {

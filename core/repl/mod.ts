@@ -6,7 +6,8 @@
  *   in the compiled binary). History per workspace (core/repl/input.ts). Multi-line input: a
  *   trailing `\`, Alt+Enter, or a paste (lines arriving within {@link PASTE_MS} of each other
  *   are one entry).
- * - Slash commands: the shared list of core/commands.ts, also as `.name` (core/repl/commands.ts).
+ * - Slash commands: the shared list of core/commands.ts, also as `.name` (core/repl/commands.ts);
+ *   an unknown `/name` gets a note and is not sent to the model.
  *   `!cmd` runs a shell command through the guard (deny rules hold) in the session's OS sandbox.
  * - Keys: Ctrl+C cancels the running turn (its tools and sub-agents end with it) and keeps the
  *   REPL; at the prompt it clears the line, and a second Ctrl+C within 2 s on an empty prompt
@@ -30,16 +31,10 @@ import type {
 import type { AgentSession } from "../session.ts";
 import { modelInfo } from "../models.ts";
 import { BUILTIN_COMMANDS } from "../commands.ts";
-import {
-  createTerminalRenderer,
-  outcomeForKey,
-  outcomeLabel,
-  permissionText,
-  rememberAnswer,
-  type Renderer,
-  terminalWidth,
-} from "../render/terminal.ts";
-import { colorFor, styles } from "../render/style.ts";
+// The renderer, the permission prompt and the commands load with the session (after the prompt
+// is on screen): literal dynamic imports, compile-ready.
+import type { Renderer } from "../render/terminal.ts";
+import { colorFor, styles, terminalWidth } from "../render/style.ts";
 import {
   appendHistory,
   complete,
@@ -48,7 +43,6 @@ import {
   MultiLine,
   withMentions,
 } from "./input.ts";
-import { runCommand } from "./commands.ts";
 
 /** Lines closer together than this (ms) are one pasted entry. */
 export const PASTE_MS = 12;
@@ -152,6 +146,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const permission = (req: PermissionRequest, signal: AbortSignal) =>
     serial(async (): Promise<PermissionOutcome> => {
       if (signal.aborted) return "cancelled";
+      const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
+        "../render/permission.ts"
+      );
       renderer.suspend();
       try {
         err(
@@ -229,6 +226,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     const { createSession } = await import("../runtime.ts");
     const next = await createSession(app, { cwd: app.cwd, permission, host, ...init });
     const sess = next;
+    const { createTerminalRenderer } = await import("../render/terminal.ts");
     renderer = await createTerminalRenderer({
       out,
       err,
@@ -356,8 +354,14 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     const m = /^([/.])([A-Za-z][\w:-]*)(?:\s+([\s\S]*))?$/.exec(text);
     if (m && (m[1] === "/" || BUILTIN_COMMANDS.some((c) => c.name === m[2]))) {
       muted = true;
+      const { runCommand } = await import("./commands.ts");
       const handled = await runCommand(ctx, m[2], (m[3] ?? "").trim());
       if (handled) return;
+      // A mistyped `/command` is not sent to the model (a paid turn the user did not ask for).
+      if (m[1] === "/") {
+        err(s.yellow(`unknown command /${m[2]}; /help lists the commands\n`));
+        return;
+      }
     }
     const { blocks, notes } = withMentions(entry, session.cwd);
     for (const n of notes) err(s.yellow(`note: ${n}\n`));

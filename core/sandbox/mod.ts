@@ -405,7 +405,7 @@ export function sandboxGuard(policy: GuardLike, status: SandboxStatus): GuardLik
 export function describeSandbox(profile: SandboxProfile, status: SandboxStatus): string {
   const l: string[] = [];
   l.push(
-    `OS sandbox (view d): mode ${status.mode}, ${
+    `OS sandbox: mode ${status.mode}, ${
       status.active ? `on (${status.backend})` : "OFF"
     }; auto_allow ${status.autoAllow}`,
   );

@@ -59,8 +59,8 @@ export function escalatingHost(
         if ("timedOut" in r) {
           throw new Error(
             `nobody answered within ${
-              Math.round(ms / 1000)
-            } s; proceed on your own judgement and say in your answer what you assumed`,
+              ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`
+            }; proceed on your own judgement and say in your answer what you assumed`,
           );
         }
         return r.value;

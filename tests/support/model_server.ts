@@ -153,6 +153,8 @@ export interface ModelServerOptions {
   onRequest?: (req: RecordedRequest) => void;
   /** Checked before the script for every chat request (see {@link RequestRule}). */
   rules?: RequestRule[];
+  /** Extra fields of the `scripted` entry of `GET /v1/models` (e.g. vLLM `max_model_len`). */
+  modelMeta?: Record<string, unknown>;
 }
 
 export interface ModelServer {
@@ -181,7 +183,13 @@ export function startModelServer(opts: ModelServerOptions): Promise<ModelServer>
     if (req.method === "GET" && path === "/v1/models") {
       return json(200, {
         object: "list",
-        data: [{ id: MODEL_ID, object: "model", created: 0, owned_by: "coyote-tests" }],
+        data: [{
+          id: MODEL_ID,
+          object: "model",
+          created: 0,
+          owned_by: "coyote-tests",
+          ...opts.modelMeta,
+        }],
       });
     }
     if (req.method !== "POST" || path !== "/v1/chat/completions") {
