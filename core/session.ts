@@ -12,6 +12,7 @@
  * @module
  */
 import { resolve } from "node:path";
+import { isInside } from "./guard/rules.ts";
 import type { HostServices } from "../sdk/mod.ts";
 import type {
   AgentOrigin,
@@ -379,8 +380,26 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     const d = p.variables.project_dir;
     return d && d !== "." ? resolve(cwd, d) : cwd;
   };
-  const graphPolicy = (p: PreparedAgent, own: PolicyLike): PolicyLike =>
-    graphCwd(p) === cwd || parent ? own : ws.newPolicy().forWorkspace(graphCwd(p));
+  // Only the user's own `--agent-variable project_dir` moves the guard's workspace (like `-C`);
+  // a definition's default (a cloned repository's graph may declare `default: "/"` or a symlink
+  // leading out) may only narrow it to a folder inside the workspace, judged by real paths.
+  const graphPolicy = (p: PreparedAgent, own: PolicyLike): PolicyLike => {
+    const dir = graphCwd(p);
+    if (dir === cwd || parent) return own;
+    const fromUser = agentName === first.name && app.agentVariables?.project_dir !== undefined;
+    if (!fromUser) {
+      const realOf = (x: string) => {
+        try {
+          return Deno.realPathSync(x);
+        } catch {
+          return undefined;
+        }
+      };
+      const [d, w] = [realOf(dir), realOf(cwd)];
+      if (!d || !w || !isInside(d, w)) return own;
+    }
+    return ws.newPolicy().forWorkspace(dir);
+  };
   // The graph engine (and its yaml/zod/JSON-Schema modules) loads only when a graph agent runs.
   const graphRunner = async (a: AgentSpec, p: PreparedAgent): Promise<GraphRunner | null> =>
     a.graph
