@@ -31,7 +31,7 @@ import type {
 import type { PlanItem } from "../sdk/mod.ts";
 import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
-import { GraphRunner } from "./graph/runner.ts";
+import type { GraphRunner } from "./graph/runner.ts";
 import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
 import type { CompactionResult } from "./engine/compact.ts";
 import type { SkillState } from "./skills/tools.ts";
@@ -400,9 +400,10 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     }
     return ws.newPolicy().forWorkspace(dir);
   };
-  const graphRunner = (a: AgentSpec, p: PreparedAgent): GraphRunner | null =>
+  // The graph engine (and its yaml/zod/JSON-Schema modules) loads only when a graph agent runs.
+  const graphRunner = async (a: AgentSpec, p: PreparedAgent): Promise<GraphRunner | null> =>
     a.graph
-      ? new GraphRunner({
+      ? new (await import("./graph/runner.ts")).GraphRunner({
         spec: a.graph.spec,
         dir: a.graph.dir,
         files: a.graph.files,
@@ -450,7 +451,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         },
       })
       : null;
-  let graph = graphRunner(first, prepared);
+  let graph: GraphRunner | null = null;
+  /** The agent (and its preparation) whose graph runner `graph` is, or must become. */
+  let graphFor: { a: AgentSpec; p: PreparedAgent } | null = first.graph
+    ? { a: first, p: prepared }
+    : null;
 
   // Stop hooks of config.yaml (core/hooks.ts) run last when the agent is about to end its turn:
   // after the supervisor's reminders and todo auto-continuation had nothing to add.
@@ -552,7 +557,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       const p = prepare(next);
       prepared = p;
       current = next;
-      graph = graphRunner(next, p);
+      graph = null;
+      graphFor = next.graph ? { a: next, p } : null;
       registry = new ToolRegistry(toolsOf(p));
       engine.opts.systemPrompt = p.systemPrompt();
       engine.opts.registry = registry;
@@ -613,7 +619,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     // Servers still starting: the turn waits for them (each bounded by its start-up
     // timeout) so the model sees their tools; a cancel stops the wait.
     if (mcp) await untilAborted(mcp.ready, signal);
-    if (metadata) {
+    // The window matters once there is history to fit; a fresh session's first request does not
+    // wait for the model list (it arrives during the turn, on a slow server too).
+    if (metadata && engine.messages.length > 0) {
       await untilAborted(metadata, signal);
       metadata = null;
     }
@@ -627,6 +635,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     let ended: TurnEndedEvent | null = null;
     let result: TurnResult;
     try {
+      if (graphFor && !graph) graph = await graphRunner(graphFor.a, graphFor.p);
       result = await (graph ?? engine).prompt(input, {
         signal,
         onEvent: (ev) => {
