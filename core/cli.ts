@@ -671,8 +671,7 @@ async function sessionsCommand(
     if (json) stdout(JSON.stringify(list) + "\n");
     else {
       const short = s.shortIds((await s.listStoredSessions(app.dataDir)).map((x) => x.id));
-      // People continue conversations, not a sub-agent's transcript (JSON lists those too).
-      printSessions(list.filter((x) => !x.parentId), all, short, s.localTime);
+      printSessions(list, all, short, s.localTime);
     }
     return 0;
   }

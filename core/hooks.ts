@@ -29,7 +29,13 @@ export interface StopHookSpec {
    * cannot run there (the hook is then reported and lets the agent stop).
    */
   launch?: (command: string) =>
-    | { program: string; args: string[]; env: Record<string, string> }
+    | {
+      program: string;
+      args: string[];
+      env: Record<string, string>;
+      /** Run after the command ends (the sandbox removes protected paths it created). */
+      after?: () => string | undefined;
+    }
     | { refused: string };
   /** Where it came from, for messages (`plugin jira`). */
   source?: string;
@@ -68,7 +74,12 @@ async function runOne(
   input: StopHookInput,
   signal: AbortSignal,
 ): Promise<{ block?: string; problem?: string }> {
-  let start: { program: string; args: string[]; env: Record<string, string> };
+  let start: {
+    program: string;
+    args: string[];
+    env: Record<string, string>;
+    after?: () => string | undefined;
+  };
   if (hook.launch) {
     const l = hook.launch(hook.command);
     if ("refused" in l) return { problem: `stop hook \`${hook.command}\` not run: ${l.refused}` };
@@ -128,6 +139,8 @@ async function runOne(
     return {};
   } finally {
     both.removeEventListener("abort", kill);
+    // The sandbox's clean-up: `.git`/`.coyote`/`.mcp.json` the hook created are removed.
+    start.after?.();
   }
 }
 

@@ -12,6 +12,7 @@
  * @module
  */
 import { resolve } from "node:path";
+import { isInside } from "./guard/rules.ts";
 import type { HostServices } from "../sdk/mod.ts";
 import type {
   AgentOrigin,
@@ -30,7 +31,7 @@ import type {
 import type { PlanItem } from "../sdk/mod.ts";
 import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
-import { GraphRunner } from "./graph/runner.ts";
+import type { GraphRunner } from "./graph/runner.ts";
 import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
 import type { CompactionResult } from "./engine/compact.ts";
 import type { SkillState } from "./skills/tools.ts";
@@ -379,11 +380,30 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     const d = p.variables.project_dir;
     return d && d !== "." ? resolve(cwd, d) : cwd;
   };
-  const graphPolicy = (p: PreparedAgent, own: PolicyLike): PolicyLike =>
-    graphCwd(p) === cwd || parent ? own : ws.newPolicy().forWorkspace(graphCwd(p));
-  const graphRunner = (a: AgentSpec, p: PreparedAgent): GraphRunner | null =>
+  // Only the user's own `--agent-variable project_dir` moves the guard's workspace (like `-C`);
+  // a definition's default (a cloned repository's graph may declare `default: "/"` or a symlink
+  // leading out) may only narrow it to a folder inside the workspace, judged by real paths.
+  const graphPolicy = (p: PreparedAgent, own: PolicyLike): PolicyLike => {
+    const dir = graphCwd(p);
+    if (dir === cwd || parent) return own;
+    const fromUser = agentName === first.name && app.agentVariables?.project_dir !== undefined;
+    if (!fromUser) {
+      const realOf = (x: string) => {
+        try {
+          return Deno.realPathSync(x);
+        } catch {
+          return undefined;
+        }
+      };
+      const [d, w] = [realOf(dir), realOf(cwd)];
+      if (!d || !w || !isInside(d, w)) return own;
+    }
+    return ws.newPolicy().forWorkspace(dir);
+  };
+  // The graph engine (and its yaml/zod/JSON-Schema modules) loads only when a graph agent runs.
+  const graphRunner = async (a: AgentSpec, p: PreparedAgent): Promise<GraphRunner | null> =>
     a.graph
-      ? new GraphRunner({
+      ? new (await import("./graph/runner.ts")).GraphRunner({
         spec: a.graph.spec,
         dir: a.graph.dir,
         files: a.graph.files,
@@ -404,8 +424,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         transcript,
         log,
         snapshots: app.verbose,
+        // Permissions a script declares are granted (∩ policy) only to graphs a user installed
+        // or a trusted workspace ships; an untrusted repository's scripts get none.
         scriptGrant: (declared) =>
-          ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
+          a.source === "workspace" && !ws.trust.trusted
+            ? "none"
+            : ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
         spawn: async (req, signal) => {
           const child = await openSession(ws, {
             permission: init.permission,
@@ -427,7 +451,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         },
       })
       : null;
-  let graph = graphRunner(first, prepared);
+  let graph: GraphRunner | null = null;
+  /** The agent (and its preparation) whose graph runner `graph` is, or must become. */
+  let graphFor: { a: AgentSpec; p: PreparedAgent } | null = first.graph
+    ? { a: first, p: prepared }
+    : null;
 
   // Stop hooks of config.yaml (core/hooks.ts) run last when the agent is about to end its turn:
   // after the supervisor's reminders and todo auto-continuation had nothing to add.
@@ -529,7 +557,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       const p = prepare(next);
       prepared = p;
       current = next;
-      graph = graphRunner(next, p);
+      graph = null;
+      graphFor = next.graph ? { a: next, p } : null;
       registry = new ToolRegistry(toolsOf(p));
       engine.opts.systemPrompt = p.systemPrompt();
       engine.opts.registry = registry;
@@ -590,7 +619,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     // Servers still starting: the turn waits for them (each bounded by its start-up
     // timeout) so the model sees their tools; a cancel stops the wait.
     if (mcp) await untilAborted(mcp.ready, signal);
-    if (metadata) {
+    // The window matters once there is history to fit; a fresh session's first request does not
+    // wait for the model list (it arrives during the turn, on a slow server too).
+    if (metadata && engine.messages.length > 0) {
       await untilAborted(metadata, signal);
       metadata = null;
     }
@@ -604,6 +635,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     let ended: TurnEndedEvent | null = null;
     let result: TurnResult;
     try {
+      if (graphFor && !graph) graph = await graphRunner(graphFor.a, graphFor.p);
       result = await (graph ?? engine).prompt(input, {
         signal,
         onEvent: (ev) => {

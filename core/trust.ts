@@ -278,6 +278,17 @@ export function trustCommand(
     return 0;
   }
   const target = opts.dir ? absolute(opts.dir) : workspaceRoot(Deno.cwd());
+  const home = realOrSelf(Deno.env.get("HOME") ?? "");
+  if (!opts.dir && !opts.revoke && (target === "/" || target === home)) {
+    // Trust covers every folder below: never that wide by accident.
+    err(
+      `coyote: not trusting ${target} implicitly: it would trust every folder below it; ` +
+        `name it (coyote trust ${
+          target === "/" ? "/" : "~"
+        }) if you mean it, or run this in a repository`,
+    );
+    return 2;
+  }
   try {
     if (!Deno.statSync(target).isDirectory) throw new Error("not a directory");
   } catch (e) {

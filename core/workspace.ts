@@ -151,6 +151,9 @@ export async function createWorkspace(
 ): Promise<Workspace> {
   const cwd = opts.cwd;
   const log = opts.log ?? ((l: string) => console.error(l));
+  // The OS sandbox probe (a `bwrap … true` run, memoised) starts now, beside the workspace's own
+  // start-up, instead of when the first session opens.
+  if (app.sandbox?.mode !== "off") void import("./sandbox/mod.ts").then((m) => m.detectBackend());
   // Trust and project config of this directory (core/trust.ts, core/project_config.ts).
   app = await applyWorkspace(app, cwd);
   const trust = app.workspace!.trust;

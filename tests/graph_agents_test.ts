@@ -189,3 +189,45 @@ Deno.test("graph agents: agent__spawn runs a graph agent as a child and collects
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("graph agents: an untrusted repository's graph scripts get none of the permissions they declare", async () => {
+  const server = await startModelServer({ script: [] });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir({ prefix: "coyote-graph-trust-" });
+  try {
+    await Deno.mkdir(join(dir, ".coyote/agents/peek/scripts"), { recursive: true });
+    await Deno.writeTextFile(join(dir, "note.txt"), "workspace note");
+    await Deno.writeTextFile(
+      join(dir, ".coyote/agents/peek/graph.yaml"),
+      "name: peek\nstart: s\nnodes:\n  s: { type: script, script: scripts/s.ts, permissions: { read: ['.'] }, outputs: [t], next: z, fallback: no }\n  z: { type: end, output: 'read: {{t}}' }\n  no: { type: end, output: 'refused' }\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, ".coyote/agents/peek/scripts/s.ts"),
+      `export default () => ({ t: Deno.readTextFileSync(${
+        JSON.stringify(join(dir, "note.txt"))
+      }) });\n`,
+    );
+    const run = async (...extra: string[]) => {
+      const r = await runCoyote([
+        "-a",
+        "peek",
+        "--headless",
+        "--output-format",
+        "json",
+        ...extra,
+        "go",
+      ], {
+        cwd: dir,
+        env: childEnv(env, { baseURL: server.baseURL }),
+      });
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout).text;
+    };
+    assert.equal(await run(), "refused");
+    assert.equal(await run("--trust-workspace"), "read: workspace note");
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -108,7 +108,7 @@ Deno.test("sessions: --list-sessions shows this directory's sessions in local ti
       new RegExp(`session ${idThere} was started in ${there}; continuing it in ${here}`),
     );
 
-    // A sub-agent's transcript is not listed for people (JSON lists it) and goes with its parent.
+    // A sub-agent's transcript is listed under its parent and goes with it.
     await Deno.writeTextFile(
       `${ce.dataDir}/sessions/child-1.jsonl`,
       JSON.stringify({
@@ -122,7 +122,9 @@ Deno.test("sessions: --list-sessions shows this directory's sessions in local ti
       }) + "\n",
     );
     const withChild = await runCoyote(["--list-sessions"], { cwd: here, env });
-    assert.doesNotMatch(withChild.stdout, /child-1/);
+    const rows2 = withChild.stdout.trim().split("\n");
+    const at = rows2.findIndex((r) => r.startsWith(idHere.slice(0, 8)));
+    assert.match(rows2[at + 1], /^└ child-1\t/, "listed under its parent");
     assert.ok(
       (await json(["--list-sessions"], here)).some((x: { sessionId: string }) =>
         x.sessionId === "child-1"

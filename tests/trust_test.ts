@@ -161,6 +161,9 @@ Deno.test("trust: `coyote trust` remembers the repository root (subfolders inclu
     const again = await runCoyote(["trust", "--revoke"], { cwd: repo, env });
     assert.match(again.stderr, /still trusted by trusted_workspaces/);
 
+    const wide = await runCoyote(["trust"], { cwd: "/", env });
+    assert.equal(wide.code, 2);
+    assert.match(wide.stderr, /not trusting \/ implicitly/);
     const bad = await runCoyote(["trust", `${repo}/no-such-dir`], { cwd: repo, env });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /cannot trust/);

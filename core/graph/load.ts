@@ -4,7 +4,10 @@
  * ({@link GraphSpecError}). Used by the agent registry and by `coyote graph check PATH`.
  * @module
  */
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { scriptPath } from "./paths.ts";
+
+export { scriptPath };
 import { parseDocument } from "yaml";
 import { GraphSpecError, parseGraphSpec } from "./schema.ts";
 import type { GraphSpec } from "./schema.ts";
@@ -32,16 +35,6 @@ export function parseGraphText(text: string, file: string): GraphSpec {
     ]);
   }
   return parseGraphSpec(doc.toJS(), file);
-}
-
-/** The absolute path of a node's script; refuses paths that leave the graph's folder. */
-export function scriptPath(dir: string, script: string): string {
-  const p = resolve(dir, script);
-  const rel = relative(dir, p);
-  if (rel.startsWith("..") || isAbsolute(rel)) {
-    throw new Error(`script "${script}" is outside the graph's folder`);
-  }
-  return p;
 }
 
 /**

@@ -46,7 +46,7 @@ import type { GraphSpec } from "./schema.ts";
 import { type GraphHost, GraphRunError, NodeError, runGraph } from "./run.ts";
 import { checkSchema, SUBMIT_RESULT, submitResultTool } from "./structured.ts";
 import { runModuleScript, runShellScript, type ScriptServices } from "./script.ts";
-import { scriptPath } from "./load.ts";
+import { scriptPath } from "./paths.ts";
 
 /** Provider error codes worth another attempt of an llm node (`max_attempts`). */
 const TRANSIENT = new Set(["server_error", "rate_limited", "connection", "timeout", "stream_cut"]);

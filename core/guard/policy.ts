@@ -21,6 +21,7 @@
 import type { PluginPermissions, ToolAccess } from "../../sdk/mod.ts";
 import type { Decision, GuardVerdict } from "../types.ts";
 import { basename, dirname, normalize } from "node:path";
+import { HIDDEN_HOME_PATHS } from "../sandbox/profile.ts";
 import {
   commandMatch,
   compilePath,
@@ -443,6 +444,29 @@ export class Policy {
     return undefined;
   }
 
+  /**
+   * Why reading `p` would reveal credentials the OS sandbox hides from commands by default
+   * (core/sandbox/profile.ts `HIDDEN_HOME_PATHS`: `~/.ssh`, `~/.aws`, `~/.netrc`, …, and
+   * Coyote's config and data dirs) — they matter when the workspace contains them (Coyote
+   * started in `~`), where reads are otherwise allowed. Not when the workspace lies inside one
+   * (the sandbox does not hide it then either).
+   */
+  #credentialRead(p: string): string | undefined {
+    const roots: [string | undefined, string][] = [
+      ...HIDDEN_HOME_PATHS.map((
+        h,
+      ): [string, string] => [`${this.home}/${h}`, "a credential store"]),
+      [this.configDir, "Coyote's config dir (it holds the provider key)"],
+      [this.dataDir, "Coyote's data dir"],
+    ];
+    for (const [root, what] of roots) {
+      if (!root) continue;
+      if (isInside(this.workspace, root)) continue;
+      if (isInside(p, root)) return `${what} (${root})`;
+    }
+    return undefined;
+  }
+
   #insideWorkspace(p: string): boolean {
     return isInside(p, this.workspace) || isInside(p, this.#realPath(this.workspace, true));
   }
@@ -498,6 +522,16 @@ export class Policy {
       return {
         decision: "ask",
         reason: `${p} is ${secret}; the guard asks unless a rule names /proc (Read(${p}))`,
+        rule: "default",
+        subject: p,
+      };
+    }
+    const cred = kind === "read" && !allow ? this.#credentialRead(p) : undefined;
+    if (cred) {
+      return {
+        decision: "ask",
+        reason:
+          `${p} is inside ${cred}, which the guard asks about (and the OS sandbox hides) unless a Read allow rule covers it`,
         rule: "default",
         subject: p,
       };

@@ -3,14 +3,17 @@
  * such as `sh -c "node server.js"` must not survive Coyote). The server leads a new session and
  * process group (`detached`, setsid(2)), and its environment carries a random marker
  * ({@link SERVER_MARKER}) that every descendant inherits. Ending the tree signals the group and,
- * on Linux, every process whose `/proc/<pid>/stat` names the same session or group or whose
- * environment carries the marker — so descendants that left the group (`setsid`, double fork)
- * are found too. Live trees are ended on `unload` as a last resort.
+ * on Linux, every process whose environment carries the marker (found by a `grep` child: Deno
+ * does not let the binary read other processes' `/proc` files) or, where readable, whose
+ * `/proc/<pid>/stat` names the same session or group — so descendants that left the group
+ * (`setsid`, double fork) are found too. Live trees are ended on `unload` as a last resort.
  *
  * Limits: a descendant that leaves the session and clears its environment is not found; on macOS
  * only the group is reachable (no `/proc`).
  * @module
  */
+
+import { pidsWithEnv } from "../../plugins/exec/tree.ts";
 
 /** Environment variable that marks every process of one MCP server's tree. */
 export const SERVER_MARKER = "COYOTE_MCP_SERVER_ID";
@@ -41,49 +44,38 @@ export function trackTree(tree: ServerTree): void {
   }
 }
 
-/** Pids of `tree` other than Coyote itself, from /proc (empty without /proc). */
+/**
+ * Pids of `tree` other than Coyote itself, from /proc (empty without /proc): every process whose
+ * environment carries the marker (plugins/exec/tree.ts `pidsWithEnv`, a `grep` child — Deno
+ * refuses to read other processes' `/proc/<pid>/environ` and `/proc/<pid>/stat` under the
+ * binary's flags), plus, where `/proc/<pid>/stat` is readable (`--allow-all`), those in the
+ * leader's session or group.
+ */
 export function treeMembers(tree: ServerTree): number[] {
   if (Deno.build.os !== "linux") return [];
-  const needle = new TextEncoder().encode(`${SERVER_MARKER}=${tree.marker}`);
-  const out: number[] = [];
+  const out = new Set(pidsWithEnv(`${SERVER_MARKER}=${tree.marker}`));
   let entries: Deno.DirEntry[];
   try {
     entries = [...Deno.readDirSync("/proc")];
   } catch {
-    return out;
+    return [...out];
   }
   for (const e of entries) {
     if (!/^\d+$/.test(e.name)) continue;
     const pid = Number(e.name);
-    if (pid === Deno.pid) continue;
+    if (pid === Deno.pid || out.has(pid)) continue;
     try {
       const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       // state ppid pgrp session …
       if (f[0] === "Z") continue;
-      if (Number(f[2]) === tree.pid || Number(f[3]) === tree.pid) {
-        out.push(pid);
-        continue;
-      }
-    } catch {
-      continue;
+      if (Number(f[2]) === tree.pid || Number(f[3]) === tree.pid) out.add(pid);
+    } catch (e) {
+      // Not readable under the binary's flags: the marker search above covers the tree.
+      if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) break;
     }
-    try {
-      const env = Deno.readFileSync(`/proc/${pid}/environ`);
-      if (contains(env, needle)) out.push(pid);
-    } catch { /* not ours to read, or gone */ }
   }
-  return out;
-}
-
-function contains(hay: Uint8Array, needle: Uint8Array): boolean {
-  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
-    if (i > 0 && hay[i - 1] !== 0) continue;
-    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
-    const end = i + needle.length;
-    if (end === hay.length || hay[end] === 0) return true;
-  }
-  return false;
+  return [...out];
 }
 
 /** Sends `sig` to the group and to every member found; returns how many were signalled. */

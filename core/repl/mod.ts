@@ -524,6 +524,9 @@ async function shell(ctx: ReplContext, command: string): Promise<void> {
     }).spawn();
     const st = await child.status;
     if (st.code !== 0) err(s.dim(`exit ${st.code}${plan.sandboxed ? "" : " (not sandboxed)"}\n`));
+    // The sandbox's clean-up: `.git`/`.coyote`/`.mcp.json` the command created are removed.
+    const note = "after" in plan ? plan.after?.() : undefined;
+    if (note) err(s.dim(`${note}\n`));
   } catch (e) {
     err(s.red(`could not run: ${(e as Error).message}\n`));
   } finally {

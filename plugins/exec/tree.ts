@@ -62,10 +62,19 @@ function send(pid: number, sig: Deno.Signal): boolean {
 
 /**
  * Pids (other than Coyote's own) whose environment carries the tree's marker; [] without /proc.
- * Deno refuses to read other processes' `/proc/<pid>/…` files without `--allow-all`, so one
- * `grep -lzx` over every `/proc/<pid>/environ` does it (a few ms; only when a tree is ended).
  */
 export function treeMembers(tree: ProcessTree): number[] {
+  return pidsWithEnv(`${TREE_MARKER}=${tree.marker}`);
+}
+
+/**
+ * Pids (other than Coyote's own) whose environment holds exactly `assignment` (`NAME=value`);
+ * [] without /proc. Deno refuses to read other processes' `/proc/<pid>/…` files without
+ * `--allow-all` (the binary's flags do not include it), so one `grep -lzx` over every
+ * `/proc/<pid>/environ` does it (a few ms; only when a tree is ended). Also used for MCP server
+ * trees (core/mcp/process_tree.ts).
+ */
+export function pidsWithEnv(assignment: string): number[] {
   if (Deno.build.os !== "linux") return [];
   try {
     const o = new Deno.Command("sh", {
@@ -73,7 +82,7 @@ export function treeMembers(tree: ProcessTree): number[] {
         "-c",
         'exec grep -lszx -- "$1" /proc/[0-9]*/environ',
         "sh",
-        `${TREE_MARKER}=${tree.marker}`,
+        assignment,
       ],
       stdin: "null",
       stdout: "piped",
