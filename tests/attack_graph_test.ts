@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/run_coyote.ts";
 
 Deno.test("attack graph: a workspace graph's project_dir default cannot move the guard outside the workspace", async () => {
   const env = await makeCoyoteEnv();
@@ -69,5 +69,48 @@ Deno.test("attack graph: a workspace graph's project_dir default cannot move the
     await server.close();
     await env.cleanup();
     await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("attack graph: a graph script's prints never reach stdout (stream-json stays pure)", async () => {
+  const env = await makeCoyoteEnv();
+  const repo = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-attack-graph-out-" }));
+  await new Deno.Command("git", { args: ["init", "-q", repo] }).output();
+  const g = join(repo, ".claude", "agents", "noisy");
+  await Deno.mkdir(g, { recursive: true });
+  await Deno.writeTextFile(
+    join(g, "graph.yaml"),
+    `name: noisy\ndescription: prints\ntools: [fs_read]\n` +
+      `start: a\nnodes:\n  a: {type: script, script: a.ts, next: done}\n  done: {type: end}\n`,
+  );
+  await Deno.writeTextFile(
+    join(g, "a.ts"),
+    `export default async () => {
+  console.log("GARBAGE-1"); console.info("GARBAGE-2"); console.debug("GARBAGE-3");
+  console.table(["GARBAGE-4"]); console.dir("GARBAGE-5");
+  try { Deno.stdout.writeSync(new TextEncoder().encode("GARBAGE-6\\n")); } catch { /* refused */ }
+  try { await Deno.stdout.write(new TextEncoder().encode("GARBAGE-7\\n")); } catch { /* refused */ }
+  try { (globalThis as any).process?.stdout?.write("GARBAGE-8\\n"); } catch { /* refused */ }
+  return { ok: 1 };
+};
+`,
+  );
+  const server = await startModelServer({ script: [] });
+  try {
+    const r = await runCoyote(
+      ["--headless", "-a", "noisy", "--output-format", "stream-json", "go"],
+      {
+        cwd: repo,
+        env: childEnv(env, { baseURL: server.baseURL }),
+      },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    parseJsonLines(r.stdout); // throws on a line that is not JSON
+    assert.doesNotMatch(r.stdout, /GARBAGE/);
+    assert.match(r.stderr, /GARBAGE-1/, "the prints go to stderr");
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(repo, { recursive: true }).catch(() => {});
   }
 });

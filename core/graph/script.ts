@@ -13,7 +13,9 @@
  * - `.sh`: run through `execute_command` as `bash <script>` with the state as JSON in
  *   `GRAPH_STATE`, or, beyond 32 KiB, in a file named by `GRAPH_STATE_FILE`; it prints one JSON
  *   object on stdout.
- * Either way the returned object's keys merge into the state; `_next` routes.
+ * Either way the returned object's keys merge into the state; `_next` routes. What a `.ts`
+ * script prints (console, `Deno.stdout`, `process.stdout`) goes to stderr: the Worker shares
+ * Coyote's stdout, which carries the ACP / stream-json protocol.
  * @module
  */
 import { compilePluginSource } from "../plugin_host/source.ts";
@@ -45,6 +47,35 @@ export interface ScriptServices {
 
 const SHIM = `
 const SCRIPT = __SCRIPT__;
+// The Worker shares Coyote's fd 1, which carries the frontend's protocol (ACP, stream-json):
+// everything a script prints goes to stderr (console, Deno.stdout, node's process.stdout).
+{
+  const toErr = (...a) => console.error(...a);
+  for (const m of ["log", "info", "debug", "dir", "dirxml", "table"]) console[m] = toErr;
+  try {
+    const err = Deno.stderr;
+    for (const [k, v] of [["write", (p) => err.write(p)], ["writeSync", (p) => err.writeSync(p)], ["writable", err.writable]]) {
+      Object.defineProperty(Deno.stdout, k, { value: v, writable: false, configurable: false });
+    }
+  } catch { /* a runtime that freezes Deno.stdout keeps it */ }
+  const d = Object.getOwnPropertyDescriptor(globalThis, "process");
+  if (d && d.configurable) {
+    let hooked = false;
+    Object.defineProperty(globalThis, "process", {
+      configurable: false,
+      get() {
+        const proc = d.get ? d.get.call(globalThis) : d.value;
+        if (!hooked && proc && proc.stdout && proc.stderr) {
+          hooked = true;
+          try {
+            Object.defineProperty(proc.stdout, "write", { value: (...a) => proc.stderr.write(...a), writable: false, configurable: false });
+          } catch { /* kept */ }
+        }
+        return proc;
+      },
+    });
+  }
+}
 let seq = 0;
 const pending = new Map();
 function call(op, args) {
