@@ -208,3 +208,31 @@ Deno.test("a provider failure is shown once on a terminal, and on stderr in stre
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("repl: a start-up warning does not land on the prompt line; the prompt is redrawn after it", async () => {
+  const server = await startModelServer({ script: [] });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-nu-" });
+  // An MCP server that dies a second after start: its warning arrives while the prompt is idle.
+  await Deno.writeTextFile(
+    `${cwd}/.mcp.json`,
+    JSON.stringify({ mcpServers: { late: { command: "sh", args: ["-c", "sleep 1; exit 3"] } } }),
+  );
+  await Deno.mkdir(`${cwd}/.git`);
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand(["-a", "coyote", "--trust-workspace"]);
+    await t.start([cmd, ...args], { cwd, env: childEnv(env, { baseURL: server.baseURL }) });
+    await t.waitFor(/› $/m);
+    await t.type("typed early");
+    const screen = await t.waitFor(
+      /MCP server late .*failed to start[^\n]*\n(.*\n)*› typed early$/m,
+    );
+    assert.doesNotMatch(screen, /› (typed early)?coyote: warning/, screen);
+  } finally {
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});
