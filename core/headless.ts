@@ -437,6 +437,11 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     }
     ui.renderer?.close();
     const code = exitCodeFor(result);
+    // json/stream-json: the failure on stderr too, for people reading a CI log (text mode's
+    // renderer printed it as `error: …`; an internal error was printed above with its stack).
+    if (o.format !== "text" && result.error && result.error.code !== "internal") {
+      err(`coyote: ${result.error.message}\n`);
+    }
     if (result.stopReason === "cancelled" && o.format !== "text") err("coyote: cancelled\n");
     else if (result.stopReason === "max_turn_requests") {
       err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);

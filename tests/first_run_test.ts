@@ -172,3 +172,39 @@ Deno.test("a usage error inside a subcommand points at that subcommand's help", 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a provider failure is shown once on a terminal, and on stderr in stream-json", async () => {
+  const reply = {
+    status: 401,
+    error_body: {
+      error: { message: "Incorrect API key provided: sk-abc", code: "invalid_api_key" },
+    },
+  };
+  const server = await startModelServer({ script: [reply, reply] });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir();
+  try {
+    const e = childEnv(env, { baseURL: server.baseURL });
+    const r = await runMerged(["-a", "coyote", "hi"], { cwd: dir, env: e });
+    assert.equal(r.code, 1, r.output);
+    assert.equal(r.output.match(/Incorrect API key provided/g)?.length, 1, r.output);
+    const j = await runCoyote([
+      "-a",
+      "coyote",
+      "--headless",
+      "--output-format",
+      "stream-json",
+      "hi",
+    ], {
+      cwd: dir,
+      env: e,
+    });
+    assert.equal(j.code, 1, j.stderr);
+    assert.equal(j.stderr.match(/Incorrect API key provided/g)?.length, 1, j.stderr);
+    assert.match(j.stdout, /"is_error":true/);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -471,6 +471,8 @@ export class AcpServer implements AcpPeer {
     }
     live.calls.clear();
     if (result.error) {
+      // The editor's log (stderr) gets the failure too; the client gets it as the error below.
+      console.error(`coyote: ${result.error.message}`);
       throw new this.sdk.RequestError(-32603, `Internal error: ${result.error.message}`, {
         code: result.error.code,
         stopReason: result.stopReason,

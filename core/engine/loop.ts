@@ -268,7 +268,9 @@ export class Engine implements AgentRunner {
           }
         }
         const msg = (e as Error)?.message ?? String(e);
-        this.#log(`coyote: model request failed: ${msg}`);
+        // Not logged here: the turn's `turn_ended.error` carries it, and each frontend shows it
+        // once (text/REPL renderer `error:`, headless json/stream-json on stderr, ACP as the
+        // prompt's JSON-RPC error and on stderr); a log line here printed it twice on a terminal.
         if (f?.code === "bad_request" || f?.code === "context_overflow") {
           // The server refuses this request and would refuse every later one that carries it:
           // the turn leaves the history (its transcript `turn_end` says so for loading).
