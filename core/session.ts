@@ -426,10 +426,28 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         snapshots: app.verbose,
         // Permissions a script declares are granted (∩ policy) only to graphs a user installed
         // or a trusted workspace ships; an untrusted repository's scripts get none.
-        scriptGrant: (declared) =>
-          a.source === "workspace" && !ws.trust.trusted
-            ? "none"
-            : ws.newPolicy().workerPermissions(declared, `graph ${a.name}`).permissions,
+        // A sub-agent graph's scripts also get no permission of a kind its parent's tools cannot
+        // exercise (a child is never wider than its parent): read needs fs_read, write fs_write,
+        // net web_fetch, run and env execute_command.
+        scriptGrant: (declared) => {
+          if (a.source === "workspace" && !ws.trust.trusted) return "none";
+          let bounded = declared;
+          if (ceiling && declared) {
+            const needs = {
+              read: "fs_read",
+              write: "fs_write",
+              net: "web_fetch",
+              run: "execute_command",
+              env: "execute_command",
+            } as const;
+            bounded = Object.fromEntries(
+              Object.entries(declared).filter(([k]) =>
+                ceiling.has(needs[k as keyof typeof needs] ?? "")
+              ),
+            );
+          }
+          return ws.newPolicy().workerPermissions(bounded, `graph ${a.name}`).permissions;
+        },
         spawn: async (req, signal) => {
           const child = await openSession(ws, {
             permission: init.permission,

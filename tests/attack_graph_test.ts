@@ -114,3 +114,59 @@ Deno.test("attack graph: a graph script's prints never reach stdout (stream-json
     await Deno.remove(repo, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("attack graph: a sub-agent graph's script gets no Worker permission its parent's tools lack", async () => {
+  const env = await makeCoyoteEnv();
+  const repo = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-attack-graph-kid-" }));
+  await new Deno.Command("git", { args: ["init", "-q", repo] }).output();
+  const agents = join(repo, ".coyote", "agents");
+  await Deno.mkdir(join(agents, "lim"), { recursive: true });
+  await Deno.mkdir(join(agents, "wr"), { recursive: true });
+  await Deno.mkdir(join(repo, "out"));
+  // A read-only parent that may spawn.
+  await Deno.writeTextFile(
+    join(agents, "lim", "config.yaml"),
+    "description: read-only lead\ninstructions: read only\ntools: [fs_read]\ncan_spawn_agents: true\n",
+  );
+  // A graph whose script asks for write access and writes with Deno itself (as a root agent it
+  // may: the grant is declared ∩ policy).
+  await Deno.writeTextFile(
+    join(agents, "wr", "graph.yaml"),
+    "name: wr\ndescription: writes\ntools: [fs_read]\nstart: a\nnodes:\n" +
+      "  a: {type: script, script: a.ts, next: done, permissions: {write: [out], read: [out]}}\n" +
+      "  done: {type: end}\n",
+  );
+  await Deno.writeTextFile(
+    join(agents, "wr", "a.ts"),
+    `export default async () => {
+  try { Deno.writeTextFileSync("out/child-wrote.txt", "x"); return { w: "written" }; }
+  catch (e) { return { w: "refused: " + e.message }; }
+};
+`,
+  );
+  const server = await startModelServer({
+    script: [
+      { tool_calls: [{ id: "s", name: "agent__spawn", arguments: { agent: "wr", prompt: "go" } }] },
+      { tool_calls: [{ id: "c", name: "agent__collect", arguments: {} }] },
+      { text: "done" },
+      { text: "done" },
+    ],
+  });
+  try {
+    const r = await runCoyote(["--headless", "--trust-workspace", "-a", "lim", "go"], {
+      cwd: repo,
+      env: childEnv(env, { baseURL: server.baseURL }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const sent = JSON.stringify(server.requests.map((q) => q.body));
+    assert.match(sent, /agent__collect/, "the child ran and was collected");
+    await assert.rejects(
+      Deno.lstat(join(repo, "out", "child-wrote.txt")),
+      "the child wrote nothing",
+    );
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(repo, { recursive: true }).catch(() => {});
+  }
+});
