@@ -236,3 +236,29 @@ Deno.test("repl: a start-up warning does not land on the prompt line; the prompt
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("a named session's closing line says to continue it by its name", async () => {
+  const server = await startModelServer({
+    script: [{ text: "one" }, { text: "two" }, { text: "3" }],
+  });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir();
+  try {
+    const e = childEnv(env, { baseURL: server.baseURL });
+    const a = await runCoyote(["-a", "coyote", "--session", "mywork", "hi"], { cwd: dir, env: e });
+    assert.equal(a.code, 0, a.stderr);
+    assert.match(a.stderr, /\(continue with --session mywork\)/);
+    const b = await runCoyote(["-a", "coyote", "--session", "my work", "hi"], { cwd: dir, env: e });
+    assert.match(b.stderr, /\(continue with --session 'my work'\)/);
+    const id = /coyote: session (\S+) /.exec(a.stderr)![1];
+    const c = await runCoyote(["-a", "coyote", "--session", id.slice(0, 8), "again"], {
+      cwd: dir,
+      env: e,
+    });
+    assert.match(c.stderr, new RegExp(`\\(continue with --session ${id.slice(0, 8)}\\)`));
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
