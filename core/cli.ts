@@ -71,6 +71,17 @@ function positiveInt(v: string): number {
   return n;
 }
 
+/**
+ * A flag value that must not be empty: `-m "$MODEL"` with MODEL unset would otherwise fall back to
+ * COYOTE_MODEL or the config without a word.
+ */
+function nonEmpty(flag: string): (v: string) => string {
+  return (v) => {
+    if (!v.trim()) throw new UsageError(`${flag} needs a value, got an empty string`);
+    return v;
+  };
+}
+
 type Commander = typeof import("commander");
 
 function buildProgram({ Command, Option }: Commander, result: ParsedCli): CommandT {
@@ -85,8 +96,16 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
       "-p, --prompt [text]",
       "the request as a flag value; prompt words after it are appended (a bare -p, as in Claude Code, is accepted)",
     )
-    .option("-m, --model <model>", "model name (env COYOTE_MODEL; config model)")
-    .option("--base-url <url>", "OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    .option(
+      "-m, --model <model>",
+      "model name (env COYOTE_MODEL; config model)",
+      nonEmpty("-m/--model"),
+    )
+    .option(
+      "--base-url <url>",
+      "OpenAI-compatible base URL (env OPENAI_BASE_URL)",
+      nonEmpty("--base-url"),
+    )
     .option("--api-key <key>", "API key (prefer env OPENAI_API_KEY)")
     .option("-C, --cd <dir>", "work in DIR instead of the current directory (like git -C)")
     .option("--headless", "never read from or prompt on the terminal; guard 'ask' is denied")

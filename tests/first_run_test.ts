@@ -262,3 +262,22 @@ Deno.test("a named session's closing line says to continue it by its name", asyn
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an empty -m or --base-url is a usage error, not a silent fall-back to the environment", async () => {
+  const server = await startModelServer({ script: [{ text: "should not run" }] });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir();
+  try {
+    const e = childEnv(env, { baseURL: server.baseURL });
+    for (const args of [["-m", ""], ["--base-url", " "]]) {
+      const r = await runCoyote([...args, "hi"], { cwd: dir, env: e });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /needs a value, got an empty string/);
+    }
+    assert.equal(server.requests.length, 0);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
