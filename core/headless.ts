@@ -451,7 +451,16 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     }
     // Text mode: the id on stderr, so `--session ID` can find this conversation again.
     if (o.format === "text") {
-      err(`coyote: session ${sid} (continue with --session ${sid.slice(0, 8)})\n`);
+      // A session run by name (`--session mywork`) is continued by that name.
+      const name = o.sessionName !== undefined && !sid.startsWith(o.sessionName)
+        ? o.sessionName
+        : undefined;
+      const ref = name === undefined
+        ? sid.slice(0, 8)
+        : /^[\w.@:+-]+$/.test(name)
+        ? name
+        : `'${name.replace(/'/g, `'\\''`)}'`;
+      err(`coyote: session ${sid} (continue with --session ${ref})\n`);
     }
     emitResult({
       type: "result",

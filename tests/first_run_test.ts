@@ -208,3 +208,57 @@ Deno.test("a provider failure is shown once on a terminal, and on stderr in stre
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("repl: a start-up warning does not land on the prompt line; the prompt is redrawn after it", async () => {
+  const server = await startModelServer({ script: [] });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-nu-" });
+  // An MCP server that dies a second after start: its warning arrives while the prompt is idle.
+  await Deno.writeTextFile(
+    `${cwd}/.mcp.json`,
+    JSON.stringify({ mcpServers: { late: { command: "sh", args: ["-c", "sleep 1; exit 3"] } } }),
+  );
+  await Deno.mkdir(`${cwd}/.git`);
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand(["-a", "coyote", "--trust-workspace"]);
+    await t.start([cmd, ...args], { cwd, env: childEnv(env, { baseURL: server.baseURL }) });
+    await t.waitFor(/› $/m);
+    await t.type("typed early");
+    const screen = await t.waitFor(
+      /MCP server late .*failed to start[^\n]*\n(.*\n)*› typed early$/m,
+    );
+    assert.doesNotMatch(screen, /› (typed early)?coyote: warning/, screen);
+  } finally {
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("a named session's closing line says to continue it by its name", async () => {
+  const server = await startModelServer({
+    script: [{ text: "one" }, { text: "two" }, { text: "3" }],
+  });
+  const env = await makeCoyoteEnv();
+  const dir = await Deno.makeTempDir();
+  try {
+    const e = childEnv(env, { baseURL: server.baseURL });
+    const a = await runCoyote(["-a", "coyote", "--session", "mywork", "hi"], { cwd: dir, env: e });
+    assert.equal(a.code, 0, a.stderr);
+    assert.match(a.stderr, /\(continue with --session mywork\)/);
+    const b = await runCoyote(["-a", "coyote", "--session", "my work", "hi"], { cwd: dir, env: e });
+    assert.match(b.stderr, /\(continue with --session 'my work'\)/);
+    const id = /coyote: session (\S+) /.exec(a.stderr)![1];
+    const c = await runCoyote(["-a", "coyote", "--session", id.slice(0, 8), "again"], {
+      cwd: dir,
+      env: e,
+    });
+    assert.match(c.stderr, new RegExp(`\\(continue with --session ${id.slice(0, 8)}\\)`));
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

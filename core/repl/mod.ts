@@ -222,9 +222,19 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     askUser: (q, signal) => ask(q, signal, scope),
   });
 
+  // Warnings that arrive while the prompt is idle on screen (the workspace opens in the
+  // background: an untrusted-workspace note, an MCP server that failed to start) clear the
+  // prompt line, print, and redraw the prompt with what was typed so far.
+  let promptShown = false;
+  const log = (line: string) => {
+    if (promptShown && !muted && !exiting) {
+      err(`\r\x1b[2K${line}\n`);
+      rl.prompt(true);
+    } else err(`${line}\n`);
+  };
   const open = async (init: { resumeId?: string; name?: string }) => {
     const { createSession } = await import("../runtime.ts");
-    const next = await createSession(app, { cwd: app.cwd, permission, host, ...init });
+    const next = await createSession(app, { cwd: app.cwd, permission, host, log, ...init });
     const sess = next;
     const { createTerminalRenderer } = await import("../render/terminal.ts");
     renderer = await createTerminalRenderer({
@@ -298,6 +308,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     muted = false;
     rl.setPrompt(ml.continuing ? CONT : PROMPT);
     rl.prompt(true);
+    promptShown = true;
   };
 
   const runTurn = async (input: PromptInput) => {
