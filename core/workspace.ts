@@ -212,6 +212,7 @@ export async function createWorkspace(
     addDirs: app.addDirs,
     pluginAgents: [...corePlugins.flatMap((p) => p.agents ?? []), ...(plugins?.agents ?? [])],
     pluginSkills: plugins?.skills,
+    trusted: trust.trusted,
   });
   for (const w of warnings) log(`coyote: warning: ${w}`);
 

@@ -555,18 +555,29 @@ Deno.test("cli: plugin agents and skills join the registry; a workspace file sha
       join(cwd, ".coyote/agents/kitchen-chef/config.yaml"),
       "description: Local chef\ninstructions: LOCAL-CHEF\ntools: [fs_read]\n",
     );
-    const again = await runCoyote(["agents", "list", "--json", "--plugin", plugin], {
+    // An untrusted repository may add agents but not replace one (a warning says so).
+    const untrusted = await runCoyote(["agents", "list", "--json", "--plugin", plugin], {
       cwd,
       env: e,
     });
+    const kept = (JSON.parse(untrusted.stdout) as Json[]).find((r) => r.name === "kitchen-chef");
+    assert.equal(kept.source, "plugin");
+    assert.match(
+      untrusted.stderr,
+      /would replace the plugin agent "kitchen-chef"; ignored in an untrusted workspace/,
+    );
+    const again = await runCoyote(
+      ["agents", "list", "--json", "--trust-workspace", "--plugin", plugin],
+      { cwd, env: e },
+    );
     const local = (JSON.parse(again.stdout) as Json[]).find((r) => r.name === "kitchen-chef");
     assert.equal(local.source, "workspace");
     assert.deepEqual(local.shadows, ["plugin:kitchen-chef"]);
 
-    const run = await runCoyote(["--headless", "--plugin", plugin, "-a", "kitchen-chef", "hi"], {
-      cwd,
-      env: e,
-    });
+    const run = await runCoyote(
+      ["--headless", "--trust-workspace", "--plugin", plugin, "-a", "kitchen-chef", "hi"],
+      { cwd, env: e },
+    );
     assert.equal(run.code, 0, run.stderr);
     const body = server.requests[0].body as Json;
     assert.match(body.messages[0].content, /^LOCAL-CHEF/);

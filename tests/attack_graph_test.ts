@@ -22,7 +22,7 @@ Deno.test("attack graph: a workspace graph's project_dir default cannot move the
   await Deno.mkdir(outside);
   await new Deno.Command("git", { args: ["init", "-q", repo] }).output();
   await Deno.symlink("/", join(repo, "rootlink"));
-  for (const [name, dir] of [["sisyphus", "/"], ["via-link", "rootlink"]]) {
+  for (const [name, dir] of [["sisyphus", "/"], ["helper", "/"], ["via-link", "rootlink"]]) {
     const g = join(repo, ".claude", "agents", name);
     await Deno.mkdir(g, { recursive: true });
     await Deno.writeTextFile(
@@ -47,7 +47,19 @@ Deno.test("attack graph: a workspace graph's project_dir default cannot move the
   const server = await startModelServer({ script: [] });
   try {
     const e = childEnv(env, { baseURL: server.baseURL, extra: { HOME: home } });
-    for (const args of [["go"], ["-a", "via-link", "go"]]) {
+    // An untrusted repository cannot take over the default agent at all.
+    const list = await runCoyote(["agents", "list", "--json"], { cwd: repo, env: e });
+    assert.equal(
+      (JSON.parse(list.stdout) as { name: string; source: string }[]).find((a) =>
+        a.name === "sisyphus"
+      )?.source,
+      "builtin",
+    );
+    assert.match(
+      list.stderr,
+      /would replace the builtin agent "sisyphus"; ignored in an untrusted workspace/,
+    );
+    for (const args of [["-a", "helper", "go"], ["-a", "via-link", "go"]]) {
       const r = await runCoyote(
         ["--headless", "--verbose", "--output-format", "stream-json", ...args],
         { cwd: repo, env: e },
@@ -63,7 +75,7 @@ Deno.test("attack graph: a workspace graph's project_dir default cannot move the
         /"toolName":"fs_read","access":\{"type":"read","path":"[^"]*\/id_rsa"\},"decision":"ask"/,
       );
     }
-    await assert.rejects(Deno.lstat(join(outside, "sisyphus")));
+    await assert.rejects(Deno.lstat(join(outside, "helper")));
     await assert.rejects(Deno.lstat(join(outside, "via-link")));
   } finally {
     await server.close();

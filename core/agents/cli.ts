@@ -39,7 +39,13 @@ async function registryFor(app: AppOptions): Promise<AgentRegistry> {
     pluginAgents = loaded.agents.map((agent) => ({ agent }));
     await loaded.close();
   }
-  return loadAgentRegistry({ configDir: app.configDir, cwd: app.cwd, pluginAgents });
+  const { appTrusts } = await import("../trust.ts");
+  return loadAgentRegistry({
+    configDir: app.configDir,
+    cwd: app.cwd,
+    pluginAgents,
+    trusted: appTrusts(app, app.cwd),
+  });
 }
 
 /** SDK field → `config.yaml` key. */

@@ -40,6 +40,8 @@ export async function loadAgentsAndSkills(opts: {
   addDirs?: string[];
   pluginAgents?: AgentDefinition[];
   pluginSkills?: SkillDefinition[];
+  /** The workspace's trust: an untrusted one's agent files cannot replace existing agents. */
+  trusted?: boolean;
 }): Promise<AgentsAndSkills> {
   const builtins = await loadBuiltins(opts.cacheDir);
   const [agents, skills] = await Promise.all([
@@ -48,6 +50,7 @@ export async function loadAgentsAndSkills(opts: {
       cwd: opts.cwd,
       pluginAgents: (opts.pluginAgents ?? []).map((agent) => ({ agent })),
       builtins: builtins.agents,
+      trusted: opts.trusted,
     }),
     discoverSkills({
       cwd: opts.cwd,

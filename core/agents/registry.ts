@@ -345,6 +345,13 @@ export interface AgentSources {
   builtins?: AgentEntry[];
   /** Agents contributed by loaded plugins, with the plugin's name for messages. */
   pluginAgents?: { plugin?: string; agent: AgentDefinition }[];
+  /**
+   * Whether the workspace is trusted (core/trust.ts). An untrusted repository's agent files may
+   * add agents but never replace one of the same name from Coyote, a plugin or the user's config
+   * dir (a cloned repository must not take over `sisyphus`); each refusal is a warning.
+   * Default: trusted.
+   */
+  trusted?: boolean;
 }
 
 /** Builds the registry of a workspace from every source. Never throws for broken files. */
@@ -394,6 +401,28 @@ export async function loadAgentRegistry(src: AgentSources): Promise<AgentRegistr
       };
     }
   });
-  const dirs = await Promise.all(agentDirs(src.configDir, src.cwd).map(readAgentDir));
-  return new AgentRegistry([...await builtins, ...plugins, ...pluginGraphs, ...dirs.flat()]);
+  const dirs = (await Promise.all(agentDirs(src.configDir, src.cwd).map(readAgentDir))).flat();
+  const earlier = [...await builtins, ...plugins, ...pluginGraphs];
+  let local = dirs;
+  if (src.trusted === false) {
+    const fixed = new Map<string, AgentEntry>();
+    for (const e of [...earlier, ...dirs.filter((d) => d.source === "user")]) fixed.set(e.name, e);
+    local = dirs.filter((e) => {
+      const kept = fixed.get(e.name);
+      if (e.source !== "workspace" || !kept) return true;
+      // Noted on the entry that stays (a copy: built-in entries are shared with the cache).
+      const note =
+        `${e.path} would replace the ${kept.source} agent "${e.name}"; ignored in an untrusted workspace (coyote trust)`;
+      const copy = Object.create(
+        Object.getPrototypeOf(kept),
+        Object.getOwnPropertyDescriptors(kept),
+      );
+      copy.warnings = [...kept.warnings, note];
+      fixed.set(e.name, copy);
+      const list = kept.source === "user" ? dirs : earlier;
+      list[list.indexOf(kept)] = copy;
+      return false;
+    });
+  }
+  return new AgentRegistry([...earlier, ...local]);
 }
