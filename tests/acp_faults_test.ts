@@ -8,47 +8,13 @@
  */
 import assert from "node:assert/strict";
 import type * as acp from "@agentclientprotocol/sdk";
-import { type AcpHarness, startAcp, waitFor } from "./support/acp_harness.ts";
-import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
+import { acpTestEnv, finishAcp, startAcp, waitFor } from "./support/acp_harness.ts";
+import type { ScriptedReply } from "./support/model_server.ts";
 import { BUILTIN_COMMANDS } from "../core/commands.ts";
 import { runCoyote } from "./support/run_coyote.ts";
 
-interface Env {
-  ws: string;
-  data: string;
-  env: Record<string, string>;
-  close(): Promise<void>;
-  bodies: () => string[];
-}
-
-async function setup(script: ScriptedReply[]): Promise<Env> {
-  const ws = await Deno.makeTempDir({ prefix: "coyote-acpf-ws-" });
-  const data = await Deno.makeTempDir({ prefix: "coyote-acpf-data-" });
-  const ms = await startModelServer({ script });
-  return {
-    ws,
-    data,
-    env: {
-      COYOTE_DATA_DIR: `${data}/data`,
-      COYOTE_CONFIG_DIR: `${data}/config`,
-      OPENAI_BASE_URL: ms.baseURL,
-      OPENAI_API_KEY: "test-key",
-      COYOTE_MODEL: "scripted",
-    },
-    bodies: () => ms.requests.map((r) => JSON.stringify(r.body)),
-    async close() {
-      await ms.close();
-      await Deno.remove(ws, { recursive: true }).catch(() => {});
-      await Deno.remove(data, { recursive: true }).catch(() => {});
-    },
-  };
-}
-
-async function finish(h: AcpHarness): Promise<void> {
-  const code = await h.close();
-  h.assertStdoutPure();
-  assert.equal(code, 0, `acp server exit code (stderr: ${h.stderr().slice(-2000)})`);
-}
+const setup = (script: ScriptedReply[]) => acpTestEnv(script, "coyote-acpf");
+const finish = finishAcp;
 
 type Upd = acp.SessionUpdate;
 const finalStatus = (u: Upd[], id: string) => {

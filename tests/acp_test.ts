@@ -6,56 +6,18 @@
 import assert from "node:assert/strict";
 import type * as acp from "@agentclientprotocol/sdk";
 import {
-  type AcpHarness,
+  acpTestEnv,
   COYOTE_FLAGS,
+  finishAcp,
   isJsonRpc,
   MAIN_TS,
   startAcp,
   waitFor,
 } from "./support/acp_harness.ts";
-import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
 import { parseJsonLines, runCoyote } from "./support/run_coyote.ts";
 
-interface Env {
-  ws: string;
-  data: string;
-  env: Record<string, string>;
-  close(): Promise<void>;
-  requests: () => number;
-  bodies: () => string[];
-}
-
-async function setup(
-  script: ScriptedReply[] | ((req: unknown, i: number) => ScriptedReply),
-): Promise<Env> {
-  const ws = await Deno.makeTempDir({ prefix: "coyote-acp-ws-" });
-  const data = await Deno.makeTempDir({ prefix: "coyote-acp-data-" });
-  const ms = await startModelServer({ script: script as never });
-  return {
-    ws,
-    data,
-    env: {
-      COYOTE_DATA_DIR: `${data}/data`,
-      COYOTE_CONFIG_DIR: `${data}/config`,
-      OPENAI_BASE_URL: ms.baseURL,
-      OPENAI_API_KEY: "test-key",
-      COYOTE_MODEL: "scripted",
-    },
-    requests: () => ms.requests.length,
-    bodies: () => ms.requests.map((r) => JSON.stringify(r.body)),
-    async close() {
-      await ms.close();
-      await Deno.remove(ws, { recursive: true }).catch(() => {});
-      await Deno.remove(data, { recursive: true }).catch(() => {});
-    },
-  };
-}
-
-async function finish(h: AcpHarness): Promise<void> {
-  const code = await h.close();
-  h.assertStdoutPure();
-  assert.equal(code, 0, `acp server exit code (stderr: ${h.stderr().slice(-2000)})`);
-}
+const setup = (script: Parameters<typeof acpTestEnv>[0]) => acpTestEnv(script);
+const finish = finishAcp;
 
 type Upd = acp.SessionUpdate;
 const toolCalls = (u: Upd[]) =>

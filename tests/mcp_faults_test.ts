@@ -10,10 +10,9 @@ import assert from "node:assert/strict";
 import type * as acp from "@agentclientprotocol/sdk";
 import { connectMcpServers, type DiscoveredMcpServer } from "../core/mcp/mod.ts";
 import { sanitizeInputSchema } from "../core/mcp/schema.ts";
-import { startAcp, waitFor } from "./support/acp_harness.ts";
+import { acpTestEnv, startAcp, waitFor } from "./support/acp_harness.ts";
 import { crashSpec, oddSpec } from "./support/mcp_servers.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
-import { startModelServer } from "./support/model_server.ts";
 
 const odd = (name = "odd", waitFile?: string): DiscoveredMcpServer => ({
   name,
@@ -184,28 +183,6 @@ Deno.test("mcp faults: junk lines on a server's stdout are logged under COYOTE_D
   }
 });
 
-async function acpEnv(script: unknown[]) {
-  const ws = await Deno.makeTempDir({ prefix: "coyote-mcpf-ws-" });
-  const data = await Deno.makeTempDir({ prefix: "coyote-mcpf-data-" });
-  const ms = await startModelServer({ script: script as never });
-  return {
-    ws,
-    ms,
-    env: {
-      COYOTE_DATA_DIR: `${data}/data`,
-      COYOTE_CONFIG_DIR: `${data}/config`,
-      OPENAI_BASE_URL: ms.baseURL,
-      OPENAI_API_KEY: "test-key",
-      COYOTE_MODEL: "scripted",
-    },
-    async close() {
-      await ms.close();
-      await Deno.remove(ws, { recursive: true }).catch(() => {});
-      await Deno.remove(data, { recursive: true }).catch(() => {});
-    },
-  };
-}
-
 Deno.test("mcp faults over ACP: session/new does not wait for servers; status and tools when ready; prompts as commands; resource links", async () => {
   const e = await acpEnv([
     { text: "reviewed" },
@@ -369,3 +346,5 @@ Deno.test("mcp faults: a Streamable-HTTP server answering the GET with 200 appli
     await server.shutdown();
   }
 });
+
+const acpEnv = (script: unknown[]) => acpTestEnv(script, "coyote-mcpf");

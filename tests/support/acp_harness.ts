@@ -12,6 +12,8 @@
 import * as acp from "@agentclientprotocol/sdk";
 
 import { coyoteTaskEnv, coyoteTaskFlags, MAIN_TS } from "./run_coyote.ts";
+import { type ModelServer, type Script, startModelServer } from "./model_server.ts";
+import assert from "node:assert/strict";
 
 /** `run` plus the `coyote` task's flags (read from deno.json), never `-A`. */
 export const COYOTE_FLAGS = ["run", ...coyoteTaskFlags()];
@@ -346,4 +348,54 @@ export async function waitFor(cond: () => boolean, ms = 10_000, what = "conditio
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A workspace, data dirs and a scripted model server for an ACP test (see {@link acpTestEnv}). */
+export interface AcpTestEnv {
+  ws: string;
+  data: string;
+  ms: ModelServer;
+  /** Variables for the ACP subprocess: isolated dirs, the scripted provider. */
+  env: Record<string, string>;
+  /** Chat requests the server received so far. */
+  requests(): number;
+  /** Their bodies as JSON text. */
+  bodies(): string[];
+  close(): Promise<void>;
+}
+
+/** Temp workspace and data dirs plus a scripted model server; `close()` removes them all. */
+export async function acpTestEnv(
+  script: Script | unknown[],
+  prefix = "coyote-acp",
+): Promise<AcpTestEnv> {
+  const ws = await Deno.makeTempDir({ prefix: `${prefix}-ws-` });
+  const data = await Deno.makeTempDir({ prefix: `${prefix}-data-` });
+  const ms = await startModelServer({ script: script as Script });
+  return {
+    ws,
+    data,
+    ms,
+    env: {
+      COYOTE_DATA_DIR: `${data}/data`,
+      COYOTE_CONFIG_DIR: `${data}/config`,
+      OPENAI_BASE_URL: ms.baseURL,
+      OPENAI_API_KEY: "test-key",
+      COYOTE_MODEL: "scripted",
+    },
+    requests: () => ms.requests.length,
+    bodies: () => ms.requests.map((r) => JSON.stringify(r.body)),
+    async close() {
+      await ms.close();
+      await Deno.remove(ws, { recursive: true }).catch(() => {});
+      await Deno.remove(data, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Closes the ACP subprocess and asserts it left stdout pure and exited 0. */
+export async function finishAcp(h: AcpHarness): Promise<void> {
+  const code = await h.close();
+  h.assertStdoutPure();
+  assert.equal(code, 0, `acp server exit code (stderr: ${h.stderr().slice(-2000)})`);
 }
