@@ -57,7 +57,7 @@ export function bwrapArgs(
     "ALL",
     "--unshare-pid",
   ];
-  if (profile.network.mode === "none") a.push("--unshare-net");
+  if (profile.network.mode !== "host") a.push("--unshare-net");
   a.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc");
   if (opts.tmpDir) a.push("--bind", opts.tmpDir, "/tmp");
   else a.push("--tmpfs", "/tmp");

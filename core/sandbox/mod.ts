@@ -29,6 +29,7 @@ import { sbplProfile } from "./sbpl.ts";
 import { commandEnvironment } from "./env.ts";
 import { compilePath } from "../guard/rules.ts";
 import { findProtected } from "./protected.ts";
+import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
 
@@ -71,6 +72,25 @@ function which(name: string): string | undefined {
 }
 
 let probe: Promise<{ backend?: SandboxBackend; reason: string }> | undefined;
+
+/** How `policy show` and the status name a profile's network. */
+function netWord(profile: SandboxProfile, backend?: SandboxBackend): string {
+  const m = profile.network.mode;
+  if (m === "none") return "off";
+  if (m === "proxy") {
+    return (!backend || backend.name === "bwrap") && socatPath()
+      ? "filtered (only Net-allowed hosts, through Coyote's proxy)"
+      : "on (not filtered: socat missing or macOS)";
+  }
+  return "on";
+}
+
+let socat: { path?: string } | undefined;
+/** `socat`, the bridge the filtering proxy needs inside a bwrap sandbox; looked up once. */
+function socatPath(): string | undefined {
+  socat ??= { path: which("socat") };
+  return socat.path;
+}
 
 /**
  * Finds a working backend once per process: on Linux `bwrap` on `PATH`, proven by running `true`
@@ -156,9 +176,17 @@ export function sandboxedCommand(
     secrets?: readonly string[];
     shell?: string;
     baseEnv?: Record<string, string>;
+    /** `host`: share the host network although the profile says `proxy` (no proxy could run). */
+    network?: "host";
   },
 ): SandboxedCommand {
-  const profile = deriveProfile(policy);
+  let profile = deriveProfile(policy);
+  if (opts.network === "host" && profile.network.mode === "proxy") {
+    profile = {
+      ...profile,
+      network: { mode: "host", why: `${profile.network.why} — but socat is missing: shared` },
+    };
+  }
   const { env } = commandEnvironment({
     base: opts.baseEnv,
     rules: profile.envRules,
@@ -231,6 +259,7 @@ let warned = false;
  */
 export class CommandSandbox {
   #tmpDir?: string;
+  #proxy?: NetProxy;
   #trees = new Set<{ pid: number; marker: string }>();
   #killTree?: (t: { pid: number; marker: string }) => void;
 
@@ -262,9 +291,7 @@ export class CommandSandbox {
       const d = await detectBackend();
       backend = d.backend;
       reason = backend
-        ? `${backend.name}: workspace writable, network ${
-          deriveProfile(policy).network.mode === "none" ? "off" : "on"
-        }`
+        ? `${backend.name}: workspace writable, network ${netWord(deriveProfile(policy), backend)}`
         : d.reason;
     }
     const status: SandboxStatus = {
@@ -290,7 +317,12 @@ export class CommandSandbox {
    * lets a command do, so a "Read-only file system" or a refused connection is expected.
    */
   modelNote(): string {
-    const net = deriveProfile(this.policy).network.mode === "none" ? "no network" : "network on";
+    const mode = deriveProfile(this.policy).network.mode;
+    const net = mode === "none"
+      ? "no network"
+      : mode === "proxy" && this.backend?.name === "bwrap" && socatPath()
+      ? "network only through an HTTP(S) proxy to the hosts the user allowed"
+      : "network on";
     return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), ${net}, background processes end with the command.`;
   }
 
@@ -318,12 +350,34 @@ export class CommandSandbox {
       return { program: shell, args: ["-c", command], env, sandboxed: false };
     }
     this.#tmpDir ??= Deno.makeTempDirSync({ prefix: "coyote-sbx-" });
-    const c = sandboxedCommand(this.policy, command, {
+    // Net rules allow hosts: the command reaches them only through the filtering proxy (a bridge
+    // inside the sandbox to Coyote's proxy on a socket in the private /tmp; core/sandbox/netproxy.ts).
+    let script = command;
+    let network: "host" | undefined;
+    if (deriveProfile(this.policy).network.mode === "proxy") {
+      if (this.backend.name === "bwrap" && socatPath()) {
+        const policy = this.policy;
+        this.#proxy ??= NetProxy.start(
+          `${this.#tmpDir}/${SOCKET_NAME}`,
+          (host, port) => {
+            // A rule may name the host or host:port (`Net(api.example.com)`, `Net(10.0.0.5:8080)`);
+            // a deny of either refuses.
+            const v = [host, `${host}:${port}`].map((h) =>
+              policy.decide({ type: "net", host: h }).decision
+            );
+            return Promise.resolve(!v.includes("deny") && v.includes("allow"));
+          },
+        );
+        script = proxyPrelude(shell) + command;
+      } else network = "host";
+    }
+    const c = sandboxedCommand(this.policy, script, {
       cwd,
       backend: this.backend,
       tmpDir: this.#tmpDir,
       secrets: this.secrets,
       shell,
+      network,
     });
     const ws = c.profile.workspace;
     const before = new Set(c.profile.protectedPaths);
@@ -343,8 +397,10 @@ export class CommandSandbox {
     this.#trees.delete(t);
   }
 
-  /** Ends the session's live commands and removes the private temp dir. */
+  /** Ends the session's live commands, the network proxy, and removes the private temp dir. */
   close(): void {
+    this.#proxy?.close();
+    this.#proxy = undefined;
     for (const t of this.#trees) this.#killTree?.(t);
     this.#trees.clear();
     if (this.#tmpDir) {
@@ -423,7 +479,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   l.push("  hidden:");
   if (!profile.hidden.length) l.push("            (none)");
   for (const h of profile.hidden) l.push(`            ${h.path}  (${h.why})`);
-  l.push(`  network:  ${profile.network.mode === "none" ? "off" : "on"} (${profile.network.why})`);
+  l.push(`  network:  ${netWord(profile)} (${profile.network.why})`);
   l.push(
     "  env:      scrubbed: the provider key always; names like *TOKEN* *SECRET* *KEY* *PASSWORD* *PASSWD* *CREDENTIAL* *AUTH* unless an Env allow rule passes them; Env deny rules",
   );

@@ -15,7 +15,10 @@
  *   Coyote's config and data dirs, well-known daemon sockets (`docker.sock`, `/run/user`), and the
  *   roots of `Read` deny rules (literal or `dir/**`) — replaced by an empty dir or file; a default
  *   entry is kept visible when a `Read` allow rule names it;
- * - `network`: `none` unless a `Net` allow rule exists (then the host network is shared and the
+ * - `network`: `none` unless a `Net` allow rule exists; then `proxy` (core/sandbox/netproxy.ts: the
+ *   command's own network namespace stays empty and only HTTP(S) through Coyote's proxy, checked
+ *   against the `Net` rules, leaves; `host` — the host network shared — only where the proxy cannot
+ *   run: macOS, or no `socat`). Formerly: (then the host network is shared and the
  *   guard's `Net` rules are the only host filter — there is no filtering proxy);
  * - `env`: which variables pass ({@link envDecision}): the provider key's value (always dropped),
  *   `Env` deny rules, and names that look secret (`*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`,
@@ -44,7 +47,7 @@ export interface SandboxProfile {
   readable: ProfilePath[];
   readOnly: ProfilePath[];
   hidden: ProfilePath[];
-  network: { mode: "none" | "host"; why: string };
+  network: { mode: "none" | "proxy" | "host"; why: string };
   /** Rules only the guard enforces (the sandbox cannot express them), with the reason. */
   notes: string[];
   /** Env allow/deny rules, for {@link envDecision}. */
@@ -229,10 +232,10 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   const netAllow = rules.filter((r) => r.kind === "net" && r.decision === "allow");
   const network: SandboxProfile["network"] = netAllow.length
     ? {
-      mode: "host",
+      mode: "proxy",
       why: `${
         netAllow.map((r) => r.text).join(", ")
-      } allow hosts: the host network is shared; the guard's Net rules are the only host filter`,
+      } allow hosts: reached only through Coyote's filtering HTTP(S) proxy, which asks the same rules; nothing else leaves`,
     }
     : { mode: "none", why: "no Net allow rule: no network (loopback only, of its own)" };
 

@@ -54,7 +54,9 @@ export function sbplProfile(profile: SandboxProfile, opts: { tmpDir?: string } =
     `(allow file-write* (require-all (require-any ${subpaths(writable)}) ${notProtected}))`,
     '(allow file-write* (literal "/dev/null") (literal "/dev/zero") (literal "/dev/stdout") (literal "/dev/stderr") (regex #"^/dev/fd/[0-9]+$"))',
   ];
-  if (profile.network.mode === "host") {
+  // No network namespace on macOS: a `proxy` profile shares the host network there (the guard's
+  // Net rules are the host filter), as `host` does.
+  if (profile.network.mode !== "none") {
     lines.push("(allow network*)");
   }
   // No network otherwise: not even loopback (macOS has no network namespace; the host's
