@@ -216,6 +216,20 @@ export function sessionsDir(dataDir: string): string {
   return `${dataDir}/sessions`;
 }
 
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+/** Sessions folders made by {@link TranscriptWriter.createAsync} in this process. */
+const madeDirs = new Set<string>();
+
 /** Appends lines to one transcript file. Chunk events are coalesced until the kind changes. */
 export class TranscriptWriter {
   /** Null while the file of {@link createAsync} is being created. */
@@ -247,10 +261,12 @@ export class TranscriptWriter {
   }
 
   /**
-   * Like {@link create}, but the file is created off the main thread: creating a file can take
-   * milliseconds on a busy disk, and a sub-agent's first model request must not wait for it.
-   * Lines written before the file exists are kept in memory and written, in order, as soon as
-   * it does (so a crash within those first milliseconds loses at most the header).
+   * Like {@link create}, but the file is created off the main thread and after the current
+   * task: creating a file can take milliseconds on a busy disk, and a sub-agent's first model
+   * request must not wait for it (nor for its siblings' files). Lines written before the file
+   * exists are kept in memory and written, in order and in one write, as soon as it does (so a
+   * crash within those first milliseconds loses what was queued: the header and the first
+   * events of the turn, never a later line).
    */
   static createAsync(dataDir: string, header: Omit<SessionHeader, "type">): TranscriptWriter {
     const dir = sessionsDir(dataDir);
@@ -258,14 +274,30 @@ export class TranscriptWriter {
     const w = new TranscriptWriter(null, path);
     w.#write({ type: "session", ...header });
     w.ready = (async () => {
+      // After the current task: a parent spawning many sub-agents opens their transcripts once
+      // their first model requests are on their way, not in between.
+      await new Promise((r) => setTimeout(r, 0));
       try {
-        await Deno.mkdir(dir, { recursive: true });
-        const file = await Deno.open(path, { append: true, create: true });
+        // The sessions folder is made once per process (sub-agents open many transcripts);
+        // if it vanished since, it is made again.
+        const openIt = () => Deno.open(path, { append: true, create: true });
+        if (!madeDirs.has(dir)) {
+          await Deno.mkdir(dir, { recursive: true });
+          madeDirs.add(dir);
+        }
+        let file: Deno.FsFile;
+        try {
+          file = await openIt();
+        } catch (e) {
+          if (!(e instanceof Deno.errors.NotFound)) throw e;
+          await Deno.mkdir(dir, { recursive: true });
+          file = await openIt();
+        }
         if (w.closed && !w.#queued.length) return file.close();
         w.#file = file;
         const queued = w.#queued;
         w.#queued = [];
-        for (const bytes of queued) w.#put(bytes);
+        if (queued.length) w.#put(concat(queued));
         if (w.closed) file.close();
       } catch (e) {
         w.#fail(e);

@@ -52,6 +52,34 @@ function cacheKey(t: AnyTool): object | undefined {
   return t.input && typeof t.input === "object" ? t.input as object : undefined;
 }
 
+/**
+ * OpenAI tool entries by input schema object, then name and description: per-session tool
+ * objects over one schema (skill and supervisor tools, the sandboxed `execute_command`) share
+ * one entry (see {@link ToolRegistry.openAITools}).
+ */
+const entryCache = new WeakMap<object, Map<string, OpenAITool>>();
+const charsCache = new WeakMap<OpenAITool, number>();
+function openAIEntry(t: AnyTool, r: ToolRegistry): OpenAITool {
+  const key = cacheKey(t) ?? t;
+  let byText = entryCache.get(key);
+  if (!byText) entryCache.set(key, byText = new Map());
+  const text = `${t.name}\0${t.description}`;
+  let e = byText.get(text);
+  if (!e) {
+    e = {
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: r.schema(t.name) },
+    };
+    byText.set(text, e);
+  }
+  return e;
+}
+function entryChars(e: OpenAITool): number {
+  let n = charsCache.get(e);
+  if (n === undefined) charsCache.set(e, n = JSON.stringify(e).length);
+  return n;
+}
+
 /** The tools of one session, by model-facing name. */
 export class ToolRegistry {
   readonly tools = new Map<string, AnyTool>();
@@ -105,17 +133,23 @@ export class ToolRegistry {
     return s;
   }
 
-  /** The OpenAI `tools` array for every registered tool. */
+  /**
+   * The OpenAI `tools` array for every registered tool. Built once per registry (a registry's
+   * tools never change; a changed tool set is a new registry) and per tool object, so the many
+   * short-lived registries of sub-agents share the entries. Treat the result as read-only.
+   */
   openAITools(): OpenAITool[] {
-    return this.names().map((name) => ({
-      type: "function",
-      function: {
-        name,
-        description: this.tools.get(name)!.description,
-        parameters: this.schema(name),
-      },
-    }));
+    return this.#openAI ??= [...this.tools.values()].map((t) => openAIEntry(t, this));
   }
+  #openAI?: OpenAITool[];
+
+  /** Characters of the `tools` array as JSON (for token estimates), computed once. */
+  openAIToolsChars(): number {
+    // "[" + entries joined by "," + "]"
+    const list = this.openAITools();
+    return this.#chars ??= list.length ? list.reduce((n, t) => n + entryChars(t) + 1, 1) : 2;
+  }
+  #chars?: number;
 
   /** Validates arguments; the error message names the offending fields. */
   async validate(
@@ -187,10 +221,19 @@ function zodMessage(error: any): string {
  */
 export function filterTools(tools: AnyTool[], globs: string[] | undefined): AnyTool[] {
   if (!globs) return tools;
-  const res = globs.map((g) =>
-    new RegExp(
-      "^" + g.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$",
-    )
-  );
+  const res = globs.map(globRegExp);
   return tools.filter((t) => res.some((r) => r.test(t.name)));
+}
+
+/** Compiled tool-name globs (definitions repeat the same few; sub-agents filter on every open). */
+const globCache = new Map<string, RegExp>();
+function globRegExp(g: string): RegExp {
+  let r = globCache.get(g);
+  if (!r) {
+    r = new RegExp(
+      "^" + g.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$",
+    );
+    if (globCache.size < 1024) globCache.set(g, r);
+  }
+  return r;
 }

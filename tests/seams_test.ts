@@ -166,3 +166,50 @@ Deno.test("scheduling follows the tool's concurrency flag, not readOnly", async 
     await server.close();
   }
 });
+
+Deno.test("tool entries are shared by schema, name and description only; agent tool selection follows the live list", async () => {
+  const { prepareAgent } = await import("../core/agents/prepare.ts");
+  const input = z.object({ q: z.string() });
+  const mk = (name: string, description: string) =>
+    defineTool({ name, description, input, run: () => "" }) as AnyTool;
+  // Per-session tool objects over one schema (as skill and supervisor tools are).
+  const a = new ToolRegistry([mk("look", "Look."), mk("find", "Find.")]);
+  const b = new ToolRegistry([mk("look", "Look."), mk("find", "Find things, now.")]);
+  const [la, fa] = a.openAITools();
+  const [lb, fb] = b.openAITools();
+  assert.equal(la, lb, "same schema, name and description: one shared entry");
+  assert.equal(fa.function.description, "Find.");
+  assert.equal(
+    fb.function.description,
+    "Find things, now.",
+    "a changed description is its own entry",
+  );
+  assert.deepEqual(fa.function.parameters, fb.function.parameters);
+  for (const r of [a, b]) {
+    assert.equal(r.openAIToolsChars(), JSON.stringify(r.openAITools()).length);
+  }
+
+  // Two definitions over one live tool list; the list then grows in place (an MCP server
+  // finished starting): each definition's selection follows, by its own `tools`.
+  const all: AnyTool[] = [mk("fs_read", "r"), mk("fs_write", "w")];
+  const prep = (tools: string[] | undefined) =>
+    prepareAgent({
+      definition: { name: "x", description: "x", instructions: "x", tools },
+      allTools: all,
+      skills: [],
+      cwd: "/w",
+      workspace: null,
+    });
+  const reader = prep(["fs_read", "mcp:gh"]);
+  const everything = prep(undefined);
+  assert.deepEqual(reader.tools().map((t) => t.name), ["fs_read"]);
+  assert.deepEqual(everything.tools().map((t) => t.name), ["fs_read", "fs_write"]);
+  all.push(mk("mcp__gh__issue", "i"));
+  assert.deepEqual(reader.tools().map((t) => t.name), ["fs_read", "mcp__gh__issue"]);
+  assert.deepEqual(prep(["fs_read"]).tools().map((t) => t.name), ["fs_read"]);
+  assert.deepEqual(everything.tools().map((t) => t.name), [
+    "fs_read",
+    "fs_write",
+    "mcp__gh__issue",
+  ]);
+});

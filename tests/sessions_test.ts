@@ -147,3 +147,38 @@ Deno.test("repairHistory leaves complete histories alone", () => {
   ];
   assert.deepEqual(repairHistory(h), h);
 });
+
+Deno.test("transcript createAsync: early lines land in order once the file exists; a vanished sessions folder is made again", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const header = (id: string) => ({
+      id,
+      cwd: "/w",
+      created: "2026-01-01T00:00:00Z",
+      model: "m",
+      agent: "coder",
+    });
+    const a = TranscriptWriter.createAsync(dir, header("a1"));
+    a.message({ role: "user", content: "first" });
+    a.message({ role: "assistant", content: "second" });
+    // Nothing is on disk until after the current task.
+    assert.throws(() => Deno.statSync(transcriptPath(dir, "a1")), Deno.errors.NotFound);
+    await a.ready;
+    a.message({ role: "user", content: "third" });
+    a.close();
+    const first = await loadSession(dir, "a1");
+    assert.deepEqual(first?.messages.map((m) => m.content), ["first", "second", "third"]);
+
+    // The folder is made once per process; if it is removed meanwhile, the next one makes it.
+    await Deno.remove(`${dir}/sessions`, { recursive: true });
+    const b = TranscriptWriter.createAsync(dir, header("b1"));
+    b.message({ role: "user", content: "again" });
+    await b.ready;
+    b.close();
+    assert.equal(b.failed, false);
+    const second = await loadSession(dir, "b1");
+    assert.deepEqual(second?.messages.map((m) => m.content), ["again"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -4,6 +4,12 @@
  * `lead` session on a fresh workspace, lets it spawn N `explore` children through the real
  * supervisor, and prints one JSON line with timestamps (epoch ms) and RSS samples.
  *
+ * A child's first model request is timed at two boundaries in this process: when its engine
+ * hands the request to the workspace's model client (`ModelClient.complete`, core/provider.ts)
+ * and when the provider hands it to the runtime's HTTP client (`fetch`). Both are wrappers
+ * installed here, keyed by the request's prompt (`messages[1]`); the bench adds the time the
+ * model server received it.
+ *
  * Usage: `deno run -A --v8-flags=--expose-gc bench/support/agents_run.ts BASE_URL N`
  * @module
  */
@@ -16,10 +22,14 @@ const [baseURL, nArg] = Deno.args;
 const n = Number(nArg);
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 const now = () => performance.timeOrigin + performance.now();
+/** RSS and V8 heap in use, after a full GC (bytes). */
 const rss = () => {
   gc();
-  return Deno.memoryUsage().rss;
+  const m = Deno.memoryUsage();
+  heap = m.heapUsed;
+  return m.rss;
 };
+let heap = 0;
 
 const root = await Deno.makeTempDir({ prefix: "coyote-bench-agents-" });
 await Deno.mkdir(`${root}/ws`);
@@ -59,6 +69,33 @@ const lead = await openSession(ws, {
   permission: () => Promise.resolve("reject_once"),
 });
 
+/** Prompt → time of the first `complete` call / `fetch` call that carried it. */
+const issued = new Map<string, number>();
+const fetched: { at: number; body: string }[] = [];
+{
+  const client = ws.client;
+  const complete = client.complete.bind(client);
+  client.complete = (req, ...rest) => {
+    const p = String(req.messages[1]?.content);
+    if (!issued.has(p)) issued.set(p, now());
+    return complete(req, ...rest);
+  };
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    fetched.push({ at: now(), body: typeof init?.body === "string" ? init.body : "" });
+    return realFetch(input, init);
+  }) as typeof fetch;
+}
+const firstFetch = (): Record<string, number> => {
+  const out: Record<string, number> = {};
+  for (const f of fetched) {
+    if (!f.body.startsWith("{")) continue;
+    const p = String(JSON.parse(f.body).messages?.[1]?.content);
+    out[p] ??= f.at;
+  }
+  return out;
+};
+
 /** Spawn call id → [prompt, time the spawn tool started]. */
 const spawnAt = new Map<string, { prompt: string; at: number }>();
 const prompts = new Map<string, string>();
@@ -66,6 +103,8 @@ const childStart = new Map<string, number>();
 const childEnd = new Map<string, number>();
 let rssBefore = 0;
 let rssRunning = 0;
+let heapBefore = 0;
+let heapRunning = 0;
 let running = 0;
 let sampled: Promise<void> | null = null;
 const onEvent = (e: EventEnvelope) => {
@@ -74,7 +113,10 @@ const onEvent = (e: EventEnvelope) => {
   if (!e.parent_id) {
     if (u.sessionUpdate === "tool_call" && u.title.startsWith("Spawn")) {
       prompts.set(u.toolCallId, String((u.rawInput as { prompt: string }).prompt));
-      if (!rssBefore) rssBefore = rss();
+      if (!rssBefore) {
+        rssBefore = rss();
+        heapBefore = heap;
+      }
     }
     if (u.sessionUpdate === "tool_call_update" && u.status === "in_progress") {
       const p = prompts.get(u.toolCallId);
@@ -86,7 +128,13 @@ const onEvent = (e: EventEnvelope) => {
     childStart.set(e.agent_id, at);
     // Every child is inside its first model request: sample once, mid-request.
     if (++running === n) {
-      sampled = new Promise((r) => setTimeout(() => r(void (rssRunning = rss())), 100));
+      sampled = new Promise((r) =>
+        setTimeout(() => {
+          rssRunning = rss();
+          heapRunning = heap;
+          r();
+        }, 100)
+      );
     }
   } else if (u.sessionUpdate === "turn_ended") {
     childEnd.set(e.agent_id, at);
@@ -103,12 +151,16 @@ console.log(JSON.stringify({
   agents: result.agents?.map((a) => a.status),
   turnMs: t1 - t0,
   spawns: [...spawnAt.values()],
+  issued: Object.fromEntries(issued),
+  fetched: firstFetch(),
   firstSpawn: Math.min(...[...spawnAt.values()].map((s) => s.at)),
   lastChildEnd: Math.max(...childEnd.values()),
   childStarts: [...childStart.values()],
   childWall: [...childEnd.entries()].map(([id, end]) => end - (childStart.get(id) ?? end)),
   rssBefore,
   rssRunning,
+  heapBefore,
+  heapRunning,
 }));
 await lead.close();
 await ws.release();

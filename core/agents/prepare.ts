@@ -67,6 +67,24 @@ export async function loadAgentsAndSkills(opts: {
   };
 }
 
+/**
+ * `selectTools(all, def)`, remembered per tool list and per the definition's `tools` and
+ * `mcp_servers` while the list holds the same tools (sub-agents open on their parent's list; it
+ * changes in place when MCP servers start).
+ */
+const selected = new WeakMap<AnyTool[], { seen: AnyTool[]; byKey: Map<string, AnyTool[]> }>();
+function baseTools(all: AnyTool[], def: AgentDefinition): AnyTool[] {
+  let hit = selected.get(all);
+  if (!hit || hit.seen.length !== all.length || !hit.seen.every((t, i) => t === all[i])) {
+    hit = { seen: [...all], byKey: new Map() };
+    selected.set(all, hit);
+  }
+  const key = JSON.stringify([def.tools ?? null, def.mcp_servers ?? null]);
+  let out = hit.byKey.get(key);
+  if (!out) hit.byKey.set(key, out = selectTools(all, def));
+  return out;
+}
+
 /** One agent, ready for a session. */
 export interface PreparedAgent {
   definition: AgentDefinition;
@@ -99,7 +117,7 @@ export function prepareAgent(opts: {
 }): PreparedAgent {
   const def = opts.definition;
   const variables = resolveVariables(def, opts.variables);
-  const base = selectTools(opts.allTools, def);
+  const base = baseTools(opts.allTools, def);
   const visible = visibleSkills(opts.skills, def.enabled_skills);
   for (const n of opts.preloadSkills ?? []) {
     if (!visible.some((s) => s.name === n) && opts.skills.some((s) => s.name === n)) {
@@ -125,8 +143,8 @@ export function prepareAgent(opts: {
     variables,
     skills,
     tools() {
-      // Re-selected each time: `allTools` grows when MCP servers finish starting (in place).
-      const base = selectTools(opts.allTools, def);
+      // Re-selected when `allTools` changed: it grows when MCP servers finish starting (in place).
+      const base = baseTools(opts.allTools, def);
       const granted = skills.grantedTools();
       const have = new Set(base.map((t) => t.name));
       const extra = granted.length

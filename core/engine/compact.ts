@@ -40,9 +40,12 @@ export interface CompactionResult {
   usage?: ModelResponse["usage"];
 }
 
-/** Estimated tokens of a request: its messages (and tool schemas) at 4 characters per token. */
-export function estimateTokens(messages: ChatMessage[], extra = ""): number {
-  let chars = extra.length;
+/**
+ * Estimated tokens of a request: its messages (and tool schemas: `extra`, their JSON text or its
+ * length in characters) at 4 characters per token.
+ */
+export function estimateTokens(messages: ChatMessage[], extra: string | number = ""): number {
+  let chars = typeof extra === "number" ? extra : extra.length;
   for (const m of messages) {
     chars += 8;
     chars += typeof m.content === "string"

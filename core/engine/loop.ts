@@ -370,7 +370,7 @@ export class Engine implements AgentRunner {
     const o = this.opts;
     const est = estimateTokens(
       requestMessages(o.systemPrompt, this.messages),
-      JSON.stringify(o.registry.openAITools()),
+      o.registry.openAIToolsChars(),
     );
     return Math.max(est, this.#lastUsed);
   }

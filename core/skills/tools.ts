@@ -20,6 +20,11 @@ export class SkillUsageError extends Error {
   override name = "UsageError";
 }
 
+/** Input schemas, built once: every session gets its own tool objects over these (the JSON
+ * Schema conversion is cached by schema object, core/tools.ts). */
+const NO_INPUT = z.object({});
+const NAME_INPUT = z.object({ name: z.string().describe("skill name from the skill index") });
+
 /** The live skill state of one session. */
 export interface SkillState {
   /** Skills the agent may see, in discovery order. */
@@ -104,12 +109,11 @@ export function createSkillState(
   }
   if (!visible.length) return state;
 
-  const nameArg = z.object({ name: z.string().describe("skill name from the skill index") });
   (state.tools as AnyTool[]).push(
     defineTool({
       name: "skill__list",
       description: "List the skills you can load, with descriptions and whether each is loaded.",
-      input: z.object({}),
+      input: NO_INPUT,
       kind: "read",
       readOnly: true,
       title: () => "List skills",
@@ -122,7 +126,7 @@ export function createSkillState(
       name: "skill__load",
       description:
         "Load a skill: its instructions join your system prompt and its tools become available from your next step.",
-      input: nameArg,
+      input: NAME_INPUT,
       kind: "read",
       readOnly: true,
       title: (i) => `Load skill ${i.name}`,
@@ -141,7 +145,7 @@ export function createSkillState(
     defineTool({
       name: "skill__unload",
       description: "Unload a skill you no longer need (removes its instructions and tools).",
-      input: nameArg,
+      input: NAME_INPUT,
       kind: "read",
       readOnly: true,
       title: (i) => `Unload skill ${i.name}`,

@@ -214,9 +214,14 @@ export class Supervisor {
   /** Starts queued children while fewer than `max_concurrent_agents` run. */
   #pump(): void {
     const max = this.limits.maxConcurrent;
+    let running = 0;
+    for (const r of this.runs.values()) if (r.status === "running") running++;
     for (const r of this.runs.values()) {
-      if (this.running().length >= max) return;
-      if (r.status === "queued") void this.#start(r);
+      if (running >= max) return;
+      if (r.status === "queued") {
+        running++;
+        void this.#start(r);
+      }
     }
   }
 
