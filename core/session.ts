@@ -366,11 +366,13 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   });
   live.engine = engine;
 
-  // A model missing from `models:`: its window from the server's model list (bounded wait
-  // before the first turn; core/model_metadata.ts).
-  let metadata: Promise<void> | null = !parent && !modelInfo(app.config, model).known
-    ? learnServerWindows(ws.providerConfig)
-    : null;
+  // A model missing from `models:`: its window from the server's model list
+  // (core/model_metadata.ts), looked up once by a root session. A fresh session's first request
+  // does not wait for it (the lookup starts once that request is on its way); a turn with
+  // history to fit waits for it (bounded).
+  let metadataWanted = !parent && !modelInfo(app.config, model).known;
+  let metadata: Promise<void> | null = null;
+  const lookupMetadata = () => (metadata ??= learnServerWindows(ws.providerConfig));
   // A graph agent runs with the graph engine (core/graph/); the LLM engine above stays for a
   // later switch to an LLM agent. Agent nodes run sub-agents as child sessions of this one.
   let turnSink: EnvelopeSink | null = null;
@@ -639,9 +641,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     if (mcp) await untilAborted(mcp.ready, signal);
     // The window matters once there is history to fit; a fresh session's first request does not
     // wait for the model list (it arrives during the turn, on a slow server too).
-    if (metadata && engine.messages.length > 0) {
-      await untilAborted(metadata, signal);
-      metadata = null;
+    if (metadataWanted) {
+      if (engine.messages.length > 0) {
+        metadataWanted = false;
+        await untilAborted(lookupMetadata(), signal);
+      } else setTimeout(lookupMetadata, 0);
     }
     autoContinues = 0;
     turnSink = sink;

@@ -24,6 +24,7 @@
 import type { EngineEvent, StopReason, TurnUsage } from "./types.ts";
 import { osaDistance } from "./config.ts";
 import { isEmptyAssistant } from "./messages.ts";
+import { byCodeUnit } from "./text.ts";
 
 /** An OpenAI Chat Completions message as kept in the model history. */
 export interface ChatMessage {
@@ -556,7 +557,7 @@ export async function listStoredSessions(
       // unreadable file: not a session
     }
   }));
-  out.sort((a, b) => (b.updated.localeCompare(a.updated)) || b.id.localeCompare(a.id));
+  out.sort((a, b) => byCodeUnit(b.updated, a.updated) || byCodeUnit(b.id, a.id));
   return out;
 }
 

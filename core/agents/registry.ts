@@ -28,6 +28,7 @@ import {
   parseAgentMarkdown,
   type ParsedAgent,
 } from "./definition.ts";
+import { byCodeUnit } from "../text.ts";
 
 /** Where an agent comes from (later shadows earlier). */
 export type AgentSource = "builtin" | "plugin" | "user" | "workspace";
@@ -184,7 +185,7 @@ async function readAgentDir({ dir, source, within }: AgentDir): Promise<AgentEnt
   } catch {
     return [];
   }
-  names = names.sort((a, b) => a.name.localeCompare(b.name));
+  names = names.sort((a, b) => byCodeUnit(a.name, b.name));
   const out: Promise<AgentEntry | null>[] = [];
   for (const { name, isDir } of names) {
     if (!isDir && name.endsWith(".md")) {
@@ -264,7 +265,7 @@ export class AgentRegistry {
 
   /** Every entry (the winning one of each name), sorted by name. */
   entries(): AgentEntry[] {
-    return [...this.#byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.#byName.values()].sort((a, b) => byCodeUnit(a.name, b.name));
   }
 
   /** The entry of `name`, or undefined. */

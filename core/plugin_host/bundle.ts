@@ -31,6 +31,7 @@
  */
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { SDK_SPECIFIER } from "./source.ts";
+import { byCodeUnit } from "../text.ts";
 
 /** A file that went into a bundle and the SHA-256 of its text (for the cache). */
 export interface BundleInput {
@@ -506,7 +507,7 @@ export async function bundlePlugin(entry: string, root: string): Promise<Bundle>
   const inputs: BundleInput[] = [];
   for (const [p, b] of texts) inputs.push({ path: p, sha256: await sha256(b) });
   for (const p of fsq.missing()) if (inside(root, p)) inputs.push({ path: p, sha256: "" });
-  inputs.sort((a, b) => a.path.localeCompare(b.path));
+  inputs.sort((a, b) => byCodeUnit(a.path, b.path));
   return { code, inputs };
 }
 
