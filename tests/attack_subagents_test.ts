@@ -83,6 +83,7 @@ async function setup(
   script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
   files: Record<string, string> = {},
   trusted = true,
+  config: Record<string, unknown> = {},
 ): Promise<Env> {
   const root = await Deno.makeTempDir({ prefix: "coyote-attack-sub-" });
   const cwd = `${root}/ws`;
@@ -98,6 +99,7 @@ async function setup(
     apiKey: "k",
     model: "scripted",
     trustWorkspace: trusted,
+    config,
   });
   const ws = await acquireWorkspace(app, { cwd, log: () => {} });
   for (const a of agents) ws.agents.register(a, "plugin");
@@ -468,6 +470,55 @@ Deno.test("attack: a child whose provider request fails is a failed child with t
     const kid = [...ts.values()].find((t) => t.header.parent === lead.id)!;
     assertTurnsEnded(kid);
     assert.ok(kid.lines.some((l) => l.type === "turn_end" && l.error), "the error is recorded");
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: out-of-range limits in a definition neither stall children nor cut the user's answer short", async () => {
+  // Plugin definitions are checked less strictly than files: a fractional limit must not round
+  // to "no child ever starts", and a huge escalation timeout must not overflow the timer into
+  // "nobody answered" at once.
+  let answered = 0;
+  const e = await setup(
+    [
+      agent("LEAD", { can_spawn_agents: true, max_concurrent_agents: 0.5 }),
+      agent("KID", { escalation_timeout: 3_000_000, tools: ["execute_command"] }),
+    ],
+    (req) => {
+      if (agentOf(req) === "KID") {
+        if (nth(e.requests, req) === 1) {
+          return {
+            tool_calls: [{ name: "execute_command", arguments: { command: "make deploy" } }],
+          };
+        }
+        return { text: `kid: ${toolResults(req).at(-1)}` };
+      }
+      const n = nth(e.requests, req);
+      if (n === 1) return { tool_calls: [spawn("kid", "deploy")] };
+      if (n === 2) {
+        return {
+          tool_calls: [{ name: "agent__collect", arguments: { timeout_ms: 5000 } }],
+        };
+      }
+      return { text: "done" };
+    },
+    {},
+    true,
+    { permissions: { ask: ["Execute(make *)"] } },
+  );
+  try {
+    const lead = await e.open("lead", async () => {
+      await new Promise((r) => setTimeout(r, 100));
+      answered++;
+      return "reject_once";
+    });
+    const { ended } = await e.run(lead, "go");
+    const collected = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD")[2]).at(-1)!;
+    assert.match(collected, /^kid-[0-9a-f]{8} completed:/, collected);
+    assert.equal(answered, 1);
+    assert.doesNotMatch(collected, /nobody answered/);
+    assert.equal(ended.agents?.[0].status, "completed");
   } finally {
     await e.close();
   }
