@@ -523,3 +523,41 @@ Deno.test("attack: out-of-range limits in a definition neither stall children no
     await e.close();
   }
 });
+
+Deno.test("attack: agent files named with control characters never give an agent (or an error row) a name that carries them", async () => {
+  const root = await Deno.makeTempDir({ prefix: "coyote-attack-names-" });
+  try {
+    const cwd = `${root}/ws`;
+    const esc = "evil\u001b]0;pwned\u0007\u001b[2J";
+    const graph = "name: evil\ndescription: g\nstart: z\nnodes:\n  z: { type: end, output: 'x' }\n";
+    const files: Record<string, string> = {
+      [`.coyote/agents/${esc}/graph.yaml`]: graph,
+      [`.coyote/agents/${esc}cfg/config.yaml`]: "description: d\ninstructions: i\n",
+      [`.claude/agents/${esc}md.md`]: "---\ndescription: no name key\n---\nbody\n",
+      // Claude Code's rule: a valid front-matter name wins over an odd file name.
+      [`.claude/agents/odd\u001b[0m.md`]: "---\nname: fine\ndescription: named\n---\nbody\n",
+    };
+    for (const [p, t] of Object.entries(files)) {
+      await Deno.mkdir(`${cwd}/${p}`.replace(/\/[^/]*$/, ""), { recursive: true });
+      await Deno.writeTextFile(`${cwd}/${p}`, t);
+    }
+    const { loadAgentRegistry } = await import("../core/agents/registry.ts");
+    const reg = await loadAgentRegistry({ configDir: `${root}/config`, cwd, builtins: [] });
+    const entries = reg.entries();
+    assert.ok(reg.has("fine"), "the valid front-matter name is kept");
+    assert.equal(entries.length, 4);
+    // deno-lint-ignore no-control-regex
+    const control = /[\u0000-\u001f\u007f-\u009f]/;
+    for (const e of entries) {
+      assert.doesNotMatch(e.name, control, JSON.stringify(e.name));
+      assert.doesNotMatch(e.path, control, JSON.stringify(e.path));
+      assert.doesNotMatch(e.error ?? "", control, JSON.stringify(e.error));
+      if (e.name !== "fine") {
+        assert.match(e.error ?? "", /not an agent name/, JSON.stringify(e));
+        assert.equal(reg.get(e.name), undefined, "not runnable");
+      }
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
