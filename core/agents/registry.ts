@@ -173,8 +173,8 @@ export async function fileEntry(
 
 /** `s` with control characters as `\uXXXX` (file names from a repository reach terminals). */
 function printable(s: string): string {
-  // deno-lint-ignore no-control-regex
   return s.replace(
+    // deno-lint-ignore no-control-regex
     /[\u0000-\u001f\u007f-\u009f]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
