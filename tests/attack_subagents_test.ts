@@ -561,3 +561,59 @@ Deno.test("attack: agent files named with control characters never give an agent
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("attack: the sessions folder removed between turns: the next turn's children still get whole transcripts", async () => {
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("KID"),
+  ], (req) => {
+    if (agentOf(req) === "KID") return { text: "kid done" };
+    const last = messages(req).at(-1);
+    if (last.role === "user" && last.content === "one") return { text: "first" };
+    if (last.role === "user") return { tool_calls: [spawn("kid", "a"), spawn("kid", "b")] };
+    if (toolResults(req).at(-1)!.startsWith("{")) return { tool_calls: [collectAll] };
+    return { text: "done" };
+  });
+  try {
+    const lead = await e.open("lead");
+    await e.run(lead, "one");
+    await Deno.remove(`${e.dataDir}/sessions`, { recursive: true });
+    const { ended } = await e.run(lead, "two");
+    assert.equal(ended.agents?.length, 2);
+    const kids: string[] = [];
+    for await (const f of Deno.readDir(`${e.dataDir}/sessions`)) kids.push(f.name);
+    assert.equal(kids.length, 2, "both children's transcripts, in a folder made again");
+    for (const k of kids) {
+      const lines = (await Deno.readTextFile(`${e.dataDir}/sessions/${k}`)).trimEnd().split("\n")
+        .map((l) => JSON.parse(l));
+      assert.equal(lines[0].type, "session");
+      assert.equal(lines[0].parent, lead.id);
+      assert.equal(lines.at(-1).type, "turn_end");
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: a graph agent whose agent node runs itself stops at the depth cap instead of recursing without end", async () => {
+  const loop = "name: loop\ndescription: recurses\nstart: a\nnodes:\n" +
+    "  a: { type: agent, agent: loop, prompt: 'again', next: z }\n" +
+    "  z: { type: end, output: 'level done: {{output}}' }\n";
+  const e = await setup([], () => ({ text: "unused" }), {
+    ".coyote/agents/loop/graph.yaml": loop,
+  });
+  try {
+    assert.equal(e.ws.agents.entry("loop")?.error, undefined);
+    const lead = await e.open("loop");
+    const ctrl = new AbortController();
+    const guard = setTimeout(() => ctrl.abort(), 10_000);
+    const { ended } = await e.run(lead, "go", ctrl.signal);
+    clearTimeout(guard);
+    assert.equal(ctrl.signal.aborted, false, "the recursion ended by itself");
+    assert.match(JSON.stringify(ended), /max_agent_depth 3 reached/);
+    const ts = await transcripts(e.dataDir);
+    assert.equal(ts.size, 4, "the root and three levels of children");
+  } finally {
+    await e.close();
+  }
+});
