@@ -149,6 +149,8 @@ interface Lineage {
   rootHost?: HostServices | HostFactory;
   /** Min of the ancestors' (and own) `max_agent_depth`. */
   depthCap: number;
+  /** Min of the ancestors' `max_concurrent_agents` (the root: Infinity). */
+  concurrencyCap: number;
   /**
    * The session's tool list (kept current as MCP servers change) and MCP connection: a
    * sub-agent uses its parent's as they are, so opening one waits on nothing.
@@ -262,6 +264,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     rootPermission: parentLine?.rootPermission ?? init.permission,
     rootHost: parentLine ? parentLine.rootHost : init.host,
     depthCap: Math.min(parentLine?.depthCap ?? Infinity, limitsOf(first).maxDepth),
+    concurrencyCap: parent
+      ? Math.min(
+        parentLine?.concurrencyCap ?? Infinity,
+        limitsOf(parent.definition).maxConcurrent,
+      )
+      : Infinity,
     tools: all,
     mcp,
   };
@@ -513,6 +521,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
 
   let seq = 0;
   let busy = false;
+  /** The running turn (see `prompt` and `close`). */
+  let activeTurn: { ctrl: AbortController; done: Promise<unknown> } | null = null;
   // The workspace's start-up warnings reach the event stream once, on the first turn_started of
   // a root session (they are also on stderr).
   let pendingWarnings = parent ? [] : ws.warnings;
@@ -603,10 +613,20 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         throw new Error("a turn is already running in this session");
       }
       busy = true;
+      // The turn runs on its own signal, aborted by the caller's or by `close()`.
+      const ctrl = new AbortController();
+      const outer = opts.signal;
+      const onOuter = () => ctrl.abort(outer?.reason);
+      if (outer?.aborted) onOuter();
+      else outer?.addEventListener("abort", onOuter, { once: true });
+      const done = turn(input, { ...opts, signal: ctrl.signal });
+      activeTurn = { ctrl, done };
       try {
-        return await turn(input, opts);
+        return await done;
       } finally {
         busy = false;
+        activeTurn = null;
+        outer?.removeEventListener("abort", onOuter);
       }
     },
     compact: (opts) => engine.compact(opts),
@@ -622,6 +642,13 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     async close() {
       if (closed) return;
       closed = true;
+      // A turn still running is cancelled and ends first (its sub-agents with it, each
+      // bounded by CHILD_SETTLE_MS), so its transcript and theirs end with their turn ends.
+      const running = activeTurn;
+      if (running) {
+        running.ctrl.abort(new Error("the session was closed"));
+        await within(running.done, CHILD_SETTLE_MS + 5_000);
+      }
       supervisor?.cancelAll("the session was closed");
       offMcp?.();
       transcript.close();
@@ -701,9 +728,19 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       };
     },
     depthCap: line.depthCap,
+    concurrencyCap: line.concurrencyCap,
     log,
   });
   return session;
+}
+
+/** Resolves when `p` settles or `ms` passed, whichever is first. */
+function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.then(() => {}, () => {}),
+    new Promise<void>((r) => (timer = setTimeout(r, ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Resolves when `p` settles or `signal` aborts, whichever is first. */

@@ -36,16 +36,31 @@ function positive(v: unknown, fallback: number): number {
   return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : fallback;
 }
 
-/** Limits of an agent definition. */
+/** A whole number ≥ `min` from `v` (rounded up: a fractional limit never rounds to "none"). */
+function whole(v: unknown, fallback: number, min: number): number {
+  return typeof v === "number" && Number.isFinite(v) && v >= min ? Math.ceil(v) : fallback;
+}
+
+/** Longest delay a timer takes (ms): longer ones fire at once (the HTML timer spec's int32). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Limits of an agent definition. Values from any source (a plugin's definition is checked less
+ * strictly than a file) come out usable: whole numbers, at least one child at once, and an
+ * escalation timeout no timer overflows (it would fire at once).
+ */
 export function limitsOf(def: AgentSpec): AgentLimits {
   return {
-    maxConcurrent: Math.floor(positive(def.max_concurrent_agents, DEFAULT_MAX_CONCURRENT_AGENTS)),
+    maxConcurrent: whole(def.max_concurrent_agents, DEFAULT_MAX_CONCURRENT_AGENTS, 1e-9),
     maxDepth: typeof def.max_agent_depth === "number" && def.max_agent_depth >= 0
       ? Math.floor(def.max_agent_depth)
       : DEFAULT_MAX_AGENT_DEPTH,
     summarizationThreshold: positive(def.summarization_threshold, DEFAULT_SUMMARIZATION_THRESHOLD),
-    escalationTimeoutMs: positive(def.escalation_timeout, DEFAULT_ESCALATION_TIMEOUT_S) * 1000,
+    escalationTimeoutMs: Math.min(
+      positive(def.escalation_timeout, DEFAULT_ESCALATION_TIMEOUT_S) * 1000,
+      MAX_TIMER_MS,
+    ),
     autoContinue: def.auto_continue === true,
-    maxAutoContinues: Math.floor(positive(def.max_auto_continues, DEFAULT_MAX_AUTO_CONTINUES)),
+    maxAutoContinues: whole(def.max_auto_continues, DEFAULT_MAX_AUTO_CONTINUES, 0),
   };
 }

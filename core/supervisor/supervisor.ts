@@ -70,6 +70,11 @@ export interface SupervisorHost {
   childWiring(def: AgentSpec): Pick<SessionOptions, "permission" | "host">;
   /** Depth cap inherited from the ancestors (min of their `max_agent_depth`). */
   depthCap: number;
+  /**
+   * Children-at-once cap inherited from the ancestors (min of their `max_concurrent_agents`;
+   * the root: Infinity): a child's own definition can lower its limit, never raise it.
+   */
+  concurrencyCap: number;
   log(line: string): void;
 }
 
@@ -211,9 +216,17 @@ export class Supervisor {
     return run;
   }
 
-  /** Starts queued children while fewer than `max_concurrent_agents` run. */
+  /**
+   * Children this session runs at once: its agent's `max_concurrent_agents`, never more than
+   * any ancestor's (a child definition asking for a thousand does not widen the tree).
+   */
+  maxConcurrent(): number {
+    return Math.min(this.limits.maxConcurrent, this.host.concurrencyCap);
+  }
+
+  /** Starts queued children while fewer than {@link maxConcurrent} run. */
   #pump(): void {
-    const max = this.limits.maxConcurrent;
+    const max = this.maxConcurrent();
     let running = 0;
     for (const r of this.runs.values()) if (r.status === "running") running++;
     for (const r of this.runs.values()) {
@@ -236,7 +249,8 @@ export class Supervisor {
         agent: run.agent,
         parent: { session: owner, toolCallId: run.toolCallId, agentId: run.id },
       });
-      if (run.ctrl.signal.aborted) throw new Error("cancelled before it started");
+      // Cancelled while it opened: the turn still runs, already cancelled, so the child's
+      // transcript records its task and a cancelled turn end, and the frontend sees it end.
       run.result = await run.session.prompt(run.prompt, {
         signal: run.ctrl.signal,
         onEvent: this.#forward,

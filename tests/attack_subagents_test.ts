@@ -1,0 +1,525 @@
+/**
+ * Attacks on the sub-agent system (issue 7 §3) as a hostile model and a hostile repository
+ * would make them, in process against the scripted model server (real HTTP + SSE): hostile
+ * `agent__spawn` arguments, ids of other sessions' children, spawn storms and recursion,
+ * workspace agent files that try to widen limits or take over names, cancels and closes during
+ * a child's start-up, failing children — and after each, every transcript is whole JSON lines,
+ * linked to its parent, and ends its turns.
+ */
+import assert from "node:assert/strict";
+import { acquireWorkspace, type Workspace } from "../core/workspace.ts";
+import { type AgentSession, openSession } from "../core/session.ts";
+import { listSessions } from "../core/runtime.ts";
+import type {
+  AgentSpec,
+  EventEnvelope,
+  PermissionResolver,
+  TurnEndedEvent,
+} from "../core/types.ts";
+import {
+  type RecordedRequest,
+  type ScriptedReply,
+  type ScriptedToolCall,
+  startModelServer,
+} from "./support/model_server.ts";
+import { testApp } from "./support/fixtures.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+/** The agent a request comes from: the first word of its system prompt (`LEAD`, `KID`, …). */
+function agentOf(req: RecordedRequest): string {
+  const sys = (req.body as Json).messages[0]?.content ?? "";
+  return String(sys).split(/\s/)[0];
+}
+function messages(req: RecordedRequest): Json[] {
+  return (req.body as Json).messages;
+}
+function toolResults(req: RecordedRequest): string[] {
+  return messages(req).filter((m) => m.role === "tool").map((m) => String(m.content));
+}
+/** Model requests of one conversation so far (same agent, same first user message). */
+function nth(reqs: RecordedRequest[], req: RecordedRequest): number {
+  const first = JSON.stringify(messages(req)[1]);
+  return reqs.filter((r) => agentOf(r) === agentOf(req) && JSON.stringify(messages(r)[1]) === first)
+    .length;
+}
+const spawn = (agent: string, prompt: string): ScriptedToolCall => ({
+  name: "agent__spawn",
+  arguments: { agent, prompt },
+});
+const collectAll: ScriptedToolCall = { name: "agent__collect", arguments: {} };
+
+function agent(name: string, extra: Partial<AgentSpec> = {}): AgentSpec {
+  return {
+    name: name.toLowerCase(),
+    description: `${name} test agent`,
+    instructions: `${name} agent for tests.`,
+    ...extra,
+  };
+}
+
+interface Env {
+  ws: Workspace;
+  root: string;
+  cwd: string;
+  dataDir: string;
+  requests: RecordedRequest[];
+  open(agentName: string, permission?: PermissionResolver): Promise<AgentSession>;
+  run(
+    session: AgentSession,
+    prompt: string,
+    signal?: AbortSignal,
+    onEvent?: (e: EventEnvelope) => void,
+  ): Promise<{
+    events: EventEnvelope[];
+    ended: TurnEndedEvent;
+  }>;
+  close(): Promise<void>;
+}
+
+async function setup(
+  agents: AgentSpec[],
+  script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
+  files: Record<string, string> = {},
+  trusted = true,
+  config: Record<string, unknown> = {},
+): Promise<Env> {
+  const root = await Deno.makeTempDir({ prefix: "coyote-attack-sub-" });
+  const cwd = `${root}/ws`;
+  await Deno.mkdir(cwd, { recursive: true });
+  for (const [path, text] of Object.entries(files)) {
+    await Deno.mkdir(`${cwd}/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${cwd}/${path}`, text);
+  }
+  const server = await startModelServer({ script: (req) => script(req) });
+  const dataDir = `${root}/data`;
+  const app = testApp({ cwd, configDir: `${root}/config`, dataDir }, {
+    baseURL: server.baseURL,
+    apiKey: "k",
+    model: "scripted",
+    trustWorkspace: trusted,
+    config,
+  });
+  const ws = await acquireWorkspace(app, { cwd, log: () => {} });
+  for (const a of agents) ws.agents.register(a, "plugin");
+  const sessions: AgentSession[] = [];
+  return {
+    ws,
+    root,
+    cwd,
+    dataDir,
+    requests: server.requests,
+    async open(name, permission) {
+      const s = await openSession(ws, {
+        agent: name,
+        permission: permission ?? (() => Promise.resolve("reject_once")),
+      });
+      sessions.push(s);
+      return s;
+    },
+    async run(session, prompt, signal, onEvent) {
+      const events: EventEnvelope[] = [];
+      await session.prompt(prompt, {
+        signal,
+        onEvent: (e) => {
+          events.push(e);
+          onEvent?.(e);
+        },
+      });
+      const last = events.at(-1)!;
+      assert.equal(last.session_id, session.id, "the root's turn_ended comes last");
+      assert.equal(last.update.sessionUpdate, "turn_ended");
+      return { events, ended: last.update as TurnEndedEvent };
+    },
+    async close() {
+      for (const s of sessions) await s.close();
+      await ws.release();
+      await server.close();
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
+interface Transcript {
+  id: string;
+  header: Json;
+  lines: Json[];
+}
+
+/**
+ * Every transcript under the data dir: each line must be one whole JSON object (no torn or
+ * interleaved line), the first the header; a child's header names an existing parent.
+ */
+async function transcripts(dataDir: string): Promise<Map<string, Transcript>> {
+  const out = new Map<string, Transcript>();
+  for await (const f of Deno.readDir(`${dataDir}/sessions`)) {
+    if (!f.name.endsWith(".jsonl")) continue;
+    const text = await Deno.readTextFile(`${dataDir}/sessions/${f.name}`);
+    assert.ok(text.endsWith("\n"), `${f.name} ends with a whole line`);
+    const lines = text.trimEnd().split("\n").map((l, i) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        throw new Error(`${f.name} line ${i + 1} is not JSON: ${l.slice(0, 200)}`);
+      }
+    });
+    assert.equal(lines[0].type, "session", `${f.name} starts with its header`);
+    assert.equal(lines.filter((l) => l.type === "session").length, 1, `${f.name}: one header`);
+    out.set(lines[0].id, { id: lines[0].id, header: lines[0], lines });
+  }
+  for (const t of out.values()) {
+    if (t.header.parent) {
+      assert.ok(out.has(t.header.parent), `${t.id}'s parent ${t.header.parent} is stored`);
+      assert.match(t.header.agent_id, /^[a-z0-9._-]+-[0-9a-f]{8}$/);
+    }
+  }
+  return out;
+}
+
+/** Children transcripts (header `parent`) whose every turn ended with a `turn_end` line. */
+function assertTurnsEnded(t: Transcript): void {
+  let open = false;
+  for (const l of t.lines) {
+    if (l.type === "message" && l.message.role === "user") open = true;
+    if (l.type === "turn_end") open = false;
+  }
+  assert.equal(open, false, `${t.header.agent_id}: its turn has a turn_end line`);
+}
+
+Deno.test("attack: hostile agent__spawn arguments are tool errors that say why; a huge prompt reaches the child whole", async () => {
+  const huge = "x".repeat(300_000);
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("KID"),
+  ], (req) => {
+    if (agentOf(req) === "KID") return { text: `kid got ${messages(req).at(-1).content.length}` };
+    switch (nth(e.requests, req)) {
+      case 1:
+        return {
+          tool_calls: [
+            { name: "agent__spawn", arguments: '{"agent": "kid", "prompt": ' },
+            { name: "agent__spawn", arguments: "[1,2]" },
+            spawn("../../../etc/passwd", "escape"),
+            spawn("kid\n\u001b[31m", "control characters"),
+            spawn("", "empty name"),
+            spawn("kid", ""),
+            { name: "agent__spawn", arguments: { agent: 42, prompt: ["a"] } },
+            spawn("kid", huge),
+          ],
+        };
+      case 2:
+        return { tool_calls: [collectAll] };
+      default:
+        return { text: "done" };
+    }
+  });
+  try {
+    const lead = await e.open("lead");
+    const { ended, events } = await e.run(lead, "go");
+    const leadReqs = e.requests.filter((r) => agentOf(r) === "LEAD");
+    const r = toolResults(leadReqs[1]);
+    assert.equal(r.length, 8);
+    for (const bad of r.slice(0, 7)) assert.match(bad, /^error/i, bad);
+    assert.match(r[2], /unknown agent/);
+    assert.match(JSON.parse(r[7]).id, /^kid-[0-9a-f]{8}$/);
+    assert.match(toolResults(leadReqs[2]).at(-1)!, /kid got 300000/);
+    assert.equal(ended.agents?.length, 1, "only the valid spawn made a child");
+    // The spawn call's title shows a bounded slice of the prompt, never the whole of it.
+    for (const ev of events) {
+      if (ev.update.sessionUpdate === "tool_call") {
+        assert.ok(String(ev.update.title).length < 200, "bounded title");
+      }
+    }
+    const ts = await transcripts(e.dataDir);
+    assert.equal(ts.size, 2);
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: a child cannot check, collect or cancel its siblings or its parent; ids do not outlive their turn", async () => {
+  let siblingId = "";
+  let kidOne!: () => void;
+  const kidOneDone = new Promise<void>((r) => (kidOne = r));
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("MEDDLER", { can_spawn_agents: true }),
+    agent("VICTIM"),
+  ], async (req) => {
+    const who = agentOf(req);
+    if (who === "VICTIM") {
+      await kidOneDone;
+      return { text: "victim finished" };
+    }
+    if (who === "MEDDLER") {
+      if (nth(e.requests, req) === 1) {
+        return {
+          tool_calls: [
+            { name: "agent__cancel", arguments: { id: siblingId } },
+            { name: "agent__check", arguments: { id: siblingId } },
+            { name: "agent__collect", arguments: { id: siblingId, timeout_ms: 50 } },
+            { name: "agent__cancel", arguments: { id: "lead-00000000" } },
+          ],
+        };
+      }
+      kidOne();
+      return { text: `meddler saw: ${toolResults(req).join(" | ")}` };
+    }
+    const n = nth(e.requests, req);
+    if (messages(req).some((m) => m.role === "user" && m.content === "second")) {
+      if (messages(req).at(-1).content === "second") {
+        return { tool_calls: [{ name: "agent__collect", arguments: { id: siblingId } }] };
+      }
+      return { text: "second done" };
+    }
+    if (n === 1) return { tool_calls: [spawn("victim", "wait")] };
+    if (n === 2) {
+      siblingId = JSON.parse(toolResults(req)[0]).id;
+      return { tool_calls: [spawn("meddler", "meddle")] };
+    }
+    if (n === 3) return { tool_calls: [collectAll] };
+    return { text: "done" };
+  });
+  try {
+    const lead = await e.open("lead");
+    const { ended } = await e.run(lead, "go");
+    const collected = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD").at(-1)!).at(-1)!;
+    assert.match(collected, /victim finished/);
+    const meddler = collected.split("meddler saw: ")[1];
+    const parts = meddler.split(" | ");
+    assert.equal(parts.length, 4);
+    for (const p of parts) assert.match(p, /^error: no sub-agent with id/, p);
+    assert.ok(ended.agents!.every((a) => a.status === "completed"));
+    // The next turn does not know the previous turn's children.
+    await e.run(lead, "second");
+    const second = e.requests.filter((r) => agentOf(r) === "LEAD").at(-1)!;
+    assert.match(toolResults(second).at(-1)!, /^error: no sub-agent with id/);
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: a spawn storm far past max_concurrent_agents queues; a child's own definition cannot raise the limit its parent set", async () => {
+  let inFlight = 0, maxInFlight = 0;
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true, max_concurrent_agents: 2 }),
+    // A hostile definition (a workspace file could say the same): as a child it asks for a
+    // thousand children at once.
+    agent("STORM", { can_spawn_agents: true, max_concurrent_agents: 1000 }),
+    agent("LEAF"),
+  ], async (req) => {
+    const who = agentOf(req);
+    if (who === "LEAF") {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 15));
+      inFlight--;
+      return { text: "leaf done" };
+    }
+    if (who === "STORM") {
+      if (nth(e.requests, req) === 1) {
+        return { tool_calls: Array.from({ length: 12 }, (_, i) => spawn("leaf", `l${i}`)) };
+      }
+      if (nth(e.requests, req) === 2) return { tool_calls: [collectAll] };
+      return { text: "storm done" };
+    }
+    const n = nth(e.requests, req);
+    if (n === 1) return { tool_calls: [spawn("storm", "s")] };
+    if (n === 2) return { tool_calls: [collectAll] };
+    return { text: "done" };
+  });
+  try {
+    const lead = await e.open("lead");
+    const { ended } = await e.run(lead, "go");
+    assert.equal(e.requests.filter((r) => agentOf(r) === "LEAF").length, 12);
+    assert.ok(maxInFlight <= 2, `at most 2 leaves at once (saw ${maxInFlight})`);
+    assert.equal(ended.agents?.[0].status, "completed");
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: an agent spawning itself recursively stops at the depth cap, whatever its own max_agent_depth says", async () => {
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("RECUR", { can_spawn_agents: true, max_agent_depth: 99 }),
+  ], (req) => {
+    const n = nth(e.requests, req);
+    const depth = Number(/^depth (\d+)$/.exec(messages(req)[1].content)?.[1] ?? 0);
+    if (n === 1) return { tool_calls: [spawn("recur", `depth ${depth + 1}`)] };
+    if (n === 2) return { tool_calls: [collectAll] };
+    return { text: `${agentOf(req)} ${depth} saw: ${toolResults(req).join(" | ")}` };
+  });
+  try {
+    const lead = await e.open("lead");
+    const { ended } = await e.run(lead, "go");
+    // Depth 3 is the default cap of the root: three levels of children, the deepest refused.
+    const firsts = e.requests.filter((r) => agentOf(r) === "RECUR" && messages(r).length === 2);
+    assert.deepEqual(firsts.map((r) => messages(r)[1].content), ["depth 1", "depth 2", "depth 3"]);
+    assert.match(ended.text, /max_agent_depth 3 reached/);
+    const ts = await transcripts(e.dataDir);
+    assert.equal(ts.size, 4);
+    for (const t of ts.values()) assertTurnsEnded(t);
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: cancelling the turn while children are starting leaves every child transcript whole, linked and ended", async () => {
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true, max_concurrent_agents: 3 }),
+    agent("KID"),
+  ], (req) => {
+    if (agentOf(req) === "KID") return { hang: true };
+    if (nth(e.requests, req) === 1) {
+      return { tool_calls: Array.from({ length: 6 }, (_, i) => spawn("kid", `k${i}`)) };
+    }
+    return { tool_calls: [collectAll] };
+  });
+  try {
+    const lead = await e.open("lead");
+    const ctrl = new AbortController();
+    // Cancel the moment the first spawn answered: children are opening or queued.
+    const { ended } = await e.run(lead, "go", ctrl.signal, (ev) => {
+      if (
+        ev.update.sessionUpdate === "tool_call_update" && ev.update.status === "completed"
+      ) ctrl.abort();
+    });
+    assert.equal(ended.stopReason, "cancelled");
+    assert.equal(ended.agents?.length, 6);
+    for (const a of ended.agents!) assert.equal(a.status, "cancelled", JSON.stringify(a));
+    const ts = await transcripts(e.dataDir);
+    const kids = [...ts.values()].filter((t) => t.header.parent === lead.id);
+    // Every child that was started has a transcript; each ended what it began.
+    for (const a of ended.agents!) {
+      if (a.session_id) assert.ok(ts.has(a.session_id), `${a.agent_id} has a transcript`);
+    }
+    assert.ok(kids.length > 0, "some children had started");
+    for (const k of kids) {
+      assertTurnsEnded(k);
+      // Its task and its cancelled end are on record (not a bare header).
+      assert.ok(
+        k.lines.some((l) => l.type === "message" && /^k\d$/.test(l.message.content)),
+        `${k.header.agent_id} records its task`,
+      );
+      assert.ok(
+        k.lines.some((l) => l.type === "turn_end" && l.stopReason === "cancelled"),
+        `${k.header.agent_id} records its cancelled end`,
+      );
+    }
+    const listed = await listSessions(e.ws.app);
+    for (const k of kids) {
+      assert.equal(listed.find((s) => s.sessionId === k.id)?.parentId, lead.id);
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: closing the parent session right after a spawn ends the children and their transcripts first", async () => {
+  let spawned!: () => void;
+  const spawnedP = new Promise<void>((r) => (spawned = r));
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("KID"),
+  ], (req) => {
+    if (agentOf(req) === "KID") {
+      spawned();
+      return { hang: true };
+    }
+    if (nth(e.requests, req) === 1) return { tool_calls: [spawn("kid", "k")] };
+    return { tool_calls: [collectAll] };
+  });
+  try {
+    const lead = await e.open("lead");
+    const running = lead.prompt("go", { onEvent: () => {} }).catch((err) => err);
+    await spawnedP;
+    await lead.close();
+    // Once close resolved, every child has ended and its transcript says so.
+    const ts = await transcripts(e.dataDir);
+    const kids = [...ts.values()].filter((t) => t.header.parent === lead.id);
+    assert.equal(kids.length, 1);
+    for (const k of kids) assertTurnsEnded(k);
+    await running;
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: a child whose provider request fails is a failed child with the reason; its transcript records the error", async () => {
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("KID"),
+  ], (req) => {
+    if (agentOf(req) === "KID") {
+      return { status: 400, error_body: { error: { message: "bad request from the provider" } } };
+    }
+    const n = nth(e.requests, req);
+    if (n === 1) return { tool_calls: [spawn("kid", "k")] };
+    if (n === 2) return { tool_calls: [collectAll] };
+    return { text: "done" };
+  });
+  try {
+    const lead = await e.open("lead");
+    const { ended } = await e.run(lead, "go");
+    assert.equal(ended.agents?.[0].status, "failed");
+    const collected = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD")[2]).at(-1)!;
+    assert.match(collected, /failed: .*bad request from the provider/);
+    const ts = await transcripts(e.dataDir);
+    const kid = [...ts.values()].find((t) => t.header.parent === lead.id)!;
+    assertTurnsEnded(kid);
+    assert.ok(kid.lines.some((l) => l.type === "turn_end" && l.error), "the error is recorded");
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: out-of-range limits in a definition neither stall children nor cut the user's answer short", async () => {
+  // Plugin definitions are checked less strictly than files: a fractional limit must not round
+  // to "no child ever starts", and a huge escalation timeout must not overflow the timer into
+  // "nobody answered" at once.
+  let answered = 0;
+  const e = await setup(
+    [
+      agent("LEAD", { can_spawn_agents: true, max_concurrent_agents: 0.5 }),
+      agent("KID", { escalation_timeout: 3_000_000, tools: ["execute_command"] }),
+    ],
+    (req) => {
+      if (agentOf(req) === "KID") {
+        if (nth(e.requests, req) === 1) {
+          return {
+            tool_calls: [{ name: "execute_command", arguments: { command: "make deploy" } }],
+          };
+        }
+        return { text: `kid: ${toolResults(req).at(-1)}` };
+      }
+      const n = nth(e.requests, req);
+      if (n === 1) return { tool_calls: [spawn("kid", "deploy")] };
+      if (n === 2) {
+        return {
+          tool_calls: [{ name: "agent__collect", arguments: { timeout_ms: 5000 } }],
+        };
+      }
+      return { text: "done" };
+    },
+    {},
+    true,
+    { permissions: { ask: ["Execute(make *)"] } },
+  );
+  try {
+    const lead = await e.open("lead", async () => {
+      await new Promise((r) => setTimeout(r, 100));
+      answered++;
+      return "reject_once";
+    });
+    const { ended } = await e.run(lead, "go");
+    const collected = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD")[2]).at(-1)!;
+    assert.match(collected, /^kid-[0-9a-f]{8} completed:/, collected);
+    assert.equal(answered, 1);
+    assert.doesNotMatch(collected, /nobody answered/);
+    assert.equal(ended.agents?.[0].status, "completed");
+  } finally {
+    await e.close();
+  }
+});
