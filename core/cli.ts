@@ -844,6 +844,26 @@ export async function main(argv: string[]): Promise<number> {
   if (parsed.command) {
     const { name, sub, args } = parsed.command;
     if (typeof o.prompt === "string") return await usageExit(`${name} ${sub} takes no prompt`);
+    // Flags that name what a run reads or switch to another mode would be silently ignored by a
+    // subcommand (`coyote -f notes.txt agents list`). Run settings an alias may always pass
+    // (-m, --base-url, -a, --headless, --max-turns, --output-format) are let through.
+    const runOnly = [
+      ...(o.file?.length ? ["-f/--file"] : []),
+      ...(o.session !== undefined ? ["--session"] : []),
+      ...(o.continue ? ["--continue"] : []),
+      ...(o.listSessions ? ["--list-sessions"] : []),
+      ...(o.acpServer ? ["--acp-server"] : []),
+      ...(o.skill?.length ? ["--skill"] : []),
+      ...(o.agentVariable?.length ? ["--agent-variable"] : []),
+    ];
+    if (runOnly.length) {
+      return await usageExit(
+        `${runOnly.join(", ")} ${
+          runOnly.length > 1 ? "do" : "does"
+        } not apply to \`coyote ${name} ${sub}\``,
+        `coyote ${name} --help`,
+      );
+    }
     if (name === "plugins") {
       return await (await import("./plugin_host/cli.ts")).pluginsCommand(app, sub, args);
     }

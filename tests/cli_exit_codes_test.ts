@@ -278,3 +278,55 @@ Deno.test("subcommand errors are one `coyote: …` line: trust --list with DIR, 
     await env.cleanup();
   }
 });
+
+Deno.test("subcommands refuse run-only flags they would ignore; run settings an alias passes are fine", async () => {
+  const env = await makeCoyoteEnv();
+  try {
+    const opts = { cwd: env.dataDir, env: childEnv(env) };
+    for (
+      const [args, re] of [
+        [
+          ["-f", "notes.txt", "agents", "list"],
+          /^coyote: -f\/--file does not apply to `coyote agents list`$/,
+        ],
+        [
+          ["--acp-server", "sessions", "list"],
+          /^coyote: --acp-server does not apply to `coyote sessions list`$/,
+        ],
+        [
+          ["--skill", "x", "--session", "y", "graph", "check", "z"],
+          /^coyote: --session, --skill do not apply to `coyote graph check`$/,
+        ],
+        [
+          ["--agent-variable", "a", "b", "policy", "show"],
+          /^coyote: --agent-variable does not apply/,
+        ],
+        [["--list-sessions", "plugins", "list"], /^coyote: --list-sessions does not apply/],
+      ] as const
+    ) {
+      const r = await runCoyote([...args], opts);
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(lines(r.stderr)[0], re);
+      assert.equal(r.stdout, "");
+    }
+    const ok = await runCoyote(
+      [
+        "-m",
+        "some-model",
+        "--headless",
+        "-a",
+        "coyote",
+        "--max-turns",
+        "3",
+        "agents",
+        "show",
+        "coyote",
+      ],
+      opts,
+    );
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /^# coyote: llm agent from builtin/m);
+  } finally {
+    await env.cleanup();
+  }
+});
