@@ -139,6 +139,30 @@ Deno.test("graph script process: isolates a script starts around the Worker refu
   }
 });
 
+Deno.test("graph script process: a path grant holding a symbolic link that leads out refuses the start", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-graph-link-" }));
+  try {
+    await Deno.mkdir(join(root, "granted"));
+    await Deno.mkdir(join(root, "outside"));
+    await Deno.writeTextFile(join(root, "outside", "key"), "secret");
+    await Deno.symlink(join(root, "outside"), join(root, "granted", "keys"));
+    await failsWith(
+      run(
+        "link.ts",
+        `export default () => ({ k: Deno.readTextFileSync(${
+          JSON.stringify(join(root, "granted", "keys", "key"))
+        }) });`,
+        "process",
+        { permissions: { read: [join(root, "granted")] } },
+      ),
+      /^script link\.ts: refused to start: .*symbolic link.*keys/,
+    );
+  } finally {
+    await closeScriptWorkers();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("graph script process: floods of events and ctx calls are capped", async () => {
   let events = 0;
   let reads = 0;

@@ -6,7 +6,8 @@
  *   timeout and cancellation), its JavaScript heap capped like a plugin's (`--max-old-space-size`,
  *   `$COYOTE_PLUGIN_MAX_HEAP_MB` or 512 MB; in a compiled binary a watchdog on the process's
  *   size), with the permissions the node declares ∩ the policy (none by default) — as `deno run`
- *   flags of the process, or, in a compiled binary, of a Worker inside it. The script is
+ *   flags of the process, or, in a compiled binary, of a Worker inside it (a path grant holding a
+ *   symbolic link that leads out of it refuses the start, as for a plugin). The script is
  *   compiled by the plugin host's compiler (self-contained: no imports) and loaded from a `data:`
  *   URL (works inside the compiled binary) under the plugin bootstrap (worker_main.ts, role
  *   `script`) and script_main.ts. `ctx` reaches back to the host over messages: `exec(command,
@@ -38,6 +39,7 @@ import {
   NO_PERMISSIONS,
 } from "../plugin_host/worker.ts";
 import { workerMain } from "../plugin_host/worker_main.ts";
+import { findEscapingLink } from "../plugin_host/links.ts";
 import { scriptMain } from "./script_main.ts";
 import { NodeError } from "./run.ts";
 
@@ -182,7 +184,20 @@ export async function runModuleScript(
   const isolate = o.isolate ?? "process";
   const maxMemory = o.maxMemoryMB ?? DEFAULT_MAX_MEMORY_MB;
   const poolKey = `${key}\u0000${JSON.stringify(perms)}\u0000${heap}\u0000${isolate}`;
-  const sp = takeIdle(poolKey) ?? spawn(poolKey, o.name, code, perms, heap, isolate);
+  let sp = takeIdle(poolKey);
+  if (!sp) {
+    // Deno follows links inside a path grant: a grant with a link leading out is refused, as a
+    // plugin's is (core/plugin_host/links.ts).
+    if (
+      (Array.isArray(perms.read) && perms.read.length) ||
+      (Array.isArray(perms.write) && perms.write.length)
+    ) {
+      const problem = await findEscapingLink(perms);
+      if (problem) throw new NodeError(`script ${o.name}: refused to start: ${problem}`);
+    }
+    if (signal.aborted) throw signal.reason ?? new Error("cancelled");
+    sp = spawn(poolKey, o.name, code, perms, heap, isolate);
+  }
   const proc = sp.proc;
   const timeout = AbortSignal.timeout(o.timeoutMs);
   const run = new AbortController();
