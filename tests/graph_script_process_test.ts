@@ -119,6 +119,60 @@ Deno.test("graph script process: the heap cap stops unbounded allocation with a 
   }
 });
 
+Deno.test("graph script process: isolates a script starts around the Worker refusal are bounded by the process's memory limit", async () => {
+  // node:worker_threads through eval (the compiler refuses a literal import()): each such
+  // isolate has a heap of its own, so the process's size is what bounds them.
+  const bomb = `export default async () => {
+  const m = await eval("imp" + "ort('node:worker_threads')");
+  for (let i = 0; i < 8; i++) {
+    new m.Worker("const a = []; for (;;) a.push(new Array(1e5).fill(Math.random()));", { eval: true });
+  }
+  return new Promise(() => {});
+};`;
+  try {
+    await failsWith(
+      run("bomb.ts", bomb, "process", { maxMemoryMB: 96 }),
+      /^script bomb\.ts failed: memory limit exceeded \(its process grew \d+ MiB > 96 MiB\)$/,
+    );
+  } finally {
+    await closeScriptWorkers();
+  }
+});
+
+Deno.test("graph script process: floods of events and ctx calls are capped", async () => {
+  let events = 0;
+  let reads = 0;
+  try {
+    const r = await runModuleScript({
+      name: "flood.ts",
+      text: `export default async (s, ctx) => {
+  for (let i = 0; i < 5000; i++) ctx.event("tick", { i });
+  const all = await Promise.allSettled(Array.from({ length: 100 }, () => ctx.read("x")));
+  return { refused: all.filter((x) => x.status === "rejected").map((x) => x.reason.message) };
+};`,
+      state: {},
+      timeoutMs: 60_000,
+      permissions: "none",
+      services: {
+        ...services,
+        event: () => void events++,
+        read: async () => {
+          reads++;
+          await new Promise((r) => setTimeout(r, 50));
+          return "r";
+        },
+      },
+    }, new AbortController().signal);
+    assert.equal(events, 1000, "events past 1000 per run are dropped");
+    assert.equal(reads, 16, "16 calls in flight at once");
+    const refused = r.refused as string[];
+    assert.equal(refused.length, 84);
+    assert.ok(refused.every((m) => m === "more than 16 ctx calls at once"));
+  } finally {
+    await closeScriptWorkers();
+  }
+});
+
 Deno.test("graph script process: cancellation and timeouts kill a busy script's process; nothing is left behind", async () => {
   await closeScriptWorkers();
   const before = new Set(descendantPids(Deno.pid));

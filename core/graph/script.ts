@@ -142,6 +142,9 @@ function spawn(
  * the module doc.
  * @param o.maxHeapMB heap limit of the script's process (default: the plugins',
  *   `$COYOTE_PLUGIN_MAX_HEAP_MB` or 512; 0 = V8's default)
+ * @param o.maxMemoryMB growth of the script's process (RSS, Linux) past its size once loaded at
+ *   which it is killed: memory outside the JavaScript heap, or in isolates the script starts by
+ *   other means than `Worker` (default 1024, the plugins')
  * @param o.isolate where the script runs in its process (default `"process"` under `deno run`;
  *   always `"worker"` in a compiled binary)
  * @throws NodeError naming the script for every failure: compile error, a throw (while loading
@@ -158,6 +161,7 @@ export async function runModuleScript(
     permissions: Deno.PermissionOptions;
     services: ScriptServices;
     maxHeapMB?: number;
+    maxMemoryMB?: number;
     isolate?: ScriptIsolate;
   },
   signal: AbortSignal,
@@ -176,6 +180,7 @@ export async function runModuleScript(
   const perms = grantOf(o.permissions);
   const heap = o.maxHeapMB ?? defaultMaxHeapMB();
   const isolate = o.isolate ?? "process";
+  const maxMemory = o.maxMemoryMB ?? DEFAULT_MAX_MEMORY_MB;
   const poolKey = `${key}\u0000${JSON.stringify(perms)}\u0000${heap}\u0000${isolate}`;
   const sp = takeIdle(poolKey) ?? spawn(poolKey, o.name, code, perms, heap, isolate);
   const proc = sp.proc;
@@ -210,11 +215,11 @@ export async function runModuleScript(
         const grown = rss - sp.baselineMiB;
         if (IS_COMPILED && heap > 0 && grown > heap) {
           fail(`failed: out of memory: the script's process grew past its limit of ${heap} MB`);
-        } else if (grown > DEFAULT_MAX_MEMORY_MB) {
+        } else if (grown > maxMemory) {
           fail(
             `failed: memory limit exceeded (its process grew ${
               Math.round(grown)
-            } MiB > ${DEFAULT_MAX_MEMORY_MB} MiB)`,
+            } MiB > ${maxMemory} MiB)`,
           );
         }
       }, 50);
