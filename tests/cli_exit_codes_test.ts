@@ -209,6 +209,7 @@ Deno.test("graph check: 0 for a valid graph, 2 (configuration error) for an inva
         ["empty", /^coyote: graph check: empty holds no graph\.yaml$/],
         ["notes.txt", /^coyote: graph check: notes\.txt is neither a graph\.yaml nor a folder/],
         ["no-such", /^coyote: graph check: no file, folder or graph agent "no-such"$/],
+        ["explore", /^coyote: graph check: "explore" is an llm agent, not a graph agent/],
       ] as const
     ) {
       const r = await runCoyote(["graph", "check", arg], opts);

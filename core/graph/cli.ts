@@ -58,7 +58,11 @@ export async function graphCommand(
       return 0;
     } else {
       console.error(
-        `coyote: graph check: no file, folder or graph agent ${JSON.stringify(args[0])}`,
+        asAgent
+          ? `coyote: graph check: ${
+            JSON.stringify(args[0])
+          } is an ${asAgent.kind} agent, not a graph agent (coyote agents show ${args[0]})`
+          : `coyote: graph check: no file, folder or graph agent ${JSON.stringify(args[0])}`,
       );
       return 2;
     }
