@@ -7,7 +7,7 @@
  * - a map of 50 branches against the scripted model with 200 ms per request and
  *   `max_concurrency: 10`, through the real GraphRunner (an Engine per branch): wall time
  *   against 5 sequential rounds of one request (target ≤ 1.3×);
- * - a `.ts` script node's round trip in its permission-scoped Worker, warm (the Worker kept from
+ * - a `.ts` script node's round trip in its own heap-capped process, warm (the process kept from
  *   the previous run): median (target ≤ 5 ms); the cold first run is reported too.
  *
  * `BENCH_RUNS=N` sets the repetitions (default 20).
@@ -157,10 +157,10 @@ async function scriptRoundTrip(): Promise<BenchResult[]> {
   const cold = await once();
   const xs: number[] = [];
   for (let i = 0; i < RUNS * 5; i++) xs.push(await once());
-  closeScriptWorkers();
+  await closeScriptWorkers();
   const warm = median(xs);
   return [
-    { name: ".ts script node round trip, cold (Worker start)", value: cold, unit: "ms" },
+    { name: ".ts script node round trip, cold (process start)", value: cold, unit: "ms" },
     {
       name: ".ts script node round trip, warm",
       value: warm,

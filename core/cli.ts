@@ -20,7 +20,9 @@ const EXIT_HELP = `
 Exit codes:
   0    success
   1    runtime failure (provider error after retries, stream cut, crash)
-  2    usage or configuration error (bad flag, no prompt, no provider, bad config)
+  2    usage or configuration error (bad flag, a --plugin/--add-dir/-f/-C path that is missing,
+       no prompt, no provider, bad config, unknown agent/session; an invalid definition found by
+       graph check, plugins check/list, agents list/show)
   3    turn limit reached (--max-turns; stop reason max_turn_requests)
   130  cancelled (SIGINT, SIGTERM or SIGHUP; stop reason cancelled)
 
@@ -234,6 +236,13 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     .option("--revoke", "mark the folder untrusted again")
     .option("--list", "list trusted and untrusted folders")
     .action((dir: string | undefined, o: { revoke?: boolean; list?: boolean }) => {
+      if (o.list && (dir !== undefined || o.revoke)) {
+        const err = new UsageError(
+          `trust --list takes no ${dir !== undefined ? "DIR" : "--revoke"} (it lists every folder)`,
+        );
+        err.help = "coyote trust --help";
+        throw err;
+      }
       result.command = {
         name: "trust",
         sub: o.list ? "list" : o.revoke ? "revoke" : "trust",
@@ -799,7 +808,18 @@ export async function main(argv: string[]): Promise<number> {
       if (!Deno.statSync(o.cd).isDirectory) throw new Error("not a directory");
       Deno.chdir(o.cd);
     } catch (e) {
-      return await usageExit(`cannot work in -C ${o.cd}: ${(e as Error).message}`);
+      return await usageExit(`cannot work in -C ${o.cd}: ${(e as Error).message}`, false);
+    }
+  }
+  if (o.plugin?.length || o.addDir?.length) {
+    // A --plugin or --add-dir naming something missing stops every frontend and subcommand
+    // before anything runs (core/cli_targets.ts); --add-dir values become absolute here.
+    const { checkFlagTargets, FlagTargetError } = await import("./cli_targets.ts");
+    try {
+      o.addDir = (await checkFlagTargets(o, Deno.cwd())).addDirs;
+    } catch (e) {
+      if (e instanceof FlagTargetError) return await usageExit(e.message, false);
+      throw e;
     }
   }
   let app: AppOptions;
@@ -824,6 +844,26 @@ export async function main(argv: string[]): Promise<number> {
   if (parsed.command) {
     const { name, sub, args } = parsed.command;
     if (typeof o.prompt === "string") return await usageExit(`${name} ${sub} takes no prompt`);
+    // Flags that name what a run reads or switch to another mode would be silently ignored by a
+    // subcommand (`coyote -f notes.txt agents list`). Run settings an alias may always pass
+    // (-m, --base-url, -a, --headless, --max-turns, --output-format) are let through.
+    const runOnly = [
+      ...(o.file?.length ? ["-f/--file"] : []),
+      ...(o.session !== undefined ? ["--session"] : []),
+      ...(o.continue ? ["--continue"] : []),
+      ...(o.listSessions ? ["--list-sessions"] : []),
+      ...(o.acpServer ? ["--acp-server"] : []),
+      ...(o.skill?.length ? ["--skill"] : []),
+      ...(o.agentVariable?.length ? ["--agent-variable"] : []),
+    ];
+    if (runOnly.length) {
+      return await usageExit(
+        `${runOnly.join(", ")} ${
+          runOnly.length > 1 ? "do" : "does"
+        } not apply to \`coyote ${name} ${sub}\``,
+        `coyote ${name} --help`,
+      );
+    }
     if (name === "plugins") {
       return await (await import("./plugin_host/cli.ts")).pluginsCommand(app, sub, args);
     }
@@ -868,6 +908,19 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (o.acpServer) {
     if (promptWords(parsed).length) return await usageExit("--acp-server takes no prompt");
+    // The editor opens, loads and prompts sessions (session/new, session/load, session/prompt):
+    // these flags would be silently ignored.
+    const ignored = [
+      ...(o.session !== undefined ? ["--session"] : []),
+      ...(o.continue ? ["--continue"] : []),
+      ...(o.file?.length ? ["-f/--file"] : []),
+    ];
+    if (ignored.length) {
+      return await usageExit(
+        `${ignored.join(", ")} ${ignored.length > 1 ? "do" : "does"} not apply to --acp-server ` +
+          "(the editor opens and loads sessions: ACP session/new, session/load)",
+      );
+    }
     return await (await import("./acp/server.ts")).runAcpServer(app, { configError });
   }
   if (o.session !== undefined && o.continue) {

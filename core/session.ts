@@ -32,6 +32,8 @@ import type { PlanItem } from "../sdk/mod.ts";
 import type { McpConnection, McpServerSpec } from "./mcp/mod.ts";
 import { Engine, type PolicyLike } from "./engine.ts";
 import type { GraphRunner } from "./graph/runner.ts";
+import { scriptGrant } from "./graph/grant.ts";
+import type { Policy } from "./guard/policy.ts";
 import { DEFAULT_MAX_BLOCKS, StopHookGate } from "./hooks.ts";
 import type { CompactionResult } from "./engine/compact.ts";
 import type { SkillState } from "./skills/tools.ts";
@@ -157,6 +159,8 @@ interface Lineage {
    */
   tools: AnyTool[];
   mcp: McpConnection | null;
+  /** The root session's policy object (its "always" answers add rules to it). */
+  guard: Policy;
 }
 const lineage = new WeakMap<AgentSession, Lineage>();
 
@@ -239,9 +243,10 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   // (session rules included); a sub-agent shares its root's.
   let sandbox: CommandSandbox;
   let rootPolicy: PolicyLike | undefined;
+  let rootGuard: Policy | undefined;
   if (parent?.commandSandbox) sandbox = parent.commandSandbox;
   else {
-    const policy = ws.newPolicy();
+    const policy = rootGuard = ws.newPolicy();
     sandbox = await CommandSandbox.create(policy, app.sandbox ?? DEFAULT_SANDBOX, {
       secrets: ws.secrets,
       log,
@@ -284,6 +289,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       : Infinity,
     tools: all,
     mcp,
+    guard: parentLine?.guard ?? rootGuard ?? ws.newPolicy(),
   };
   let supervisor: Supervisor | null = null;
   const agentTools = supervisorTools(() => supervisor!);
@@ -420,7 +426,20 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       const [d, w] = [realOf(dir), realOf(cwd)];
       if (!d || !w || !isInside(d, w)) return own;
     }
-    return ws.newPolicy().forWorkspace(dir);
+    // The session's own rules (added during the session) apply there too.
+    let seen = -1;
+    let moved: Policy;
+    const at = () => {
+      if (line.guard.rules().length !== seen) {
+        seen = line.guard.rules().length;
+        moved = line.guard.forWorkspace(dir);
+      }
+      return moved;
+    };
+    return {
+      evaluate: (access) => at().evaluate(access),
+      addRule: (d, r, src) => line.guard.addRule(d, r, src),
+    };
   };
   // The graph engine (and its yaml/zod/JSON-Schema modules) loads only when a graph agent runs.
   const graphRunner = async (a: AgentSpec, p: PreparedAgent): Promise<GraphRunner | null> =>
@@ -468,7 +487,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
               ),
             );
           }
-          return ws.newPolicy().workerPermissions(bounded, `graph ${a.name}`).permissions;
+          // Declared ∩ the configured policy ∩ the session's (its rules only narrow).
+          return scriptGrant(ws.newPolicy(), line.guard, bounded, `graph ${a.name}`);
         },
         spawn: async (req, signal) => {
           const child = await openSession(ws, {

@@ -341,7 +341,7 @@ Deno.test("cli: agents list/show, a broken agent file, -a with variables, .claud
   const e = childEnv(env, { baseURL: server.baseURL });
   try {
     const list = await runCoyote(["agents", "list", "--json"], { cwd, env: e });
-    assert.equal(list.code, 1, "a broken file makes list exit 1");
+    assert.equal(list.code, 2, "a broken file makes list exit 2 (a configuration error)");
     const rows = JSON.parse(list.stdout) as Json[];
     const row = (n: string) => rows.find((r) => r.name === n);
     assert.deepEqual(

@@ -1,7 +1,7 @@
 /**
  * Graph runs with the real host (core/graph/runner.ts): llm nodes are real engines against the
  * scripted OpenAI-compatible server (submit_result ends the node's turn; the repair turn is a real
- * second request), `.ts` scripts run in permission-scoped Workers whose `ctx.exec` goes through
+ * second request), `.ts` scripts run in their own permission-scoped processes whose `ctx.exec` goes through
  * execute_command and the guard (announced as tool calls), `.sh` scripts get GRAPH_STATE.
  * @module
  */

@@ -3,7 +3,8 @@
  *
  * - `list`: one row per agent (the winning definition of each name): name, kind (`llm`|`graph`),
  *   source (`builtin`|`plugin`|`user`|`workspace`), description. Broken files are listed with
- *   kind `error` and their message goes to stderr; the exit code is then 1 (so CI notices), else 0.
+ *   kind `error` and their message goes to stderr; the exit code is then 2 (a configuration error,
+ *   README "Exit codes"; so CI notices), else 0.
  *   `--json`: an array of `{name, kind, source, path, description, error?, shadows, warnings}`.
  * - `show`: the definition as Coyote will use it, in `config.yaml` shape (snake_case keys), after
  *   comment lines naming the file and the files it shadows; `--json` prints
@@ -119,7 +120,7 @@ export async function agentsCommand(
           "\n",
       );
     }
-    return list.some((e) => e.error) ? 1 : 0;
+    return list.some((e) => e.error) ? 2 : 0;
   }
   // show
   const name = args.find((a) => a !== "--json")!;

@@ -4,11 +4,12 @@
  * the schema (node and field named), references, reachability, static cycles, parallel writes,
  * map branches, scripts, templates, and that its tools and agents exist in this workspace (MCP
  * tools, named `mcp:<server>` or `mcp__…`, are taken on trust: servers are not started).
- * Prints `PATH: ok (N nodes)` and exits 0, or the problems and exits 1; a path that holds no
- * graph is a usage error (2).
+ * Prints `PATH: ok (N nodes)` and exits 0; an invalid graph is a configuration error: its
+ * problems go to stderr (`coyote: FILE: problem`, one `  - problem` line each when several) and the
+ * exit code is 2, as for a path that holds no graph (README "Exit codes").
  * @module
  */
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { AppOptions } from "../app.ts";
 import type { AgentSpec } from "../types.ts";
 import { corePlugins } from "../../plugins/mod.ts";
@@ -16,6 +17,15 @@ import { loadAgentRegistry } from "../agents/registry.ts";
 import { loadGraph } from "./load.ts";
 import { GraphSpecError } from "./schema.ts";
 import { SUBMIT_RESULT } from "./structured.ts";
+
+function exists(p: string): boolean {
+  try {
+    Deno.statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Tools every session may have beside the first-party packs (supervisor, skills, graph). */
 const HOST_TOOLS = [SUBMIT_RESULT, "skill__list", "skill__load", "skill__unload"];
@@ -27,7 +37,7 @@ export async function graphCommand(
   out: (s: string) => void,
 ): Promise<number> {
   if (sub !== "check" || !args[0]) {
-    console.error("usage: coyote graph check PATH");
+    console.error("coyote: usage: coyote graph check PATH|NAME");
     return 2;
   }
   const registry = await loadAgentRegistry({ configDir: app.configDir, cwd: app.cwd });
@@ -40,18 +50,31 @@ export async function graphCommand(
     else if (asAgent?.kind === "graph") {
       // A built-in: already parsed and checked when the registry loaded it.
       if (asAgent.error) {
-        console.error(asAgent.error);
-        return 1;
+        console.error(`coyote: ${asAgent.error}`);
+        return 2;
       }
       const nodes = (asAgent.definition as AgentSpec | undefined)?.graph?.spec.nodes ?? {};
       out(`${asAgent.path}: ok (${Object.keys(nodes).length} nodes)\n`);
       return 0;
     } else {
       console.error(
-        `coyote: graph check: no file, folder or graph agent ${JSON.stringify(args[0])}`,
+        asAgent
+          ? `coyote: graph check: ${
+            JSON.stringify(args[0])
+          } is an ${asAgent.kind} agent, not a graph agent (coyote agents show ${args[0]})`
+          : `coyote: graph check: no file, folder or graph agent ${JSON.stringify(args[0])}`,
       );
       return 2;
     }
+  }
+  // A path that exists but holds no graph: one line saying so (not "cannot read …/graph.yaml").
+  const st = Deno.statSync(path);
+  const noGraph = st.isDirectory
+    ? !exists(join(path, "graph.yaml")) && `${args[0]} holds no graph.yaml`
+    : !/\.ya?ml$/.test(path) && `${args[0]} is neither a graph.yaml nor a folder holding one`;
+  if (noGraph) {
+    console.error(`coyote: graph check: ${noGraph}`);
+    return 2;
   }
   const tools = new Set([
     ...corePlugins.flatMap((p) => (p.tools ?? []).map((t) => t.name)),
@@ -67,8 +90,8 @@ export async function graphCommand(
     return 0;
   } catch (e) {
     if (e instanceof GraphSpecError) {
-      console.error(e.message);
-      return 1;
+      console.error(`coyote: ${e.message.replace(/: \n/, ":\n")}`);
+      return 2;
     }
     throw e;
   }

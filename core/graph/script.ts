@@ -1,24 +1,46 @@
 /**
  * Graph script nodes (issue 8 §1):
  * - `.ts` / `.js` / `.mjs`: a module whose default export is `(state, ctx) => object` (or a
- *   promise of one). It runs in a permission-scoped Deno Worker, like a plugin: compiled by the
- *   plugin host's compiler (self-contained: no imports), loaded from a `data:` URL (works inside
- *   the compiled binary), with the permissions the node declares ∩ the policy (none by default).
- *   `ctx` reaches back to the host over messages: `exec(command, {cwd?, timeout_ms?})` runs a
- *   shell command through `execute_command` (guard, OS sandbox, events — like the model's own
- *   calls), `read(path)` / `write(path, text)` go through `fs_read` / `fs_write`, and
- *   `event(name, data)` emits a graph event (e.g. `validation_loop_iteration`). A Worker that
- *   finished a run is kept (up to 4 per script) for the next run of the same script, so a warm
- *   script node costs a message round trip; one that failed, timed out or was cancelled is ended.
+ *   promise of one). It runs in a process of its own, the plugin host's child
+ *   (core/plugin_host/process.ts, host_main.ts `module` entry): killable outright (SIGKILL on
+ *   timeout and cancellation), its JavaScript heap capped like a plugin's (`--max-old-space-size`,
+ *   `$COYOTE_PLUGIN_MAX_HEAP_MB` or 512 MB; in a compiled binary a watchdog on the process's
+ *   size), with the permissions the node declares ∩ the policy (none by default) — as `deno run`
+ *   flags of the process, or, in a compiled binary, of a Worker inside it (a path grant holding a
+ *   symbolic link that leads out of it refuses the start, as for a plugin). The script is
+ *   compiled by the plugin host's compiler (self-contained: no imports) and loaded from a `data:`
+ *   URL (works inside the compiled binary) under the plugin bootstrap (worker_main.ts, role
+ *   `script`) and script_main.ts. `ctx` reaches back to the host over messages: `exec(command,
+ *   {cwd?, timeout_ms?})` runs a shell command through `execute_command` (guard, OS sandbox,
+ *   events — like the model's own calls), `read(path)` / `write(path, text)` go through
+ *   `fs_read` / `fs_write`, and `event(name, data)` emits a graph event (e.g.
+ *   `validation_loop_iteration`). Whatever the script does, its node ends in bounded time with an
+ *   error naming the script: a throw (while loading or running), `self.close()` / `Deno.exit()`
+ *   / an uncaught error ("crashed"), its process dying ("killed", "exited", "out of memory"), a
+ *   message over {@link MAX_SCRIPT_MESSAGE_BYTES}, or the node timeout; more than 16 `ctx` calls
+ *   at once are refused and events past 1000 per run dropped. A process that finished a run is
+ *   kept (up to 4 per script, 8 in all, for a minute) for the next run of the same script, so a
+ *   warm script node costs a message round trip; one that failed, timed out or was cancelled is
+ *   killed.
  * - `.sh`: run through `execute_command` as `bash <script>` with the state as JSON in
  *   `GRAPH_STATE`, or, beyond 32 KiB, in a file named by `GRAPH_STATE_FILE`; it prints one JSON
  *   object on stdout.
  * Either way the returned object's keys merge into the state; `_next` routes. What a `.ts`
- * script prints (console, `Deno.stdout`, `process.stdout`) goes to stderr: the Worker shares
- * Coyote's stdout, which carries the ACP / stream-json protocol.
+ * script prints (console, `Deno.stdout`, `process.stdout`, its own child processes) goes to
+ * Coyote's stderr, never to its stdout (the ACP / stream-json protocol).
  * @module
  */
 import { compilePluginSource } from "../plugin_host/source.ts";
+import { IS_COMPILED, PluginProcess } from "../plugin_host/process.ts";
+import {
+  childEnvFor,
+  DEFAULT_MAX_MEMORY_MB,
+  defaultMaxHeapMB,
+  NO_PERMISSIONS,
+} from "../plugin_host/worker.ts";
+import { workerMain } from "../plugin_host/worker_main.ts";
+import { findEscapingLink } from "../plugin_host/links.ts";
+import { scriptMain } from "./script_main.ts";
 import { NodeError } from "./run.ts";
 
 /** Above this many bytes of state JSON, `.sh` scripts get a file instead of the variable (R4). */
@@ -45,72 +67,20 @@ export interface ScriptServices {
   event(name: string, data: Record<string, unknown>): void;
 }
 
-const SHIM = `
-const SCRIPT = __SCRIPT__;
-// The Worker shares Coyote's fd 1, which carries the frontend's protocol (ACP, stream-json):
-// everything a script prints goes to stderr (console, Deno.stdout, node's process.stdout).
-{
-  const toErr = (...a) => console.error(...a);
-  for (const m of ["log", "info", "debug", "dir", "dirxml", "table"]) console[m] = toErr;
-  try {
-    const err = Deno.stderr;
-    for (const [k, v] of [["write", (p) => err.write(p)], ["writeSync", (p) => err.writeSync(p)], ["writable", err.writable]]) {
-      Object.defineProperty(Deno.stdout, k, { value: v, writable: false, configurable: false });
-    }
-  } catch { /* a runtime that freezes Deno.stdout keeps it */ }
-  const d = Object.getOwnPropertyDescriptor(globalThis, "process");
-  if (d && d.configurable) {
-    let hooked = false;
-    Object.defineProperty(globalThis, "process", {
-      configurable: false,
-      get() {
-        const proc = d.get ? d.get.call(globalThis) : d.value;
-        if (!hooked && proc && proc.stdout && proc.stderr) {
-          hooked = true;
-          try {
-            Object.defineProperty(proc.stdout, "write", { value: (...a) => proc.stderr.write(...a), writable: false, configurable: false });
-          } catch { /* kept */ }
-        }
-        return proc;
-      },
-    });
-  }
-}
-let seq = 0;
-const pending = new Map();
-function call(op, args) {
-  const id = ++seq;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject });
-    self.postMessage({ type: "call", id, op, args });
-  });
-}
-const ctx = {
-  exec: (command, opts) => call("exec", { command, opts: opts ?? {} }),
-  read: (path) => call("read", { path }),
-  write: (path, text) => call("write", { path, text }),
-  event: (name, data) => self.postMessage({ type: "event", name, data: data ?? {} }),
-};
-self.onmessage = async (e) => {
-  const m = e.data;
-  if (m.type === "reply") {
-    const p = pending.get(m.id);
-    pending.delete(m.id);
-    if (!p) return;
-    if (m.error !== undefined) p.reject(new Error(m.error)); else p.resolve(m.value);
-    return;
-  }
-  if (m.type !== "run") return;
-  try {
-    const mod = await import(SCRIPT);
-    if (typeof mod.default !== "function") throw new Error("the script has no default export function");
-    const value = await mod.default(m.state, ctx);
-    self.postMessage({ type: "result", value: JSON.parse(JSON.stringify(value ?? null)) });
-  } catch (err) {
-    self.postMessage({ type: "error", message: String(err && err.message || err) });
-  }
-};
-`;
+/** Longest message a script's process may send (its result, a call, an event), in bytes. */
+export const MAX_SCRIPT_MESSAGE_BYTES = 32 * 1024 * 1024;
+/** Events a script may emit per run; later ones are dropped. */
+const MAX_EVENTS = 1000;
+/** `ctx` calls a script may have in flight at once; more are refused. */
+const MAX_INFLIGHT = 16;
+/** Idle processes kept per script (and grant), and in all. */
+const MAX_IDLE = 4;
+const MAX_IDLE_TOTAL = 8;
+/** An idle process unused this long is ended (ms). */
+const IDLE_MS = 60_000;
+
+/** Where a script runs inside its process (see RpcLimits.isolate in core/plugin_host/worker.ts). */
+export type ScriptIsolate = "process" | "worker";
 
 function dataUrl(js: string): string {
   const bytes = new TextEncoder().encode(js);
@@ -123,7 +93,67 @@ function dataUrl(js: string): string {
 
 const compiled = new Map<string, Promise<string>>();
 
-/** Compiles (cached by text) and runs a `.ts`/`.js` script in a Worker; see the module doc. */
+/** One script process: the plugin host's child running {@link scriptMain}. */
+interface ScriptProc {
+  proc: PluginProcess;
+  key: string;
+  /** RSS (MiB) once the script module was evaluated. */
+  baselineMiB?: number;
+  /** Set when the process ended while idle (then it is dropped from the pool). */
+  dead?: boolean;
+  idleTimer?: ReturnType<typeof setTimeout>;
+}
+
+function grantOf(p: Deno.PermissionOptions): Deno.PermissionOptionsObject {
+  return p && typeof p === "object" ? { ...NO_PERMISSIONS, ...p, import: false } : NO_PERMISSIONS;
+}
+
+function spawn(
+  key: string,
+  name: string,
+  code: string,
+  perms: Deno.PermissionOptionsObject,
+  maxHeapMB: number,
+  isolate: ScriptIsolate,
+): ScriptProc {
+  const source = `(${workerMain.toString()})(${
+    JSON.stringify({ role: "script", childEnv: childEnvFor(perms) })
+  });\n(${scriptMain.toString()})(${JSON.stringify(dataUrl(code))});\n`;
+  let proc: PluginProcess;
+  try {
+    proc = new PluginProcess(`script:${name}`, perms, maxHeapMB, {
+      label: "script",
+      maxMessageBytes: MAX_SCRIPT_MESSAGE_BYTES,
+    });
+  } catch (e) {
+    throw new NodeError(`script ${name}: cannot start its process: ${(e as Error).message}`);
+  }
+  const sp: ScriptProc = { proc, key };
+  proc.postMessage({
+    type: "module",
+    isolate: IS_COMPILED ? "worker" : isolate,
+    name,
+    permissions: perms,
+    source,
+  });
+  return sp;
+}
+
+/**
+ * Compiles (cached by text) and runs a `.ts`/`.js` script in its own heap-capped process; see
+ * the module doc.
+ * @param o.maxHeapMB heap limit of the script's process (default: the plugins',
+ *   `$COYOTE_PLUGIN_MAX_HEAP_MB` or 512; 0 = V8's default)
+ * @param o.maxMemoryMB growth of the script's process (RSS, Linux) past its size once loaded at
+ *   which it is killed: memory outside the JavaScript heap, or in isolates the script starts by
+ *   other means than `Worker` (default 1024, the plugins')
+ * @param o.isolate where the script runs in its process (default `"process"` under `deno run`;
+ *   always `"worker"` in a compiled binary)
+ * @throws NodeError naming the script for every failure: compile error, a throw (while loading
+ *   or running), a crash (`self.close()`, `Deno.exit()`, an uncaught error), the process ending
+ *   (killed, out of memory, a message over {@link MAX_SCRIPT_MESSAGE_BYTES}), the timeout;
+ *   the signal's reason when cancelled
+ */
 export async function runModuleScript(
   o: {
     name: string;
@@ -132,6 +162,9 @@ export async function runModuleScript(
     timeoutMs: number;
     permissions: Deno.PermissionOptions;
     services: ScriptServices;
+    maxHeapMB?: number;
+    maxMemoryMB?: number;
+    isolate?: ScriptIsolate;
   },
   signal: AbortSignal,
 ): Promise<Record<string, unknown>> {
@@ -145,82 +178,203 @@ export async function runModuleScript(
     compiled.delete(key);
     throw new NodeError((e as Error).message);
   }
-  const poolKey = `${key}\u0000${JSON.stringify(o.permissions)}`;
-  const worker = idle.get(poolKey)?.pop() ?? new Worker(
-    dataUrl(SHIM.replace("__SCRIPT__", JSON.stringify(dataUrl(code)))),
-    {
-      type: "module",
-      name: `graph-script:${o.name}`,
-      // deno-lint-ignore no-explicit-any
-      deno: { permissions: o.permissions } as any,
-    },
-  );
+  if (signal.aborted) throw signal.reason ?? new Error("cancelled");
+  const perms = grantOf(o.permissions);
+  const heap = o.maxHeapMB ?? defaultMaxHeapMB();
+  const isolate = o.isolate ?? "process";
+  const maxMemory = o.maxMemoryMB ?? DEFAULT_MAX_MEMORY_MB;
+  const poolKey = `${key}\u0000${JSON.stringify(perms)}\u0000${heap}\u0000${isolate}`;
+  let sp = takeIdle(poolKey);
+  if (!sp) {
+    // Deno follows links inside a path grant: a grant with a link leading out is refused, as a
+    // plugin's is (core/plugin_host/links.ts).
+    if (
+      (Array.isArray(perms.read) && perms.read.length) ||
+      (Array.isArray(perms.write) && perms.write.length)
+    ) {
+      const problem = await findEscapingLink(perms);
+      if (problem) throw new NodeError(`script ${o.name}: refused to start: ${problem}`);
+    }
+    if (signal.aborted) throw signal.reason ?? new Error("cancelled");
+    sp = spawn(poolKey, o.name, code, perms, heap, isolate);
+  }
+  const proc = sp.proc;
   const timeout = AbortSignal.timeout(o.timeoutMs);
-  const both = AbortSignal.any([signal, timeout]);
+  const run = new AbortController();
+  const both = AbortSignal.any([signal, timeout, run.signal]);
   let reusable = false;
+  let watch: ReturnType<typeof setInterval> | undefined;
   try {
     const value = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      const onAbort = () =>
-        reject(
-          signal.aborted
-            ? (signal.reason ?? new Error("cancelled"))
-            : new NodeError(`script ${o.name} timed out after ${o.timeoutMs / 1000} s`),
+      const fail = (message: string) => reject(new NodeError(`script ${o.name} ${message}`));
+      both.addEventListener("abort", () => {
+        if (signal.aborted) reject(signal.reason ?? new Error("cancelled"));
+        else if (timeout.aborted) fail(`timed out after ${o.timeoutMs / 1000} s`);
+      }, { once: true });
+      proc.onexit = (reason) => {
+        sp.dead = true;
+        fail(
+          `failed: ${reason}${
+            reason.startsWith("out of memory") && heap > 0
+              ? " (COYOTE_PLUGIN_MAX_HEAP_MB sets the limit)"
+              : ""
+          }`,
         );
-      both.addEventListener("abort", onAbort, { once: true });
-      worker.onerror = (e) => {
-        e.preventDefault();
-        reject(new NodeError(`script ${o.name} crashed: ${e.message}`));
       };
-      worker.onmessage = async (e: MessageEvent) => {
-        const m = e.data;
-        if (m.type === "result") {
+      // The heap cap in a compiled binary (whose V8 flags are fixed), and memory outside the
+      // JavaScript heap everywhere: the process's growth past its size once loaded.
+      watch = setInterval(() => {
+        if (sp.baselineMiB === undefined) return;
+        const rss = proc.rssMiB();
+        if (rss === undefined) return;
+        const grown = rss - sp.baselineMiB;
+        if (IS_COMPILED && heap > 0 && grown > heap) {
+          fail(`failed: out of memory: the script's process grew past its limit of ${heap} MB`);
+        } else if (grown > maxMemory) {
+          fail(
+            `failed: memory limit exceeded (its process grew ${
+              Math.round(grown)
+            } MiB > ${maxMemory} MiB)`,
+          );
+        }
+      }, 50);
+      Deno.unrefTimer(watch as unknown as number);
+      let events = 0;
+      let inflight = 0;
+      proc.onmessage = async (data: unknown) => {
+        const m = data as Record<string, unknown> | null;
+        if (!m || typeof m !== "object") return;
+        if (m.type === "ready") {
+          sp.baselineMiB ??= proc.rssMiB();
+        } else if (m.type === "result") {
           const v = m.value;
           if (!v || typeof v !== "object" || Array.isArray(v)) {
-            reject(new NodeError(`script ${o.name} must return one JSON object`));
-          } else resolve(v);
+            fail("must return one JSON object");
+          } else resolve(v as Record<string, unknown>);
         } else if (m.type === "error") {
-          reject(new NodeError(`script ${o.name} failed: ${m.message}`));
+          fail(
+            `${m.phase === "load" ? "failed while loading" : "failed"}: ${
+              String(m.message).slice(0, 2000)
+            }`,
+          );
+        } else if (m.type === "crash") {
+          fail(`crashed: ${String(m.message).slice(0, 2000)}`);
         } else if (m.type === "event") {
-          o.services.event(String(m.name), m.data ?? {});
+          if (++events > MAX_EVENTS) return;
+          const d = m.data && typeof m.data === "object" && !Array.isArray(m.data)
+            ? m.data as Record<string, unknown>
+            : {};
+          o.services.event(String(m.name).slice(0, 200), d);
         } else if (m.type === "call") {
+          const args = (m.args && typeof m.args === "object" ? m.args : {}) as Record<
+            string,
+            // deno-lint-ignore no-explicit-any
+            any
+          >;
+          const reply = (r: Record<string, unknown>) => {
+            if (!run.signal.aborted) proc.postMessage({ type: "reply", id: m.id, ...r });
+          };
+          if (inflight >= MAX_INFLIGHT) {
+            return reply({ error: `more than ${MAX_INFLIGHT} ctx calls at once` });
+          }
+          inflight++;
           try {
             let value: unknown;
             if (m.op === "exec") {
-              value = await o.services.exec(String(m.args.command), m.args.opts ?? {}, both);
-            } else if (m.op === "read") value = await o.services.read(String(m.args.path), both);
+              const opts = args.opts && typeof args.opts === "object" ? args.opts : {};
+              value = await o.services.exec(String(args.command), {
+                ...(typeof opts.cwd === "string" ? { cwd: opts.cwd } : {}),
+                ...(typeof opts.timeout_ms === "number" ? { timeout_ms: opts.timeout_ms } : {}),
+              }, both);
+            } else if (m.op === "read") value = await o.services.read(String(args.path), both);
             else if (m.op === "write") {
-              value = await o.services.write(String(m.args.path), String(m.args.text), both);
-            } else throw new Error(`unknown operation ${m.op}`);
-            worker.postMessage({ type: "reply", id: m.id, value: value ?? null });
+              value = await o.services.write(String(args.path), String(args.text), both);
+            } else throw new Error(`unknown operation ${String(m.op)}`);
+            reply({ value: value ?? null });
           } catch (err) {
-            worker.postMessage({ type: "reply", id: m.id, error: (err as Error).message });
+            reply({ error: (err as Error).message });
+          } finally {
+            inflight--;
           }
         }
       };
-      worker.postMessage({ type: "run", state: o.state });
+      proc.postMessage({ type: "run", state: o.state });
     });
     reusable = true;
     return value;
   } finally {
-    worker.onmessage = null;
-    worker.onerror = null;
-    const pool = idle.get(poolKey) ?? [];
-    if (reusable && pool.length < MAX_IDLE) {
-      pool.push(worker);
-      idle.set(poolKey, pool);
-    } else worker.terminate();
+    clearInterval(watch);
+    run.abort();
+    proc.onmessage = undefined;
+    if (reusable && !sp.dead) putIdle(sp);
+    else proc.terminate();
   }
 }
 
-/** Idle Workers per script (and grant), reused for the next run of the same script. */
-const idle = new Map<string, Worker[]>();
-/** Idle Workers kept per script. */
-const MAX_IDLE = 4;
+/** Idle script processes per script (and grant), reused for the next run of the same script. */
+const idle = new Map<string, ScriptProc[]>();
+let idleCount = 0;
 
-/** Stops every idle script Worker (they also end with the process). */
-export function closeScriptWorkers(): void {
-  for (const pool of idle.values()) for (const w of pool) w.terminate();
+function takeIdle(key: string): ScriptProc | undefined {
+  const pool = idle.get(key);
+  while (pool?.length) {
+    const sp = pool.pop()!;
+    idleCount--;
+    clearTimeout(sp.idleTimer);
+    if (!sp.dead) return sp;
+  }
+  return undefined;
+}
+
+function putIdle(sp: ScriptProc): void {
+  const pool = idle.get(sp.key) ?? [];
+  if (pool.length >= MAX_IDLE) return sp.proc.terminate();
+  if (idleCount >= MAX_IDLE_TOTAL) {
+    // The oldest idle process of any script makes room.
+    for (const [k, list] of idle) {
+      const old = list.shift();
+      if (!old) continue;
+      idleCount--;
+      clearTimeout(old.idleTimer);
+      old.proc.terminate();
+      if (!list.length) idle.delete(k);
+      break;
+    }
+  }
+  const drop = () => {
+    const list = idle.get(sp.key);
+    const i = list?.indexOf(sp) ?? -1;
+    if (i >= 0) {
+      list!.splice(i, 1);
+      idleCount--;
+      if (!list!.length) idle.delete(sp.key);
+    }
+  };
+  sp.proc.onexit = () => {
+    sp.dead = true;
+    clearTimeout(sp.idleTimer);
+    drop();
+  };
+  sp.idleTimer = setTimeout(() => {
+    drop();
+    sp.proc.terminate();
+  }, IDLE_MS);
+  Deno.unrefTimer(sp.idleTimer as unknown as number);
+  pool.push(sp);
+  idle.set(sp.key, pool);
+  idleCount++;
+}
+
+/** Ends every idle script process; resolves when they are gone (they also end with Coyote). */
+export async function closeScriptWorkers(): Promise<void> {
+  const all = [...idle.values()].flat();
   idle.clear();
+  idleCount = 0;
+  for (const sp of all) {
+    clearTimeout(sp.idleTimer);
+    sp.proc.terminate();
+  }
+  await Promise.all(all.map((sp) => sp.proc.closed));
 }
 
 function shQuote(s: string): string {

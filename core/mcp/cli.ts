@@ -11,7 +11,7 @@ import { connectMcpServers, loadMcpConfig, type McpServerStatus } from "./mod.ts
 /** Runs `coyote mcp <sub>`; returns the process exit code. */
 export async function mcpCommand(app: AppOptions, sub: "list", args: string[]): Promise<number> {
   if (sub !== "list") {
-    console.error(`coyote mcp: unknown subcommand "${sub}" (try: coyote mcp list)`);
+    console.error(`coyote: mcp: unknown subcommand "${sub}" (try: coyote mcp list)`);
     return 2;
   }
   let json = false;
@@ -26,7 +26,7 @@ export async function mcpCommand(app: AppOptions, sub: "list", args: string[]): 
       const n = Number(v);
       if (!v || !Number.isFinite(n) || n <= 0) {
         console.error(
-          `coyote mcp list: --timeout needs a positive number of milliseconds, got ${
+          `coyote: mcp list: --timeout needs a positive number of milliseconds, got ${
             JSON.stringify(v ?? "")
           }`,
         );
@@ -38,7 +38,7 @@ export async function mcpCommand(app: AppOptions, sub: "list", args: string[]): 
       return 0;
     } else {
       console.error(
-        `coyote mcp list: unknown argument ${
+        `coyote: mcp list: unknown argument ${
           JSON.stringify(a)
         } (usage: coyote mcp list [--json] [--timeout MS] [--no-connect])`,
       );

@@ -5,7 +5,10 @@
  * grant (declared ∩ policy); `check` compiles and probes one plugin without a
  * session, computes its grant, then starts it once with that grant.
  * Reports go to stdout; warnings and errors to stderr.
- * Exit codes: 0 ok, 2 invalid plugin or usage error.
+ * Exit codes (README "Exit codes"): `check` 0 when the plugin loads and starts, 2 when it does not
+ * or PATH holds no plugin (one `coyote: plugins check: …` line); `list` 0 when every plugin
+ * loaded, 2 when one could not (broken, refused, a config `plugins:` path missing), the full
+ * listing printed either way.
  * @module
  */
 import type { AppOptions } from "../app.ts";
@@ -85,6 +88,15 @@ export async function pluginsCommand(
     err("coyote: usage: coyote plugins check PATH");
     return 2;
   }
+  if (sub === "check") {
+    // A path that holds no plugin is a usage error, one line (as a missing `--plugin` is).
+    const { pluginPathProblem } = await import("../cli_targets.ts");
+    const problem = await pluginPathProblem(rest[0], app.cwd);
+    if (problem) {
+      err(`coyote: plugins check: ${problem}`);
+      return 2;
+    }
+  }
   const policy = policyFor(app);
   const loaded = await loadPlugins(
     app,
@@ -111,7 +123,11 @@ export async function pluginsCommand(
       if (!json) out(ok ? "ok" : "invalid");
       return ok ? 0 : 2;
     }
-    return 0;
+    // `list`: everything is listed; a plugin that could not be loaded (broken, refused by the
+    // policy, a missing path in config `plugins:`) is a configuration error (2), as in `agents list`.
+    const allLoaded = loaded.plugins.every((p) => p.status === "loaded") &&
+      loaded.warnings.length === 0;
+    return allLoaded ? 0 : 2;
   } finally {
     await loaded.close();
   }

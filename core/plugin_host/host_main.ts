@@ -18,6 +18,16 @@
  *   full flags): a Deno Worker with `permissions` runs them, and this module
  *   only relays.
  *
+ * The same child also runs any other self-contained module the host hands it
+ * (graph script nodes, core/graph/script.ts): a first message
+ * `{type:"module", isolate, permissions, name, source}` runs `source` (ES
+ * module text, no imports of files) in this process's main isolate
+ * (`isolate: "process"`, with the `postMessage` / `onmessage` interface
+ * above) or in a Worker with `permissions` (`"worker"`); the message itself is
+ * then delivered to it as its first `onmessage`, and the child relays both
+ * ways as for a plugin. A module that fails to load is reported as
+ * `{type:"crash", message}`.
+ *
  * One JSON message per line on stdin, one per line on stdout (written before
  * the bootstrap takes `Deno.stdout` away from the plugin). End of stdin (the
  * host closed the pipe or died) ends the process, so a plugin never outlives
@@ -80,16 +90,39 @@ export async function runPluginHost(): Promise<void> {
       } catch { /* the plugin's own handler threw: reported through its error listener */ }
     }
   };
+  /** Messages that arrive while a module (direct mode) is still loading. */
+  let queued = null as unknown[] | null;
+  const dataUrl = (text: string) => {
+    const bytes = encoder.encode(text);
+    let bin = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) {
+      bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    }
+    return `data:application/javascript;base64,${btoa(bin)}`;
+  };
+  const startModuleDirect = async (m: Record<string, unknown>) => {
+    direct = true;
+    queued = [{ ...m, source: undefined }];
+    g.postMessage = (msg: unknown) => sendSync(msg);
+    try {
+      await import(dataUrl(String(m.source ?? "")));
+    } catch (e) {
+      send({ type: "crash", message: `cannot load: ${(e as Error)?.message ?? e}` });
+      exit(1);
+    }
+    const list = queued;
+    queued = null;
+    for (const x of list) dispatch(x);
+  };
   let worker: Worker | undefined;
   const start = (m: Record<string, unknown>) => {
+    const isModule = m.type === "module";
     try {
       worker = new Worker(
-        `data:application/javascript;base64,${
-          btoa(String.fromCharCode(...encoder.encode(WORKER_SOURCE)))
-        }`,
+        dataUrl(isModule ? String(m.source ?? "") : WORKER_SOURCE),
         {
           type: "module",
-          name: `plugin:${String(m.name ?? "")}`,
+          name: `${isModule ? "module" : "plugin"}:${String(m.name ?? "")}`,
           deno: { permissions: m.permissions as Deno.PermissionOptionsObject },
         },
       );
@@ -104,7 +137,7 @@ export async function runPluginHost(): Promise<void> {
     };
     worker.onmessageerror = () =>
       send({ type: "crash", message: "sent a message that cannot be received" });
-    worker.postMessage(m);
+    worker.postMessage(isModule ? { ...m, source: undefined } : m);
   };
 
   const decoder = new TextDecoder();
@@ -124,9 +157,13 @@ export async function runPluginHost(): Promise<void> {
         } catch {
           continue;
         }
-        if (direct) dispatch(m);
+        if (queued) queued.push(m);
+        else if (direct) dispatch(m);
         else if (worker) worker.postMessage(m);
         else if (m?.type === "load") m.isolate === "process" ? startDirect(m) : start(m);
+        else if (m?.type === "module") {
+          m.isolate === "process" ? startModuleDirect(m) : start(m);
+        }
       }
     }
   } catch { /* stdin broken: the host is gone */ }

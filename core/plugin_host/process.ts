@@ -27,6 +27,10 @@
  * variables a runtime needs plus the plugin's `env` grant, never the session's
  * secrets. Its stderr (where everything the plugin prints goes) is forwarded to
  * Coyote's stderr, except V8's out-of-memory report, which becomes the reason.
+ *
+ * Graph script nodes use the same process (core/graph/script.ts, with the
+ * `module` entry of host_main.ts): `label` names them in exit reasons and
+ * `maxMessageBytes` bounds what the host buffers of one message.
  * @module
  */
 import { PLUGIN_HOST_ARG } from "./host_main.ts";
@@ -133,6 +137,9 @@ export class PluginProcess {
   #writing: Promise<void> = Promise.resolve();
   #terminated = false;
   #oom = false;
+  #tooBig?: number;
+  #label: string;
+  #maxLine: number;
   #encoder = new TextEncoder();
 
   /**
@@ -143,8 +150,20 @@ export class PluginProcess {
     readonly name: string,
     readonly permissions: Deno.PermissionOptionsObject,
     readonly maxHeapMB: number,
-    opts: { stderr?: (text: string) => void } = {},
+    opts: {
+      stderr?: (text: string) => void;
+      /** Who runs in the child, as exit reasons name it (default `"plugin"`). */
+      label?: string;
+      /**
+       * Longest message (line) the host buffers, in characters of its JSON text; a longer one
+       * kills the child with the reason "sent a message larger than N bytes" (default:
+       * unbounded). Stderr lines longer than this are forwarded in pieces.
+       */
+      maxMessageBytes?: number;
+    } = {},
   ) {
+    this.#label = opts.label ?? "plugin";
+    this.#maxLine = opts.maxMessageBytes ?? Infinity;
     const { cmd, args } = pluginHostCommand(permissions, maxHeapMB);
     this.#child = new Deno.Command(cmd, {
       args,
@@ -166,7 +185,7 @@ export class PluginProcess {
     }
     this.#writer = this.#child.stdin.getWriter();
     const stderrSink = opts.stderr ?? defaultStderr;
-    const out = this.#readLines(this.#child.stdout, (line) => {
+    const out = this.#readLines(this.#child.stdout, "kill", (line) => {
       let m: unknown;
       try {
         m = JSON.parse(line);
@@ -176,7 +195,7 @@ export class PluginProcess {
       this.onmessage?.(m);
     });
     let dumping = false;
-    const err = this.#readLines(this.#child.stderr, (line) => {
+    const err = this.#readLines(this.#child.stderr, "split", (line) => {
       if (OOM_RE.test(line) || line.startsWith("<--- Last few GCs")) {
         if (OOM_RE.test(line)) this.#oom = true;
         dumping = true; // V8's report (GC trace, C stack) is no use to the user
@@ -192,30 +211,59 @@ export class PluginProcess {
   }
 
   #exitReason(status: Deno.CommandStatus): string {
+    const who = this.#label;
     if (this.#oom) {
       return this.maxHeapMB > 0
-        ? `out of memory: the plugin's JavaScript heap reached its limit of ${this.maxHeapMB} MB`
-        : "out of memory: the plugin's JavaScript heap reached V8's limit";
+        ? `out of memory: the ${who}'s JavaScript heap reached its limit of ${this.maxHeapMB} MB`
+        : `out of memory: the ${who}'s JavaScript heap reached V8's limit`;
+    }
+    if (this.#tooBig !== undefined) {
+      return `the ${who} sent a message larger than ${this.#tooBig} bytes (its process was killed)`;
     }
     return status.signal
-      ? `the plugin's process was killed (${status.signal})`
-      : `the plugin's process exited (code ${status.code})`;
+      ? `the ${who}'s process was killed (${status.signal})`
+      : `the ${who}'s process exited (code ${status.code})`;
   }
 
-  async #readLines(stream: ReadableStream<Uint8Array>, fn: (line: string) => void): Promise<void> {
+  async #readLines(
+    stream: ReadableStream<Uint8Array>,
+    overlong: "kill" | "split",
+    fn: (line: string) => void,
+  ): Promise<void> {
     const decoder = new TextDecoder();
-    let buffered = "";
+    // Pieces of the current line: joined once its end arrives (linear in the line's length).
+    let parts: string[] = [];
+    let size = 0;
     try {
       for await (const chunk of stream) {
-        buffered += decoder.decode(chunk, { stream: true });
+        if (overlong === "kill" && this.#tooBig !== undefined) continue; // drained, unread
+        let text = decoder.decode(chunk, { stream: true });
         let nl: number;
-        while ((nl = buffered.indexOf("\n")) >= 0) {
-          const line = buffered.slice(0, nl);
-          buffered = buffered.slice(nl + 1);
+        while ((nl = text.indexOf("\n")) >= 0) {
+          const line = parts.join("") + text.slice(0, nl);
+          parts = [];
+          size = 0;
+          text = text.slice(nl + 1);
           if (line) fn(line);
         }
+        if (text) {
+          parts.push(text);
+          size += text.length;
+        }
+        if (size > this.#maxLine) {
+          if (overlong === "split") fn(parts.join(""));
+          else {
+            // Not buffered further: the child is killed and its reason says why.
+            this.#tooBig = this.#maxLine;
+            try {
+              this.#child.kill("SIGKILL");
+            } catch { /* already gone */ }
+          }
+          parts = [];
+          size = 0;
+        }
       }
-      if (buffered) fn(buffered);
+      if (parts.length) fn(parts.join(""));
     } catch { /* the child is gone */ }
   }
 

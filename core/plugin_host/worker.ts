@@ -114,6 +114,17 @@ function envHeapMB(): number | undefined {
   return Number(v.trim());
 }
 
+/**
+ * The heap limit (MB) of a plugin's process when its limits name none, also used for graph script
+ * processes (core/graph/script.ts): `$COYOTE_PLUGIN_MAX_HEAP_MB`, else 512; 0 = V8's default.
+ */
+export function defaultMaxHeapMB(): number {
+  return envHeapMB() ?? DEFAULTS.maxHeapMB;
+}
+
+/** The RSS growth (MiB) past which a plugin's process is killed when its limits name none. */
+export const DEFAULT_MAX_MEMORY_MB = DEFAULTS.maxMemoryMB;
+
 /** Memory watchdog over running plugin processes (see RpcLimits.maxMemoryMB). */
 const watchdog = {
   workers: new Set<PluginWorker>(),

@@ -31,8 +31,13 @@
  * @module
  */
 
-/** The worker's entry point. Must not reference anything outside its own body. */
-export function workerMain(): void {
+/**
+ * The worker's entry point. Must not reference anything outside its own body.
+ * @param opts.role who runs under it, as crash and refusal messages name it (default
+ *   `"plugin"`; graph scripts, core/graph/script_main.ts, pass `"script"`)
+ * @param opts.childEnv the environment of child processes before a `load` message sets it
+ */
+export function workerMain(opts: { role?: string; childEnv?: Record<string, string> } = {}): void {
   // deno-lint-ignore no-explicit-any
   type Any = any;
   const g = globalThis as Any;
@@ -41,6 +46,7 @@ export function workerMain(): void {
   const stringify = JSON.stringify;
   const encoder = new TextEncoder();
   let maxResultBytes = 1024 * 1024;
+  const role = String(opts?.role ?? "plugin");
 
   // 1. No escalation: requests are answered "denied" without prompting.
   const denied = (desc: Any) => {
@@ -76,7 +82,7 @@ export function workerMain(): void {
   // none of its business either (`Deno.args`: prompts may carry secrets).
   const refuse = (what: string) => () => {
     throw new Deno.errors.NotCapable(
-      `a plugin cannot ${what}: it is process-wide state that belongs to Coyote`,
+      `a ${role} cannot ${what}: it is process-wide state that belongs to Coyote`,
     );
   };
   const lock = (target: Any, key: string, value: unknown) => {
@@ -96,7 +102,7 @@ export function workerMain(): void {
   // A function, not a subclass, so that the original class is not its prototype;
   // the shared prototype's `constructor` points back here. (Defence in depth: a
   // program the plugin may run works outside the sandbox with the user's rights.)
-  let childEnv: Record<string, string> = {};
+  let childEnv: Record<string, string> = { ...(opts?.childEnv ?? {}) };
   const OrigCommand = Deno.Command;
   function Command(command: string | URL, options?: Deno.CommandOptions): Deno.Command {
     if (!new.target) throw new TypeError("Deno.Command must be called with new");
@@ -177,7 +183,7 @@ export function workerMain(): void {
   // 2. Crashes are reported, not silently hung.
   Object.defineProperty(g, "close", {
     value: () => {
-      post({ type: "crash", message: "the plugin closed its worker (self.close())" });
+      post({ type: "crash", message: `the ${role} closed its worker (self.close())` });
       origClose();
     },
     writable: false,
@@ -185,9 +191,9 @@ export function workerMain(): void {
   });
   // `Deno.exit()` / `process.exit()` in a Worker end it silently: report it as a crash.
   const exitHook = (via: string) => (code?: number) => {
-    post({ type: "crash", message: `the plugin called ${via}(${Number(code ?? 0)})` });
+    post({ type: "crash", message: `the ${role} called ${via}(${Number(code ?? 0)})` });
     origClose();
-    throw new Error(`${via}() ends the plugin's worker`);
+    throw new Error(`${via}() ends the ${role}'s worker`);
   };
   lock(Deno, "exit", exitHook("Deno.exit"));
   // Node's `process` is built on first access, which costs tens of milliseconds: lock its
