@@ -729,7 +729,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       if (kids.agents.length) {
         const usage = { ...result.usage };
         addUsage(usage, kids.usage);
-        result = { ...result, usage, agents: kids.agents };
+        result = {
+          ...result,
+          usage,
+          denied: [...result.denied, ...kids.denied],
+          agents: kids.agents,
+        };
       }
     }
     const final: TurnEndedEvent = { ...(ended ?? { sessionUpdate: "turn_ended" }), ...result };
