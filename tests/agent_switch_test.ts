@@ -28,7 +28,7 @@ Deno.test("agent switch: back to the first agent keeps the user's variables; ano
   await Deno.mkdir(join(cwd, "sub"), { recursive: true });
   await Deno.mkdir(outside);
   await new Deno.Command("git", { args: ["init", "-q", cwd] }).output();
-  const graph = (name: string, dir: string, target: string) =>
+  const graph = (name: string, dir: string) =>
     `name: ${name}\ndescription: g\ntools: [fs_read, fs_write]\n` +
     `variables:\n  - {name: project_dir, default: "${dir}"}\n` +
     `start: a\nnodes:\n  a: {type: script, script: a.ts, next: done}\n  done: {type: end, output: "{{w}}"}\n`;
@@ -41,9 +41,9 @@ Deno.test("agent switch: back to the first agent keeps the user's variables; ano
   await files(cwd, {
     ".coyote/agents/checker/config.yaml":
       "description: c\nvariables:\n  - {name: target}\ninstructions: CHECK {{target}}\n",
-    ".coyote/agents/mine/graph.yaml": graph("mine", ".", ""),
+    ".coyote/agents/mine/graph.yaml": graph("mine", "."),
     ".coyote/agents/mine/a.ts": script(join(cwd, "sub", "mine.txt")),
-    ".coyote/agents/helper/graph.yaml": graph("helper", "/", ""),
+    ".coyote/agents/helper/graph.yaml": graph("helper", "/"),
     ".coyote/agents/helper/a.ts": script(join(outside, "helper.txt")),
   });
   const server = await startModelServer({ script: [{ text: "one" }, { text: "two" }] });
