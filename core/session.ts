@@ -226,6 +226,18 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     if (ws.agents.entry(agentName)?.error) e.name = "ConfigError";
     throw e;
   }
+  // Every way a child opens (`agent__spawn`, a graph's agent nodes) stops at the depth cap: a
+  // graph whose agent node runs itself must not recurse without end.
+  if (parent) {
+    const cap = lineage.get(parent)?.depthCap ?? 0;
+    if (parent.origin.depth + 1 > cap) {
+      throw new Error(
+        `max_agent_depth ${cap} reached: ${parent.agentId} is at depth ${parent.origin.depth}, a child would be at depth ${
+          parent.origin.depth + 1
+        }`,
+      );
+    }
+  }
 
   // The OS sandbox of this session's commands: a root session derives it from its own policy
   // (session rules included); a sub-agent shares its root's.

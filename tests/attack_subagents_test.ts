@@ -523,3 +523,97 @@ Deno.test("attack: out-of-range limits in a definition neither stall children no
     await e.close();
   }
 });
+
+Deno.test("attack: agent files named with control characters never give an agent (or an error row) a name that carries them", async () => {
+  const root = await Deno.makeTempDir({ prefix: "coyote-attack-names-" });
+  try {
+    const cwd = `${root}/ws`;
+    const esc = "evil\u001b]0;pwned\u0007\u001b[2J";
+    const graph = "name: evil\ndescription: g\nstart: z\nnodes:\n  z: { type: end, output: 'x' }\n";
+    const files: Record<string, string> = {
+      [`.coyote/agents/${esc}/graph.yaml`]: graph,
+      [`.coyote/agents/${esc}cfg/config.yaml`]: "description: d\ninstructions: i\n",
+      [`.claude/agents/${esc}md.md`]: "---\ndescription: no name key\n---\nbody\n",
+      // Claude Code's rule: a valid front-matter name wins over an odd file name.
+      [`.claude/agents/odd\u001b[0m.md`]: "---\nname: fine\ndescription: named\n---\nbody\n",
+    };
+    for (const [p, t] of Object.entries(files)) {
+      await Deno.mkdir(`${cwd}/${p}`.replace(/\/[^/]*$/, ""), { recursive: true });
+      await Deno.writeTextFile(`${cwd}/${p}`, t);
+    }
+    const { loadAgentRegistry } = await import("../core/agents/registry.ts");
+    const reg = await loadAgentRegistry({ configDir: `${root}/config`, cwd, builtins: [] });
+    const entries = reg.entries();
+    assert.ok(reg.has("fine"), "the valid front-matter name is kept");
+    assert.equal(entries.length, 4);
+    // deno-lint-ignore no-control-regex
+    const control = /[\u0000-\u001f\u007f-\u009f]/;
+    for (const e of entries) {
+      assert.doesNotMatch(e.name, control, JSON.stringify(e.name));
+      assert.doesNotMatch(e.path, control, JSON.stringify(e.path));
+      assert.doesNotMatch(e.error ?? "", control, JSON.stringify(e.error));
+      if (e.name !== "fine") {
+        assert.match(e.error ?? "", /not an agent name/, JSON.stringify(e));
+        assert.equal(reg.get(e.name), undefined, "not runnable");
+      }
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("attack: the sessions folder removed between turns: the next turn's children still get whole transcripts", async () => {
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true }),
+    agent("KID"),
+  ], (req) => {
+    if (agentOf(req) === "KID") return { text: "kid done" };
+    const last = messages(req).at(-1);
+    if (last.role === "user" && last.content === "one") return { text: "first" };
+    if (last.role === "user") return { tool_calls: [spawn("kid", "a"), spawn("kid", "b")] };
+    if (toolResults(req).at(-1)!.startsWith("{")) return { tool_calls: [collectAll] };
+    return { text: "done" };
+  });
+  try {
+    const lead = await e.open("lead");
+    await e.run(lead, "one");
+    await Deno.remove(`${e.dataDir}/sessions`, { recursive: true });
+    const { ended } = await e.run(lead, "two");
+    assert.equal(ended.agents?.length, 2);
+    const kids: string[] = [];
+    for await (const f of Deno.readDir(`${e.dataDir}/sessions`)) kids.push(f.name);
+    assert.equal(kids.length, 2, "both children's transcripts, in a folder made again");
+    for (const k of kids) {
+      const lines = (await Deno.readTextFile(`${e.dataDir}/sessions/${k}`)).trimEnd().split("\n")
+        .map((l) => JSON.parse(l));
+      assert.equal(lines[0].type, "session");
+      assert.equal(lines[0].parent, lead.id);
+      assert.equal(lines.at(-1).type, "turn_end");
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("attack: a graph agent whose agent node runs itself stops at the depth cap instead of recursing without end", async () => {
+  const loop = "name: loop\ndescription: recurses\nstart: a\nnodes:\n" +
+    "  a: { type: agent, agent: loop, prompt: 'again', next: z }\n" +
+    "  z: { type: end, output: 'level done: {{output}}' }\n";
+  const e = await setup([], () => ({ text: "unused" }), {
+    ".coyote/agents/loop/graph.yaml": loop,
+  });
+  try {
+    assert.equal(e.ws.agents.entry("loop")?.error, undefined);
+    const lead = await e.open("loop");
+    const ctrl = new AbortController();
+    const guard = setTimeout(() => ctrl.abort(), 10_000);
+    const { ended } = await e.run(lead, "go", ctrl.signal);
+    clearTimeout(guard);
+    assert.equal(ctrl.signal.aborted, false, "the recursion ended by itself");
+    assert.match(JSON.stringify(ended), /max_agent_depth 3 reached/);
+    const ts = await transcripts(e.dataDir);
+    assert.equal(ts.size, 4, "the root and three levels of children");
+  } finally {
+    await e.close();
+  }
+});

@@ -21,6 +21,7 @@ import type { AgentSpec } from "../types.ts";
 import { builtinAgentFiles } from "../../agents/mod.ts";
 import { outsideWorkspace, workspaceDirs, workspaceTop } from "../workspace_dirs.ts";
 import {
+  AGENT_NAME_RE,
   AgentFileError,
   checkPluginAgent,
   didYouMean,
@@ -170,6 +171,35 @@ export async function fileEntry(
   }
 }
 
+/** `s` with control characters as `\uXXXX` (file names from a repository reach terminals). */
+function printable(s: string): string {
+  return s.replace(
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u001f\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/**
+ * The entry of a file or folder whose name cannot be an agent name (control characters, `..`,
+ * spaces): listed with an error, never runnable, its name and path printable — an agent name
+ * becomes agent ids, event fields and status lines, so a repository must not choose its bytes.
+ */
+function badNameEntry(path: string, name: string, source: AgentSource): AgentEntry {
+  return {
+    name: printable(name),
+    kind: "llm",
+    source,
+    path: printable(path),
+    description: "",
+    warnings: [],
+    shadows: [],
+    error: `agent file ${printable(path)}: ${
+      JSON.stringify(name)
+    } is not an agent name (1-64 letters, digits, '.', '_' or '-')`,
+  };
+}
+
 /** Reads the agents of one directory (missing directory: none). Sorted by name. */
 async function readAgentDir({ dir, source, within }: AgentDir): Promise<AgentEntry[]> {
   const readText = (p: string): Promise<string> => {
@@ -192,7 +222,14 @@ async function readAgentDir({ dir, source, within }: AgentDir): Promise<AgentEnt
       const path = join(dir, name);
       out.push(
         readText(path).then(
-          (t) => fileEntry(path, t, "markdown", basename(name, ".md"), source),
+          async (t) => {
+            // A front-matter name wins over the file's (Claude Code's rule); an entry still
+            // named after an odd file name (no valid `name:`) is listed printably.
+            const e = await fileEntry(path, t, "markdown", basename(name, ".md"), source);
+            if (!AGENT_NAME_RE.test(e.name)) return badNameEntry(path, e.name, source);
+            e.path = printable(e.path); // read already; only shown from here on
+            return e;
+          },
           () => null,
         ),
       );
@@ -202,6 +239,9 @@ async function readAgentDir({ dir, source, within }: AgentDir): Promise<AgentEnt
     out.push((async () => {
       const read = (f: string) => readText(join(dir, name, f)).catch(() => null);
       const [config, graph] = await Promise.all([read("config.yaml"), read("graph.yaml")]);
+      if (config === null && graph === null) return null; // not an agent folder
+      // A folder agent is named after its folder.
+      if (!AGENT_NAME_RE.test(name)) return badNameEntry(join(dir, name), name, source);
       if (config !== null && graph !== null) {
         const path = join(dir, name);
         return {
