@@ -294,7 +294,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   let supervisor: Supervisor | null = null;
   const agentTools = supervisorTools(() => supervisor!);
   // An agent's tools, system prompt and skills (core/agents/prepare.ts). `--agent-variable` and
-  // `--skill` apply to the root session's first agent; children and switches use defaults.
+  // `--skill` apply to the root session's first agent (also when switched back to); children
+  // and other agents use defaults.
   const prepare = (a: AgentSpec, variables?: Record<string, string>, preload?: string[]) => {
     const p: PreparedAgent = prepareAgent({
       definition: a,
@@ -414,7 +415,10 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   const graphPolicy = (p: PreparedAgent, own: PolicyLike): PolicyLike => {
     const dir = graphCwd(p);
     if (dir === cwd || parent) return own;
-    const fromUser = agentName === first.name && app.agentVariables?.project_dir !== undefined;
+    // The user's values belong to the agent they started with: after a switch to another graph
+    // agent its own project_dir default is a definition's, not the user's.
+    const fromUser = p.definition.name === first.name && agentName === first.name &&
+      app.agentVariables?.project_dir !== undefined;
     if (!fromUser) {
       const realOf = (x: string) => {
         try {
@@ -616,7 +620,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     set agent(name: string) {
       const next = ws.agents.get(name);
       if (!next) throw new UsageError(ws.agents.unknown(name));
-      const p = prepare(next);
+      // Switching back to the agent the session started with keeps the user's
+      // `--agent-variable` values (they were checked against it); any other gets its defaults.
+      const p = prepare(next, !parent && next.name === first.name ? app.agentVariables : undefined);
       prepared = p;
       current = next;
       graph = null;
@@ -741,7 +747,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       if (kids.agents.length) {
         const usage = { ...result.usage };
         addUsage(usage, kids.usage);
-        result = { ...result, usage, agents: kids.agents };
+        result = {
+          ...result,
+          usage,
+          denied: [...result.denied, ...kids.denied],
+          agents: kids.agents,
+        };
       }
     }
     const final: TurnEndedEvent = { ...(ended ?? { sessionUpdate: "turn_ended" }), ...result };

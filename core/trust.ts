@@ -194,6 +194,8 @@ function exists(path: string): boolean {
 /**
  * What trust would enable in the workspace at `cwd`: the workspace files trust gates that exist
  * (relative names, e.g. `.mcp.json`, `.coyote/plugins/`). Empty = nothing to ask about.
+ * Agent files (`.coyote/agents/`) are not among them: they are text and load untrusted
+ * (docs/agents.md "Where agents are found"), so they neither trigger the question nor the note.
  */
 export function gatedWorkspaceFiles(cwd: string): string[] {
   const names = [
@@ -203,7 +205,6 @@ export function gatedWorkspaceFiles(cwd: string): string[] {
     ".coyote/plugins/",
     ".coyote/config.yaml",
     ".coyote/config.local.yaml",
-    ".coyote/agents/",
   ];
   const base = cwd.replace(/\/+$/, "");
   return names.filter((n) => exists(`${base}/${n.replace(/\/$/, "")}`));

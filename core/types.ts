@@ -170,6 +170,8 @@ export interface DeniedAction {
   access: ToolAccess;
   decision: Decision;
   reason: string;
+  /** Only on a sub-agent's denial rolled up into its ancestors' results: the agent that asked. */
+  agent_id?: string;
 }
 
 /** Token usage of one turn (sum over its model requests), OpenAI `usage` field names. */

@@ -140,6 +140,32 @@ Deno.test("render: a sub-agent is one status line", () => {
   assert.match(lines[0], /↳ explore-1234abcd end_turn \(2 request\(s\), 1\.5k tokens/);
 });
 
+Deno.test("render: while a prompt is on screen (suspended) lines are held, then written in order", () => {
+  // Seen in the REPL: a sub-agent's permission prompt ended with the key legend, and the parent's
+  // next tool line ("• Collect sub-agents") was printed on the same line, after "deny always".
+  const { r, o } = capture({ spinner: true, sameTerminal: true });
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "go" }));
+  r.suspend();
+  const before = o.err;
+  r.onEnvelope(env({
+    sessionUpdate: "tool_call",
+    toolCallId: "c1",
+    title: "Collect sub-agents",
+    kind: "other",
+    status: "pending",
+  }));
+  r.onEnvelope(env({ sessionUpdate: "tool_call_update", toolCallId: "c1", status: "completed" }));
+  r.onEnvelope(
+    env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } }),
+  );
+  assert.equal(o.err, before, "nothing reaches the terminal while the prompt owns it");
+  assert.equal(o.out, "");
+  r.resume();
+  assert.match(o.err.slice(before.length), /^• Collect sub-agents\n/);
+  assert.ok(!o.err.includes("\x1b[1A"), "a held line is never rewritten in place");
+  assert.equal(o.out, "Done.");
+});
+
 Deno.test("render: markdown mode renders completed blocks only", () => {
   const blocks: string[] = [];
   const { r, o } = capture({ markdown: (b) => (blocks.push(b), `<${b.trim()}>\n`) });

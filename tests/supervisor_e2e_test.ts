@@ -122,6 +122,10 @@ Deno.test("headless: stream-json nests the child's events; its ask is denied at 
       l.update.sessionUpdate === "tool_call_update" && l.update.status === "failed"
     );
     assert.match(JSON.stringify(failed.update.content), /denied/);
+    // …and the result lists it (docs/ci.md: what headless refused is in `denied`), naming the child.
+    assert.equal(result.denied.length, 1, JSON.stringify(result.denied));
+    assert.equal(result.denied[0].agent_id, childId);
+    assert.equal(result.denied[0].access.command, "make deploy");
     assert.equal(result.text, "lead done");
     assert.equal(result.agents.length, 1);
     assert.equal(result.agents[0].agent_id, childId);

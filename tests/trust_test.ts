@@ -400,3 +400,31 @@ Deno.test("trust: stream-json output stays pure in an untrusted workspace (the n
     await Deno.remove(repo, { recursive: true });
   }
 });
+
+Deno.test("trust: an untrusted repo holding only .coyote/agents/ uses its agent and claims to ignore nothing", async () => {
+  // Agent files load untrusted (docs/agents.md); the note once said `ignoring .coyote/agents/`
+  // while the agent was in fact used, and the terminal asked to trust the folder for it.
+  const repo = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-trust-agents-" }));
+  await git(repo, "init", "-q");
+  await Deno.mkdir(`${repo}/.coyote/agents/checker`, { recursive: true });
+  await Deno.writeTextFile(
+    `${repo}/.coyote/agents/checker/config.yaml`,
+    "description: Checks\ninstructions: CHECKER-MARKER check things\n",
+  );
+  const ce = await makeCoyoteEnv();
+  const ms = await startModelServer({ script: [{ text: "checked" }] });
+  try {
+    const r = await runCoyote(["--headless", "-a", "checker", "check"], {
+      cwd: repo,
+      env: childEnv(ce, { baseURL: ms.baseURL }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), "checked");
+    assert.match(JSON.stringify(ms.requests[0].body), /CHECKER-MARKER/);
+    assert.doesNotMatch(r.stderr, /not trusted/);
+  } finally {
+    await ms.close();
+    await ce.cleanup();
+    await Deno.remove(repo, { recursive: true });
+  }
+});

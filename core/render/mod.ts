@@ -112,6 +112,8 @@ export class Renderer {
   #plan = "";
   #children = new Map<string, { start: number; label: string }>();
   #suspended = 0;
+  /** Output that arrived while suspended (a prompt owns the terminal), written at resume. */
+  #held: ["out" | "err", string][] = [];
   /** Context use from the last `usage_update` (tokens used / window). */
   context: { used: number; size: number } | null = null;
 
@@ -126,6 +128,13 @@ export class Renderer {
 
   #write(stream: "out" | "err", text: string) {
     if (!text) return;
+    if (this.#suspended) {
+      // A permission prompt or question is on screen: printing now would land on its key legend
+      // (another agent's tool line after "deny always"), so hold it until the prompt is answered.
+      this.#held.push([stream, text]);
+      this.#lastCallLine = null;
+      return;
+    }
     this.#hideSpinner();
     (stream === "out" ? this.o.out : this.o.err)(text);
     if (stream === "err" || this.o.sameTerminal) this.#atLineStart = text.endsWith("\n");
@@ -206,7 +215,8 @@ export class Renderer {
         this.#titles.set(ev.toolCallId, title);
         this.#label = title;
         this.#statusLine(`${s.dim("•")} ${title}`);
-        this.#lastCallLine = ev.toolCallId;
+        // Held lines are not the last line on screen, so they are never rewritten in place.
+        this.#lastCallLine = this.#suspended ? null : ev.toolCallId;
         return;
       }
       case "tool_call_update": {
@@ -216,7 +226,7 @@ export class Renderer {
         if (ev.status !== "completed" && ev.status !== "failed") return;
         const diffs = (ev.content ?? []).filter((c) => c.type === "diff");
         const rewrite = this.#lastCallLine === ev.toolCallId && this.o.sameTerminal &&
-          this.o.spinner;
+          this.o.spinner && !this.#suspended;
         if (ev.status === "failed") {
           const c = (ev.content ?? []).find((c) => c.type === "content");
           const text = c && c.type === "content" && c.content.type === "text"
@@ -362,21 +372,33 @@ export class Renderer {
     this.o.err("\r\x1b[K");
   }
 
-  /** Stops drawing the spinner (a prompt owns the terminal) until {@link resume}. */
+  /**
+   * A prompt owns the terminal until {@link resume}: no spinner, and every line the stream
+   * produces meanwhile (other agents go on running) is held back, in order.
+   */
   suspend(): void {
-    this.#suspended++;
     this.#endMessage();
     this.#hideSpinner();
+    this.#suspended++;
+    this.#lastCallLine = null;
   }
 
-  /** Undoes one {@link suspend}. */
+  /** Undoes one {@link suspend}; the last one writes what was held back. */
   resume(): void {
     if (this.#suspended) this.#suspended--;
     this.#atLineStart = true;
+    if (this.#suspended) return;
+    const held = this.#held;
+    this.#held = [];
+    for (const [stream, text] of held) this.#write(stream, text);
   }
 
-  /** Stops the spinner for good and flushes buffered text. */
+  /** Stops the spinner for good and flushes buffered text (held text too). */
   close(): void {
+    if (this.#suspended) {
+      this.#suspended = 1;
+      this.resume();
+    }
     this.#endMessage();
     this.#stopSpinner();
   }

@@ -59,7 +59,13 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
         try {
           session.agent = args;
         } catch (e) {
-          say((e as Error).message);
+          const msg = (e as Error).message;
+          // Variables are given on the command line, for the agent the session starts with.
+          say(
+            msg.includes("--agent-variable")
+              ? `${msg}\n(the REPL cannot set variables: start it with \`coyote -a ${args} --agent-variable NAME VALUE\`)`
+              : msg,
+          );
           return true;
         }
       }

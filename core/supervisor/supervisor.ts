@@ -15,12 +15,14 @@
  *   processes its tools started; cancelling the parent's turn cancels every child.
  * - Guardrail (`beforeTurnEnd`): a turn that would end with uncollected children is reminded
  *   {@link MAX_PENDING_REMINDERS} times, then they are cancelled.
- * - `endTurn` rolls the children's usage up and lists them for `turn_ended.agents`.
+ * - `endTurn` rolls the children's usage and denied actions up (each denial tagged with the
+ *   `agent_id` that asked; a grandchild's keeps its own) and lists them for `turn_ended.agents`.
  * @module
  */
 import type {
   AgentRunSummary,
   AgentSpec,
+  DeniedAction,
   EnvelopeSink,
   EventEnvelope,
   TurnResult,
@@ -122,19 +124,24 @@ export class Supervisor {
     signal.addEventListener("abort", this.#onTurnAbort, { once: true });
   }
 
-  /** Ends a turn: the children's usage (rolled up) and their summaries. */
-  endTurn(): { usage: TurnUsage; agents: AgentRunSummary[] } {
+  /**
+   * Ends a turn: the children's usage and denied actions (rolled up, so a headless run's
+   * `result.denied` lists what any agent of the tree was refused) and their summaries.
+   */
+  endTurn(): { usage: TurnUsage; denied: DeniedAction[]; agents: AgentRunSummary[] } {
     this.#turnSignal?.removeEventListener("abort", this.#onTurnAbort);
     this.#turnSignal = null;
     this.#sink = null;
     const usage = zeroUsage();
+    const denied: DeniedAction[] = [];
     const agents: AgentRunSummary[] = [];
     for (const r of this.runs.values()) {
       const u = r.result?.usage ?? zeroUsage();
       addUsage(usage, u);
+      for (const d of r.result?.denied ?? []) denied.push({ ...d, agent_id: d.agent_id ?? r.id });
       agents.push(this.summary(r));
     }
-    return { usage, agents };
+    return { usage, denied, agents };
   }
 
   summary(r: ChildRun): AgentRunSummary {

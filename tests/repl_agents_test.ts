@@ -1,0 +1,96 @@
+/**
+ * The REPL (core/repl/) with sub-agents and agent files, in a real pseudo-terminal (tmux): a
+ * child's permission prompt stays whole while its parent goes on (the parent's tool lines wait
+ * until the prompt is answered instead of landing after its key legend), and `/agent NAME` for
+ * an agent whose variable is required says how to give it.
+ */
+import assert from "node:assert/strict";
+import {
+  type RecordedRequest,
+  type ScriptedReply,
+  startModelServer,
+} from "./support/model_server.ts";
+import { childEnv, coyoteCommand, makeCoyoteEnv } from "./support/run_coyote.ts";
+import { Tmux } from "./support/tmux.ts";
+
+const hasTmux = await new Deno.Command("tmux", { args: ["-V"], stdout: "null", stderr: "null" })
+  .output().then((o) => o.success, () => false);
+if (!hasTmux) throw new Error("tests/repl_agents_test.ts needs tmux (installed by .ci/run)");
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+const isChild = (r: RecordedRequest) =>
+  JSON.stringify((r.body as Json).messages[0]?.content ?? "").includes("You are security-reviewer");
+
+Deno.test("repl: a child's permission prompt is not interleaved with its parent's tool lines; /agent names how to give a variable", async () => {
+  let shown!: () => void;
+  const promptShown = new Promise<void>((r) => (shown = r));
+  const requests: RecordedRequest[] = [];
+  const server = await startModelServer({
+    onRequest: (r) => requests.push(r),
+    script: async (req): Promise<ScriptedReply> => {
+      const mine = requests.filter((r) => isChild(r) === isChild(req)).length;
+      if (isChild(req)) {
+        return mine === 1
+          ? { tool_calls: [{ name: "execute_command", arguments: { command: "touch made.txt" } }] }
+          : { text: "child done" };
+      }
+      switch (mine) {
+        case 1:
+          return {
+            tool_calls: [{
+              name: "agent__spawn",
+              arguments: { agent: "security-reviewer", prompt: "check" },
+            }],
+          };
+        case 2:
+          // Once the child's prompt is on screen, the parent lists a folder meanwhile.
+          await promptShown;
+          return { tool_calls: [{ name: "fs_ls", arguments: { path: "." } }] };
+        case 3:
+          return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+        default:
+          return { text: "ALL-DONE" };
+      }
+    },
+  });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-repl-agents-" }));
+  await Deno.mkdir(`${cwd}/.coyote/agents/checker`, { recursive: true });
+  await Deno.writeTextFile(
+    `${cwd}/.coyote/agents/checker/config.yaml`,
+    "description: c\nvariables:\n  - {name: target}\ninstructions: check {{target}}\n",
+  );
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand(["--no-sandbox"]);
+    await t.start([cmd, ...args], { cwd, env: childEnv(env, { baseURL: server.baseURL }) });
+    await t.waitFor(/› $/m);
+    await t.type("please check");
+    await t.keys("Enter");
+    await t.waitFor(/sub-agent security-reviewer-[0-9a-f]{8} wants to run:[\s\S]*deny always/);
+    shown();
+    // The parent's third request means its fs_ls call has run (and been rendered, or held).
+    const end = Date.now() + 30_000;
+    while (requests.filter((r) => !isChild(r)).length < 3 && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const during = await t.screen();
+    const legend = during.split("\n").find((l) => l.includes("deny always"))!;
+    assert.match(legend, /deny always\s*$/, `nothing after the key legend:\n${during}`);
+    await t.keys("n");
+    const after = await t.waitFor(/ALL-DONE[\s\S]*› $/m);
+    assert.match(after, /deny always\s*denied\s*$/m);
+    assert.match(after, /^. List/m, "the held tool line is shown once the prompt is answered");
+
+    await t.type("/agent checker");
+    await t.keys("Enter");
+    const hint = await t.waitFor(/the REPL cannot set variables/);
+    assert.match(hint, /needs variable target[\s\S]*coyote -a checker --agent-variable NAME VALUE/);
+  } finally {
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});
