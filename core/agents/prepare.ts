@@ -40,7 +40,7 @@ export async function loadAgentsAndSkills(opts: {
   addDirs?: string[];
   pluginAgents?: AgentDefinition[];
   pluginSkills?: SkillDefinition[];
-  /** The workspace's trust: an untrusted one's agent files cannot replace existing agents. */
+  /** The workspace's trust: an untrusted one's agent and skill files cannot replace others. */
   trusted?: boolean;
 }): Promise<AgentsAndSkills> {
   const builtins = await loadBuiltins(opts.cacheDir);
@@ -58,6 +58,7 @@ export async function loadAgentsAndSkills(opts: {
       addDirs: opts.addDirs,
       pluginSkills: opts.pluginSkills,
       builtinEntries: builtins.skills,
+      trusted: opts.trusted,
     }),
   ]);
   return {

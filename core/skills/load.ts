@@ -18,6 +18,7 @@
  * 3. the user config dir's `skills/`;
  * 4. plugins' `skills`;
  * 5. built-ins (skills/ of this repository, embedded; skills/mod.ts).
+ * In an untrusted workspace, 1. may add skills but not replace one of 2.–5. (see `trusted`).
  * Invalid skills are skipped with a warning naming the file.
  * @module
  */
@@ -106,6 +107,13 @@ export interface SkillSources {
   builtins?: { name: string; path: string; text: string }[];
   /** Already-parsed built-ins (core/agents/builtins.ts cache), used instead of `builtins`. */
   builtinEntries?: SkillEntry[];
+  /**
+   * Whether the workspace is trusted (core/trust.ts). An untrusted repository's skills may add
+   * skills but never replace one of the same name from `--add-dir`, the user, a plugin or
+   * Coyote (a cloned repository must not rewrite the security-review checklist a built-in
+   * reviewer loads); each refusal is a warning. Default: trusted.
+   */
+  trusted?: boolean;
 }
 
 const SKILL_DIRS = [[".coyote", "skills"], [".claude", "skills"], [".agents", "skills"]];
@@ -197,7 +205,19 @@ export async function discoverSkills(
   }));
   for (const b of builtins) if (b) all.push(b);
   all.push(...(src.builtinEntries ?? []));
+  const fixed = new Set(
+    src.trusted === false ? all.filter((s) => s.source !== "workspace").map((s) => s.name) : [],
+  );
   const byName = new Map<string, SkillEntry>();
-  for (const s of all) if (!byName.has(s.name)) byName.set(s.name, s);
+  for (const s of all) {
+    if (byName.has(s.name)) continue;
+    if (s.source === "workspace" && fixed.has(s.name)) {
+      warnings.push(
+        `skill ${s.path} would replace the skill "${s.name}" of Coyote, a plugin or your config; ignored in an untrusted workspace (coyote trust)`,
+      );
+      continue;
+    }
+    byName.set(s.name, s);
+  }
   return { skills: [...byName.values()], warnings };
 }
