@@ -100,7 +100,8 @@ Deno.test("parseAgentConfig: errors name the file and the field", async () => {
     base + "variables: [{name: a, defualt: b}]\n",
     /variables\[0\]\.defualt: unknown key \(did you mean `default`\?\)/,
   );
-  await bad("instructions: i\n", /description: /);
+  await bad("instructions: i\n", /description: required$/);
+  await bad("description: d\n", /instructions: required$/);
   await bad(base + "name: y\n", /name: "y" does not match its folder "x"/);
   await bad(base + "tools: [a\n", /line \d+, column \d+: YAML syntax error/);
   await bad(

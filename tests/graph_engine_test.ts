@@ -88,6 +88,13 @@ function problems(yaml: string): string[] {
   return [];
 }
 
+Deno.test("graph schema: the error message lists problems, one per line, without trailing spaces", () => {
+  const one = new GraphSpecError("/g/graph.yaml", ["start: required (string)"]);
+  assert.equal(one.message, "/g/graph.yaml: start: required (string)");
+  const two = new GraphSpecError("/g/graph.yaml", ["a: x", "b: y"]);
+  assert.equal(two.message, "/g/graph.yaml:\n  - a: x\n  - b: y");
+});
+
 Deno.test("graph schema: errors name the node and field, with did-you-mean", () => {
   const p = problems(`
 name: g
@@ -99,7 +106,7 @@ nodes:
 `);
   assert.ok(p.includes("nodes.a.promt: unknown key (did you mean `prompt`?)"), p.join("\n"));
   assert.ok(
-    p.includes("nodes.a.prompt: Invalid input: expected string, received undefined"),
+    p.includes("nodes.a.prompt: required (string)"),
     p.join("\n"),
   );
   assert.ok(

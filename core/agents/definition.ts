@@ -81,7 +81,9 @@ let schemas: Promise<{ config: Schema; markdown: Schema }> | undefined;
 
 function agentSchemas() {
   schemas ??= import("zod").then(({ z }) => {
-    const str = (what = "a string") => z.string({ error: `expected ${what}` });
+    // A required key that is absent says so (not "expected a string").
+    const str = (what = "a string") =>
+      z.string({ error: (i) => i.input === undefined ? "required" : `expected ${what}` });
     const strList = () => z.array(str(), { error: "expected a list of strings" });
     const text = () =>
       z.union([z.string(), z.number(), z.boolean()], { error: "expected a string" })

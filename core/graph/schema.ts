@@ -227,7 +227,11 @@ export type GraphSpec = Omit<z.infer<typeof top>, "nodes"> & {
 export class GraphSpecError extends Error {
   override name = "GraphSpecError";
   constructor(readonly file: string, readonly problems: string[]) {
-    super(`${file}: ${problems.length === 1 ? problems[0] : `\n  - ${problems.join("\n  - ")}`}`);
+    super(
+      problems.length === 1
+        ? `${file}: ${problems[0]}`
+        : `${file}:\n  - ${problems.join("\n  - ")}`,
+    );
   }
 }
 
@@ -254,7 +258,11 @@ function describe(issue: Issue, prefix: PropertyKey[], known: () => string[]): s
     });
   }
   const at = [...prefix, ...issue.path];
-  return [`${at.length ? where(at) : "(top level)"}: ${issue.message}`];
+  // zod's wording for an absent required key ("Invalid input: expected string, received
+  // undefined") reads as a type error; say what it is.
+  const absent = /^Invalid input: expected (\w+), received undefined$/.exec(issue.message);
+  const message = absent ? `required (${absent[1]})` : issue.message;
+  return [`${at.length ? where(at) : "(top level)"}: ${message}`];
 }
 
 function keysOf(schema: unknown, path: PropertyKey[]): string[] {
