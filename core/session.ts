@@ -522,9 +522,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     : null;
 
   // Stop hooks of config.yaml (core/hooks.ts) run last when the agent is about to end its turn:
-  // after the supervisor's reminders and todo auto-continuation had nothing to add.
+  // after the supervisor's reminders and todo auto-continuation had nothing to add. Like Claude
+  // Code's `Stop` (not `SubagentStop`) they are the root agent's: a hook that asks for a commit
+  // must not send twenty read-only explore children back to work.
   const stopHooks = new StopHookGate(
-    [
+    parent ? [] : [
       ...(app.config?.hooks?.stop ?? []),
       // A plugin's hook runs inside the session's OS sandbox, never with Coyote's own rights.
       ...ws.pluginStopHooks.map((h) => ({

@@ -646,3 +646,30 @@ Deno.test("attack: an untrusted repository's skill cannot replace a built-in one
     }
   }
 });
+
+Deno.test("attack: stop hooks (Claude Code's Stop) run when the root agent stops, not in every sub-agent", async () => {
+  const log = await Deno.makeTempFile({ prefix: "coyote-attack-hook-" });
+  const e = await setup(
+    [agent("LEAD", { can_spawn_agents: true }), agent("KID")],
+    (req) => {
+      if (agentOf(req) === "KID") return { text: "kid done" };
+      const n = nth(e.requests, req);
+      if (n === 1) return { tool_calls: [spawn("kid", "a"), spawn("kid", "b")] };
+      if (n === 2) return { tool_calls: [collectAll] };
+      return { text: "done" };
+    },
+    {},
+    true,
+    { hooks: { stop: [{ command: `cat >> '${log}'; echo >> '${log}'` }] } },
+  );
+  try {
+    const lead = await e.open("lead");
+    const { ended } = await e.run(lead, "go");
+    assert.equal(ended.agents?.length, 2);
+    const runs = (await Deno.readTextFile(log)).trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(runs.map((r) => r.session_id), [lead.id], "once, for the root");
+  } finally {
+    await e.close();
+    await Deno.remove(log);
+  }
+});
