@@ -231,6 +231,7 @@ Deno.test("attack: hostile agent__spawn arguments are tool errors that say why; 
         assert.ok(String(ev.update.title).length < 200, "bounded title");
       }
     }
+    await lead.close(); // its own transcript is created off the turn's path
     const ts = await transcripts(e.dataDir);
     assert.equal(ts.size, 2);
   } finally {
@@ -358,6 +359,7 @@ Deno.test("attack: an agent spawning itself recursively stops at the depth cap, 
     const firsts = e.requests.filter((r) => agentOf(r) === "RECUR" && messages(r).length === 2);
     assert.deepEqual(firsts.map((r) => messages(r)[1].content), ["depth 1", "depth 2", "depth 3"]);
     assert.match(ended.text, /max_agent_depth 3 reached/);
+    await lead.close(); // its own transcript is created off the turn's path
     const ts = await transcripts(e.dataDir);
     assert.equal(ts.size, 4);
     for (const t of ts.values()) assertTurnsEnded(t);
@@ -389,6 +391,7 @@ Deno.test("attack: cancelling the turn while children are starting leaves every 
     assert.equal(ended.stopReason, "cancelled");
     assert.equal(ended.agents?.length, 6);
     for (const a of ended.agents!) assert.equal(a.status, "cancelled", JSON.stringify(a));
+    await lead.close(); // its own transcript is created off the turn's path
     const ts = await transcripts(e.dataDir);
     const kids = [...ts.values()].filter((t) => t.header.parent === lead.id);
     // Every child that was started has a transcript; each ended what it began.
@@ -437,6 +440,7 @@ Deno.test("attack: closing the parent session right after a spawn ends the child
     await spawnedP;
     await lead.close();
     // Once close resolved, every child has ended and its transcript says so.
+    await lead.close(); // its own transcript is created off the turn's path
     const ts = await transcripts(e.dataDir);
     const kids = [...ts.values()].filter((t) => t.header.parent === lead.id);
     assert.equal(kids.length, 1);
@@ -466,6 +470,7 @@ Deno.test("attack: a child whose provider request fails is a failed child with t
     assert.equal(ended.agents?.[0].status, "failed");
     const collected = toolResults(e.requests.filter((r) => agentOf(r) === "LEAD")[2]).at(-1)!;
     assert.match(collected, /failed: .*bad request from the provider/);
+    await lead.close(); // its own transcript is created off the turn's path
     const ts = await transcripts(e.dataDir);
     const kid = [...ts.values()].find((t) => t.header.parent === lead.id)!;
     assertTurnsEnded(kid);
@@ -577,6 +582,11 @@ Deno.test("attack: the sessions folder removed between turns: the next turn's ch
   try {
     const lead = await e.open("lead");
     await e.run(lead, "one");
+    // The lead's transcript is created off the turn's path: once it exists, the folder goes.
+    const own = `${e.dataDir}/sessions/${lead.id}.jsonl`;
+    while (!(await Deno.stat(own).then(() => true, () => false))) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
     await Deno.remove(`${e.dataDir}/sessions`, { recursive: true });
     const { ended } = await e.run(lead, "two");
     assert.equal(ended.agents?.length, 2);
@@ -611,6 +621,7 @@ Deno.test("attack: a graph agent whose agent node runs itself stops at the depth
     clearTimeout(guard);
     assert.equal(ctrl.signal.aborted, false, "the recursion ended by itself");
     assert.match(JSON.stringify(ended), /max_agent_depth 3 reached/);
+    await lead.close(); // its own transcript is created off the turn's path
     const ts = await transcripts(e.dataDir);
     assert.equal(ts.size, 4, "the root and three levels of children");
   } finally {
