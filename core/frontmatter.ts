@@ -38,7 +38,10 @@ export async function parseFrontMatter(text: string): Promise<FrontMatter> {
   try {
     data = parse(block);
   } catch (e) {
-    const first = (e as Error).message.split("\n")[0];
+    // The yaml package counts lines within the block; the file has the `---` line above it.
+    const pos = (e as { linePos?: { line: number; col: number }[] }).linePos?.[0];
+    const head = (e as Error).message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
+    const first = pos ? `${head} at line ${pos.line + 1}, column ${pos.col}` : head;
     return {
       data: lineBased(block),
       body,

@@ -222,7 +222,7 @@ function oneAtATime<T>(f: () => Promise<T>): Promise<T> {
  * "always" answers are saved for the project when the workspace is trusted.
  */
 function terminalPermission(
-  ui: { renderer?: Renderer; cwd: string; trusted: () => boolean },
+  ui: { renderer?: Renderer; cwd: string; trusted: () => boolean; interrupt: () => void },
 ): PermissionResolver {
   return (req, signal) =>
     oneAtATime(async () => {
@@ -241,6 +241,9 @@ function terminalPermission(
           outcome = outcomeForKey(key);
         }
         err(`${outcomeLabel(outcome)}\n`);
+        // Ctrl+C at a prompt is an interrupt of the run (exit 130), also when the prompt is a
+        // sub-agent's (its "cancelled" alone would end only that child).
+        if (outcome === "cancelled") ui.interrupt();
         const note = await rememberAnswer(req, outcome, { cwd: ui.cwd, trusted: ui.trusted() });
         if (note) err(`  ${note}\n`);
         return outcome;
@@ -354,7 +357,12 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
 
   let session: AgentSession | null = null;
   // Text mode renders the envelope stream (core/render/): streamed text, tool lines, diffs.
-  const ui = { renderer: undefined as Renderer | undefined, cwd: app.cwd, trusted: () => false };
+  const ui = {
+    renderer: undefined as Renderer | undefined,
+    cwd: app.cwd,
+    trusted: () => false,
+    interrupt: () => ctrl.abort(new Error("interrupted")),
+  };
   try {
     let pick: { resumeId?: string; name?: string };
     try {

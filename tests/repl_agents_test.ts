@@ -2,7 +2,8 @@
  * The REPL (core/repl/) with sub-agents and agent files, in a real pseudo-terminal (tmux): a
  * child's permission prompt stays whole while its parent goes on (the parent's tool lines wait
  * until the prompt is answered instead of landing after its key legend), and `/agent NAME` for
- * an agent whose variable is required says how to give it.
+ * an agent whose variable is required says how to give it. A one-shot run on a terminal: Ctrl+C
+ * at a sub-agent's permission prompt interrupts the whole run (exit 130), not only that child.
  */
 import assert from "node:assert/strict";
 import {
@@ -87,6 +88,49 @@ Deno.test("repl: a child's permission prompt is not interleaved with its parent'
     await t.keys("Enter");
     const hint = await t.waitFor(/the REPL cannot set variables/);
     assert.match(hint, /needs variable target[\s\S]*coyote -a checker --agent-variable NAME VALUE/);
+  } finally {
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("one-shot on a terminal: Ctrl+C at a sub-agent's permission prompt cancels the run (exit 130)", async () => {
+  const requests: RecordedRequest[] = [];
+  const server = await startModelServer({
+    onRequest: (r) => requests.push(r),
+    script: (req): ScriptedReply => {
+      const mine = requests.filter((r) => isChild(r) === isChild(req)).length;
+      if (isChild(req)) {
+        return mine === 1
+          ? { tool_calls: [{ name: "execute_command", arguments: { command: "touch made.txt" } }] }
+          : { text: "child done" };
+      }
+      if (mine === 1) {
+        return {
+          tool_calls: [{
+            name: "agent__spawn",
+            arguments: { agent: "security-reviewer", prompt: "check" },
+          }],
+        };
+      }
+      if (mine === 2) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      return { text: "PARENT-WENT-ON" };
+    },
+  });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-oneshot-agents-" }));
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand(["--no-sandbox", "please check"]);
+    await t.start([cmd, ...args], { cwd, env: childEnv(env, { baseURL: server.baseURL }) });
+    await t.waitFor(/sub-agent security-reviewer-[0-9a-f]{8} wants to run:[\s\S]*deny always/);
+    await t.keys("C-c");
+    const end = await t.waitFor(/\[exited \d+\]/);
+    assert.match(end, /\[exited 130\]/, end);
+    assert.doesNotMatch(end, /PARENT-WENT-ON/);
+    await assert.rejects(Deno.lstat(`${cwd}/made.txt`));
   } finally {
     await t.kill();
     await server.close();

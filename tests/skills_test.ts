@@ -54,6 +54,9 @@ Deno.test("parseSkill: strict-YAML rejects load line by line with a warning; too
   assert.deepEqual(r.skill.enabled_mcp_servers, ["github"]);
   assert.equal(r.skill.auto_unload, true);
   assert.match(r.warning ?? "", /not strict YAML/);
+  // The position is the file's (line 2: the description, below the `---` line), without a
+  // dangling colon.
+  assert.match(r.warning ?? "", /at line 2, column \d+\); read it line by line/);
   // The original Coyote's key, as a YAML list, in strict YAML: no warning.
   const strict = await parseSkill(
     "---\ndescription: x\nenabled_tools: [fs_read, web_fetch]\n---\nB",
