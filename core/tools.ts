@@ -217,23 +217,35 @@ function zodMessage(error: any): string {
 
 /**
  * Agent `tools` globs (`fs_*`, `mcp__github__*`, exact names): a tool is kept
- * when any glob matches its name. `undefined` keeps every tool.
+ * when any glob matches its name (see {@link globMatch}). `undefined` keeps every tool.
  */
 export function filterTools(tools: AnyTool[], globs: string[] | undefined): AnyTool[] {
   if (!globs) return tools;
-  const res = globs.map(globRegExp);
-  return tools.filter((t) => res.some((r) => r.test(t.name)));
+  return tools.filter((t) => globs.some((g) => globMatch(g, t.name)));
 }
 
-/** Compiled tool-name globs (definitions repeat the same few; sub-agents filter on every open). */
-const globCache = new Map<string, RegExp>();
-function globRegExp(g: string): RegExp {
-  let r = globCache.get(g);
-  if (!r) {
-    r = new RegExp(
-      "^" + g.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$",
-    );
-    if (globCache.size < 1024) globCache.set(g, r);
+/**
+ * Whether `name` matches the tool-name glob `glob`: `*` any run of characters, `?` one, anything
+ * else itself. Matched without regular expressions, in at most `glob.length × name.length` steps:
+ * globs come from agent files and skills a repository ships, and a glob such as `*?*?…*?z` as a
+ * backtracking regular expression blocked the event loop for minutes.
+ */
+export function globMatch(glob: string, name: string): boolean {
+  let g = 0, n = 0;
+  let star = -1, resume = 0;
+  while (n < name.length) {
+    if (g < glob.length && glob[g] === "*") {
+      // Try the star as empty first; on a mismatch it takes one more character.
+      star = g++;
+      resume = n;
+    } else if (g < glob.length && (glob[g] === "?" || glob[g] === name[n])) {
+      g++;
+      n++;
+    } else if (star >= 0) {
+      g = star + 1;
+      n = ++resume;
+    } else return false;
   }
-  return r;
+  while (g < glob.length && glob[g] === "*") g++;
+  return g === glob.length;
 }

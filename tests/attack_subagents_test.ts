@@ -762,3 +762,48 @@ export default definePlugin({
     await Deno.remove(ws, { recursive: true });
   }
 });
+
+Deno.test("attack: a tool glob built to backtrack (an agent file's tools, a skill's allowed-tools) matches in linear time", async () => {
+  const { filterTools } = await import("../core/tools.ts");
+  // As regular expressions these took seconds (8 pairs) to forever (14+), blocking the event
+  // loop: no cancel, no Ctrl-C.
+  const evil = "*?".repeat(40) + "z";
+  const tools = [
+    { name: "mcp__server__some_long_tool_name_without_that_letter" },
+    { name: "fs_read" },
+    { name: "mcp__z" },
+  ] as never[];
+  assert.deepEqual(filterTools(tools, [evil]), []);
+  // Ordinary globs keep their meaning.
+  const names = (globs: string[]) =>
+    filterTools(tools, globs).map((t) => (t as { name: string }).name);
+  assert.deepEqual(names(["fs_*"]), ["fs_read"]);
+  assert.deepEqual(names(["mcp__*"]), [
+    "mcp__server__some_long_tool_name_without_that_letter",
+    "mcp__z",
+  ]);
+  assert.deepEqual(names(["fs_rea?"]), ["fs_read"]);
+  assert.deepEqual(names(["fs_re?"]), []);
+  assert.deepEqual(names(["*__z", "fs.read"]), ["mcp__z"]);
+  assert.deepEqual(names(["*"]), names(["**"]));
+  assert.deepEqual(names(["mcp__*_*_*r"]), [
+    "mcp__server__some_long_tool_name_without_that_letter",
+  ]);
+});
+
+Deno.test("attack: a command whose path glob is built to backtrack is judged without blocking the event loop", async () => {
+  const glob = "a*".repeat(24) + "b";
+  const e = await setup([agent("LEAD", { tools: ["execute_command"] })], (req) => {
+    if (nth(e.requests, req) === 1) {
+      return { tool_calls: [{ name: "execute_command", arguments: { command: `cat ${glob}` } }] };
+    }
+    return { text: `saw: ${toolResults(req).at(-1)}` };
+  }, { ["a".repeat(200)]: "x" });
+  try {
+    const lead = await e.open("lead");
+    const { ended } = await e.run(lead, "go");
+    assert.match(ended.text, /^saw: /);
+  } finally {
+    await e.close();
+  }
+});

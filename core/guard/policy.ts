@@ -1503,15 +1503,12 @@ export class Policy {
       if (!seg.includes(WILD)) {
         for (const d of cur) next.push(`${d}/${seg}`);
       } else {
-        const re = new RegExp(
-          `^${seg.split(WILD).map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`,
-          "s",
-        );
+        const parts = seg.split(WILD);
         for (const d of cur) {
           try {
             for (const e of Deno.readDirSync(d || "/")) {
               if (++seen > GLOB_LIMIT) return undefined;
-              if (re.test(e.name)) next.push(`${d}/${e.name}`);
+              if (wildMatch(parts, e.name)) next.push(`${d}/${e.name}`);
             }
           } catch { /* not a readable directory: no matches */ }
         }
@@ -2069,4 +2066,23 @@ function aggregate(parts: GuardPart[], access: PolicyAccess): GuardVerdict {
     ...(worst.rule ? { rule: worst.rule } : {}),
     access: access as ToolAccess,
   };
+}
+
+/**
+ * Whether `name` is `parts` joined by runs of any characters (a glob segment split at WILD).
+ * Linear: the first part is a prefix, the last a suffix, each one between found leftmost in
+ * order — a regular expression `^a.*a.*…b$` backtracks for minutes on a long file name the
+ * model can create, and the guard would block the event loop while judging the command.
+ */
+function wildMatch(parts: string[], name: string): boolean {
+  const first = parts[0], last = parts[parts.length - 1];
+  if (parts.length === 1) return name === first;
+  if (!name.startsWith(first)) return false;
+  let pos = first.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const at = name.indexOf(parts[i], pos);
+    if (at < 0) return false;
+    pos = at + parts[i].length;
+  }
+  return name.length - last.length >= pos && name.endsWith(last);
 }
