@@ -23,6 +23,8 @@ import {
   startModelServer,
 } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";
+import { childEnv, makeCoyoteEnv } from "./support/run_coyote.ts";
+import { startAcp } from "./support/acp_harness.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -682,5 +684,81 @@ Deno.test("attack: stop hooks (Claude Code's Stop) run when the root agent stops
   } finally {
     await e.close();
     await Deno.remove(log);
+  }
+});
+
+Deno.test("acp: a child's permission request never reuses a tool call id of the root session (servers repeat ids like call_0)", async () => {
+  // Servers that number calls per response give the root's first call and the child's first
+  // call the same id: the request must not land on the root's own call in the client.
+  const plugin = `import { definePlugin } from "@coyote/sdk";
+export default definePlugin({
+  name: "test-agents",
+  version: "1.0.0",
+  agents: [
+    { name: "lead", description: "lead", instructions: "LEAD agent.", can_spawn_agents: true },
+    { name: "kid", description: "kid", instructions: "KID agent.", tools: ["execute_command"] },
+  ],
+});
+`;
+  const env = await makeCoyoteEnv();
+  const ws = await Deno.makeTempDir({ prefix: "coyote-attack-acp-" });
+  await Deno.mkdir(`${ws}/.coyote/plugins`, { recursive: true });
+  await Deno.writeTextFile(`${ws}/.coyote/plugins/agents.ts`, plugin);
+  await Deno.writeTextFile(
+    `${env.configDir}/config.yaml`,
+    `permissions:\n  ask: ["Execute(make *)"]\ntrusted_workspaces: [${JSON.stringify(ws)}]\n`,
+  );
+  const requests: RecordedRequest[] = [];
+  const server = await startModelServer({
+    onRequest: (r) => requests.push(r),
+    script: (req) => {
+      const n = nth(requests, req);
+      if (agentOf(req) === "KID") {
+        if (n === 1) {
+          return {
+            tool_calls: [{
+              id: "call_0",
+              name: "execute_command",
+              arguments: { command: "make x" },
+            }],
+          };
+        }
+        return { text: "kid done" };
+      }
+      if (n === 1) return { tool_calls: [{ id: "call_0", ...spawn("kid", "do it") }] };
+      if (n === 2) return { tool_calls: [{ id: "call_1", ...collectAll }] };
+      return { text: "lead done" };
+    },
+  });
+  const h = await startAcp({ env: childEnv(env, { baseURL: server.baseURL }) });
+  try {
+    const { sessionId } = await h.agent.request("session/new", { cwd: ws, mcpServers: [] });
+    await h.agent.request("session/set_config_option", {
+      sessionId,
+      configId: "agent",
+      value: "lead",
+    } as Json);
+    const res = await h.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "go" }],
+    });
+    assert.equal(res.stopReason, "end_turn");
+    const rootCalls = h.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call")
+      .map((u) => (u as Json).toolCallId);
+    assert.ok(rootCalls.includes("call_0"), "the root's spawn call is call_0");
+    assert.equal(h.permissionRequests.length, 1);
+    const pr = h.permissionRequests[0];
+    assert.ok(
+      !rootCalls.includes(pr.toolCall.toolCallId),
+      `${pr.toolCall.toolCallId} is a root call`,
+    );
+    // The child's own id stays in the metadata.
+    assert.equal((pr._meta as Json).coyote.tool_call_id, "call_0");
+    assert.equal(await h.close(), 0);
+  } finally {
+    await h.close().catch(() => {});
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(ws, { recursive: true });
   }
 });

@@ -46,6 +46,17 @@ export interface AcpPeer {
 }
 
 /**
+ * The `toolCallId` a permission request or question carries in the root session. A root call's
+ * own id; a sub-agent's call is not a tool call of the root session (its progress is content
+ * of the `agent__spawn` call), and its model-chosen id may equal one of the root's (servers that
+ * number calls per response send `call_0` in every session), so it is prefixed with the
+ * sub-agent's id (`explore-3f2a9c1d/call_0`); the bare id stays in `_meta.coyote.tool_call_id`.
+ */
+export function clientToolCallId(toolCallId: string, scope?: CallScope): string {
+  return scope && scope.depth > 0 ? `${scope.agentId}/${toolCallId}` : toolCallId;
+}
+
+/**
  * `_meta.coyote` of a sub-agent's permission request or question: who asks, from which
  * call, under which root tool call.
  */

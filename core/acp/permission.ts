@@ -6,7 +6,7 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { PermissionOutcome, PermissionResolver } from "../types.ts";
-import { type AcpPeer, errText, scopeMeta, type SessionHolder } from "./peer.ts";
+import { type AcpPeer, clientToolCallId, errText, scopeMeta, type SessionHolder } from "./peer.ts";
 
 /** Options of the permission request, ACP `PermissionOptionKind` ids. */
 export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
@@ -29,7 +29,7 @@ export function permissionResolver(peer: AcpPeer, holder: SessionHolder): Permis
       const res = await peer.client.request("session/request_permission", {
         sessionId: holder.get()?.session.id ?? req.sessionId,
         toolCall: {
-          toolCallId: req.toolCallId,
+          toolCallId: clientToolCallId(req.toolCallId, child),
           title: child ? `${child.agentId}: ${req.title}` : req.title,
           kind: req.kind,
           status: "pending",

@@ -20,7 +20,7 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { UserQuestion } from "../../sdk/mod.ts";
-import { type AcpPeer, scopeMeta, type SessionHolder } from "./peer.ts";
+import { type AcpPeer, clientToolCallId, scopeMeta, type SessionHolder } from "./peer.ts";
 import type { CallScope } from "../types.ts";
 
 /** Default escalation timeout of a question, ms (seed 004: 300 s). */
@@ -78,7 +78,7 @@ export async function askUser(
   const ctx: Ask = {
     peer,
     sessionId: live.session.id,
-    toolCallId: scope?.toolCallId ?? "question",
+    toolCallId: scope ? clientToolCallId(scope.toolCallId, scope) : "question",
     // A sub-agent's question names the sub-agent.
     meta: scope && scope.depth > 0
       ? { coyote: { ...questionMeta(q).coyote as object, ...scopeMeta(scope) } }
