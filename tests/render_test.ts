@@ -144,26 +144,52 @@ Deno.test("render: while a prompt is on screen (suspended) lines are held, then 
   // Seen in the REPL: a sub-agent's permission prompt ended with the key legend, and the parent's
   // next tool line ("• Collect sub-agents") was printed on the same line, after "deny always".
   const { r, o } = capture({ spinner: true, sameTerminal: true });
+  const call = (id: string, title: string) =>
+    r.onEnvelope(env({
+      sessionUpdate: "tool_call",
+      toolCallId: id,
+      title,
+      kind: "other",
+      status: "pending",
+    }));
+  const done = (id: string) =>
+    r.onEnvelope(env({ sessionUpdate: "tool_call_update", toolCallId: id, status: "completed" }));
   r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "go" }));
   r.suspend();
   const before = o.err;
-  r.onEnvelope(env({
-    sessionUpdate: "tool_call",
-    toolCallId: "c1",
-    title: "Collect sub-agents",
-    kind: "other",
-    status: "pending",
-  }));
-  r.onEnvelope(env({ sessionUpdate: "tool_call_update", toolCallId: "c1", status: "completed" }));
+  call("c1", "List .");
+  done("c1");
+  call("c2", "Collect sub-agents");
   r.onEnvelope(
     env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } }),
   );
   assert.equal(o.err, before, "nothing reaches the terminal while the prompt owns it");
   assert.equal(o.out, "");
   r.resume();
-  assert.match(o.err.slice(before.length), /^• Collect sub-agents\n/);
-  assert.ok(!o.err.includes("\x1b[1A"), "a held line is never rewritten in place");
+  // A call that ended meanwhile is shown with its mark; one still running with `•`.
+  assert.equal(o.err.slice(before.length), "✓ List .\n• Collect sub-agents\n");
   assert.equal(o.out, "Done.");
+  r.onEnvelope(env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "" } }));
+  const mark = o.err.length;
+  done("c2");
+  assert.equal(o.err.slice(mark), "", "text was written after the held line: no rewrite");
+});
+
+Deno.test("render: a held call line still running at resume is marked in place when it ends", () => {
+  const { r, o } = capture({ spinner: true, sameTerminal: true });
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "go" }));
+  r.suspend();
+  r.onEnvelope(env({
+    sessionUpdate: "tool_call",
+    toolCallId: "c2",
+    title: "Collect sub-agents",
+    kind: "other",
+    status: "pending",
+  }));
+  r.resume();
+  assert.match(o.err, /• Collect sub-agents\n$/);
+  r.onEnvelope(env({ sessionUpdate: "tool_call_update", toolCallId: "c2", status: "completed" }));
+  assert.match(o.err, /\x1b\[1A\r\x1b\[K✓ Collect sub-agents\n$/);
 });
 
 Deno.test("render: markdown mode renders completed blocks only", () => {

@@ -4,6 +4,7 @@
  * until the prompt is answered instead of landing after its key legend), and `/agent NAME` for
  * an agent whose variable is required says how to give it. A one-shot run on a terminal: Ctrl+C
  * at a sub-agent's permission prompt interrupts the whole run (exit 130), not only that child.
+ * Ctrl+C while children run clears the spinner line (it stayed on screen with "^C" appended).
  */
 import assert from "node:assert/strict";
 import {
@@ -132,6 +133,55 @@ Deno.test("one-shot on a terminal: Ctrl+C at a sub-agent's permission prompt can
     assert.doesNotMatch(end, /PARENT-WENT-ON/);
     await assert.rejects(Deno.lstat(`${cwd}/made.txt`));
   } finally {
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("repl: Ctrl+C while children run cancels them and leaves no spinner line behind", async () => {
+  let release!: () => void;
+  const hold = new Promise<void>((r) => (release = r));
+  const requests: RecordedRequest[] = [];
+  const explore = (r: RecordedRequest) =>
+    JSON.stringify((r.body as Json).messages[0]?.content ?? "").includes("You are explore");
+  const server = await startModelServer({
+    onRequest: (r) => requests.push(r),
+    script: async (req): Promise<ScriptedReply> => {
+      if (explore(req)) {
+        await hold; // the children are still running when Ctrl+C comes
+        return { text: "late" };
+      }
+      const mine = requests.filter((r) => !explore(r)).length;
+      if (mine === 1) {
+        return {
+          tool_calls: ["a", "b"].map((q) => ({
+            name: "agent__spawn",
+            arguments: { agent: "explore", prompt: `where is ${q}?` },
+          })),
+        };
+      }
+      if (mine === 2) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      return { text: "answer" };
+    },
+  });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-repl-cancel-" }));
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand([]);
+    await t.start([cmd, ...args], { cwd, env: childEnv(env, { baseURL: server.baseURL }) });
+    await t.waitFor(/› $/m);
+    await t.type("find things");
+    await t.keys("Enter");
+    await t.waitFor(/\d+s Collect sub-agents · explore-[0-9a-f]{8}/);
+    await t.keys("C-c");
+    const after = await t.waitFor(/↳ explore-[0-9a-f]{8} cancelled[\s\S]*› $/m);
+    assert.doesNotMatch(after, /\d+s Collect sub-agents · explore-/, "the spinner line is gone");
+    assert.match(after, /^\^C$/m);
+  } finally {
+    release();
     await t.kill();
     await server.close();
     await env.cleanup();

@@ -114,6 +114,8 @@ export class Renderer {
   #suspended = 0;
   /** Output that arrived while suspended (a prompt owns the terminal), written at resume. */
   #held: ["out" | "err", string][] = [];
+  /** Held `•` lines by tool call id (their index in {@link #held}). */
+  #heldCall = new Map<string, number>();
   /** Context use from the last `usage_update` (tokens used / window). */
   context: { used: number; size: number } | null = null;
 
@@ -217,6 +219,7 @@ export class Renderer {
         this.#statusLine(`${s.dim("•")} ${title}`);
         // Held lines are not the last line on screen, so they are never rewritten in place.
         this.#lastCallLine = this.#suspended ? null : ev.toolCallId;
+        if (this.#suspended) this.#heldCall.set(ev.toolCallId, this.#held.length - 1);
         return;
       }
       case "tool_call_update": {
@@ -225,8 +228,17 @@ export class Renderer {
         if (ev.status === "in_progress") this.#label = title;
         if (ev.status !== "completed" && ev.status !== "failed") return;
         const diffs = (ev.content ?? []).filter((c) => c.type === "diff");
-        const rewrite = this.#lastCallLine === ev.toolCallId && this.o.sameTerminal &&
-          this.o.spinner && !this.#suspended;
+        const tty = this.o.sameTerminal && this.o.spinner;
+        // A call whose `•` line is still held (a prompt is on screen) gets its mark in place.
+        const heldAt = this.#heldCall.get(ev.toolCallId);
+        if (tty && heldAt !== undefined && this.#suspended) {
+          this.#heldCall.delete(ev.toolCallId);
+          this.#held[heldAt] = [
+            "err",
+            `${ev.status === "failed" ? s.red("✗") : s.green("✓")} ${title}\n`,
+          ];
+        }
+        const rewrite = this.#lastCallLine === ev.toolCallId && tty && !this.#suspended;
         if (ev.status === "failed") {
           const c = (ev.content ?? []).find((c) => c.type === "content");
           const text = c && c.type === "content" && c.content.type === "text"
@@ -389,8 +401,12 @@ export class Renderer {
     this.#atLineStart = true;
     if (this.#suspended) return;
     const held = this.#held;
+    // A still-running call whose `•` line ends the held output can be marked in place later.
+    const last = [...this.#heldCall].find(([, i]) => i === held.length - 1)?.[0] ?? null;
     this.#held = [];
+    this.#heldCall.clear();
     for (const [stream, text] of held) this.#write(stream, text);
+    if (held.length) this.#lastCallLine = last;
   }
 
   /** Stops the spinner for good and flushes buffered text (held text too). */

@@ -444,7 +444,11 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
 
   rl.on("SIGINT", () => {
     if (turn) {
+      // Through the renderer, so the spinner line is cleared first (it stayed on screen, "^C"
+      // appended, above the turn's end).
+      renderer.suspend();
       err(s.yellow("^C\n"));
+      renderer.resume();
       turn.abort(new Error("interrupted"));
       return;
     }
