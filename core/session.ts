@@ -690,6 +690,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         await within(running.done, CHILD_SETTLE_MS + 5_000);
       }
       supervisor?.cancelAll("the session was closed");
+      await supervisor?.settle(CHILD_SETTLE_MS);
       offMcp?.();
       transcript.close();
       if (ownsSandbox) sandbox.close();

@@ -447,6 +447,11 @@ Deno.test("attack: closing the parent session right after a spawn ends the child
     const kids = [...ts.values()].filter((t) => t.header.parent === lead.id);
     assert.equal(kids.length, 1);
     for (const k of kids) assertTurnsEnded(k);
+    // The lead's own turn ended (cancelled) before its transcript closed.
+    const own = ts.get(lead.id)!;
+    assertTurnsEnded(own);
+    assert.equal(own.lines.at(-1).type, "turn_end");
+    assert.equal(own.lines.at(-1).stopReason, "cancelled");
     await running;
   } finally {
     await e.close();
