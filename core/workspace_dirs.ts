@@ -38,7 +38,8 @@ export function workspaceDirs(cwd: string): string[] {
  * the folder it was found in outside a repository). A cloned repository may ship symlinks, and
  * these files are read at start-up without asking — even in an untrusted workspace — so a link to
  * `~/.ssh/id_rsa`, Coyote's config, `/proc/self/environ` or `/dev/zero` must not be followed.
- * Links that stay inside the repository (`CLAUDE.md -> AGENTS.md`) are fine.
+ * Links that stay inside the repository (`CLAUDE.md -> AGENTS.md`) are fine. Files over
+ * {@link MAX_WORKSPACE_FILE_BYTES} are not read either.
  */
 export function outsideWorkspace(path: string, root: string): string | undefined {
   let real: string;
@@ -53,12 +54,23 @@ export function outsideWorkspace(path: string, root: string): string | undefined
     return `${path} leads outside ${top} (to ${real}); not read`;
   }
   try {
-    if (!Deno.statSync(real).isFile) return `${path} is not a regular file; not read`;
+    const st = Deno.statSync(real);
+    if (!st.isFile) return `${path} is not a regular file; not read`;
+    if (st.size > MAX_WORKSPACE_FILE_BYTES) {
+      return `${path} is ${st.size} bytes, over the ${MAX_WORKSPACE_FILE_BYTES} byte limit of a workspace file; not read`;
+    }
   } catch {
     return `${path} does not exist`;
   }
   return undefined;
 }
+
+/**
+ * Largest instruction, skill or agent file read from a workspace (bytes): they are read whole at
+ * every start, even untrusted, and a skill's body becomes system prompt — a cloned repository's
+ * multi-gigabyte `SKILL.md` must not exhaust memory or every request's context.
+ */
+export const MAX_WORKSPACE_FILE_BYTES = 1024 * 1024;
 
 /** The repository root of `cwd` (the last of {@link workspaceDirs}: `cwd` outside a repository). */
 export function workspaceTop(cwd: string): string {

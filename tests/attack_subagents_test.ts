@@ -812,3 +812,26 @@ Deno.test("attack: a command whose path glob is built to backtrack is judged wit
     await e.close();
   }
 });
+
+Deno.test("attack: a repository's oversized skill, agent or instruction file is not read (a warning says why)", async () => {
+  const big = "x".repeat(2 * 1024 * 1024);
+  const e = await setup([], () => ({ text: "unused" }), {
+    ".claude/skills/huge/SKILL.md": `---\ndescription: huge\n---\n${big}\n`,
+    ".claude/skills/small/SKILL.md": "---\ndescription: small\n---\nsmall body\n",
+    ".coyote/agents/huge.md": `---\ndescription: huge\n---\n${big}\n`,
+    "AGENTS.md": big,
+  });
+  try {
+    const skills = e.ws.skills.map((s) => s.name);
+    assert.ok(skills.includes("small"));
+    assert.ok(!skills.includes("huge"), "the oversized skill is skipped");
+    assert.equal(e.ws.agents.entry("huge"), undefined, "the oversized agent file is not read");
+    assert.ok(
+      e.ws.warnings.some((w) => /huge\/SKILL\.md is \d+ bytes, over the \d+ byte limit/.test(w)),
+      e.ws.warnings.join("\n"),
+    );
+    assert.ok(!(e.ws.instructions?.text ?? "").includes("xxxxxxxx"), "AGENTS.md is not read");
+  } finally {
+    await e.close();
+  }
+});
