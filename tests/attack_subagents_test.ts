@@ -835,3 +835,39 @@ Deno.test("attack: a repository's oversized skill, agent or instruction file is 
     await e.close();
   }
 });
+
+Deno.test("attack: a parent that answers at once while its children are still queued or starting leaves no child running and every started child's transcript ended", async () => {
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true, max_concurrent_agents: 2 }),
+    agent("KID"),
+  ], (req) => {
+    if (agentOf(req) === "KID") return { hang: true };
+    if (nth(e.requests, req) === 1) {
+      return { tool_calls: Array.from({ length: 5 }, (_, i) => spawn("kid", `k${i}`)) };
+    }
+    // Never collects: reminded, then its children are cancelled.
+    return { text: "answer without waiting" };
+  });
+  try {
+    const lead = await e.open("lead");
+    const { ended, events } = await e.run(lead, "go");
+    assert.equal(ended.stopReason, "end_turn");
+    assert.equal(ended.agents?.length, 5);
+    for (const a of ended.agents!) assert.equal(a.status, "cancelled");
+    // Each started child's turn_ended reached the stream before the lead's.
+    const started = ended.agents!.filter((a) => a.session_id);
+    assert.ok(started.length >= 2);
+    for (const a of started) {
+      assert.ok(
+        events.some((x) =>
+          x.session_id === a.session_id && x.update.sessionUpdate === "turn_ended"
+        ),
+      );
+    }
+    await lead.close();
+    const ts = await transcripts(e.dataDir);
+    for (const a of started) assertTurnsEnded(ts.get(a.session_id)!);
+  } finally {
+    await e.close();
+  }
+});
