@@ -22,7 +22,7 @@ import { openSession } from "../core/session.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
-import { alivePids, descendantPids } from "./support/acp_harness.ts";
+import { alivePids } from "./support/acp_harness.ts";
 
 const services: ScriptServices = {
   exec: () => Promise.resolve({ exit_code: 0, stdout: "", stderr: "", duration_ms: 0 }),
@@ -199,56 +199,62 @@ Deno.test("graph script process: floods of events and ctx calls are capped", asy
 
 Deno.test("graph script process: cancellation and timeouts kill a busy script's process; nothing is left behind", async () => {
   await closeScriptWorkers();
-  const before = new Set(descendantPids(Deno.pid));
-  const spawned = () => descendantPids(Deno.pid).filter((p) => !before.has(p));
-  const busy = "export default (s, ctx) => { ctx.event('started', {}); for (;;) {} };";
+  // Each script reports its own process id (`deno test --parallel` runs other test files in this
+  // same process, so "new descendants" would include theirs).
+  const pids: number[] = [];
+  const started = () => {
+    let go!: () => void;
+    const p = new Promise<void>((r) => go = r);
+    const svc: ScriptServices = {
+      ...services,
+      event: (_n, d) => {
+        pids.push(Number(d.pid));
+        go();
+      },
+    };
+    return { p, svc };
+  };
+  const report = "ctx.event('started', { pid: Deno.pid });";
   const ac = new AbortController();
-  let started!: () => void;
-  const running = new Promise<void>((r) => started = r);
-  const cancelled = runModuleScript({
-    name: "busy.ts",
-    text: busy,
-    state: {},
-    timeoutMs: 60_000,
-    permissions: "none",
-    services: { ...services, event: () => started() },
-  }, ac.signal).then(() => "resolved", (e) => e);
-  await running;
-  const pids = spawned();
-  assert.ok(pids.length >= 1, "the script runs in a child process");
+  const first = started();
+  const cancelled = run(
+    "busy.ts",
+    `export default (s, ctx) => { ${report} for (;;) {} };`,
+    "process",
+    { services: first.svc },
+    ac.signal,
+  ).then(() => "resolved", (e) => e);
+  await first.p;
+  assert.ok(pids[0] > 0 && pids[0] !== Deno.pid, "the script runs in a child process");
   ac.abort(new Error("stop"));
   assert.equal(((await cancelled) as Error).message, "stop");
+  const second = started();
   await failsWith(
-    run("busy2.ts", "export default () => { for (;;) {} };", "process", { timeoutMs: 300 }),
+    run("busy2.ts", `export default (s, ctx) => { ${report} for (;;) {} };`, "process", {
+      timeoutMs: 300,
+      services: second.svc,
+    }),
     /^script busy2\.ts timed out after 0\.3 s$/,
   );
   // A script's process killed from outside fails its node at once.
-  let begun!: () => void;
-  const waiting = new Promise<void>((r) => begun = r);
-  const killed = runModuleScript({
-    name: "killed.ts",
-    text: "export default (s, ctx) => { ctx.event('started', {}); return new Promise(() => {}); };",
-    state: {},
-    timeoutMs: 60_000,
-    permissions: "none",
-    services: { ...services, event: () => begun() },
-  }, new AbortController().signal);
-  await waiting;
-  const victims = spawned();
-  for (const p of victims) {
-    try {
-      Deno.kill(p, "SIGKILL");
-    } catch { /* not the script's (ps itself, an exiting one) */ }
-  }
+  const third = started();
+  const killed = run(
+    "killed.ts",
+    `export default (s, ctx) => { ${report} return new Promise(() => {}); };`,
+    "process",
+    { services: third.svc },
+  );
+  await third.p;
+  Deno.kill(pids[2], "SIGKILL");
   await failsWith(
     killed,
     /^script killed\.ts failed: the script's process was killed \(SIGKILL\)$/,
   );
-  pids.push(...victims);
-  for (let i = 0; i < 100 && alivePids([...pids, ...spawned()]).length; i++) {
+  assert.equal(pids.length, 3);
+  for (let i = 0; i < 100 && alivePids(pids).length; i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
-  assert.deepEqual(alivePids([...pids, ...spawned()]), [], "no script process is left");
+  assert.deepEqual(alivePids(pids), [], "no script process is left");
 });
 
 Deno.test("graph script process: a script at its heap cap fails its node, the fallback runs and Coyote finishes", async () => {
