@@ -102,6 +102,8 @@ const POLICIES: Record<string, Policy> = {
     dangerouslySkipPermissions: true,
   }),
 };
+// The synchronous views compile glob rules only once npm picomatch has loaded (core/guard/rules.ts).
+await Promise.all(Object.values(POLICIES).map((p) => p.globsReady()));
 
 const PATHS = [
   ws,

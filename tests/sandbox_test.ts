@@ -110,10 +110,13 @@ Deno.test("sandbox: settings from a string, a mapping and --no-sandbox; bad shap
 Deno.test("sandbox: the profile is derived from the policy", async () => {
   const w = await world();
   try {
-    const p = deriveProfile(w.policy([`Write(${w.out}/**)`, "Net(example.com)"], [
+    const pp = w.policy([`Write(${w.out}/**)`, "Net(example.com)"], [
       `Read(${w.ws}/secret)`,
       "Read(**/*.pem)",
-    ]));
+    ]);
+    // deriveProfile is synchronous: glob rules compile once npm picomatch has loaded.
+    await pp.globsReady();
+    const p = deriveProfile(pp);
     const paths = (xs: { path: string }[]) => xs.map((x) => x.path);
     assert.deepEqual(paths(p.writable), [w.ws, w.out]);
     assert.ok(paths(p.readOnly).includes(join(w.ws, ".git")));
@@ -127,7 +130,9 @@ Deno.test("sandbox: the profile is derived from the policy", async () => {
     assert.ok(!paths(p.hidden).includes(join(w.ws, "secret")));
 
     // A Write allow rule on a protected path lifts its read-only mount; Read allow un-hides.
-    const q = deriveProfile(w.policy([`Write(${w.ws}/.git/**)`, `Read(${w.home}/.ssh/**)`]));
+    const qp = w.policy([`Write(${w.ws}/.git/**)`, `Read(${w.home}/.ssh/**)`]);
+    await qp.globsReady();
+    const q = deriveProfile(qp);
     assert.ok(!paths(q.readOnly).includes(join(w.ws, ".git")));
     assert.ok(!paths(q.hidden).includes(join(w.home, ".ssh")));
     assert.equal(q.network.mode, "none");

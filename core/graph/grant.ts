@@ -20,12 +20,15 @@ export type DeclaredPermissions = Record<string, string[] | undefined>;
  * @param session the session's policy object (the one its "always" answers add rules to)
  * @param name how refusals name the grantee (`graph <name>`)
  */
-export function scriptGrant(
+export async function scriptGrant(
   configured: Policy,
   session: Policy,
   declared: DeclaredPermissions,
   name: string,
-): Deno.PermissionOptionsObject {
+): Promise<Deno.PermissionOptionsObject> {
+  // Path globs compile only once npm picomatch has loaded (core/guard/rules.ts).
+  await configured.globsReady();
+  await session.globsReady();
   const a = configured.workerPermissions(declared, name).permissions;
   const b = session === configured ? a : session.workerPermissions(declared, name).permissions;
   const out: Deno.PermissionOptionsObject = { sys: false, ffi: false, import: false };

@@ -86,7 +86,9 @@ export interface GraphRunnerOptions {
     signal: AbortSignal,
   ) => Promise<string>;
   /** Workers of scripts that declare permissions get this grant (policy ∩ declared). */
-  scriptGrant?: (declared: Record<string, string[] | undefined>) => Deno.PermissionOptions;
+  scriptGrant?: (
+    declared: Record<string, string[] | undefined>,
+  ) => Deno.PermissionOptions | Promise<Deno.PermissionOptions>;
   /** Log a state snapshot after each node (`--verbose`, `settings.log_state_snapshots`). */
   snapshots?: boolean;
 }
@@ -420,7 +422,7 @@ export class GraphRunner implements AgentRunner {
           throw new NodeError(`cannot read script ${rel}: ${(e as Error).message}`);
         });
         const permissions: Deno.PermissionOptions = req.permissions && o.scriptGrant
-          ? o.scriptGrant(req.permissions as Record<string, string[] | undefined>)
+          ? await o.scriptGrant(req.permissions as Record<string, string[] | undefined>)
           : "none";
         return await runModuleScript({
           name: rel,

@@ -35,6 +35,7 @@ export async function policyCommand(
     }
     throw e;
   }
+  await policy.globsReady();
   out(policy.describe());
   const sb = await import("../sandbox/mod.ts");
   const sandbox = await sb.CommandSandbox.create(policy, app.sandbox ?? sb.DEFAULT_SANDBOX);

@@ -25,6 +25,7 @@ import { HIDDEN_HOME_PATHS } from "../sandbox/profile.ts";
 import {
   commandMatch,
   compilePath,
+  GlobEngineNotLoaded,
   hostMatch,
   isInside,
   KIND_NAMES,
@@ -32,6 +33,7 @@ import {
   type PathMatcher,
   pathsOverlap,
   PolicyError,
+  primeGlobEngine,
   resolvePath,
   type Rule,
   type RuleDecision,
@@ -171,6 +173,8 @@ export class Policy {
   #rules: Rule[];
   #paths = new Map<Rule, PathMatcher>();
   #real = new Map<string, string>();
+  /** The glob engine's load, started when a rule needing it entered (rules.ts `primeGlobEngine`). */
+  #globs?: Promise<void>;
 
   private constructor(rules: Rule[], opts: PolicyOptions) {
     this.#rules = rules;
@@ -180,6 +184,19 @@ export class Policy {
     this.dataDir = opts.dataDir ? resolvePath(opts.dataDir, this.workspace, this.home) : undefined;
     this.dangerouslySkipPermissions = !!opts.dangerouslySkipPermissions;
     this.configPath = opts.configPath;
+    this.#globs = primeGlobEngine(rules, this.workspace, this.home);
+  }
+
+  /**
+   * Resolves once every path glob among the rules can be compiled (npm
+   * picomatch loads lazily, only when a rule has glob syntax; see rules.ts).
+   * Every async entry point that may compile a rule awaits this first
+   * ({@link evaluate}, sandbox creation, worker grants); the synchronous
+   * views ({@link decide}, {@link workerPermissions}, {@link denoFlags}) fail
+   * closed on a glob they cannot compile yet. Never rejects.
+   */
+  globsReady(): Promise<void> {
+    return this.#globs ?? Promise.resolve();
   }
 
   /**
@@ -245,6 +262,7 @@ export class Policy {
     // wildcard, and a path rule covers that path only (not what lies beneath it).
     if (source === "session" && ["execute", "read", "write"].includes(r.kind)) r.exact = true;
     this.#rules.push(r);
+    this.#globs = primeGlobEngine([r], this.workspace, this.home) ?? this.#globs;
   }
 
   /** The rules in effect, in the order they were added (config, flags, session). */
@@ -264,6 +282,7 @@ export class Policy {
 
   /** The per-part verdicts behind {@link evaluate} (for display). Never empty. */
   async evaluateParts(access: PolicyAccess): Promise<GuardPart[]> {
+    if (this.#globs) await this.#globs;
     if (access.type === "execute") {
       const command = String(access.command ?? "");
       if (!shellParserLoaded() && needsFullParser(command)) await loadShellParser();
@@ -316,13 +335,28 @@ export class Policy {
     return this.#rules.filter((r) => r.kind === kind);
   }
 
+  /**
+   * The compiled matcher of a Read/Write rule (cached). A glob met before the
+   * glob engine has loaded (only a synchronous view racing a rule just added
+   * can: {@link globsReady}) gets a fail-closed stand-in, not cached: a deny or
+   * ask rule matches every path (its base is `/`, so it overlaps everything),
+   * an allow rule matches none, and no Deno flag is derived from it.
+   */
   #matcher(r: Rule): PathMatcher {
     let m = this.#paths.get(r);
     if (!m) {
       if (r.exact) {
         const abs = resolvePath(r.pattern!, this.workspace, this.home);
         m = { absolute: abs, literal: true, base: abs, test: (p) => p === abs };
-      } else m = compilePath(r.pattern!, this.workspace, this.home);
+      } else {
+        try {
+          m = compilePath(r.pattern!, this.workspace, this.home);
+        } catch (e) {
+          if (!(e instanceof GlobEngineNotLoaded)) throw e;
+          const matchAll = r.decision !== "allow";
+          return { absolute: e.pattern, literal: false, base: "/", test: () => matchAll };
+        }
+      }
       this.#paths.set(r, m);
     }
     return m;

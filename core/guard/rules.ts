@@ -6,11 +6,19 @@
  * `Edit`), `Net`, `Env`, `Tool`. A bare kind (`Execute`) matches everything of
  * that kind; `Kind(*)` is the same.
  *
- * This module has no shell parser in it and stays cheap to import; the only
- * run-time dependency is npm `picomatch` for path globs.
+ * This module has no shell parser in it and stays cheap to import. Its only
+ * run-time dependency, npm `picomatch` (path globs), is loaded lazily — it is
+ * CommonJS, and the first CommonJS module costs Deno's CJS loader bootstrap
+ * (~15 ms of start-up). Invariant ({@link compilePath}): a pattern with none
+ * of the characters picomatch can read as glob syntax ({@link GLOB_SYNTAX})
+ * is compiled without picomatch, exactly as picomatch would (the path and
+ * everything below it); any other pattern needs the engine
+ * ({@link loadGlobEngine}), which every owner of rules starts loading the
+ * moment such a rule enters and every async entry point awaits
+ * (`Policy.globsReady`). A glob compiled before the engine has loaded throws
+ * {@link GlobEngineNotLoaded}, which callers turn into a refusal (fail closed).
  * @module
  */
-import picomatch from "picomatch";
 import { isAbsolute, join, normalize, resolve } from "node:path";
 
 /** A guard decision; precedence deny > ask > allow. */
@@ -310,6 +318,93 @@ export function resolvePath(p: string, base: string, home: string): string {
   return normalize(q).replace(/(.)\/+$/, "$1");
 }
 
+// ---------------------------------------------------------------------------
+// The glob engine (npm picomatch), loaded on demand
+
+type Picomatch = ((glob: string, opts?: { dot?: boolean }) => (path: string) => boolean) & {
+  scan(glob: string): { isGlob: boolean; base: string; glob: string };
+};
+
+/**
+ * Every character picomatch 4 `scan()` can read as glob syntax: `*`, `?`,
+ * `[`/`]`, braces, parentheses, the negation `!`, the extglob leaders `+`/`@`
+ * (and `*?!`) before `(`, and the escape `\\` — plus `|` (alternation inside
+ * parentheses), to be conservative. A pattern without any of them is literal
+ * for picomatch (`scan().isGlob === false`) whatever its context.
+ */
+export const GLOB_SYNTAX = /[*?[\]{}()!+@\\|]/;
+
+let engine: Picomatch | undefined;
+let engineLoading: Promise<void> | undefined;
+
+/** True once npm picomatch has loaded (globs compile synchronously from then on). */
+export function globEngineLoaded(): boolean {
+  return engine !== undefined;
+}
+
+/**
+ * Loads npm picomatch (once per process; later calls return the same promise).
+ * Never rejects: a failed load leaves the engine unloaded, so glob compiles keep
+ * failing closed ({@link GlobEngineNotLoaded}), and the next call retries.
+ */
+export function loadGlobEngine(): Promise<void> {
+  if (engine) return Promise.resolve();
+  engineLoading ??= import("picomatch").then(
+    (mod) => {
+      // deno-lint-ignore no-explicit-any
+      engine = ((mod as any).default ?? mod) as Picomatch;
+    },
+    () => {
+      engineLoading = undefined;
+    },
+  );
+  return engineLoading;
+}
+
+/** Thrown by {@link compilePath} for a glob when picomatch has not loaded yet. */
+export class GlobEngineNotLoaded extends Error {
+  constructor(readonly pattern: string) {
+    super(`the glob engine has not loaded yet; cannot compile ${pattern}`);
+    this.name = "GlobEngineNotLoaded";
+  }
+}
+
+/**
+ * The absolute form of a Read/Write pattern: `~` = home, relative = against
+ * the workspace (a leading `./` dropped), repeated slashes collapsed.
+ */
+export function absolutePattern(pattern: string, workspace: string, home: string): string {
+  let abs: string;
+  if (pattern === "~" || pattern.startsWith("~/")) abs = home + pattern.slice(1);
+  else if (pattern.startsWith("/")) abs = pattern;
+  else abs = `${workspace.replace(/\/+$/, "")}/${pattern.replace(/^\.\//, "")}`;
+  return abs.replace(/\/{2,}/g, "/");
+}
+
+/** True when compiling `pattern` (see {@link compilePath}) needs the glob engine. */
+export function needsGlobEngine(pattern: string, workspace: string, home: string): boolean {
+  return GLOB_SYNTAX.test(absolutePattern(pattern, workspace, home));
+}
+
+/**
+ * Starts loading the glob engine when any Read/Write rule in `rules` (not an
+ * `exact` session rule) has a pattern that needs it; returns the promise to
+ * await, or undefined when nothing needs it (or it has loaded).
+ */
+export function primeGlobEngine(
+  rules: Iterable<Rule>,
+  workspace: string,
+  home: string,
+): Promise<void> | undefined {
+  if (engine) return undefined;
+  for (const r of rules) {
+    if (r.kind !== "read" && r.kind !== "write") continue;
+    if (r.pattern === undefined || r.exact) continue;
+    if (needsGlobEngine(r.pattern, workspace, home)) return loadGlobEngine();
+  }
+  return undefined;
+}
+
 /** A compiled path rule: absolute pattern plus a matcher. */
 export interface PathMatcher {
   /** Absolute pattern (after `~` and workspace resolution). */
@@ -328,27 +423,21 @@ export interface PathMatcher {
  * workspace, absolute as is; globs via picomatch with `dot: true` (so `**`
  * reaches dot-files like `.ssh`). A pattern without glob characters matches
  * the path and everything beneath it; `dir/**` also matches `dir` itself.
+ *
+ * A pattern with no {@link GLOB_SYNTAX} character is compiled without
+ * picomatch (the same result as its literal branch); any other needs the
+ * engine loaded ({@link loadGlobEngine}).
+ * @throws GlobEngineNotLoaded when the pattern needs picomatch and it has not
+ *   loaded: callers refuse (fail closed) rather than guess.
  */
 export function compilePath(pattern: string, workspace: string, home: string): PathMatcher {
-  let abs: string;
-  if (pattern === "~" || pattern.startsWith("~/")) abs = home + pattern.slice(1);
-  else if (pattern.startsWith("/")) abs = pattern;
-  else abs = `${workspace.replace(/\/+$/, "")}/${pattern.replace(/^\.\//, "")}`;
-  abs = abs.replace(/\/{2,}/g, "/");
-  const scan = picomatch.scan(abs);
-  if (!scan.isGlob) {
-    const lit = normalize(abs).replace(/(.)\/+$/, "$1");
-    const prefix = lit === "/" ? "/" : lit + "/";
-    return {
-      absolute: lit,
-      literal: true,
-      base: lit,
-      flagPath: lit.includes(",") ? undefined : lit,
-      test: (p) => p === lit || p.startsWith(prefix),
-    };
-  }
+  const abs = absolutePattern(pattern, workspace, home);
+  if (!GLOB_SYNTAX.test(abs)) return literalMatcher(abs);
+  if (!engine) throw new GlobEngineNotLoaded(abs);
+  const scan = engine.scan(abs);
+  if (!scan.isGlob) return literalMatcher(abs);
   const base = normalize(scan.base || "/");
-  const re = picomatch(abs, { dot: true });
+  const re = engine(abs, { dot: true });
   let flagPath: string | undefined;
   if (scan.glob === "**" && !base.includes(",")) flagPath = base;
   const isBaseToo = scan.glob === "**";
@@ -358,6 +447,19 @@ export function compilePath(pattern: string, workspace: string, home: string): P
     base,
     flagPath,
     test: (p) => re(p) || (isBaseToo && p === base),
+  };
+}
+
+/** picomatch's literal case: the path itself and everything below it. */
+function literalMatcher(abs: string): PathMatcher {
+  const lit = normalize(abs).replace(/(.)\/+$/, "$1");
+  const prefix = lit === "/" ? "/" : lit + "/";
+  return {
+    absolute: lit,
+    literal: true,
+    base: lit,
+    flagPath: lit.includes(",") ? undefined : lit,
+    test: (p) => p === lit || p.startsWith(prefix),
   };
 }
 

@@ -377,6 +377,8 @@ export async function loadPlugins(
   });
 
   const scoped = policy.forWorkspace(cwd);
+  // Path globs among the rules compile only once npm picomatch has loaded (core/guard/rules.ts).
+  await scoped.globsReady();
   const reserved = new Set(opts.reservedToolNames ?? []);
   const pluginNames = new Set<string>();
   const tools: AnyTool[] = [];

@@ -27,7 +27,7 @@ import { deriveProfile, type SandboxProfile } from "./profile.ts";
 import { bwrapArgs } from "./bwrap.ts";
 import { sbplProfile } from "./sbpl.ts";
 import { commandEnvironment } from "./env.ts";
-import { compilePath } from "../guard/rules.ts";
+import { compilePath, GlobEngineNotLoaded } from "../guard/rules.ts";
 import { findProtected } from "./protected.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 
@@ -230,10 +230,18 @@ function removeCreated(
   ws: string,
   before: ReadonlySet<string>,
 ): string | undefined {
+  // A glob that cannot compile yet (npm picomatch still loading) allows nothing: fail closed.
+  const compiles = (r: { pattern?: string }, p: string) => {
+    try {
+      return compilePath(r.pattern!, policy.workspace, policy.home).test(p);
+    } catch (e) {
+      if (e instanceof GlobEngineNotLoaded) return false;
+      throw e;
+    }
+  };
   const allowed = (p: string) =>
     policy.rules().some((r) =>
-      r.kind === "write" && r.decision === "allow" && r.pattern !== undefined &&
-      compilePath(r.pattern, policy.workspace, policy.home).test(p)
+      r.kind === "write" && r.decision === "allow" && r.pattern !== undefined && compiles(r, p)
     );
   const removed: string[] = [];
   for (const p of findProtected(ws)) {
@@ -284,6 +292,8 @@ export class CommandSandbox {
       killTree?: (t: { pid: number; marker: string }) => void;
     } = {},
   ): Promise<CommandSandbox> {
+    // The profile compiles the policy's path globs: npm picomatch must have loaded (rules.ts).
+    await policy.globsReady();
     let backend: SandboxBackend | undefined;
     let reason: string;
     if (settings.mode === "off") reason = "off (sandbox: off or --no-sandbox)";
@@ -317,7 +327,12 @@ export class CommandSandbox {
    * lets a command do, so a "Read-only file system" or a refused connection is expected.
    */
   modelNote(): string {
-    const mode = deriveProfile(this.policy).network.mode;
+    let mode: SandboxProfile["network"]["mode"] = "none";
+    try {
+      mode = deriveProfile(this.policy).network.mode;
+    } catch (e) {
+      if (!(e instanceof GlobEngineNotLoaded)) throw e;
+    }
     const net = mode === "none"
       ? "no network"
       : mode === "proxy" && this.backend?.name === "bwrap" && socatPath()
@@ -350,44 +365,54 @@ export class CommandSandbox {
       return { program: shell, args: ["-c", command], env, sandboxed: false };
     }
     this.#tmpDir ??= Deno.makeTempDirSync({ prefix: "coyote-sbx-" });
-    // Net rules allow hosts: the command reaches them only through the filtering proxy (a bridge
-    // inside the sandbox to Coyote's proxy on a socket in the private /tmp; core/sandbox/netproxy.ts).
-    let script = command;
-    let network: "host" | undefined;
-    if (deriveProfile(this.policy).network.mode === "proxy") {
-      if (this.backend.name === "bwrap" && socatPath()) {
-        const policy = this.policy;
-        this.#proxy ??= NetProxy.start(
-          `${this.#tmpDir}/${SOCKET_NAME}`,
-          (host, port) => {
-            // A rule may name the host or host:port (`Net(api.example.com)`, `Net(10.0.0.5:8080)`);
-            // a deny of either refuses.
-            const v = [host, `${host}:${port}`].map((h) =>
-              policy.decide({ type: "net", host: h }).decision
-            );
-            return Promise.resolve(!v.includes("deny") && v.includes("allow"));
-          },
-        );
-        script = proxyPrelude(shell) + command;
-      } else network = "host";
+    try {
+      // Net rules allow hosts: the command reaches them only through the filtering proxy (a bridge
+      // inside the sandbox to Coyote's proxy on a socket in the private /tmp; core/sandbox/netproxy.ts).
+      let script = command;
+      let network: "host" | undefined;
+      if (deriveProfile(this.policy).network.mode === "proxy") {
+        if (this.backend.name === "bwrap" && socatPath()) {
+          const policy = this.policy;
+          this.#proxy ??= NetProxy.start(
+            `${this.#tmpDir}/${SOCKET_NAME}`,
+            (host, port) => {
+              // A rule may name the host or host:port (`Net(api.example.com)`, `Net(10.0.0.5:8080)`);
+              // a deny of either refuses.
+              const v = [host, `${host}:${port}`].map((h) =>
+                policy.decide({ type: "net", host: h }).decision
+              );
+              return Promise.resolve(!v.includes("deny") && v.includes("allow"));
+            },
+          );
+          script = proxyPrelude(shell) + command;
+        } else network = "host";
+      }
+      const c = sandboxedCommand(this.policy, script, {
+        cwd,
+        backend: this.backend,
+        tmpDir: this.#tmpDir,
+        secrets: this.secrets,
+        shell,
+        network,
+      });
+      const ws = c.profile.workspace;
+      const before = new Set(c.profile.protectedPaths);
+      return {
+        program: c.program,
+        args: c.args,
+        env: c.env,
+        sandboxed: true,
+        after: () => removeCreated(this.policy, ws, before),
+      };
+    } catch (e) {
+      // A path glob that cannot compile yet (npm picomatch still loading, rules.ts): the profile
+      // cannot be derived, so the command does not run (fail closed).
+      if (!(e instanceof GlobEngineNotLoaded)) throw e;
+      return {
+        refused:
+          `error: the sandbox profile could not be derived (${e.message}). The command was not run; try again.`,
+      };
     }
-    const c = sandboxedCommand(this.policy, script, {
-      cwd,
-      backend: this.backend,
-      tmpDir: this.#tmpDir,
-      secrets: this.secrets,
-      shell,
-      network,
-    });
-    const ws = c.profile.workspace;
-    const before = new Set(c.profile.protectedPaths);
-    return {
-      program: c.program,
-      args: c.args,
-      env: c.env,
-      sandboxed: true,
-      after: () => removeCreated(this.policy, ws, before),
-    };
   }
 
   started(t: { pid: number; marker: string }): void {
