@@ -131,6 +131,8 @@ function add(list: ProfilePath[], p: string | undefined, why: string): void {
 /**
  * Derives the sandbox profile of `policy` (view (d)). Reads the file system to resolve real
  * paths and find nested protected names; cheap enough to run per command (< 1 ms typical).
+ * @throws GlobEngineNotLoaded (core/guard/rules.ts) when a rule's glob cannot compile yet
+ *   (await `policy.globsReady()` first; `CommandSandbox` does, and refuses the command if not).
  */
 export function deriveProfile(policy: Policy): SandboxProfile {
   const ws = real(policy.workspace) ?? policy.workspace;
