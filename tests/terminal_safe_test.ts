@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-control-regex
 /**
  * core/render/safe.ts, the sanitiser for untrusted text bound for a terminal, and its use at the
  * renderer's boundary: every class of control (CSI, OSC 52/8, BEL, CR, C1, DEL, bidi controls)
@@ -31,11 +32,8 @@ const OSC8 = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\";
  */
 function foreignControls(out: string): string[] {
   const rest = out
-    // deno-lint-ignore no-control-regex
     .replace(/\x1b\[[0-9;]*m/g, "")
-    // deno-lint-ignore no-control-regex
     .replace(/\x1b\[1A|\r\x1b\[K/g, "");
-  // deno-lint-ignore no-control-regex
   return [
     ...rest.matchAll(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g),
   ]

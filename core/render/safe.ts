@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-control-regex
 /**
  * Untrusted text bound for a terminal: the one sanitiser for every string a model, an MCP server,
  * a plugin or a cloned repository chose (assistant text, tool call titles, permission questions,
@@ -23,7 +24,6 @@
  */
 
 /** Characters never written raw: C0 (kept ones are decided below), DEL, C1, bidi controls, LS/PS. */
-// deno-lint-ignore no-control-regex
 const UNSAFE =
   /\r\n|[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
@@ -95,7 +95,6 @@ export function escapeCharRefs(markdown: string): string {
 export function keepStylingOnly(rendered: string): string {
   let out = "";
   let i = 0;
-  // deno-lint-ignore no-control-regex
   const style =
     /\x1b\[[0-9;]*m|\x1b\]8;[^\x00-\x1f\x7f-\x9f]*?;[^\x00-\x1f\x7f-\x9f]*?(?:\x07|\x1b\\)/y;
   while (i < rendered.length) {
