@@ -768,7 +768,7 @@ async function usageExit(message: string, hint: boolean | string = true): Promis
   const help = typeof hint === "string" ? hint : "coyote --help";
   Deno.stderr.writeSync(
     new TextEncoder().encode(
-      `coyote: ${message.split("\n").join("\n  ")}\n${hint ? `(see ${help})\n` : ""}`,
+      `coyote: ${safeText(message).split("\n").join("\n  ")}\n${hint ? `(see ${help})\n` : ""}`,
     ),
   );
   if (jsonErrors) {
@@ -833,7 +833,7 @@ export async function main(argv: string[]): Promise<number> {
     const lenient = cmd === "trust" || cmd === "sessions"
       ? (e: ConfigError) =>
         void Deno.stderr.writeSync(
-          new TextEncoder().encode(`coyote: warning: ${e.message}\n`),
+          new TextEncoder().encode(`coyote: warning: ${safeText(e.message)}\n`),
         )
       : undefined;
     app = await resolveApp(o, o.acpServer ? (e) => (configError = e.message) : lenient);
