@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { acquireWorkspace, type Workspace } from "../core/workspace.ts";
 import { type AgentSession, openSession } from "../core/session.ts";
 import { parseAgentConfig } from "../core/agents/definition.ts";
+import { loadAgentRegistry } from "../core/agents/registry.ts";
 import type { AgentSpec, EventEnvelope, TurnEndedEvent } from "../core/types.ts";
 import {
   type RecordedRequest,
@@ -357,4 +358,32 @@ Deno.test("spawn caps: bad max_spawns_per_turn / max_live_agents values are reje
   const ok = await parseAgentConfig(base + "max_spawns_per_turn: 7\nmax_live_agents: 9\n", F, "x");
   assert.equal(ok.definition.max_spawns_per_turn, 7);
   assert.equal(ok.definition.max_live_agents, 9);
+});
+
+Deno.test("spawn caps: a plugin's agent with a bad limit is listed with an error naming the plugin and field", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "coyote-spawncaps-" });
+  try {
+    const base = { description: "d", instructions: "i" };
+    const reg = await loadAgentRegistry({
+      configDir: `${dir}/cfg`,
+      cwd: dir,
+      pluginAgents: [
+        { plugin: "p", agent: { ...base, name: "greedy", max_live_agents: "lots" } },
+        { plugin: "p", agent: { ...base, name: "zero", max_spawns_per_turn: 0 } },
+        { plugin: "p", agent: { ...base, name: "fine", max_spawns_per_turn: 5 } },
+      ] as Json,
+    });
+    assert.equal(
+      reg.entry("greedy")?.error,
+      "agent file plugin:p: max_live_agents: expected a positive integer",
+    );
+    assert.equal(
+      reg.entry("zero")?.error,
+      "agent file plugin:p: max_spawns_per_turn: expected a positive integer",
+    );
+    assert.equal(reg.entry("fine")?.error, undefined);
+    assert.equal(reg.resolve("fine").max_spawns_per_turn, 5);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

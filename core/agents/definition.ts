@@ -323,8 +323,9 @@ export async function parseAgentMarkdown(
 }
 
 /**
- * Validates an agent a plugin contributed (SDK shape, camelCase). Only the fields Coyote relies on
- * are checked; the message names the plugin and the field.
+ * Validates an agent a plugin contributed (SDK shape). Only the fields Coyote relies on are
+ * checked — names, lists, the supervisor's numeric limits; the message names the plugin and the
+ * field (`plugin:p: max_live_agents: expected a positive integer`).
  */
 export function checkPluginAgent(a: unknown, origin: string): AgentDefinition {
   const o = a as Record<string, unknown>;
@@ -340,6 +341,27 @@ export function checkPluginAgent(a: unknown, origin: string): AgentDefinition {
     if (o[k] !== undefined && !(Array.isArray(o[k]) && o[k].every((x) => typeof x === "string"))) {
       throw bad(k, "a list of strings");
     }
+  }
+  // The supervisor's numeric limits: a plugin asking for "lots" or 0 children is told so, as a
+  // config.yaml would be, rather than silently getting the default.
+  for (
+    const k of [
+      "max_concurrent_agents",
+      "max_agent_depth",
+      "max_spawns_per_turn",
+      "max_live_agents",
+      "summarization_threshold",
+      "escalation_timeout",
+    ] as const
+  ) {
+    const v = o[k];
+    if (v !== undefined && !(typeof v === "number" && Number.isInteger(v) && v > 0)) {
+      throw bad(k, "a positive integer");
+    }
+  }
+  const mac = o.max_auto_continues;
+  if (mac !== undefined && !(typeof mac === "number" && Number.isInteger(mac) && mac >= 0)) {
+    throw bad("max_auto_continues", "an integer ≥ 0");
   }
   return o as unknown as AgentDefinition;
 }
