@@ -63,6 +63,8 @@ const SNAKE: Record<string, string> = {
   spawnableAgents: "spawnable_agents",
   maxConcurrentAgents: "max_concurrent_agents",
   maxAgentDepth: "max_agent_depth",
+  maxSpawnsPerTurn: "max_spawns_per_turn",
+  maxLiveAgents: "max_live_agents",
   summarizationThreshold: "summarization_threshold",
   escalationTimeout: "escalation_timeout",
   autoContinue: "auto_continue",
