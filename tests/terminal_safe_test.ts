@@ -105,9 +105,13 @@ Deno.test("escapeCharRefs: references to controls are escaped, others left for t
   );
 });
 
-Deno.test("keepStylingOnly: SGR and OSC 8 links of the renderer pass, every other control is escaped", () => {
-  const styled = "\x1b[1mbold\x1b[22m \x1b]8;;https://x.example\x07x\x1b]8;;\x07";
+Deno.test("keepStylingOnly: the renderer's SGR colours pass, every other control (OSC 8 too) is escaped", () => {
+  const styled = "\x1b[1mbold\x1b[22m \x1b[38;5;245mgrey\x1b[39m";
   assert.equal(keepStylingOnly(styled), styled);
+  assert.equal(
+    keepStylingOnly("\x1b]8;;https://x.example\x07x\x1b]8;;\x07"),
+    "\\u001b]8;;https://x.example\\u0007x\\u001b]8;;\\u0007",
+  );
   assert.equal(
     keepStylingOnly(`\x1b[31mred\x1b[39m${CSI}${OSC52}\u202e\x9b\r\n`),
     "\x1b[31mred\x1b[39m\\u001b[2K\\u001b[1A\\u001b]52;c;ZXZpbA==\\u0007\\u202e\\u009b\\r\n",
@@ -238,6 +242,28 @@ Deno.test("renderer: colour + markdown: the answer cannot emit raw escapes, Coyo
   // Coyote's own colours are there (SGR), and its ✗ mark.
   assert.match(err, /\x1b\[31m✗\x1b\[39m/);
   assert.match(err, /\x1b\[2m•\x1b\[22m Run echo ok\\u001b/);
+});
+
+Deno.test("markdown: a link is shown as text (url), never as an OSC 8 hyperlink that hides its target", async () => {
+  // A terminal that supports hyperlinks (FORCE_HYPERLINK: supports-hyperlinks decides once per
+  // process, hence a child process).
+  const code = `import { loadMarkdown } from "./core/render/markdown.ts";
+const md = await loadMarkdown(100);
+console.log(JSON.stringify(md!("See [https://good.example](https://evil.example/x) now\\n")));`;
+  const o = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", code],
+    cwd: new URL("..", import.meta.url).pathname,
+    env: { FORCE_HYPERLINK: "1", DENO_NO_UPDATE_CHECK: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(o.success, new TextDecoder().decode(o.stderr));
+  const out = JSON.parse(new TextDecoder().decode(o.stdout)) as string;
+  assert.ok(!out.includes("\x1b]"), `no OSC sequence: ${JSON.stringify(out)}`);
+  assert.match(
+    out.replace(/\x1b\[[0-9;]*m/g, ""),
+    /See https:\/\/good\.example \(https:\/\/evil\.example\/x\) now/,
+  );
 });
 
 Deno.test("renderer: a completed call is still marked in place with Coyote's own cursor move", () => {

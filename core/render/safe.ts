@@ -88,15 +88,14 @@ export function escapeCharRefs(markdown: string): string {
 
 /**
  * Rendered output (a markdown renderer's ANSI text) with every control character escaped except
- * the styling the renderer adds: SGR colour sequences (`ESC [ digits ; m`) and OSC 8 hyperlinks
- * whose target holds no control. Defence in depth after {@link safeText} +
- * {@link escapeCharRefs} on the renderer's input.
+ * the styling the renderer adds: SGR colour sequences (`ESC [ digits ; m`). Defence in depth
+ * after {@link safeText} + {@link escapeCharRefs} on the renderer's input (OSC 8 links are not
+ * let through: their visible text can disguise the target).
  */
 export function keepStylingOnly(rendered: string): string {
   let out = "";
   let i = 0;
-  const style =
-    /\x1b\[[0-9;]*m|\x1b\]8;[^\x00-\x1f\x7f-\x9f]*?;[^\x00-\x1f\x7f-\x9f]*?(?:\x07|\x1b\\)/y;
+  const style = /\x1b\[[0-9;]*m/y;
   while (i < rendered.length) {
     const c = rendered[i];
     if (c === "\x1b") {
