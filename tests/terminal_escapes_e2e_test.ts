@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startModelServer } from "./support/model_server.ts";
+import { requestMessages, startModelServer } from "./support/model_server.ts";
 import {
   childEnv,
   coyoteCommand,
@@ -110,6 +110,58 @@ Deno.test("e2e text mode: the answer, a tool call title, agents list and session
       sessions.stdout.includes("title \\u001b]52;c;ZXZpbA==\\u0007 \\u202eabc"),
       sessions.stdout,
     );
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("e2e text mode: a sub-agent's spawn title (`Spawn explore: <prompt first line>`) and status line are escaped", async () => {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-escapes-spawn-" });
+  const childPrompt = `CHILDMARK look ${OSC52}\x1b[2K\rfine \u202eevil\nsecond line`;
+  const server = await startModelServer({
+    script: (req) => {
+      const msgs = requestMessages(req);
+      const isChild = msgs.some((m) =>
+        m.role === "user" && JSON.stringify(m.content).includes("CHILDMARK")
+      );
+      if (isChild) return { text: "child done" };
+      if (!msgs.some((m) => m.role === "tool")) {
+        return {
+          tool_calls: [{
+            id: "s1",
+            name: "agent__spawn",
+            arguments: { agent: "explore", prompt: childPrompt },
+          }],
+        };
+      }
+      if (!msgs.some((m) => m.role === "tool" && String(m.content).includes("child done"))) {
+        const id = /explore-[0-9a-f]+/.exec(
+          msgs.filter((m) => m.role === "tool").map((m) => String(m.content)).join(" "),
+        )?.[0];
+        return {
+          tool_calls: [{ id: "c1", name: "agent__collect", arguments: id ? { ids: [id] } : {} }],
+        };
+      }
+      return { text: "parent done" };
+    },
+  });
+  try {
+    const r = await runCoyote(["--headless", "delegate"], {
+      cwd,
+      env: childEnv(env, { baseURL: server.baseURL }),
+    });
+    assertNoControls(r.stdout, "stdout");
+    assertNoControls(r.stderr, "stderr");
+    assert.ok(
+      r.stderr.includes(
+        "Spawn explore: CHILDMARK look \\u001b]52;c;ZXZpbA==\\u0007\\u001b[2K\\rfine \\u202eevil",
+      ),
+      r.stderr,
+    );
+    assert.match(r.stderr, /↳ explore-[0-9a-f]+ /, "the sub-agent's status line");
   } finally {
     await server.close();
     await env.cleanup();
