@@ -169,6 +169,35 @@ Deno.test("e2e text mode: a sub-agent's spawn title (`Spawn explore: <prompt fir
   }
 });
 
+Deno.test("e2e mcp list: a server name and its start error chosen by a repository are escaped; --json is data", async () => {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-escapes-mcp-" });
+  const name = `evil${OSC52}x`;
+  await Deno.writeTextFile(
+    join(cwd, ".mcp.json"),
+    JSON.stringify({ mcpServers: { [name]: { command: "no-such-program\x1b[2K\u202e" } } }),
+  );
+  try {
+    const e = childEnv(env);
+    const r = await runCoyote(["mcp", "list", "--trust-workspace", "--timeout", "5000"], {
+      cwd,
+      env: e,
+    });
+    assertNoControls(r.stdout, "mcp list");
+    assertNoControls(r.stderr, "mcp list stderr");
+    assert.match(r.stdout, /^evil\\u001b\]52;c;ZXZpbA==\\u0007x +stdio +failed/m);
+    assert.ok(r.stdout.includes("no-such-program\\u001b[2K\\u202e"), r.stdout);
+    const j = await runCoyote(["mcp", "list", "--json", "--trust-workspace", "--no-connect"], {
+      cwd,
+      env: e,
+    });
+    assert.equal((JSON.parse(j.stdout) as { servers: { name: string }[] }).servers[0].name, name);
+  } finally {
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});
+
 Deno.test("e2e repl (colour, markdown): permission prompt, user__input question and answer are escaped; OSC 52 never reaches the terminal", async () => {
   const server = await startModelServer({
     script: [
