@@ -13,6 +13,7 @@ import type { PromptInput } from "./types.ts";
 import { ConfigError, loadConfig, resolveDirs } from "./config.ts";
 import { sandboxSettings } from "./sandbox/settings.ts";
 import { VERSION, versionLine } from "./version.ts";
+import { safeCell, safeText } from "./render/safe.ts";
 
 export { VERSION };
 
@@ -676,8 +677,9 @@ function printSessions(
     const short1 = short.get(s.sessionId) ?? s.sessionId;
     const id = depth ? `${"  ".repeat(depth - 1)}└ ${short1}` : short1;
     const name = s.agentId ? `${s.name ?? ""}${s.name ? " " : ""}(${s.agentId})` : s.name ?? "-";
+    // Titles are the first words of a prompt (or a name) anyone could have chosen: escaped.
     const cols = [id, localTime(s.updatedAt), name, ...(all ? [s.cwd] : []), s.title];
-    lines.push(cols.join("\t"));
+    lines.push(cols.map((c) => safeCell(c ?? "")).join("\t"));
     for (const c of children.get(s.sessionId) ?? []) add(c, depth + 1);
   };
   for (const s of list) if (!s.parentId || !ids.has(s.parentId)) add(s, 0);
@@ -766,7 +768,7 @@ async function usageExit(message: string, hint: boolean | string = true): Promis
   const help = typeof hint === "string" ? hint : "coyote --help";
   Deno.stderr.writeSync(
     new TextEncoder().encode(
-      `coyote: ${message.split("\n").join("\n  ")}\n${hint ? `(see ${help})\n` : ""}`,
+      `coyote: ${safeText(message).split("\n").join("\n  ")}\n${hint ? `(see ${help})\n` : ""}`,
     ),
   );
   if (jsonErrors) {
@@ -831,7 +833,7 @@ export async function main(argv: string[]): Promise<number> {
     const lenient = cmd === "trust" || cmd === "sessions"
       ? (e: ConfigError) =>
         void Deno.stderr.writeSync(
-          new TextEncoder().encode(`coyote: warning: ${e.message}\n`),
+          new TextEncoder().encode(`coyote: warning: ${safeText(e.message)}\n`),
         )
       : undefined;
     app = await resolveApp(o, o.acpServer ? (e) => (configError = e.message) : lenient);
@@ -864,6 +866,9 @@ export async function main(argv: string[]): Promise<number> {
         `coyote ${name} --help`,
       );
     }
+    // Listings show text that files, plugins and servers chose: escaped for the terminal
+    // (core/render/safe.ts); `--json` output is data, escaped by JSON.
+    const textOut = (t: string) => stdout(args.includes("--json") ? t : safeText(t));
     if (name === "plugins") {
       return await (await import("./plugin_host/cli.ts")).pluginsCommand(app, sub, args);
     }
@@ -875,8 +880,8 @@ export async function main(argv: string[]): Promise<number> {
       return trustCommand(
         { dataDir: app.dataDir, config: app.workspace?.userConfig ?? app.config },
         { dir: args[0], revoke: sub === "revoke", list: sub === "list" },
-        (l) => stdout(l + "\n"),
-        (l) => Deno.stderr.writeSync(new TextEncoder().encode(l + "\n")),
+        (l) => stdout(safeText(l) + "\n"),
+        (l) => Deno.stderr.writeSync(new TextEncoder().encode(safeText(l) + "\n")),
       );
     }
     if (name === "sessions") {
@@ -886,11 +891,11 @@ export async function main(argv: string[]): Promise<number> {
       return await (await import("./mcp/cli.ts")).mcpCommand(app, sub as "list", args);
     }
     if (name === "graph") {
-      return await (await import("./graph/cli.ts")).graphCommand(app, sub, args, stdout);
+      return await (await import("./graph/cli.ts")).graphCommand(app, sub, args, textOut);
     }
     return await (await import("./guard/cli.ts")).policyCommand(
       app,
-      (s: string) => stdout(s.endsWith("\n") ? s : s + "\n"),
+      (s: string) => textOut(s.endsWith("\n") ? s : s + "\n"),
     );
   }
   if (o.listSessions) {

@@ -38,6 +38,7 @@ import type {
 import type { UserQuestion } from "../sdk/mod.ts";
 import { type AgentSession, createSession, UsageError } from "./runtime.ts";
 import { modelInfo } from "./models.ts";
+import { safeLine, safeText } from "./render/safe.ts";
 import { listStoredSessions, resolveSessionRef } from "./sessions.ts";
 import {
   colorFor,
@@ -245,7 +246,7 @@ function terminalPermission(
         // sub-agent's (its "cancelled" alone would end only that child).
         if (outcome === "cancelled") ui.interrupt();
         const note = await rememberAnswer(req, outcome, { cwd: ui.cwd, trusted: ui.trusted() });
-        if (note) err(`  ${note}\n`);
+        if (note) err(`  ${safeText(note)}\n`);
         return outcome;
       } finally {
         ui.renderer?.resume();
@@ -267,10 +268,11 @@ async function askOnTty(
 ): Promise<string | string[] | boolean> {
   if (signal.aborted) throw new Error("cancelled");
   const opts = q.options?.length
-    ? `\n${q.options.map((o, i) => `  ${i + 1}. ${o}`).join("\n")}`
+    ? `\n${q.options.map((o, i) => `  ${i + 1}. ${safeLine(o)}`).join("\n")}`
     : "";
-  const who = scope.depth > 0 ? `sub-agent ${scope.agentId} asks: ` : "";
-  err(`\n${who}${q.question}${opts}\n> `);
+  const who = scope.depth > 0 ? `sub-agent ${safeLine(scope.agentId)} asks: ` : "";
+  // The question is the model's (or a plugin's): shown escaped (core/render/safe.ts).
+  err(`\n${who}${safeText(q.question)}${opts}\n> `);
   const line = (await readTtyLine(signal)) ?? "";
   const t = line.trim();
   if (q.action === "confirm") return /^y(es)?$/i.test(t) || (t === "" && q.default === true);
@@ -375,7 +377,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       });
     } catch (e) {
       const code = isUserError(e) ? EXIT.usage : EXIT.failure;
-      err(`coyote: ${(e as Error)?.message ?? String(e)}\n`);
+      err(`coyote: ${safeText((e as Error)?.message ?? String(e))}\n`);
       if (o.format !== "text") {
         emitResult(
           errorResult(
@@ -448,7 +450,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     // json/stream-json: the failure on stderr too, for people reading a CI log (text mode's
     // renderer printed it as `error: …`; an internal error was printed above with its stack).
     if (o.format !== "text" && result.error && result.error.code !== "internal") {
-      err(`coyote: ${result.error.message}\n`);
+      err(`coyote: ${safeText(result.error.message)}\n`);
     }
     if (result.stopReason === "cancelled" && o.format !== "text") err("coyote: cancelled\n");
     else if (result.stopReason === "max_turn_requests") {

@@ -47,6 +47,7 @@ import { addUsage, Supervisor } from "./supervisor/supervisor.ts";
 import { supervisorTools } from "./supervisor/tools.ts";
 import { escalatingHost, escalatingPermission } from "./supervisor/escalation.ts";
 import { limitsOf } from "./supervisor/limits.ts";
+import { LiveAgentBudget } from "./supervisor/tree.ts";
 import {
   CommandSandbox,
   DEFAULT_SANDBOX,
@@ -153,6 +154,8 @@ interface Lineage {
   depthCap: number;
   /** Min of the ancestors' `max_concurrent_agents` (the root: Infinity). */
   concurrencyCap: number;
+  /** The tree's live-agent budget (the root's `max_live_agents`; core/supervisor/tree.ts). */
+  tree: LiveAgentBudget;
   /**
    * The session's tool list (kept current as MCP servers change) and MCP connection: a
    * sub-agent uses its parent's as they are, so opening one waits on nothing.
@@ -287,6 +290,10 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         limitsOf(parent.definition).maxConcurrent,
       )
       : Infinity,
+    tree: parentLine?.tree ?? new LiveAgentBudget(
+      () => limitsOf(session.definition).maxLiveAgents,
+      () => `${session.agent} (session ${session.id})`,
+    ),
     tools: all,
     mcp,
     guard: parentLine?.guard ?? rootGuard ?? ws.newPolicy(),
@@ -495,12 +502,21 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
           return scriptGrant(ws.newPolicy(), line.guard, bounded, `graph ${a.name}`);
         },
         spawn: async (req, signal) => {
-          const child = await openSession(ws, {
-            permission: init.permission,
-            host: init.host,
-            agent: req.agent,
-            parent: { session, toolCallId: req.toolCallId },
-          });
+          // A node's child holds a slot of the tree's live-agent budget like a spawned one.
+          const slot = line.tree.acquire();
+          if ("refused" in slot) throw new Error(slot.refused);
+          let child: AgentSession;
+          try {
+            child = await openSession(ws, {
+              permission: init.permission,
+              host: init.host,
+              agent: req.agent,
+              parent: { session, toolCallId: req.toolCallId },
+            });
+          } catch (e) {
+            slot.release();
+            throw e;
+          }
           try {
             const r = await child.prompt(req.prompt, {
               signal,
@@ -511,6 +527,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
             return r.text;
           } finally {
             await child.close();
+            slot.release();
           }
         },
       })
@@ -775,6 +792,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     },
     depthCap: line.depthCap,
     concurrencyCap: line.concurrencyCap,
+    tree: line.tree,
     log,
   });
   return session;

@@ -20,6 +20,7 @@
  * root: the enclosing git repository's top folder, else the directory itself.
  * @module
  */
+import { safeText } from "./render/safe.ts";
 
 /** What decided a workspace's trust. */
 export type TrustSource = "flag" | "config" | "stored" | "unknown";
@@ -239,20 +240,21 @@ export async function askTrust(
   files: string[],
 ): Promise<TrustState> {
   const enc = new TextEncoder();
-  Deno.stderr.writeSync(enc.encode(
+  // The folder's path (a cloned repository chose its name) is shown escaped (core/render/safe.ts).
+  Deno.stderr.writeSync(enc.encode(safeText(
     `\nTrust this folder? ${state.root}\n` +
       `It has workspace configuration that can run programs: ${files.join(", ")}.\n` +
       `Trusting it starts its MCP servers, loads its plugins and applies its .coyote/ config.\n` +
       `Only trust folders whose contents you trust. Trust this folder? [y/N] `,
-  ));
+  )));
   const answer = ((await readTerminalLine()) ?? "").trim();
   const yes = /^y(es)?$/i.test(answer);
   setTrust(input.dataDir, state.root, yes);
-  Deno.stderr.writeSync(enc.encode(
+  Deno.stderr.writeSync(enc.encode(safeText(
     yes
       ? `coyote: trusted ${state.root} (undo with \`coyote trust --revoke\`)\n`
       : `coyote: not trusted; its workspace configuration is ignored (change with \`coyote trust\`)\n`,
-  ));
+  )));
   return trustState(input, state.root);
 }
 

@@ -247,6 +247,13 @@ export interface AgentSpec extends AgentDefinition {
   max_concurrent_agents?: number;
   /** Deepest level of the agent tree below the root (root = 0) this agent's subtree may reach. */
   max_agent_depth?: number;
+  /** Sub-agents this agent may spawn per turn (all statuses count); more are refused. Default 50. */
+  max_spawns_per_turn?: number;
+  /**
+   * Live (queued + running) sub-agent sessions in the whole tree under a root session running
+   * this agent; more are refused. Only the root's value counts. Default 64.
+   */
+  max_live_agents?: number;
   /** A child's final answer longer than this (characters) is condensed in its result. */
   summarization_threshold?: number;
   /** Seconds a child's bubbled-up question waits for the user before it proceeds alone. */

@@ -11,6 +11,7 @@
  * servers discovered or passed in).
  * @module
  */
+import { safeText } from "./render/safe.ts";
 import { join } from "node:path";
 import type { AppOptions } from "./app.ts";
 import type { AnyTool } from "./types.ts";
@@ -150,7 +151,8 @@ export async function createWorkspace(
   opts: { cwd: string; log?: (line: string) => void; onClose?: () => void },
 ): Promise<Workspace> {
   const cwd = opts.cwd;
-  const log = opts.log ?? ((l: string) => console.error(l));
+  // Warnings name files, servers and plugins a repository chose: shown escaped (render/safe.ts).
+  const log = opts.log ?? ((l: string) => console.error(safeText(l)));
   // The OS sandbox probe (a `bwrap … true` run, memoised) starts now, beside the workspace's own
   // start-up, instead of when the first session opens.
   if (app.sandbox?.mode !== "off") void import("./sandbox/mod.ts").then((m) => m.detectBackend());

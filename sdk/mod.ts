@@ -282,6 +282,13 @@ export interface AgentDefinition {
   max_concurrent_agents?: number;
   /** Depth of the sub-agent tree below the root (root = 0). @since 1.1 */
   max_agent_depth?: number;
+  /** Sub-agents it may spawn in one turn (more are refused with a tool error). Default 50. @since 1.1 */
+  max_spawns_per_turn?: number;
+  /**
+   * Live (queued + running) sub-agent sessions in the whole tree when this agent is the root
+   * session's; more are refused (graph agent/map nodes too). Default 64. @since 1.1
+   */
+  max_live_agents?: number;
   /** A child's final answer longer than this many characters is summarised for its parent. @since 1.1 */
   summarization_threshold?: number;
   /** Seconds a child's question to the human waits before the child decides alone. @since 1.1 */

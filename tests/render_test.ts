@@ -189,6 +189,7 @@ Deno.test("render: a held call line still running at resume is marked in place w
   r.resume();
   assert.match(o.err, /• Collect sub-agents\n$/);
   r.onEnvelope(env({ sessionUpdate: "tool_call_update", toolCallId: "c2", status: "completed" }));
+  // deno-lint-ignore no-control-regex
   assert.match(o.err, /\x1b\[1A\r\x1b\[K✓ Collect sub-agents\n$/);
 });
 

@@ -16,8 +16,11 @@ import type { AppOptions } from "../app.ts";
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import { type AgentEntry, type AgentRegistry, loadAgentRegistry } from "./registry.ts";
 import type { AgentSpec } from "../types.ts";
+import { safeCell, safeText } from "../render/safe.ts";
 
-const err = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(s + "\n"));
+// Warnings and listings show what agent files chose (names, descriptions, errors): escaped
+// (core/render/safe.ts); `--json` output is data and left as JSON escapes it.
+const err = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(safeText(s) + "\n"));
 
 /** The registry of `app.cwd`, with the agents of the plugins it would load. */
 async function registryFor(app: AppOptions): Promise<AgentRegistry> {
@@ -60,6 +63,8 @@ const SNAKE: Record<string, string> = {
   spawnableAgents: "spawnable_agents",
   maxConcurrentAgents: "max_concurrent_agents",
   maxAgentDepth: "max_agent_depth",
+  maxSpawnsPerTurn: "max_spawns_per_turn",
+  maxLiveAgents: "max_live_agents",
   summarizationThreshold: "summarization_threshold",
   escalationTimeout: "escalation_timeout",
   autoContinue: "auto_continue",
@@ -79,7 +84,9 @@ export function toConfigShape(d: AgentDefinition): Record<string, unknown> {
 }
 
 function row(e: AgentEntry): string[] {
-  return [e.name, e.error ? "error" : e.kind, e.source, e.error ? e.error : e.description];
+  return [e.name, e.error ? "error" : e.kind, e.source, e.error ? e.error : e.description].map(
+    safeCell,
+  );
 }
 
 /** Runs `agents <sub>`; returns the exit code. */
@@ -87,9 +94,10 @@ export async function agentsCommand(
   app: AppOptions,
   sub: string,
   args: string[],
-  out: (s: string) => void,
+  data: (s: string) => void,
 ): Promise<number> {
   const json = args.includes("--json");
+  const out = json ? data : (s: string) => data(safeText(s));
   const reg = await registryFor(app);
   if (sub === "list") {
     const list = reg.entries();

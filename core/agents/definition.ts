@@ -5,7 +5,8 @@
  *   config, snake_case): `name`, `description`, `version`, `model`, `temperature`, `top_p`,
  *   `reasoning_effort`, `instructions`, `variables: [{name, description, default}]`, `tools`,
  *   `mcp_servers`, `enabled_skills`, `can_spawn_agents`, `spawnable_agents`,
- *   `max_concurrent_agents`, `max_agent_depth`, `summarization_threshold`, `escalation_timeout`,
+ *   `max_concurrent_agents`, `max_agent_depth`, `max_spawns_per_turn`, `max_live_agents`,
+ *   `summarization_threshold`, `escalation_timeout`,
  *   `auto_continue`, `max_auto_continues`, `conversation_starters`, plus `max_turns`. A few keys of
  *   the original that Coyote does not implement are accepted with a warning (see
  *   {@link IGNORED_KEYS}); `global_tools` (`fs_read.sh` style) joins `tools`. Any other key is an
@@ -126,6 +127,8 @@ function agentSchemas() {
       spawnable_agents: strList().optional(),
       max_concurrent_agents: posInt().optional(),
       max_agent_depth: posInt().optional(),
+      max_spawns_per_turn: posInt().optional(),
+      max_live_agents: posInt().optional(),
       summarization_threshold: posInt().optional(),
       escalation_timeout: posInt().optional(),
       auto_continue: z.boolean({ error: "expected true or false" }).optional(),
@@ -259,6 +262,8 @@ export async function parseAgentConfig(
   set("spawnable_agents", c.spawnable_agents as string[] | undefined);
   set("max_concurrent_agents", c.max_concurrent_agents as number | undefined);
   set("max_agent_depth", c.max_agent_depth as number | undefined);
+  set("max_spawns_per_turn", c.max_spawns_per_turn as number | undefined);
+  set("max_live_agents", c.max_live_agents as number | undefined);
   set("summarization_threshold", c.summarization_threshold as number | undefined);
   set("escalation_timeout", c.escalation_timeout as number | undefined);
   set("auto_continue", c.auto_continue as boolean | undefined);
@@ -318,8 +323,9 @@ export async function parseAgentMarkdown(
 }
 
 /**
- * Validates an agent a plugin contributed (SDK shape, camelCase). Only the fields Coyote relies on
- * are checked; the message names the plugin and the field.
+ * Validates an agent a plugin contributed (SDK shape). Only the fields Coyote relies on are
+ * checked — names, lists, the supervisor's numeric limits; the message names the plugin and the
+ * field (`plugin:p: max_live_agents: expected a positive integer`).
  */
 export function checkPluginAgent(a: unknown, origin: string): AgentDefinition {
   const o = a as Record<string, unknown>;
@@ -335,6 +341,27 @@ export function checkPluginAgent(a: unknown, origin: string): AgentDefinition {
     if (o[k] !== undefined && !(Array.isArray(o[k]) && o[k].every((x) => typeof x === "string"))) {
       throw bad(k, "a list of strings");
     }
+  }
+  // The supervisor's numeric limits: a plugin asking for "lots" or 0 children is told so, as a
+  // config.yaml would be, rather than silently getting the default.
+  for (
+    const k of [
+      "max_concurrent_agents",
+      "max_agent_depth",
+      "max_spawns_per_turn",
+      "max_live_agents",
+      "summarization_threshold",
+      "escalation_timeout",
+    ] as const
+  ) {
+    const v = o[k];
+    if (v !== undefined && !(typeof v === "number" && Number.isInteger(v) && v > 0)) {
+      throw bad(k, "a positive integer");
+    }
+  }
+  const mac = o.max_auto_continues;
+  if (mac !== undefined && !(typeof mac === "number" && Number.isInteger(mac) && mac >= 0)) {
+    throw bad("max_auto_continues", "an integer ≥ 0");
   }
   return o as unknown as AgentDefinition;
 }

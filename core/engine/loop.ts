@@ -18,6 +18,7 @@
  * stream is kept (marked interrupted).
  * @module
  */
+import { safeText } from "../render/safe.ts";
 import type {
   AgentOrigin,
   AgentRunner,
@@ -87,7 +88,7 @@ export class Engine implements AgentRunner {
   }
 
   #log(line: string) {
-    (this.opts.log ?? ((l: string) => console.error(l)))(line);
+    (this.opts.log ?? ((l: string) => console.error(safeText(l))))(line);
   }
 
   /**

@@ -634,7 +634,11 @@ export function parseJsonAnswer(text: string): unknown {
   return undefined;
 }
 
-/** Maps `items` with at most `limit` calls at once; results in input order; first error wins. */
+/**
+ * Maps `items` with at most `limit` calls at once; results in input order; the first error wins.
+ * After an error no further item starts, and the error is thrown once the calls in flight have
+ * settled: a failed map leaves no branch (nor the sub-agent session it opened) running behind it.
+ */
 async function pool<T, R>(
   items: T[],
   limit: number,
@@ -642,12 +646,18 @@ async function pool<T, R>(
 ): Promise<R[]> {
   const out = new Array<R>(items.length);
   let nextIndex = 0;
+  let failure: { error: unknown } | undefined;
   const worker = async () => {
-    while (nextIndex < items.length) {
+    while (!failure && nextIndex < items.length) {
       const i = nextIndex++;
-      out[i] = await fn(items[i], i);
+      try {
+        out[i] = await fn(items[i], i);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.error;
   return out;
 }

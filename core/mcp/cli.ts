@@ -5,6 +5,7 @@
  * go to stderr. Exit codes: 0 listed (even when some servers fail), 2 usage error.
  * @module
  */
+import { safeCell, safeText } from "../render/safe.ts";
 import type { AppOptions } from "../app.ts";
 import { connectMcpServers, loadMcpConfig, type McpServerStatus } from "./mod.ts";
 
@@ -46,7 +47,7 @@ export async function mcpCommand(app: AppOptions, sub: "list", args: string[]): 
     }
   }
   const { servers, warnings, files } = await loadMcpConfig(app, app.cwd);
-  for (const w of warnings) console.error(`coyote: warning: ${w}`);
+  for (const w of warnings) console.error(safeText(`coyote: warning: ${w}`));
   // Untrusted workspace: say which workspace files were not read (core/trust.ts).
   const ignored = (app.workspace?.ignored ?? []).filter((f) => f.endsWith("mcp.json"));
   if (ignored.length && app.workspace) {
@@ -90,19 +91,24 @@ export async function mcpCommand(app: AppOptions, sub: "list", args: string[]): 
     );
     return 0;
   }
-  const rows = statuses.map((s) => [
-    s.name,
-    s.type,
-    noConnect ? "not checked" : s.status,
-    noConnect || s.status !== "connected" ? "-" : String(s.tools),
-    s.source,
-  ]);
+  // Server names and errors come from config files a repository may hold: escaped.
+  const rows = statuses.map((s) =>
+    [
+      s.name,
+      s.type,
+      noConnect ? "not checked" : s.status,
+      noConnect || s.status !== "connected" ? "-" : String(s.tools),
+      s.source,
+    ].map(safeCell)
+  );
   const head = ["NAME", "TYPE", "STATUS", "TOOLS", "SOURCE"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const fmt = (r: string[]) =>
     r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ");
   console.log(fmt(head));
   for (const r of rows) console.log(fmt(r));
-  for (const s of statuses) if (s.error && !noConnect) console.log(`  ${s.name}: ${s.error}`);
+  for (const s of statuses) {
+    if (s.error && !noConnect) console.log(safeText(`  ${s.name}: ${s.error}`));
+  }
   return 0;
 }

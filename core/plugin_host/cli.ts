@@ -14,9 +14,13 @@
 import type { AppOptions } from "../app.ts";
 import { Policy } from "../guard/policy.ts";
 import { type LoadedPluginInfo, loadPlugins } from "./mod.ts";
+import { safeText } from "../render/safe.ts";
 
-const out = (s: string) => Deno.stdout.writeSync(new TextEncoder().encode(s + "\n"));
-const err = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(s + "\n"));
+/** JSON output (data: escaped by JSON itself). */
+const data = (s: string) => Deno.stdout.writeSync(new TextEncoder().encode(s + "\n"));
+// Listings and warnings show what plugins chose (names, descriptions, errors): escaped.
+const out = (s: string) => data(safeText(s));
+const err = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(safeText(s) + "\n"));
 
 function policyFor(app: AppOptions): Policy {
   return Policy.create(app.config?.permissions ?? {}, { allow: app.allow, deny: app.deny }, {
@@ -111,7 +115,7 @@ export async function pluginsCommand(
       const plugins = loaded.plugins.map((p) =>
         p.error ? { ...p, error: tidyMessage(p.error) } : p
       );
-      out(JSON.stringify({ plugins, warnings }, null, 2));
+      data(JSON.stringify({ plugins, warnings }, null, 2));
     } else {
       for (const w of warnings) err(`coyote: warning: ${w}`);
       if (loaded.plugins.length) out(loaded.plugins.map(formatPlugin).join("\n\n"));

@@ -1,11 +1,13 @@
 /**
  * Unified diffs of file edits for the terminal: ACP `diff` tool-call content (`path`,
  * `oldText`, `newText`) → `diff -u` style text (npm `diff`), coloured when asked (additions
- * green, removals red, hunk headers cyan).
+ * green, removals red, hunk headers cyan). Control characters in the files are shown escaped
+ * (core/render/safe.ts).
  * @module
  */
 import { createTwoFilesPatch } from "diff";
 import { type Style, styles } from "./style.ts";
+import { safeLine } from "./safe.ts";
 
 /**
  * The unified diff of one edit, without the `Index:`/`===` preamble; `oldText` null or
@@ -36,7 +38,8 @@ export function unifiedDiff(
     more = lines.length - max;
     lines = lines.slice(0, max);
   }
-  const out = lines.map((l) =>
+  // File contents and paths are untrusted: each line sanitised before it is coloured.
+  const out = lines.map(safeLine).map((l) =>
     l.startsWith("+++") || l.startsWith("---")
       ? s.bold(l)
       : l.startsWith("+")

@@ -23,6 +23,7 @@ import { BlockSplitter } from "./blocks.ts";
 import { unifiedDiff } from "./diff.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
 import { type Style, styles } from "./style.ts";
+import { escapeCharRefs, keepStylingOnly, safeLine, safeText } from "./safe.ts";
 
 export { colorFor, terminalWidth, wrap } from "./style.ts";
 
@@ -78,6 +79,34 @@ export function userFacingError(text: string): string {
   if (dash > 0) t = t.slice(0, dash);
   const line = t.split("\n").find((l) => l.trim()) ?? "failed";
   return line.length > 300 ? line.slice(0, 299) + "…" : line;
+}
+
+/**
+ * `env` with every string of its event sanitised for the terminal (core/render/safe.ts,
+ * newlines kept) except assistant text chunks, which are sanitised per rendered block (a
+ * character reference may be split across chunks). One-line contexts add {@link safeLine}.
+ */
+export function safeEnvelope(env: EventEnvelope): EventEnvelope {
+  const u = env.update;
+  if (u.sessionUpdate === "agent_message_chunk" || u.sessionUpdate === "agent_thought_chunk") {
+    return env;
+  }
+  return { ...env, agent_id: safeLine(env.agent_id), update: deepSafe(u) as typeof u };
+}
+
+const KEEP = new Set(["rawInput", "rawOutput", "oldText", "newText"]);
+
+function deepSafe(v: unknown): unknown {
+  if (typeof v === "string") return safeText(v);
+  if (Array.isArray(v)) return v.map(deepSafe);
+  if (v && typeof v === "object") {
+    const o: Record<string, unknown> = {};
+    // Raw tool input/output is never shown by the renderer (and may be large); a diff's texts
+    // are sanitised line by line by unifiedDiff (so a CR the edit adds stays visible).
+    for (const [k, x] of Object.entries(v)) o[k] = KEEP.has(k) ? x : deepSafe(x);
+    return o;
+  }
+  return v;
 }
 
 /** One line per turn: tokens, cost, time. */
@@ -166,20 +195,24 @@ export class Renderer {
 
   /** One rendered markdown block; blocks of a message are separated by a blank line. */
   #block(md: string) {
-    this.#write("out", (this.#blocks++ ? "\n" : "") + this.o.markdown!(md));
+    // The model's markdown cannot emit raw controls: escaped before rendering (character
+    // references too: the renderer decodes `&#27;`), and only the renderer's styling passes after.
+    const rendered = this.o.markdown!(escapeCharRefs(safeText(md)));
+    this.#write("out", (this.#blocks++ ? "\n" : "") + keepStylingOnly(rendered));
   }
 
-  #text(chunk: string) {
-    if (!chunk) return;
+  #text(raw: string) {
+    if (!raw) return;
     if (!this.#messageOpen) {
       this.#messageOpen = true;
       this.#outCol = 0;
     }
     if (this.o.markdown) {
-      const done = this.#split.push(chunk);
+      const done = this.#split.push(raw);
       if (done.trim()) this.#block(done);
       return;
     }
+    const chunk = safeText(raw);
     this.#write("out", chunk);
     const nl = chunk.lastIndexOf("\n");
     this.#outCol = nl < 0 ? this.#outCol + chunk.length : chunk.length - nl - 1;
@@ -188,6 +221,10 @@ export class Renderer {
   /** Handles one envelope (root or sub-agent). Never throws. */
   onEnvelope(env: EventEnvelope): void {
     try {
+      // Every string of the event was chosen by a model, a tool, an MCP server or a plugin:
+      // sanitised here, the renderer's one boundary, before any styling (core/render/safe.ts).
+      // Assistant text is kept raw until its block is rendered (see #text, #block).
+      env = safeEnvelope(env);
       if (env.parent_id) this.#child(env);
       else this.#root(env);
     } catch {
@@ -213,7 +250,7 @@ export class Renderer {
         this.#label = "thinking";
         return;
       case "tool_call": {
-        const title = ev.title || ev.toolCallId;
+        const title = safeLine(ev.title || ev.toolCallId);
         this.#titles.set(ev.toolCallId, title);
         this.#label = title;
         this.#statusLine(`${s.dim("•")} ${title}`);
@@ -223,8 +260,8 @@ export class Renderer {
         return;
       }
       case "tool_call_update": {
-        if (ev.title) this.#titles.set(ev.toolCallId, ev.title);
-        const title = this.#titles.get(ev.toolCallId) ?? ev.toolCallId;
+        if (ev.title) this.#titles.set(ev.toolCallId, safeLine(ev.title));
+        const title = this.#titles.get(ev.toolCallId) ?? safeLine(ev.toolCallId);
         if (ev.status === "in_progress") this.#label = title;
         if (ev.status !== "completed" && ev.status !== "failed") return;
         const diffs = (ev.content ?? []).filter((c) => c.type === "diff");
@@ -272,7 +309,8 @@ export class Renderer {
         const mark = (st: string) =>
           st === "completed" ? s.green("[x]") : st === "in_progress" ? s.yellow("[~]") : "[ ]";
         this.#statusLine(
-          [s.bold("Plan"), ...ev.entries.map((e) => `  ${mark(e.status)} ${e.content}`)].join("\n"),
+          [s.bold("Plan"), ...ev.entries.map((e) => `  ${mark(e.status)} ${safeLine(e.content)}`)]
+            .join("\n"),
         );
         return;
       }
@@ -326,7 +364,7 @@ export class Renderer {
       });
     } else if (ev.sessionUpdate === "tool_call") {
       const c = this.#children.get(id);
-      if (c) c.label = ev.title;
+      if (c) c.label = safeLine(ev.title);
     } else if (ev.sessionUpdate === "turn_ended") {
       const c = this.#children.get(id);
       this.#children.delete(id);
@@ -337,7 +375,7 @@ export class Renderer {
         : s.yellow(ev.stopReason);
       const ms = c ? this.#now() - c.start : 0;
       this.#statusLine(
-        `${s.magenta("↳")} ${s.bold(id)} ${how} ${
+        `${s.magenta("↳")} ${s.bold(safeLine(id))} ${how} ${
           s.dim(
             `(${ev.usage.requests} request(s), ${formatTokens(ev.usage.total_tokens)} tokens, ${
               formatDuration(ms)
@@ -368,7 +406,7 @@ export class Renderer {
     if (this.#messageOpen && !this.o.markdown && this.#outCol !== 0) return;
     const secs = ((this.#now() - this.#turnStart) / 1000).toFixed(0);
     const kids = [...this.#children.entries()].map(([id, c]) =>
-      `${id}${c.label ? `: ${c.label}` : ""}`
+      `${safeLine(id)}${c.label ? `: ${c.label}` : ""}`
     );
     const what = [this.#label, ...kids].filter(Boolean).join(" · ");
     let line = `${SPIN[this.#spinFrame++ % SPIN.length]} ${secs}s${what ? ` ${what}` : ""}`;

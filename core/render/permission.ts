@@ -16,6 +16,7 @@ import type { PermissionOutcome, PermissionRequest } from "../types.ts";
 import { unifiedDiff } from "./diff.ts";
 import { type Style, styles } from "./style.ts";
 import { wrap } from "./style.ts";
+import { safeLine, safeText } from "./safe.ts";
 
 /** The verb for an access: what the agent wants to do. */
 export function verbFor(a: ToolAccess): string {
@@ -75,13 +76,15 @@ export function permissionText(
 ): string {
   const s: Style = styles(opts.color);
   const who = req.scope && req.scope.depth > 0
-    ? `sub-agent ${s.bold(req.scope.agentId)} wants to`
+    ? `sub-agent ${s.bold(safeLine(req.scope.agentId))} wants to`
     : "coyote wants to";
   const lines: string[] = [];
   for (const v of req.verdicts) {
     lines.push(`${s.yellow("?")} ${who} ${s.bold(verbFor(v.access))}:`);
-    lines.push(s.cyan(wrap(target(v.access), opts.width, "    ")));
-    lines.push(s.dim(wrap(`(${v.reason})`, opts.width, "  ")));
+    // The command, path, host or tool name and the reason come from the model's call (or a
+    // plugin): sanitised before styling, so they cannot hide or rewrite what is asked.
+    lines.push(s.cyan(wrap(safeText(target(v.access), { tabs: false }), opts.width, "    ")));
+    lines.push(s.dim(wrap(`(${safeText(v.reason, { tabs: false })})`, opts.width, "  ")));
   }
   if (req.verdicts.some((v) => v.access.type === "write")) {
     const d = requestDiff(req, opts.color, opts.cwd);

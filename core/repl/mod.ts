@@ -35,6 +35,7 @@ import { BUILTIN_COMMANDS } from "../commands.ts";
 // is on screen): literal dynamic imports, compile-ready.
 import type { Renderer } from "../render/terminal.ts";
 import { colorFor, styles, terminalWidth } from "../render/style.ts";
+import { hasControls, safeLine, safeText } from "../render/safe.ts";
 import {
   appendHistory,
   complete,
@@ -174,7 +175,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
           cwd: session.cwd,
           trusted: trustedOverride || session.workspace.trust.trusted,
         });
-        if (note) err(s.dim(`  ${note}\n`));
+        if (note) err(s.dim(`  ${safeText(note)}\n`));
         return outcome;
       } finally {
         renderer.resume();
@@ -184,11 +185,11 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const ask = (q: UserQuestion, signal: AbortSignal, scope?: CallScope) =>
     serial(async () => {
       renderer.suspend();
-      const who = scope && scope.depth > 0 ? `${s.bold(scope.agentId)} asks: ` : "";
+      const who = scope && scope.depth > 0 ? `${s.bold(safeLine(scope.agentId))} asks: ` : "";
       const opts = q.options?.length
-        ? `\n${q.options.map((x, i) => `  ${i + 1}. ${x}`).join("\n")}`
+        ? `\n${q.options.map((x, i) => `  ${i + 1}. ${safeLine(x)}`).join("\n")}`
         : "";
-      err(`\n${s.cyan("?")} ${who}${q.question}${opts}\n`);
+      err(`\n${s.cyan("?")} ${who}${safeText(q.question)}${opts}\n`);
       const line = await new Promise<string>((res) => {
         const onAbort = () => {
           lineWaiter = null;
@@ -226,7 +227,8 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   // background: an untrusted-workspace note, an MCP server that failed to start) clear the
   // prompt line, print, and redraw the prompt with what was typed so far.
   let promptShown = false;
-  const log = (line: string) => {
+  const log = (raw: string) => {
+    const line = safeText(raw);
     if (promptShown && !muted && !exiting) {
       err(`\r\x1b[2K${line}\n`);
       rl.prompt(true);
@@ -257,7 +259,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       return true;
     } catch (e) {
       muted = true;
-      err(`\ncoyote: ${(e as Error)?.message ?? String(e)}\n`);
+      err(`\ncoyote: ${safeText((e as Error)?.message ?? String(e))}\n`);
       const name = (e as Error)?.name;
       exit(name === "UsageError" || name === "ConfigError" || name === "PolicyError" ? 2 : 1);
       return false;
@@ -275,8 +277,10 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     historySize: 1000,
     removeHistoryDuplicates: true,
     prompt: PROMPT,
+    // Candidates (file names, skill and agent names) are printed by readline as they are: one
+    // holding a control character (a cloned repository's file name) is not offered.
     completer: (line: string) =>
-      complete(line, {
+      safeCompletions(complete(line, {
         cwd: app.cwd,
         commands: () => BUILTIN_COMMANDS.map((c) => c.name),
         agents: () => started ? session.workspace.agents.names() : [],
@@ -287,7 +291,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
             ...Object.keys(app.config?.models ?? {}),
           ]),
         ],
-      }),
+      })),
   });
   const rlAny = rl as unknown as { line: string; cursor: number };
   const clearLine = () => {
@@ -325,7 +329,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       usage.total_tokens += r.usage.total_tokens;
       usage.requests += r.usage.requests;
     } catch (e) {
-      err(s.red(`error: ${(e as Error)?.message ?? e}\n`));
+      err(s.red(`error: ${safeText(String((e as Error)?.message ?? e))}\n`));
     } finally {
       renderer.close();
       turn = null;
@@ -337,7 +341,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     get session() {
       return session;
     },
-    say: (t) => out(t.endsWith("\n") ? t : t + "\n"),
+    // Slash-command output lists what MCP servers, skills, plugins and transcripts chose (names,
+    // descriptions, titles) and carries no styling of ours: sanitised whole.
+    say: (t) => out(safeText(t.endsWith("\n") ? t : t + "\n")),
     async replaceSession(init) {
       const old = session;
       session = await open(init);
@@ -375,7 +381,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       }
     }
     const { blocks, notes } = withMentions(entry, session.cwd);
-    for (const n of notes) err(s.yellow(`note: ${n}\n`));
+    for (const n of notes) err(s.yellow(`note: ${safeText(n)}\n`));
     await runTurn(blocks.length > 1 ? blocks : entry);
   };
 
@@ -512,7 +518,7 @@ async function shell(ctx: ReplContext, command: string): Promise<void> {
     reason: `the guard could not evaluate it (${(e as Error).message})`,
   }));
   if (verdict.decision === "deny") {
-    err(s.red(`denied: ${verdict.reason}\n`));
+    err(s.red(`denied: ${safeText(verdict.reason)}\n`));
     return;
   }
   const sb = ctx.session.commandSandbox;
@@ -520,7 +526,7 @@ async function shell(ctx: ReplContext, command: string): Promise<void> {
     ? sb.prepare(command, ctx.session.cwd, "bash")
     : { program: "bash", args: ["-c", command], env: Deno.env.toObject(), sandboxed: false };
   if ("refused" in plan) {
-    err(s.red(`${plan.refused.replace(/^error: /, "")}\n`));
+    err(s.red(`${safeText(plan.refused.replace(/^error: /, ""))}\n`));
     return;
   }
   const ctrl = new AbortController();
@@ -541,10 +547,15 @@ async function shell(ctx: ReplContext, command: string): Promise<void> {
     if (st.code !== 0) err(s.dim(`exit ${st.code}${plan.sandboxed ? "" : " (not sandboxed)"}\n`));
     // The sandbox's clean-up: `.git`/`.coyote`/`.mcp.json` the command created are removed.
     const note = "after" in plan ? plan.after?.() : undefined;
-    if (note) err(s.dim(`${note}\n`));
+    if (note) err(s.dim(`${safeText(note)}\n`));
   } catch (e) {
-    err(s.red(`could not run: ${(e as Error).message}\n`));
+    err(s.red(`could not run: ${safeText((e as Error).message)}\n`));
   } finally {
     Deno.removeSignalListener("SIGINT", onInt);
   }
+}
+
+/** Completion candidates without those holding a control character (see the completer). */
+function safeCompletions([cands, sub]: [string[], string]): [string[], string] {
+  return [cands.filter((c) => !hasControls(c)), sub];
 }

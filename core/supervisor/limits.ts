@@ -2,13 +2,25 @@
  * Supervisor limits and their defaults (issue 7 §3; the agent `config.yaml` keys of the
  * Rust original): how many children an agent runs at once, how deep the tree may grow,
  * when a child's answer is condensed, how long a bubbled-up question waits, how often a
- * turn is re-prompted.
+ * turn is re-prompted, how many children a turn may spawn and how many may be live in one tree.
  * @module
  */
 import type { AgentSpec } from "../types.ts";
 
 /** Children running at once per parent unless the agent says otherwise; further spawns queue. */
 export const DEFAULT_MAX_CONCURRENT_AGENTS = 8;
+/**
+ * Sub-agents one session may spawn in one turn (queued, running and ended ones all count) unless
+ * the agent says otherwise; further `agent__spawn` calls are refused. Peers bound total sub-agent
+ * work per turn the same way (a looping model must not queue thousands of children).
+ */
+export const DEFAULT_MAX_SPAWNS_PER_TURN = 50;
+/**
+ * Live (queued + running) sub-agent sessions under one root session, graph `agent`/`map` nodes'
+ * children included, unless the root's agent says otherwise: without it the tree could reach
+ * `max_concurrent_agents ^ max_agent_depth` live sessions.
+ */
+export const DEFAULT_MAX_LIVE_AGENTS = 64;
 /** Deepest level below the root (root = 0) unless the agent says otherwise. */
 export const DEFAULT_MAX_AGENT_DEPTH = 3;
 /** A child's final answer longer than this many characters is condensed in its result. */
@@ -26,6 +38,8 @@ export const DEFAULT_COLLECT_TIMEOUT_MS = 600_000;
 export interface AgentLimits {
   maxConcurrent: number;
   maxDepth: number;
+  maxSpawnsPerTurn: number;
+  maxLiveAgents: number;
   summarizationThreshold: number;
   escalationTimeoutMs: number;
   autoContinue: boolean;
@@ -55,6 +69,8 @@ export function limitsOf(def: AgentSpec): AgentLimits {
     maxDepth: typeof def.max_agent_depth === "number" && def.max_agent_depth >= 0
       ? Math.floor(def.max_agent_depth)
       : DEFAULT_MAX_AGENT_DEPTH,
+    maxSpawnsPerTurn: whole(def.max_spawns_per_turn, DEFAULT_MAX_SPAWNS_PER_TURN, 1e-9),
+    maxLiveAgents: whole(def.max_live_agents, DEFAULT_MAX_LIVE_AGENTS, 1e-9),
     summarizationThreshold: positive(def.summarization_threshold, DEFAULT_SUMMARIZATION_THRESHOLD),
     escalationTimeoutMs: Math.min(
       positive(def.escalation_timeout, DEFAULT_ESCALATION_TIMEOUT_S) * 1000,

@@ -5,7 +5,9 @@
  *   Workspace with its own definition's instructions and tools, the parent's policy narrowed —
  *   runs concurrently. Beyond `max_concurrent_agents` spawns queue and start as others end.
  *   Refusals (not allowed to spawn, not in `spawnable_agents`, unknown agent, `max_agent_depth`
- *   reached) throw {@link SpawnRefused} with the reason.
+ *   reached, `max_spawns_per_turn` children already spawned in this turn, `max_live_agents`
+ *   sessions already live in the whole tree — core/supervisor/tree.ts) throw {@link SpawnRefused}
+ *   with the reason and how to raise the limit.
  * - A child's envelopes flow into the parent's current stream (their `parent_id` is the
  *   parent's agent id); its permission requests and questions go to the root frontend
  *   (core/supervisor/escalation.ts).
@@ -32,6 +34,7 @@ import type { AgentSession, SessionOptions } from "../session.ts";
 import { transcriptPath } from "../sessions.ts";
 import { condense } from "./summary.ts";
 import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
+import type { LiveAgentBudget } from "./tree.ts";
 
 /** A spawn the supervisor refused; the message says why (it becomes the tool error). */
 export class SpawnRefused extends Error {
@@ -77,6 +80,8 @@ export interface SupervisorHost {
    * the root: Infinity): a child's own definition can lower its limit, never raise it.
    */
   concurrencyCap: number;
+  /** The live-agent budget of this session's whole tree (shared with every session in it). */
+  tree: LiveAgentBudget;
   log(line: string): void;
 }
 
@@ -202,8 +207,21 @@ export class Supervisor {
       );
     }
     if (this.#turnSignal?.aborted) throw new SpawnRefused("the turn is being cancelled");
-    let finish!: () => void;
-    const done = new Promise<void>((r) => (finish = r));
+    const perTurn = this.limits.maxSpawnsPerTurn;
+    if (this.runs.size >= perTurn) {
+      throw new SpawnRefused(
+        `max_spawns_per_turn ${perTurn} reached: ${owner.agentId} already spawned ${this.runs.size} sub-agents in this turn; collect their results (agent__collect) and answer with what you have. (A user can raise max_spawns_per_turn in the definition of agent ${owner.agent}.)`,
+      );
+    }
+    const slot = this.host.tree.acquire();
+    if ("refused" in slot) throw new SpawnRefused(slot.refused);
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => (resolve = r));
+    // Ending (any way) gives the tree's slot back.
+    const finish = () => {
+      slot.release();
+      resolve();
+    };
     let id = `${agentName}-${randomHex8()}`;
     while (this.runs.has(id)) id = `${agentName}-${randomHex8()}`;
     const run: ChildRun = {
