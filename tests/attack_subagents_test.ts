@@ -19,47 +19,21 @@ import type {
 import {
   type RecordedRequest,
   type ScriptedReply,
-  type ScriptedToolCall,
   startModelServer,
 } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";
+import {
+  agent,
+  agentOf,
+  collectAll,
+  type Json,
+  messages,
+  nth,
+  spawn,
+  toolResults,
+} from "./support/scripted_agents.ts";
 import { childEnv, makeCoyoteEnv } from "./support/run_coyote.ts";
 import { startAcp } from "./support/acp_harness.ts";
-
-// deno-lint-ignore no-explicit-any
-type Json = any;
-
-/** The agent a request comes from: the first word of its system prompt (`LEAD`, `KID`, …). */
-function agentOf(req: RecordedRequest): string {
-  const sys = (req.body as Json).messages[0]?.content ?? "";
-  return String(sys).split(/\s/)[0];
-}
-function messages(req: RecordedRequest): Json[] {
-  return (req.body as Json).messages;
-}
-function toolResults(req: RecordedRequest): string[] {
-  return messages(req).filter((m) => m.role === "tool").map((m) => String(m.content));
-}
-/** Model requests of one conversation so far (same agent, same first user message). */
-function nth(reqs: RecordedRequest[], req: RecordedRequest): number {
-  const first = JSON.stringify(messages(req)[1]);
-  return reqs.filter((r) => agentOf(r) === agentOf(req) && JSON.stringify(messages(r)[1]) === first)
-    .length;
-}
-const spawn = (agent: string, prompt: string): ScriptedToolCall => ({
-  name: "agent__spawn",
-  arguments: { agent, prompt },
-});
-const collectAll: ScriptedToolCall = { name: "agent__collect", arguments: {} };
-
-function agent(name: string, extra: Partial<AgentSpec> = {}): AgentSpec {
-  return {
-    name: name.toLowerCase(),
-    description: `${name} test agent`,
-    instructions: `${name} agent for tests.`,
-    ...extra,
-  };
-}
 
 interface Env {
   ws: Workspace;

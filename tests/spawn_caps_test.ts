@@ -14,45 +14,18 @@ import type { AgentSpec, EventEnvelope, TurnEndedEvent } from "../core/types.ts"
 import {
   type RecordedRequest,
   type ScriptedReply,
-  type ScriptedToolCall,
   startModelServer,
 } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";
-
-// deno-lint-ignore no-explicit-any
-type Json = any;
-
-/** The agent a request comes from: the first word of its system prompt (`LEAD`, `KID`, …). */
-function agentOf(req: RecordedRequest): string {
-  const sys = (req.body as Json).messages[0]?.content ?? "";
-  return String(sys).split(/\s/)[0];
-}
-function messages(req: RecordedRequest): Json[] {
-  return (req.body as Json).messages;
-}
-/** Tool results of the last assistant message's calls in a request. */
-function toolResults(req: RecordedRequest): string[] {
-  const ms = messages(req);
-  const out: string[] = [];
-  for (let i = ms.length - 1; i >= 0 && ms[i].role === "tool"; i--) {
-    out.unshift(String(ms[i].content));
-  }
-  return out;
-}
-const spawn = (agent: string, prompt: string): ScriptedToolCall => ({
-  name: "agent__spawn",
-  arguments: { agent, prompt },
-});
-const collectAll: ScriptedToolCall = { name: "agent__collect", arguments: {} };
-
-function agent(name: string, extra: Partial<AgentSpec> = {}): AgentSpec {
-  return {
-    name: name.toLowerCase(),
-    description: `${name} test agent`,
-    instructions: `${name} agent for tests.`,
-    ...extra,
-  };
-}
+import {
+  agent,
+  agentOf,
+  collectAll,
+  type Json,
+  lastToolResults,
+  messages,
+  spawn,
+} from "./support/scripted_agents.ts";
 
 interface Env {
   ws: Workspace;
@@ -138,7 +111,7 @@ Deno.test("spawn caps: 200 agent__spawn calls in one response get 50 children an
       const n = turn === 1 ? 200 : 60;
       return { tool_calls: Array.from({ length: n }, (_, i) => spawn("kid", `task ${i}`)) };
     }
-    if (turn === 2 && last.role === "tool" && toolResults(req).length > 1) {
+    if (turn === 2 && last.role === "tool" && lastToolResults(req).length > 1) {
       return { tool_calls: [collectAll] };
     }
     return { text: "answering without them" };
@@ -150,7 +123,7 @@ Deno.test("spawn caps: 200 agent__spawn calls in one response get 50 children an
     letGo();
     assert.equal(ended.stopReason, "end_turn");
     const leadReqs = e.requests.filter((r) => agentOf(r) === "LEAD");
-    const results = toolResults(leadReqs[1]);
+    const results = lastToolResults(leadReqs[1]);
     assert.equal(results.length, 200);
     const accepted = results.filter((t) => t.startsWith("{"));
     const refused = results.filter((t) => t.startsWith("error:"));
@@ -177,11 +150,11 @@ Deno.test("spawn caps: 200 agent__spawn calls in one response get 50 children an
     const second = await e.run(lead, "again");
     assert.equal(second.text, "answering without them");
     const secondReqs = e.requests.filter((r) => agentOf(r) === "LEAD").slice(-3);
-    const again = toolResults(secondReqs[1]);
+    const again = lastToolResults(secondReqs[1]);
     assert.equal(again.length, 60);
     assert.equal(again.filter((t) => t.startsWith("{")).length, 50);
     assert.equal(again.filter((t) => /^error: max_spawns_per_turn 50/.test(t)).length, 10);
-    const collected = toolResults(secondReqs[2]);
+    const collected = lastToolResults(secondReqs[2]);
     assert.equal(collected.length, 1, "the collect call");
     assert.equal((collected[0].match(/ completed:/g) ?? []).length, 50);
     assert.equal(second.agents?.length, 50);
@@ -216,7 +189,7 @@ Deno.test("spawn caps: max_live_agents of the root bounds the whole tree; a chil
           : [spawn("leaf", "l1"), spawn("leaf", "l2"), spawn("leaf", "l3")],
       };
     }
-    const results = toolResults(req);
+    const results = lastToolResults(req);
     if (results[0].startsWith("{") || results[0].startsWith("error: max_live")) {
       if (who === "MID" && ++midsDone === 3) allTried();
       return { tool_calls: [collectAll] };
@@ -229,8 +202,8 @@ Deno.test("spawn caps: max_live_agents of the root bounds the whole tree; a chil
     assert.equal(ended.stopReason, "end_turn");
     // 3 mids + 2 leaves fill the 5 slots; the other 7 leaf spawns are refused with the reason.
     const midSpawnResults = e.requests.filter((r) =>
-      agentOf(r) === "MID" && messages(r).at(-1).role === "tool" && toolResults(r).length === 3
-    ).flatMap(toolResults);
+      agentOf(r) === "MID" && messages(r).at(-1).role === "tool" && lastToolResults(r).length === 3
+    ).flatMap(lastToolResults);
     assert.equal(midSpawnResults.length, 9);
     const refusals = midSpawnResults.filter((t) => t.startsWith("error:"));
     assert.equal(refusals.length, 7, midSpawnResults.join("\n"));
@@ -303,7 +276,7 @@ Deno.test("spawn caps: a graph's map branches past max_live_agents fail with the
     if (last.role === "user") {
       return { tool_calls: [spawn("hog", "h1"), spawn("hog", "h2"), spawn("fan", "go")] };
     }
-    const results = toolResults(req);
+    const results = lastToolResults(req);
     if (results.length === 3) {
       const fanId = JSON.parse(results[2]).id;
       return { tool_calls: [{ name: "agent__collect", arguments: { id: fanId } }] };
@@ -319,7 +292,7 @@ Deno.test("spawn caps: a graph's map branches past max_live_agents fail with the
     const ended = await e.run(lead, "go");
     assert.equal(ended.text, "done");
     const leadReqs = e.requests.filter((r) => agentOf(r) === "LEAD");
-    const fanResult = toolResults(leadReqs[2])[0];
+    const fanResult = lastToolResults(leadReqs[2])[0];
     assert.match(fanResult, /^fan-[0-9a-f]{8} failed: /);
     assert.match(fanResult, /map "m": branch \d failed: max_live_agents 3 reached/);
     assert.equal(e.requests.filter((r) => agentOf(r) === "KID").length, 0);

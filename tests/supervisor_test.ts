@@ -22,47 +22,21 @@ import type {
 import {
   type RecordedRequest,
   type ScriptedReply,
-  type ScriptedToolCall,
   startModelServer,
 } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";
+import {
+  agent,
+  agentOf,
+  type Json,
+  messages,
+  nth,
+  spawn,
+  toolResults,
+} from "./support/scripted_agents.ts";
 
-// deno-lint-ignore no-explicit-any
-type Json = any;
-
-/** The agent a request comes from: the first word of its system prompt (`LEAD`, `EXPLORE`, …). */
-function agentOf(req: RecordedRequest): string {
-  const sys = (req.body as Json).messages[0]?.content ?? "";
-  return String(sys).split(/\s/)[0];
-}
-function messages(req: RecordedRequest): Json[] {
-  return (req.body as Json).messages;
-}
-/** Tool results in a request, newest last. */
-function toolResults(req: RecordedRequest): string[] {
-  return messages(req).filter((m) => m.role === "tool").map((m) => String(m.content));
-}
-/** Model requests of one agent so far, this one included. */
-function nth(reqs: RecordedRequest[], req: RecordedRequest): number {
-  const sid = JSON.stringify(messages(req)[1]);
-  return reqs.filter((r) => agentOf(r) === agentOf(req) && JSON.stringify(messages(r)[1]) === sid)
-    .length;
-}
 function toolNames(req: RecordedRequest): string[] {
   return ((req.body as Json).tools ?? []).map((t: Json) => t.function.name);
-}
-const spawn = (agent: string, prompt: string): ScriptedToolCall => ({
-  name: "agent__spawn",
-  arguments: { agent, prompt },
-});
-
-function agent(name: string, extra: Partial<AgentSpec> = {}): AgentSpec {
-  return {
-    name: name.toLowerCase(),
-    description: `${name} test agent`,
-    instructions: `${name} agent for tests.`,
-    ...extra,
-  };
 }
 
 interface Env {
