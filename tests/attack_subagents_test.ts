@@ -7,23 +7,12 @@
  * linked to its parent, and ends its turns.
  */
 import assert from "node:assert/strict";
-import { acquireWorkspace, type Workspace } from "../core/workspace.ts";
-import { type AgentSession, openSession } from "../core/session.ts";
 import { listSessions } from "../core/runtime.ts";
-import type {
-  AgentSpec,
-  EventEnvelope,
-  PermissionResolver,
-  TurnEndedEvent,
-} from "../core/types.ts";
-import {
-  type RecordedRequest,
-  type ScriptedReply,
-  startModelServer,
-} from "./support/model_server.ts";
-import { testApp } from "./support/fixtures.ts";
+import type { AgentSpec } from "../core/types.ts";
+import { type RecordedRequest, startModelServer } from "./support/model_server.ts";
 import {
   agent,
+  agentEnv,
   agentOf,
   collectAll,
   type Json,
@@ -35,93 +24,26 @@ import {
 import { childEnv, makeCoyoteEnv } from "./support/run_coyote.ts";
 import { startAcp } from "./support/acp_harness.ts";
 
-interface Env {
-  ws: Workspace;
-  root: string;
-  cwd: string;
-  dataDir: string;
-  requests: RecordedRequest[];
-  open(agentName: string, permission?: PermissionResolver): Promise<AgentSession>;
-  run(
-    session: AgentSession,
-    prompt: string,
-    signal?: AbortSignal,
-    onEvent?: (e: EventEnvelope) => void,
-  ): Promise<{
-    events: EventEnvelope[];
-    ended: TurnEndedEvent;
-  }>;
-  close(): Promise<void>;
-}
-
-async function setup(
-  agents: AgentSpec[],
-  script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
-  files: Record<string, string> = {},
-  trusted = true,
-  config: Record<string, unknown> = {},
-): Promise<Env> {
-  const root = await Deno.makeTempDir({ prefix: "coyote-attack-sub-" });
-  const cwd = `${root}/ws`;
-  await Deno.mkdir(cwd, { recursive: true });
-  for (const [path, text] of Object.entries(files)) {
-    await Deno.mkdir(`${cwd}/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
-    await Deno.writeTextFile(`${cwd}/${path}`, text);
-  }
-  const server = await startModelServer({ script: (req) => script(req) });
-  const dataDir = `${root}/data`;
-  const app = testApp({ cwd, configDir: `${root}/config`, dataDir }, {
-    baseURL: server.baseURL,
-    apiKey: "k",
-    model: "scripted",
-    trustWorkspace: trusted,
-    config,
-  });
-  const ws = await acquireWorkspace(app, { cwd, log: () => {} });
-  for (const a of agents) ws.agents.register(a, "plugin");
-  const sessions: AgentSession[] = [];
-  return {
-    ws,
-    root,
-    cwd,
-    dataDir,
-    requests: server.requests,
-    async open(name, permission) {
-      const s = await openSession(ws, {
-        agent: name,
-        permission: permission ?? (() => Promise.resolve("reject_once")),
-      });
-      sessions.push(s);
-      return s;
-    },
-    async run(session, prompt, signal, onEvent) {
-      const events: EventEnvelope[] = [];
-      await session.prompt(prompt, {
-        signal,
-        onEvent: (e) => {
-          events.push(e);
-          onEvent?.(e);
-        },
-      });
-      const last = events.at(-1)!;
-      assert.equal(last.session_id, session.id, "the root's turn_ended comes last");
-      assert.equal(last.update.sessionUpdate, "turn_ended");
-      return { events, ended: last.update as TurnEndedEvent };
-    },
-    async close() {
-      for (const s of sessions) await s.close();
-      await ws.release();
-      await server.close();
-      await Deno.remove(root, { recursive: true });
-    },
-  };
-}
-
 interface Transcript {
   id: string;
   header: Json;
   lines: Json[];
 }
+
+const setup = (
+  agents: AgentSpec[],
+  script: Parameters<typeof agentEnv>[1],
+  files: Record<string, string> = {},
+  trusted = true,
+  config: Record<string, unknown> = {},
+) =>
+  agentEnv(agents, script, {
+    files,
+    config,
+    trusted,
+    source: "plugin",
+    prefix: "coyote-attack-sub-",
+  });
 
 /**
  * Every transcript under the data dir: each line must be one whole JSON object (no torn or

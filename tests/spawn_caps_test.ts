@@ -6,19 +6,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { acquireWorkspace, type Workspace } from "../core/workspace.ts";
-import { type AgentSession, openSession } from "../core/session.ts";
+import type { AgentSession } from "../core/session.ts";
 import { parseAgentConfig } from "../core/agents/definition.ts";
 import { loadAgentRegistry } from "../core/agents/registry.ts";
-import type { AgentSpec, EventEnvelope, TurnEndedEvent } from "../core/types.ts";
-import {
-  type RecordedRequest,
-  type ScriptedReply,
-  startModelServer,
-} from "./support/model_server.ts";
-import { testApp } from "./support/fixtures.ts";
+import type { AgentSpec } from "../core/types.ts";
 import {
   agent,
+  agentEnv,
   agentOf,
   collectAll,
   type Json,
@@ -27,63 +21,17 @@ import {
   spawn,
 } from "./support/scripted_agents.ts";
 
-interface Env {
-  ws: Workspace;
-  dataDir: string;
-  requests: RecordedRequest[];
-  open(name: string): Promise<AgentSession>;
-  run(s: AgentSession, prompt: string): Promise<TurnEndedEvent>;
-  close(): Promise<void>;
-}
-
+/** Like {@link agentEnv}; `run` gives the root's `turn_ended`. */
 async function setup(
   agents: AgentSpec[],
-  script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
+  script: Parameters<typeof agentEnv>[1],
   files: Record<string, string> = {},
-): Promise<Env> {
-  const root = await Deno.makeTempDir({ prefix: "coyote-spawncaps-" });
-  const cwd = `${root}/ws`;
-  await Deno.mkdir(cwd, { recursive: true });
-  for (const [path, text] of Object.entries(files)) {
-    await Deno.mkdir(`${cwd}/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
-    await Deno.writeTextFile(`${cwd}/${path}`, text);
-  }
-  const server = await startModelServer({ script: (req) => script(req) });
-  const dataDir = `${root}/data`;
-  const app = testApp({ cwd, configDir: `${root}/config`, dataDir }, {
-    baseURL: server.baseURL,
-    apiKey: "k",
-    model: "scripted",
-  });
-  const ws = await acquireWorkspace(app, { cwd, log: () => {} });
-  for (const a of agents) ws.agents.register(a, "workspace");
-  const sessions: AgentSession[] = [];
+) {
+  const env = await agentEnv(agents, script, { files, prefix: "coyote-spawncaps-" });
   return {
-    ws,
-    dataDir,
-    requests: server.requests,
-    async open(name) {
-      const s = await openSession(ws, {
-        agent: name,
-        permission: () => Promise.resolve("reject_once"),
-      });
-      sessions.push(s);
-      return s;
-    },
-    async run(s, prompt) {
-      const events: EventEnvelope[] = [];
-      await s.prompt(prompt, { onEvent: (e) => events.push(e) });
-      const last = events.at(-1)!;
-      assert.equal(last.session_id, s.id, "the root's turn_ended comes last");
-      assert.equal(last.update.sessionUpdate, "turn_ended");
-      return last.update as TurnEndedEvent;
-    },
-    async close() {
-      for (const s of sessions) await s.close();
-      await ws.release();
-      await server.close();
-      await Deno.remove(root, { recursive: true });
-    },
+    ...env,
+    open: (name: string) => env.open(name),
+    run: async (s: AgentSession, prompt: string) => (await env.run(s, prompt)).ended,
   };
 }
 

@@ -7,8 +7,6 @@
  * `auto_continue` re-prompts while the todo list has open items.
  */
 import assert from "node:assert/strict";
-import { acquireWorkspace, type Workspace } from "../core/workspace.ts";
-import { type AgentSession, openSession } from "../core/session.ts";
 import { listSessions } from "../core/runtime.ts";
 import type {
   AgentSpec,
@@ -16,17 +14,12 @@ import type {
   EventEnvelope,
   HostFactory,
   PermissionRequest,
-  PermissionResolver,
   TurnEndedEvent,
 } from "../core/types.ts";
-import {
-  type RecordedRequest,
-  type ScriptedReply,
-  startModelServer,
-} from "./support/model_server.ts";
-import { testApp } from "./support/fixtures.ts";
+import type { RecordedRequest } from "./support/model_server.ts";
 import {
   agent,
+  agentEnv,
   agentOf,
   type Json,
   messages,
@@ -35,79 +28,15 @@ import {
   toolResults,
 } from "./support/scripted_agents.ts";
 
-function toolNames(req: RecordedRequest): string[] {
-  return ((req.body as Json).tools ?? []).map((t: Json) => t.function.name);
-}
-
-interface Env {
-  ws: Workspace;
-  root: string;
-  cwd: string;
-  requests: RecordedRequest[];
-  open(
-    agentName: string,
-    permission?: PermissionResolver,
-    host?: HostFactory,
-  ): Promise<AgentSession>;
-  run(session: AgentSession, prompt: string, signal?: AbortSignal): Promise<{
-    events: EventEnvelope[];
-    ended: TurnEndedEvent;
-  }>;
-  close(): Promise<void>;
-}
-
-async function setup(
+const setup = (
   agents: AgentSpec[],
-  script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
+  script: Parameters<typeof agentEnv>[1],
   files: Record<string, string> = {},
   config: Record<string, unknown> = {},
-): Promise<Env> {
-  const root = await Deno.makeTempDir({ prefix: "coyote-supervisor-" });
-  const cwd = `${root}/ws`;
-  await Deno.mkdir(cwd, { recursive: true });
-  for (const [path, text] of Object.entries(files)) {
-    await Deno.mkdir(`${cwd}/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
-    await Deno.writeTextFile(`${cwd}/${path}`, text);
-  }
-  const server = await startModelServer({ script: (req) => script(req) });
-  const app = testApp({ cwd, configDir: `${root}/config`, dataDir: `${root}/data` }, {
-    baseURL: server.baseURL,
-    apiKey: "k",
-    model: "scripted",
-    config,
-  });
-  const ws = await acquireWorkspace(app, { cwd, log: () => {} });
-  for (const a of agents) ws.agents.register(a, "workspace");
-  const sessions: AgentSession[] = [];
-  return {
-    ws,
-    root,
-    cwd,
-    requests: server.requests,
-    async open(name, permission, host) {
-      const s = await openSession(ws, {
-        agent: name,
-        permission: permission ?? (() => Promise.resolve("reject_once")),
-        ...(host ? { host } : {}),
-      });
-      sessions.push(s);
-      return s;
-    },
-    async run(session, prompt, signal) {
-      const events: EventEnvelope[] = [];
-      await session.prompt(prompt, { signal, onEvent: (e) => events.push(e) });
-      const last = events.at(-1)!;
-      assert.equal(last.session_id, session.id, "the root's turn_ended comes last");
-      assert.equal(last.update.sessionUpdate, "turn_ended");
-      return { events, ended: last.update as TurnEndedEvent };
-    },
-    async close() {
-      for (const s of sessions) await s.close();
-      await ws.release();
-      await server.close();
-      await Deno.remove(root, { recursive: true });
-    },
-  };
+) => agentEnv(agents, script, { files, config, prefix: "coyote-supervisor-" });
+
+function toolNames(req: RecordedRequest): string[] {
+  return ((req.body as Json).tools ?? []).map((t: Json) => t.function.name);
 }
 
 Deno.test("supervisor: three explore children run at the same time, are collected, and their events nest", async () => {

@@ -2,11 +2,27 @@
  * Helpers for tests that drive sub-agents with the scripted model server
  * (tests/support/model_server.ts): which agent a recorded request came from (the first word of its
  * system prompt, e.g. `LEAD`, `KID`), its messages and tool results, how many requests one
- * conversation has made, `agent__spawn` / `agent__collect` calls, and minimal agent definitions.
+ * conversation has made, `agent__spawn` / `agent__collect` calls, minimal agent definitions, and
+ * {@link agentEnv}: a real workspace with those agents on a scripted server.
  * @module
  */
-import type { RecordedRequest, ScriptedToolCall } from "./model_server.ts";
-import type { AgentSpec } from "../../core/types.ts";
+import assert from "node:assert/strict";
+import {
+  type RecordedRequest,
+  type ScriptedReply,
+  type ScriptedToolCall,
+  startModelServer,
+} from "./model_server.ts";
+import { testApp } from "./fixtures.ts";
+import { acquireWorkspace, type Workspace } from "../../core/workspace.ts";
+import { type AgentSession, openSession } from "../../core/session.ts";
+import type {
+  AgentSpec,
+  EventEnvelope,
+  HostFactory,
+  PermissionResolver,
+  TurnEndedEvent,
+} from "../../core/types.ts";
 
 // deno-lint-ignore no-explicit-any
 export type Json = any;
@@ -60,5 +76,102 @@ export function agent(name: string, extra: Partial<AgentSpec> = {}): AgentSpec {
     description: `${name} test agent`,
     instructions: `${name} agent for tests.`,
     ...extra,
+  };
+}
+
+/** A workspace with registered test agents and a scripted model server (see {@link agentEnv}). */
+export interface AgentTestEnv {
+  ws: Workspace;
+  /** Temp root: `ws/` is the workspace, `config/` and `data/` Coyote's dirs. */
+  root: string;
+  cwd: string;
+  dataDir: string;
+  requests: RecordedRequest[];
+  /** Opens a root session of `name` (permission: reject unless given). */
+  open(
+    name: string,
+    permission?: PermissionResolver,
+    host?: HostFactory,
+  ): Promise<AgentSession>;
+  /** Runs one turn; asserts the root's `turn_ended` comes last and returns it with every event. */
+  run(
+    session: AgentSession,
+    prompt: string,
+    signal?: AbortSignal,
+    onEvent?: (e: EventEnvelope) => void,
+  ): Promise<{ events: EventEnvelope[]; ended: TurnEndedEvent }>;
+  /** Closes the sessions, the workspace and the server; removes the temp root. */
+  close(): Promise<void>;
+}
+
+/**
+ * A real workspace in a temp dir (with `files` written into it) on a scripted model server whose
+ * replies come from `script`, with `agents` registered as `source` (default `workspace`).
+ */
+export async function agentEnv(
+  agents: AgentSpec[],
+  script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
+  opts: {
+    files?: Record<string, string>;
+    config?: Record<string, unknown>;
+    trusted?: boolean;
+    source?: "workspace" | "plugin";
+    prefix?: string;
+  } = {},
+): Promise<AgentTestEnv> {
+  const root = await Deno.makeTempDir({ prefix: opts.prefix ?? "coyote-agents-" });
+  const cwd = `${root}/ws`;
+  await Deno.mkdir(cwd, { recursive: true });
+  for (const [path, text] of Object.entries(opts.files ?? {})) {
+    await Deno.mkdir(`${cwd}/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${cwd}/${path}`, text);
+  }
+  const server = await startModelServer({ script: (req) => script(req) });
+  const dataDir = `${root}/data`;
+  const app = testApp({ cwd, configDir: `${root}/config`, dataDir }, {
+    baseURL: server.baseURL,
+    apiKey: "k",
+    model: "scripted",
+    ...(opts.trusted !== undefined ? { trustWorkspace: opts.trusted } : {}),
+    config: opts.config ?? {},
+  });
+  const ws = await acquireWorkspace(app, { cwd, log: () => {} });
+  for (const a of agents) ws.agents.register(a, opts.source ?? "workspace");
+  const sessions: AgentSession[] = [];
+  return {
+    ws,
+    root,
+    cwd,
+    dataDir,
+    requests: server.requests,
+    async open(name, permission, host) {
+      const s = await openSession(ws, {
+        agent: name,
+        permission: permission ?? (() => Promise.resolve("reject_once")),
+        ...(host ? { host } : {}),
+      });
+      sessions.push(s);
+      return s;
+    },
+    async run(session, prompt, signal, onEvent) {
+      const events: EventEnvelope[] = [];
+      await session.prompt(prompt, {
+        signal,
+        onEvent: (e) => {
+          events.push(e);
+          onEvent?.(e);
+        },
+      });
+      const last = events.at(-1)!;
+      assert.equal(last.session_id, session.id, "the root's turn_ended comes last");
+      assert.equal(last.update.sessionUpdate, "turn_ended");
+      return { events, ended: last.update as TurnEndedEvent };
+    },
+    async close() {
+      for (const s of sessions) await s.close();
+      await ws.release();
+      await server.close();
+      await Deno.remove(root, { recursive: true });
+    },
   };
 }
