@@ -278,6 +278,12 @@ export interface AgentDefinition {
   can_spawn_agents?: boolean;
   /** Agents it may start; omitted: any, `[]`: none. @since 1.1 */
   spawnable_agents?: string[];
+  /**
+   * Also the custom agents — the user's (`<config dir>/agents/`) and the workspace's
+   * (`.coyote/agents/`, `.claude/agents/`) — besides those `spawnable_agents` names; an untrusted
+   * workspace's agents stay unspawnable by this rule. Plugin agents only by name. @since 1.2
+   */
+  spawn_custom_agents?: boolean;
   /** Children running at once (more are queued). @since 1.1 */
   max_concurrent_agents?: number;
   /** Depth of the sub-agent tree below the root (root = 0). @since 1.1 */

@@ -61,6 +61,7 @@ const SNAKE: Record<string, string> = {
   enabledSkills: "enabled_skills",
   canSpawnAgents: "can_spawn_agents",
   spawnableAgents: "spawnable_agents",
+  spawnCustomAgents: "spawn_custom_agents",
   maxConcurrentAgents: "max_concurrent_agents",
   maxAgentDepth: "max_agent_depth",
   maxSpawnsPerTurn: "max_spawns_per_turn",

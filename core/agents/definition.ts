@@ -4,7 +4,7 @@
  * - **Folder** `<name>/config.yaml` (Coyote's own form; keys mirror the original Coyote's agent
  *   config, snake_case): `name`, `description`, `version`, `model`, `temperature`, `top_p`,
  *   `reasoning_effort`, `instructions`, `variables: [{name, description, default}]`, `tools`,
- *   `mcp_servers`, `enabled_skills`, `can_spawn_agents`, `spawnable_agents`,
+ *   `mcp_servers`, `enabled_skills`, `can_spawn_agents`, `spawnable_agents`, `spawn_custom_agents`,
  *   `max_concurrent_agents`, `max_agent_depth`, `max_spawns_per_turn`, `max_live_agents`,
  *   `summarization_threshold`, `escalation_timeout`,
  *   `auto_continue`, `max_auto_continues`, `conversation_starters`, plus `max_turns`. A few keys of
@@ -125,6 +125,7 @@ function agentSchemas() {
       enabled_skills: strList().optional(),
       can_spawn_agents: z.boolean({ error: "expected true or false" }).optional(),
       spawnable_agents: strList().optional(),
+      spawn_custom_agents: z.boolean({ error: "expected true or false" }).optional(),
       max_concurrent_agents: posInt().optional(),
       max_agent_depth: posInt().optional(),
       max_spawns_per_turn: posInt().optional(),
@@ -260,6 +261,7 @@ export async function parseAgentConfig(
   set("enabled_skills", c.enabled_skills as string[] | undefined);
   set("can_spawn_agents", c.can_spawn_agents as boolean | undefined);
   set("spawnable_agents", c.spawnable_agents as string[] | undefined);
+  set("spawn_custom_agents", c.spawn_custom_agents as boolean | undefined);
   set("max_concurrent_agents", c.max_concurrent_agents as number | undefined);
   set("max_agent_depth", c.max_agent_depth as number | undefined);
   set("max_spawns_per_turn", c.max_spawns_per_turn as number | undefined);
@@ -341,6 +343,9 @@ export function checkPluginAgent(a: unknown, origin: string): AgentDefinition {
     if (o[k] !== undefined && !(Array.isArray(o[k]) && o[k].every((x) => typeof x === "string"))) {
       throw bad(k, "a list of strings");
     }
+  }
+  for (const k of ["can_spawn_agents", "spawn_custom_agents"] as const) {
+    if (o[k] !== undefined && typeof o[k] !== "boolean") throw bad(k, "true or false");
   }
   // The supervisor's numeric limits: a plugin asking for "lots" or 0 children is told so, as a
   // config.yaml would be, rather than silently getting the default.

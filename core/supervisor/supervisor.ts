@@ -4,7 +4,8 @@
  * - `spawn` returns an id (`<agent>-<8 hex>`) at once; the child — a fresh Session on the same
  *   Workspace with its own definition's instructions and tools, the parent's policy narrowed —
  *   runs concurrently. Beyond `max_concurrent_agents` spawns queue and start as others end.
- *   Refusals (not allowed to spawn, not in `spawnable_agents`, unknown agent, `max_agent_depth`
+ *   Refusals (not allowed to spawn, not in `spawnable_agents` nor a custom agent under
+ *   `spawn_custom_agents` — core/supervisor/spawnable.ts —, unknown agent, `max_agent_depth`
  *   reached, `max_spawns_per_turn` children already spawned in this turn, `max_live_agents`
  *   sessions already live in the whole tree — core/supervisor/tree.ts) throw {@link SpawnRefused}
  *   with the reason and how to raise the limit.
@@ -35,6 +36,7 @@ import { transcriptPath } from "../sessions.ts";
 import { condense } from "./summary.ts";
 import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
 import type { LiveAgentBudget } from "./tree.ts";
+import { spawnVerdict } from "./spawnable.ts";
 
 /** A spawn the supervisor refused; the message says why (it becomes the tool error). */
 export class SpawnRefused extends Error {
@@ -190,14 +192,13 @@ export class Supervisor {
     if (!def.can_spawn_agents) {
       throw new SpawnRefused(`agent ${owner.agent} may not spawn sub-agents (can_spawn_agents)`);
     }
-    const allowed = def.spawnable_agents;
-    if (allowed && !allowed.includes(agentName)) {
-      throw new SpawnRefused(
-        `agent ${owner.agent} may not spawn "${agentName}"; spawnable_agents: ${
-          allowed.join(", ") || "(none)"
-        }`,
-      );
-    }
+    const verdict = spawnVerdict(
+      { ...def, name: owner.agent },
+      agentName,
+      owner.workspace.agents,
+      owner.workspace.trust.trusted,
+    );
+    if (!verdict.ok) throw new SpawnRefused(verdict.reason);
     const child = owner.workspace.agents.get(agentName);
     if (!child) throw new SpawnRefused(owner.workspace.agents.unknown(agentName));
     const depth = owner.origin.depth + 1;

@@ -2,7 +2,8 @@
  * The `agent__*` tools of an agent with `can_spawn_agents` (issue 7 §3):
  * `agent__spawn {agent, prompt}` → `{id}` at once; `agent__check {id}`;
  * `agent__collect {id?, timeout_ms?}` (one, or every uncollected child); `agent__cancel {id}`
- * (cascades); `agent__list` (this turn's children and the agents that may be spawned).
+ * (cascades); `agent__list` (this turn's children and the agents that may be spawned, each with
+ * its description, custom ones marked — core/supervisor/spawnable.ts).
  * A refused spawn or an unknown id is a tool error that says why.
  * @module
  */
@@ -11,6 +12,7 @@ import { defineTool } from "../../sdk/mod.ts";
 import type { AnyTool } from "../types.ts";
 import { type ChildRun, SpawnRefused, type Supervisor } from "./supervisor.ts";
 import { DEFAULT_COLLECT_TIMEOUT_MS } from "./limits.ts";
+import { isCustom, spawnableAgents } from "./spawnable.ts";
 
 /** Names of the supervisor tools. */
 export const SUPERVISOR_TOOLS = [
@@ -132,9 +134,10 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     run() {
       const s = sup();
       const owner = s.host.owner();
-      const allowed = owner.definition.spawnable_agents;
-      const agents = owner.workspace.agents.list().filter((a) =>
-        allowed ? allowed.includes(a.name) : true
+      const { spawnable: agents, untrusted } = spawnableAgents(
+        { ...owner.definition, name: owner.agent },
+        owner.workspace.agents,
+        owner.workspace.trust.trusted,
       );
       const runs = [...s.runs.values()];
       const lines = [
@@ -145,13 +148,23 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
           }`
         ),
         "Agents you may spawn:",
-        ...agents.map((a) => `- ${a.name}: ${a.description}`),
+        ...agents.map((a) =>
+          `- ${a.name}${isCustom(a.source) ? " (custom)" : ""}: ${a.description}`
+        ),
+        ...(untrusted.length
+          ? [
+            `Not spawnable until the user trusts this workspace (coyote trust): ${
+              untrusted.map((a) => a.name).join(", ")
+            }`,
+          ]
+          : []),
       ];
       return {
         content: lines.join("\n"),
         rawOutput: {
           running: runs.map((r) => rawRun(s, r)),
           available: agents.map((a) => a.name),
+          ...(untrusted.length ? { untrusted: untrusted.map((a) => a.name) } : {}),
         },
       };
     },

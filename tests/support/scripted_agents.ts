@@ -105,7 +105,7 @@ export interface AgentTestEnv {
 }
 
 /**
- * A real workspace in a temp dir (with `files` written into it) on a scripted model server whose
+ * A real workspace in a temp dir (with `files` written into it, `userFiles` into its config dir) on a scripted model server whose
  * replies come from `script`, with `agents` registered as `source` (default `workspace`).
  */
 export async function agentEnv(
@@ -113,6 +113,8 @@ export async function agentEnv(
   script: (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>,
   opts: {
     files?: Record<string, string>;
+    /** Files written into the user's config dir (`agents/x.md` is a user agent). */
+    userFiles?: Record<string, string>;
     config?: Record<string, unknown>;
     trusted?: boolean;
     source?: "workspace" | "plugin";
@@ -125,6 +127,10 @@ export async function agentEnv(
   for (const [path, text] of Object.entries(opts.files ?? {})) {
     await Deno.mkdir(`${cwd}/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
     await Deno.writeTextFile(`${cwd}/${path}`, text);
+  }
+  for (const [path, text] of Object.entries(opts.userFiles ?? {})) {
+    await Deno.mkdir(`${root}/config/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${root}/config/${path}`, text);
   }
   const server = await startModelServer({ script: (req) => script(req) });
   const dataDir = `${root}/data`;
