@@ -8,6 +8,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { loadAgentRegistry } from "../core/agents/registry.ts";
 import type { RecordedRequest } from "./support/model_server.ts";
 import {
   agent,
@@ -222,5 +223,34 @@ Deno.test("custom agents: spawn_custom_agents is validated with the file and the
     );
   } finally {
     await e.close();
+  }
+});
+
+Deno.test("custom agents: a plugin's spawn_custom_agents must be true or false", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "coyote-custom-" });
+  try {
+    const reg = await loadAgentRegistry({
+      configDir: `${dir}/cfg`,
+      cwd: dir,
+      pluginAgents: [{
+        plugin: "p",
+        agent: {
+          name: "boss",
+          description: "d",
+          instructions: "i",
+          spawn_custom_agents: "yes" as unknown as boolean,
+        },
+      }, {
+        plugin: "p",
+        agent: { name: "ok", description: "d", instructions: "i", spawn_custom_agents: true },
+      }],
+    });
+    assert.equal(
+      reg.entry("boss")!.error,
+      "agent file plugin:p: spawn_custom_agents: expected true or false",
+    );
+    assert.equal(reg.get("ok")?.spawn_custom_agents, true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
