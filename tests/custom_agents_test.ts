@@ -254,3 +254,36 @@ Deno.test("custom agents: a plugin's spawn_custom_agents must be true or false",
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("custom agents: without a spawnable_agents list an untrusted workspace's agents are refused too; a list that names one allows it", async () => {
+  const e = await agentEnv([
+    agent("ANY", { can_spawn_agents: true }),
+    agent("NAMER", { can_spawn_agents: true, spawnable_agents: ["reviewer"] }),
+  ], (req) => {
+    if (agentOf(req) === "REVIEWER") return { text: "reviewed" };
+    switch (toolCount(req)) {
+      case 0:
+        return { tool_calls: [spawn("reviewer", "review")] };
+      case 1:
+        return { tool_calls: [collectAll] };
+      default:
+        return { text: "done" };
+    }
+  }, { files: FILES, trusted: false, source: "plugin", prefix: "coyote-custom-" });
+  try {
+    const any = await e.open("any");
+    await e.run(any, "review it");
+    const anyReqs = e.requests.filter((r) => agentOf(r) === "ANY");
+    assert.match(
+      toolResults(anyReqs[1])[0],
+      /^error: agent any may not spawn "reviewer": it is defined by this workspace .*which is not trusted/,
+    );
+    assert.ok(!e.requests.some((r) => agentOf(r) === "REVIEWER"), "the reviewer never ran");
+
+    const namer = await e.open("namer");
+    const { ended } = await e.run(namer, "review it");
+    assert.deepEqual(ended.agents?.map((a) => [a.agent, a.status]), [["reviewer", "completed"]]);
+  } finally {
+    await e.close();
+  }
+});

@@ -7,8 +7,9 @@
  *   main agent delegates to the user's subagent files by description. Plugin agents stay opt-in by
  *   name (installing a plugin does not hand it the coordinator's work).
  * - In an untrusted workspace (core/trust.ts) the workspace's agents are not spawnable by that
- *   rule: a cloned repository must not get its agent files run automatically. The refusal says
- *   why and how to trust it (`coyote trust`); the user's own agents stay spawnable.
+ *   rule nor by an omitted list ("any"), only when a list names them: a cloned repository must not
+ *   get its agent files run automatically. The refusal says why and how to trust it
+ *   (`coyote trust`); the user's own agents stay spawnable.
  *
  * The child is still narrowed to its parent's tools and policy (core/session.ts); this module only
  * decides whether it may start.
@@ -40,16 +41,20 @@ export function spawnVerdict(
   trusted: boolean,
 ): SpawnVerdict {
   const allowed = parent.spawnable_agents;
-  if (!allowed || allowed.includes(name)) return { ok: true };
+  if (allowed?.includes(name)) return { ok: true };
   const child = agents.get(name);
+  const untrustedRefusal = (): SpawnVerdict => ({
+    ok: false,
+    reason: `agent ${parent.name} may not spawn "${name}": it is defined by this workspace (${
+      agents.entry(name)?.path ?? name
+    }), which is not trusted, and a repository's agent files are not run automatically; the user can trust the workspace with \`coyote trust\` (or run the agent directly with \`coyote -a ${name}\`)`,
+  });
+  // Without a list ("any"), the same trust rule: an untrusted workspace's agents only by name.
+  if (!allowed) {
+    return child?.source === "workspace" && !trusted ? untrustedRefusal() : { ok: true };
+  }
   if (parent.spawn_custom_agents && isCustom(child?.source)) {
-    if (child!.source === "user" || trusted) return { ok: true };
-    const path = agents.entry(name)?.path ?? name;
-    return {
-      ok: false,
-      reason:
-        `agent ${parent.name} may not spawn "${name}": it is defined by this workspace (${path}), which is not trusted, and a repository's agent files are not run automatically; the user can trust the workspace with \`coyote trust\` (or run the agent directly with \`coyote -a ${name}\`)`,
-    };
+    return child!.source === "user" || trusted ? { ok: true } : untrustedRefusal();
   }
   const list = allowed.join(", ") || "(none)";
   const custom = parent.spawn_custom_agents
@@ -76,7 +81,9 @@ export function spawnableAgents(
   const untrusted: AgentSpec[] = [];
   for (const a of agents.list()) {
     if (spawnVerdict(parent, a.name, agents, trusted).ok) spawnable.push(a);
-    else if (parent.spawn_custom_agents && a.source === "workspace") untrusted.push(a);
+    else if ((parent.spawn_custom_agents || !parent.spawnable_agents) && a.source === "workspace") {
+      untrusted.push(a);
+    }
   }
   return { spawnable, untrusted };
 }
