@@ -334,3 +334,26 @@ Deno.test("permission: a write shows the diff it would make; a sub-agent's reque
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("render: assistant messages of successive model requests are not glued together", () => {
+  for (const markdown of [null, (b: string) => `<${b.trim()}>\n`]) {
+    const { r, o } = capture({ markdown });
+    r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "x" }));
+    for (const text of ["first answer", "second answer"]) {
+      r.onEnvelope(env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } }));
+      // Sent by the engine when a request ends (core/engine/loop.ts #addUsage).
+      r.onEnvelope(env({ sessionUpdate: "usage_update", used: 10, size: 100 }));
+    }
+    r.onEnvelope(env({
+      sessionUpdate: "turn_ended",
+      stopReason: "end_turn",
+      usage,
+      denied: [],
+      text: "",
+    }));
+    assert.equal(
+      o.out,
+      markdown ? "<first answer>\n<second answer>\n" : "first answer\nsecond answer\n",
+    );
+  }
+});

@@ -315,6 +315,9 @@ export class Renderer {
         return;
       }
       case "usage_update": {
+        // The engine reports usage when a model request ends: the message it streamed is over,
+        // so the next request's text (an automatic continuation) starts on its own line.
+        this.#endMessage();
         this.context = { used: ev.used, size: ev.size };
         const c = (ev._meta as { compaction?: { turns: number; before: number; after: number } })
           ?.compaction;
