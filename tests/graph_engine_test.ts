@@ -177,6 +177,19 @@ nodes:
   z: { type: end }
 `);
   assert.ok(q.includes('start: no node "nowhere"'), q.join("\n"));
+  // A typo of an existing node names it.
+  const t = problems(`
+name: g
+start: frist
+nodes:
+  first: { type: llm, prompt: x, next: fnish }
+  finish: { type: end }
+`);
+  assert.ok(t.includes('start: no node "frist" (did you mean `first`?)'), t.join("\n"));
+  assert.ok(
+    t.includes('nodes.first.next: no node "fnish" (did you mean `finish`?)'),
+    t.join("\n"),
+  );
   assert.ok(q.some((l) => l.includes("nodes.a: a script needs `next` or `routes`")), q.join("\n"));
   assert.ok(
     q.some((l) => l.includes("nodes.a.script: expected a .ts, .js, .mjs or .sh file")),

@@ -18,6 +18,7 @@ import picomatch from "picomatch";
 import { rootKey, templatePaths } from "./template.ts";
 import type { GraphNode, GraphSpec } from "./schema.ts";
 import { GraphSpecError } from "./schema.ts";
+import { closest } from "../config.ts";
 
 /** What the host knows; each check is skipped when its callback is absent. */
 export interface ValidateContext {
@@ -112,11 +113,16 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
   const nodes = spec.nodes;
   const ids = Object.keys(nodes);
   const has = (id: string) => Object.hasOwn(nodes, id);
+  // A missing node is most often a typo: name the nearest existing one.
+  const noNode = (id: string, field: string) => {
+    const near = closest(id, ids);
+    return `${field}: no node "${id}"${near ? ` (did you mean \`${near}\`?)` : ""}`;
+  };
   const ref = (id: string, field: string) => {
-    if (!has(id)) problems.push(`${field}: no node "${id}"`);
+    if (!has(id)) problems.push(noNode(id, field));
   };
 
-  if (!has(spec.start)) problems.push(`start: no node "${spec.start}"`);
+  if (!has(spec.start)) problems.push(noNode(spec.start, "start"));
   if (!ids.some((i) => nodes[i].type === "end")) problems.push("nodes: no `end` node");
   const caps = spec.settings?.max_loop_iterations;
   if (caps && typeof caps === "object") {
