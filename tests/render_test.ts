@@ -357,3 +357,31 @@ Deno.test("render: assistant messages of successive model requests are not glued
     );
   }
 });
+
+Deno.test("render: a sub-agent ending while the root streams markdown does not cut its block", () => {
+  const blocks: string[] = [];
+  const { r, o } = capture({ markdown: (b) => (blocks.push(b), `<${b.trim()}>\n`) });
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "x" }));
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "look" }, true));
+  const text = (t: string) =>
+    r.onEnvelope(env({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } }));
+  text("```ts\nconst a");
+  r.onEnvelope(env({
+    sessionUpdate: "turn_ended",
+    stopReason: "end_turn",
+    usage,
+    denied: [],
+    text: "",
+  }, true));
+  assert.match(o.err, /explore-1234abcd end_turn/);
+  text(" = 1;\n```\n\nafter");
+  r.onEnvelope(env({
+    sessionUpdate: "turn_ended",
+    stopReason: "end_turn",
+    usage,
+    denied: [],
+    text: "",
+  }));
+  assert.deepEqual(blocks.map((b) => b.trim()), ["```ts\nconst a = 1;\n```", "after"]);
+  assert.equal(o.out, "<```ts\nconst a = 1;\n```>\n\n<after>\n");
+});

@@ -172,8 +172,14 @@ export class Renderer {
     this.#lastCallLine = null;
   }
 
-  #statusLine(line: string) {
-    this.#endMessage();
+  /**
+   * One status line on `err`. It ends the assistant message being streamed, except for a line
+   * that can come at any moment (a sub-agent's outcome) in markdown mode: there the unfinished
+   * block is still buffered, not on screen, and is kept whole instead of rendered in two halves
+   * (a code fence or paragraph cut where the line came).
+   */
+  #statusLine(line: string, anyMoment = false) {
+    if (!(anyMoment && this.o.markdown)) this.#endMessage();
     this.#write("err", line + "\n");
   }
 
@@ -385,6 +391,7 @@ export class Renderer {
             })`,
           )
         }`,
+        true,
       );
     }
   }
