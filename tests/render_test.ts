@@ -385,3 +385,25 @@ Deno.test("render: a sub-agent ending while the root streams markdown does not c
   assert.deepEqual(blocks.map((b) => b.trim()), ["```ts\nconst a = 1;\n```", "after"]);
   assert.equal(o.out, "<```ts\nconst a = 1;\n```>\n\n<after>\n");
 });
+
+Deno.test("render: a failed call whose line is not the last one shown is named on its ✗ line", () => {
+  const { r, o } = capture();
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "x" }));
+  for (const [id, title] of [["c1", "Spawn reviewer: review"], ["c2", "List sub-agents"]]) {
+    r.onEnvelope(env({ sessionUpdate: "tool_call", toolCallId: id, title, status: "pending" }));
+  }
+  const failed = (id: string, why: string) =>
+    r.onEnvelope(env({
+      sessionUpdate: "tool_call_update",
+      toolCallId: id,
+      status: "failed",
+      content: [{ type: "content", content: { type: "text", text: `error: ${why}` } }],
+    }));
+  failed("c1", "not trusted");
+  assert.match(o.err, /• List sub-agents\n {2}✗ Spawn reviewer: review: not trusted\n$/);
+  r.onEnvelope(
+    env({ sessionUpdate: "tool_call", toolCallId: "c3", title: "Read a", status: "pending" }),
+  );
+  failed("c3", "no such file");
+  assert.match(o.err, /• Read a\n {2}✗ no such file\n$/, "right below its own line: not repeated");
+});

@@ -281,7 +281,10 @@ export class Renderer {
             `${ev.status === "failed" ? s.red("✗") : s.green("✓")} ${title}\n`,
           ];
         }
-        const rewrite = this.#lastCallLine === ev.toolCallId && tty && !this.#suspended;
+        // The call's `•` line is the last line written (a parallel batch or other output can come
+        // between them; then the failure line names the call).
+        const above = this.#lastCallLine === ev.toolCallId;
+        const rewrite = above && tty && !this.#suspended;
         if (ev.status === "failed") {
           const c = (ev.content ?? []).find((c) => c.type === "content");
           const text = c && c.type === "content" && c.content.type === "text"
@@ -292,7 +295,7 @@ export class Renderer {
             this.#hideSpinner();
             this.o.err(`\x1b[1A\r\x1b[K${s.red("✗")} ${title}\n`);
             this.#write("err", `  ${s.red(why)}\n`);
-          } else this.#statusLine(`  ${s.red("✗")} ${why}`);
+          } else this.#statusLine(`  ${s.red("✗")} ${above ? "" : `${title}: `}${why}`);
         } else if (rewrite) {
           this.#hideSpinner();
           this.o.err(`\x1b[1A\r\x1b[K${s.green("✓")} ${title}\n`);
