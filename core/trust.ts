@@ -21,6 +21,7 @@
  * @module
  */
 import { safeText } from "./render/safe.ts";
+import { exists } from "./workspace_dirs.ts";
 
 /** What decided a workspace's trust. */
 export type TrustSource = "flag" | "config" | "stored" | "unknown";
@@ -181,15 +182,6 @@ export function setTrust(dataDir: string, dir: string, trusted: boolean): string
   Deno.writeTextFileSync(tmp, JSON.stringify(store, null, 2) + "\n", { mode: 0o600 });
   Deno.renameSync(tmp, file);
   return path;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

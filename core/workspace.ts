@@ -30,6 +30,7 @@ import { loadAgentsAndSkills } from "./agents/prepare.ts";
 import type { SkillEntry } from "./skills/load.ts";
 import { appTrusts, type TrustState, untrustedNote } from "./trust.ts";
 import { applyWorkspace } from "./project_config.ts";
+import { exists } from "./workspace_dirs.ts";
 
 /**
  * A user or configuration error (unknown agent, unknown session, no provider):
@@ -96,15 +97,6 @@ export interface Workspace {
   release(): Promise<void>;
   /** Closes MCP servers and plugin workers now. Idempotent. */
   close(): Promise<void>;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** True when the plugin host has anything to discover for this workspace. */

@@ -7,7 +7,8 @@
  */
 import { dirname, join } from "node:path";
 
-function exists(path: string): boolean {
+/** True when `path` exists (anything `stat` can see; a dangling symlink does not). */
+export function exists(path: string): boolean {
   try {
     Deno.statSync(path);
     return true;

@@ -93,6 +93,7 @@ function agentSchemas() {
       z.number({ error: "expected a positive integer" }).int({
         error: "expected a positive integer",
       }).positive({ error: "expected a positive integer" });
+    const bool = () => z.boolean({ error: "expected true or false" });
     const nonNegInt = () =>
       z.number({ error: "expected an integer ≥ 0" }).int({ error: "expected an integer ≥ 0" })
         .min(0, { error: "expected an integer ≥ 0" });
@@ -123,16 +124,16 @@ function agentSchemas() {
       global_tools: strList().optional(),
       mcp_servers: strList().optional(),
       enabled_skills: strList().optional(),
-      can_spawn_agents: z.boolean({ error: "expected true or false" }).optional(),
+      can_spawn_agents: bool().optional(),
       spawnable_agents: strList().optional(),
-      spawn_custom_agents: z.boolean({ error: "expected true or false" }).optional(),
+      spawn_custom_agents: bool().optional(),
       max_concurrent_agents: posInt().optional(),
       max_agent_depth: posInt().optional(),
       max_spawns_per_turn: posInt().optional(),
       max_live_agents: posInt().optional(),
       summarization_threshold: posInt().optional(),
       escalation_timeout: posInt().optional(),
-      auto_continue: z.boolean({ error: "expected true or false" }).optional(),
+      auto_continue: bool().optional(),
       max_auto_continues: nonNegInt().optional(),
       conversation_starters: strList().optional(),
       max_turns: posInt().optional(),

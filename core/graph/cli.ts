@@ -17,15 +17,7 @@ import { loadAgentRegistry } from "../agents/registry.ts";
 import { loadGraph } from "./load.ts";
 import { GraphSpecError } from "./schema.ts";
 import { SUBMIT_RESULT } from "./structured.ts";
-
-function exists(p: string): boolean {
-  try {
-    Deno.statSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { exists } from "../workspace_dirs.ts";
 
 /** Tools every session may have beside the first-party packs (supervisor, skills, graph). */
 const HOST_TOOLS = [SUBMIT_RESULT, "skill__list", "skill__load", "skill__unload"];
