@@ -19,7 +19,7 @@ import type { GraphHost } from "../core/graph/run.ts";
 import { checkSchema } from "../core/graph/structured.ts";
 import { closeScriptWorkers, runModuleScript } from "../core/graph/script.ts";
 import { GraphRunner } from "../core/graph/runner.ts";
-import { createWorkspace } from "../core/workspace.ts";
+import { createWorkspace } from "../core/session/workspace.ts";
 import { startModelServer } from "../tests/support/model_server.ts";
 import { testApp } from "../tests/support/fixtures.ts";
 import { type BenchResult, median } from "./stats.ts";

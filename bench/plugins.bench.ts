@@ -30,7 +30,7 @@
  * @module
  */
 import { join } from "node:path";
-import type { AppOptions } from "../core/app.ts";
+import type { AppOptions } from "../core/config/app_options.ts";
 import type { ToolContext } from "../sdk/mod.ts";
 import { testApp } from "../tests/support/fixtures.ts";
 
@@ -91,8 +91,8 @@ function childrenRss(): number {
 async function child(root: string): Promise<void> {
   const rss0 = Deno.memoryUsage().rss;
   const t0 = performance.now();
-  const { loadPlugins } = await import("../core/plugin_host/mod.ts");
-  const { Policy } = await import("../core/guard/policy.ts");
+  const { loadPlugins } = await import("../core/extensions/plugin_host/mod.ts");
+  const { Policy } = await import("../core/policy/policy.ts");
   const app = appFor(root);
   const policy = Policy.create({}, { allow: [], deny: [] }, {
     workspace: app.cwd,
@@ -129,10 +129,10 @@ async function runChild(root: string): Promise<
 
 export default async function bench(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
-  const { compilePluginSource } = await import("../core/plugin_host/source.ts");
-  const { PluginWorker, NO_PERMISSIONS } = await import("../core/plugin_host/worker.ts");
-  const { loadPlugins } = await import("../core/plugin_host/mod.ts");
-  const { Policy } = await import("../core/guard/policy.ts");
+  const { compilePluginSource } = await import("../core/extensions/plugin_host/source.ts");
+  const { PluginWorker, NO_PERMISSIONS } = await import("../core/extensions/plugin_host/worker.ts");
+  const { loadPlugins } = await import("../core/extensions/plugin_host/mod.ts");
+  const { Policy } = await import("../core/policy/policy.ts");
 
   // 1. First call, start included (a fresh process each time). Each round also times a bare
   // `deno run` of an empty module right before, so that both see the same contention.

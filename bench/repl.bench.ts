@@ -16,10 +16,10 @@
  */
 import { startModelServer } from "../tests/support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv } from "../tests/support/run_coyote.ts";
-import { Renderer } from "../core/render/mod.ts";
-import { loadMarkdown } from "../core/render/markdown.ts";
+import { Renderer } from "../core/frontends/render/mod.ts";
+import { loadMarkdown } from "../core/frontends/render/markdown.ts";
 import { estimateTokens, summarise } from "../core/engine/compact.ts";
-import type { ChatMessage } from "../core/sessions.ts";
+import type { ChatMessage } from "../core/session/transcript.ts";
 import { type BenchResult, median } from "./stats.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 7);

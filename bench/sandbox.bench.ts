@@ -15,10 +15,10 @@
  * works on this machine.
  * @module
  */
-import { Policy } from "../core/guard/policy.ts";
-import { CommandSandbox, detectBackend } from "../core/sandbox/mod.ts";
+import { Policy } from "../core/policy/policy.ts";
+import { CommandSandbox, detectBackend } from "../core/policy/sandbox/mod.ts";
 import { runCommand } from "../plugins/exec/mod.ts";
-import { createSession } from "../core/runtime.ts";
+import { createSession } from "../core/session/runtime.ts";
 import { startModelServer } from "../tests/support/model_server.ts";
 import { testApp } from "../tests/support/fixtures.ts";
 import { type BenchResult, median } from "./stats.ts";

@@ -19,7 +19,7 @@
  */
 import { parseArgs } from "node:util";
 import { join } from "node:path";
-import { Policy } from "../core/guard/policy.ts";
+import { Policy } from "../core/policy/policy.ts";
 
 function parseFlags() {
   try {

@@ -1,6 +1,6 @@
 /**
  * Built-in skills (Agent Skills `SKILL.md`), embedded in the binary with
- * `import … with { type: "text" }` and parsed by core/skills/load.ts like any user skill. The
+ * `import … with { type: "text" }` and parsed by core/extensions/skills/load.ts like any user skill. The
  * folder name is the skill's name.
  * @module
  */

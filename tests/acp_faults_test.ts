@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import type * as acp from "@agentclientprotocol/sdk";
 import { acpTestEnv, finishAcp, startAcp, waitFor } from "./support/acp_harness.ts";
 import type { ScriptedReply } from "./support/model_server.ts";
-import { BUILTIN_COMMANDS } from "../core/commands.ts";
+import { BUILTIN_COMMANDS } from "../core/frontends/slash_commands.ts";
 import { runCoyote } from "./support/run_coyote.ts";
 
 const setup = (script: ScriptedReply[]) => acpTestEnv(script, "coyote-acpf");
@@ -423,7 +423,7 @@ Deno.test("acp faults: built-in slash commands answer without the model", async 
 });
 
 Deno.test("keepChildrenOffStdout: default and inherited stdout of a child go to stderr; piped stays piped", async () => {
-  const stdio = new URL("../core/acp/stdio.ts", import.meta.url).href;
+  const stdio = new URL("../core/frontends/acp/stdio.ts", import.meta.url).href;
   const code = `
     import { keepChildrenOffStdout } from "${stdio}";
     keepChildrenOffStdout();
@@ -452,7 +452,7 @@ Deno.test("keepChildrenOffStdout: default and inherited stdout of a child go to 
 
 Deno.test("acp output limit: an update over the clients' message limit is sent reduced", async () => {
   const { limitUpdate, MAX_TEXT_CHARS, MAX_UPDATE_CHARS } = await import(
-    "../core/acp/output_limit.ts"
+    "../core/frontends/acp/output_limit.ts"
   );
   const small: acp.SessionUpdate = {
     sessionUpdate: "tool_call_update",

@@ -4,13 +4,13 @@
  * to it keeps them (it used to fail with "needs variable …; pass --agent-variable", which a REPL
  * user cannot do) — and never to another agent: a workspace graph switched to later cannot pass
  * its own `project_dir` default off as the user's and move the guard out of the workspace.
- * In process (core/session.ts `openSession`) against the scripted model server.
+ * In process (core/session/conversation.ts `openSession`) against the scripted model server.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { acquireWorkspace } from "../core/workspace.ts";
-import { openSession } from "../core/session.ts";
-import type { EventEnvelope } from "../core/types.ts";
+import { acquireWorkspace } from "../core/session/workspace.ts";
+import { openSession } from "../core/session/conversation.ts";
+import type { EventEnvelope } from "../core/protocol/types.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";
 

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Policy } from "../core/guard/policy.ts";
+import { Policy } from "../core/policy/policy.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 

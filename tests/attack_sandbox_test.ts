@@ -9,10 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Policy } from "../core/guard/policy.ts";
-import { CommandSandbox, detectBackend } from "../core/sandbox/mod.ts";
+import { Policy } from "../core/policy/policy.ts";
+import { CommandSandbox, detectBackend } from "../core/policy/sandbox/mod.ts";
 import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
-import { runStopHooks } from "../core/hooks.ts";
+import { runStopHooks } from "../core/extensions/hooks/stop.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
 
 async function world() {

@@ -7,8 +7,8 @@
  * linked to its parent, and ends its turns.
  */
 import assert from "node:assert/strict";
-import { listSessions } from "../core/runtime.ts";
-import type { AgentSpec } from "../core/types.ts";
+import { listSessions } from "../core/session/runtime.ts";
+import type { AgentSpec } from "../core/protocol/types.ts";
 import { type RecordedRequest, startModelServer } from "./support/model_server.ts";
 import {
   agent,
@@ -665,7 +665,7 @@ export default definePlugin({
 });
 
 Deno.test("attack: a tool glob built to backtrack (an agent file's tools, a skill's allowed-tools) matches in linear time", async () => {
-  const { filterTools } = await import("../core/tools.ts");
+  const { filterTools } = await import("../core/tools/registry.ts");
   // As regular expressions these took seconds (8 pairs) to forever (14+), blocking the event
   // loop: no cancel, no Ctrl-C.
   const evil = "*?".repeat(40) + "z";

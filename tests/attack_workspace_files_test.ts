@@ -1,6 +1,6 @@
 /**
  * Attacks through the text files Coyote reads from a workspace at start-up, even when it is not
- * trusted (docs/agents.md, core/instructions.ts): a cloned repository may hold symlinks, so
+ * trusted (docs/agents.md, core/config/instructions.ts): a cloned repository may hold symlinks, so
  * `AGENTS.md`, a skill's `SKILL.md` or an agent file that points OUTSIDE the repository (at
  * `~/.ssh/id_rsa`, Coyote's config with the provider key, `/proc/self/environ`, `/dev/zero`)
  * must not be read into the prompt — that would hand the file to the model without any guard

@@ -3,10 +3,10 @@
  * problems without `Error: ` and with the path once, config key suggestions.
  */
 import assert from "node:assert/strict";
-import { parseRule, PolicyError } from "../core/guard/rules.ts";
-import { compilePluginSource, PluginSourceError } from "../core/plugin_host/source.ts";
-import { tidyMessage } from "../core/plugin_host/cli.ts";
-import { closest } from "../core/config.ts";
+import { parseRule, PolicyError } from "../core/policy/rules.ts";
+import { compilePluginSource, PluginSourceError } from "../core/extensions/plugin_host/source.ts";
+import { tidyMessage } from "../core/frontends/cli/plugins.ts";
+import { closest } from "../core/config/config.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 function ruleError(text: string): string {

@@ -8,7 +8,7 @@ import {
   PLACEHOLDER_API_KEY,
   resolveDirs,
   resolveProvider,
-} from "../core/config.ts";
+} from "../core/config/config.ts";
 
 function env(vars: Record<string, string>) {
   return { get: (k: string) => vars[k] };

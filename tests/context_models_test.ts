@@ -1,19 +1,24 @@
 /**
  * The `models:` capability table (config schema, lookup, cost), `provider.stream_options`, the
- * window-sized tool-result cap and the overflow shrink of core/context.ts, and transcript repair
+ * window-sized tool-result cap and the overflow shrink of core/engine/context.ts, and transcript repair
  * on load (empty assistant turns, rejected turns, shrunk results, orphan tool replies).
  */
 import assert from "node:assert/strict";
-import { ConfigError, parseConfig, resolveProvider } from "../core/config.ts";
-import { configuredModel, costUsd, DEFAULT_CONTEXT_WINDOW, modelInfo } from "../core/models.ts";
+import { ConfigError, parseConfig, resolveProvider } from "../core/config/config.ts";
+import {
+  configuredModel,
+  costUsd,
+  DEFAULT_CONTEXT_WINDOW,
+  modelInfo,
+} from "../core/provider/models.ts";
 import {
   capText,
   capToolResults,
   MAX_TOOL_OUTPUT,
   shrinkToolResults,
   toolOutputCap,
-} from "../core/context.ts";
-import { type ChatMessage, parseTranscript, TranscriptWriter } from "../core/sessions.ts";
+} from "../core/engine/context.ts";
+import { type ChatMessage, parseTranscript, TranscriptWriter } from "../core/session/transcript.ts";
 
 const env = (vars: Record<string, string> = {}) => ({ get: (k: string) => vars[k] });
 

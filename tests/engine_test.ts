@@ -7,11 +7,16 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { defineTool, type ToolAccess } from "../sdk/mod.ts";
-import { Engine, type ModelClient, type PolicyLike, REPEAT_LIMIT } from "../core/engine.ts";
-import { ToolRegistry } from "../core/tools.ts";
-import { createProvider } from "../core/provider.ts";
-import { parseTranscript, TranscriptWriter } from "../core/sessions.ts";
-import type { AnyTool, Decision, PermissionResolver, SessionEvent } from "../core/types.ts";
+import { Engine, type ModelClient, type PolicyLike, REPEAT_LIMIT } from "../core/engine/mod.ts";
+import { ToolRegistry } from "../core/tools/registry.ts";
+import { createProvider } from "../core/provider/provider.ts";
+import { parseTranscript, TranscriptWriter } from "../core/session/transcript.ts";
+import type {
+  AnyTool,
+  Decision,
+  PermissionResolver,
+  SessionEvent,
+} from "../core/protocol/types.ts";
 import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
 
 const echo = defineTool({

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 import { Tmux } from "./support/tmux.ts";
-import { mistypedCommand } from "../core/cli_slips.ts";
+import { mistypedCommand } from "../core/frontends/cli/slips.ts";
 
 /** Runs coyote with stderr merged into stdout (`2>&1`), as both land on a terminal. */
 async function runMerged(

@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createWorkspace } from "../core/workspace.ts";
+import { createWorkspace } from "../core/session/workspace.ts";
 import { GraphRunner } from "../core/graph/runner.ts";
 import { loadGraph, parseGraphText } from "../core/graph/load.ts";
 import { validateGraph } from "../core/graph/validate.ts";
-import type { SessionEvent } from "../core/types.ts";
+import type { SessionEvent } from "../core/protocol/types.ts";
 import { startModelServer } from "./support/model_server.ts";
 import type { RecordedRequest, ScriptedReply } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";

@@ -17,8 +17,8 @@ import {
   type ScriptServices,
 } from "../core/graph/script.ts";
 import { NodeError } from "../core/graph/run.ts";
-import { acquireWorkspace } from "../core/workspace.ts";
-import { openSession } from "../core/session.ts";
+import { acquireWorkspace } from "../core/session/workspace.ts";
+import { openSession } from "../core/session/conversation.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";

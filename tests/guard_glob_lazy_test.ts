@@ -1,6 +1,6 @@
 /**
  * The guard's glob engine (npm picomatch, CommonJS: its first load costs Deno's CJS loader
- * bootstrap) loads only when a rule with glob syntax needs it (core/guard/rules.ts): literal
+ * bootstrap) loads only when a rule with glob syntax needs it (core/policy/rules.ts): literal
  * rules never load it, a glob rule works from the first evaluation and when added at run time,
  * and a glob reached before the engine has loaded fails closed. Loading is per-process state, so
  * each scenario runs in a fresh process (tests/support/glob_lazy_probe.ts).
@@ -13,7 +13,7 @@ import {
   GLOB_SYNTAX,
   loadGlobEngine,
   needsGlobEngine,
-} from "../core/guard/rules.ts";
+} from "../core/policy/rules.ts";
 
 async function probe(scenario: string): Promise<Record<string, unknown>> {
   const o = await new Deno.Command(Deno.execPath(), {

@@ -6,9 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Policy, PolicyError } from "../core/guard/policy.ts";
-import { lexSimple, loadShellParser, parserLoadMs, parseShell } from "../core/guard/parse.ts";
-import type { Decision } from "../core/types.ts";
+import { Policy, PolicyError } from "../core/policy/policy.ts";
+import {
+  lexSimple,
+  loadShellParser,
+  parserLoadMs,
+  parseShell,
+} from "../core/policy/shell/parse.ts";
+import type { Decision } from "../core/protocol/types.ts";
 
 const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "coyote-guard-" }));
 const ws = join(root, "ws");
@@ -934,7 +939,7 @@ Deno.test("guard: a verdict takes well under 1 ms once the parser is loaded", as
 });
 
 Deno.test("guard: policyCommand prints rules, sources, defaults and flags; bad rules exit 2", async () => {
-  const { policyCommand } = await import("../core/guard/cli.ts");
+  const { policyCommand } = await import("../core/frontends/cli/policy.ts");
   const app = {
     cwd: ws,
     configDir: cfg,

@@ -1,11 +1,11 @@
 /**
- * Stop hooks (core/hooks.ts) with real shell commands: the two ways to block, what lets the agent
+ * Stop hooks (core/extensions/hooks/stop.ts) with real shell commands: the two ways to block, what lets the agent
  * stop, `stop_hook_active`, the cap, and a broken hook that must not trap the agent.
  * tests/stop_hook_e2e_test.ts runs them inside real sessions.
  * @module
  */
 import assert from "node:assert/strict";
-import { runStopHooks, StopHookGate } from "../core/hooks.ts";
+import { runStopHooks, StopHookGate } from "../core/extensions/hooks/stop.ts";
 
 const base = { session_id: "s1", agent: "coyote", cwd: "/tmp", transcript_path: null };
 const never = new AbortController().signal;

@@ -1,11 +1,15 @@
 /**
- * Workspace instructions discovery (core/instructions.ts). In a git repository: the chain from
+ * Workspace instructions discovery (core/config/instructions.ts). In a git repository: the chain from
  * the root down to the working directory, one file per directory, outermost first. Outside one:
  * in each directory from the working directory upwards, `COYOTE.md`, `AGENTS.md`, `CLAUDE.md`,
  * `GEMINI.md` in that order; the first non-empty one wins.
  */
 import assert from "node:assert/strict";
-import { buildSystemPrompt, findInstructions, MAX_INSTRUCTIONS } from "../core/instructions.ts";
+import {
+  buildSystemPrompt,
+  findInstructions,
+  MAX_INSTRUCTIONS,
+} from "../core/config/instructions.ts";
 
 Deno.test("instructions: priority within a folder, nearest folder first, empty files skipped", async () => {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-instr-" }));

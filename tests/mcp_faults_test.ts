@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import type * as acp from "@agentclientprotocol/sdk";
-import { connectMcpServers, type DiscoveredMcpServer } from "../core/mcp/mod.ts";
-import { sanitizeInputSchema } from "../core/mcp/schema.ts";
+import { connectMcpServers, type DiscoveredMcpServer } from "../core/extensions/mcp/mod.ts";
+import { sanitizeInputSchema } from "../core/extensions/mcp/schema.ts";
 import { acpTestEnv, startAcp, waitFor } from "./support/acp_harness.ts";
 import { crashSpec, oddSpec } from "./support/mcp_servers.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";

@@ -6,9 +6,9 @@
  * `session/new` `mcpServers`).
  */
 import assert from "node:assert/strict";
-import type { AppOptions } from "../core/app.ts";
+import type { AppOptions } from "../core/config/app_options.ts";
 import type { ToolContext } from "../sdk/mod.ts";
-import type { AnyTool } from "../core/types.ts";
+import type { AnyTool } from "../core/protocol/types.ts";
 import {
   connectMcpServers,
   discoverMcpServers,
@@ -16,8 +16,8 @@ import {
   loadMcpConfig,
   mcpServersFromAcp,
   parseMcpServers,
-} from "../core/mcp/mod.ts";
-import { mcpToolName } from "../core/mcp/client.ts";
+} from "../core/extensions/mcp/mod.ts";
+import { mcpToolName } from "../core/extensions/mcp/client.ts";
 import {
   alivePids,
   COYOTE_FLAGS,

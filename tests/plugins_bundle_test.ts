@@ -1,5 +1,5 @@
 /**
- * Folder plugins are bundled at load (core/plugin_host/bundle.ts, issue 11 §5):
+ * Folder plugins are bundled at load (core/extensions/plugin_host/bundle.ts, issue 11 §5):
  * relative imports inside the folder, `with { type: "text" }` data files,
  * `npm:` packages (from Deno's npm cache) and `node:` built-ins are inlined or
  * kept; imports leaving the folder are refused by name (also through a
@@ -9,8 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadPlugins } from "../core/plugin_host/mod.ts";
-import { Policy } from "../core/guard/policy.ts";
+import { loadPlugins } from "../core/extensions/plugin_host/mod.ts";
+import { Policy } from "../core/policy/policy.ts";
 import type { ToolContext, ToolResult } from "../sdk/mod.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 import { assertToolError, testApp } from "./support/fixtures.ts";

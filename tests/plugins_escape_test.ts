@@ -13,9 +13,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type LoadedPlugins, loadPlugins, type RpcLimits } from "../core/plugin_host/mod.ts";
-import { Policy } from "../core/guard/policy.ts";
-import type { AppOptions } from "../core/app.ts";
+import {
+  type LoadedPlugins,
+  loadPlugins,
+  type RpcLimits,
+} from "../core/extensions/plugin_host/mod.ts";
+import { Policy } from "../core/policy/policy.ts";
+import type { AppOptions } from "../core/config/app_options.ts";
 import type { ToolResult } from "../sdk/mod.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 import { assertToolError, testApp } from "./support/fixtures.ts";

@@ -7,11 +7,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadPlugins, type LoadPluginsOptions, PluginWorker } from "../core/plugin_host/mod.ts";
-import { compilePluginSource } from "../core/plugin_host/source.ts";
-import { NO_PERMISSIONS } from "../core/plugin_host/worker.ts";
-import { Policy } from "../core/guard/policy.ts";
-import type { AppOptions } from "../core/app.ts";
+import {
+  loadPlugins,
+  type LoadPluginsOptions,
+  PluginWorker,
+} from "../core/extensions/plugin_host/mod.ts";
+import { compilePluginSource } from "../core/extensions/plugin_host/source.ts";
+import { NO_PERMISSIONS } from "../core/extensions/plugin_host/worker.ts";
+import { Policy } from "../core/policy/policy.ts";
+import type { AppOptions } from "../core/config/app_options.ts";
 import type { PermissionQuestion, ToolContext, ToolProgress, ToolResult } from "../sdk/mod.ts";
 import { SDK_VERSION } from "../sdk/mod.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";

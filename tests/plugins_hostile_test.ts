@@ -12,9 +12,9 @@ import {
   type LoadedPlugins,
   loadPlugins,
   type LoadPluginsOptions,
-} from "../core/plugin_host/mod.ts";
-import { Policy } from "../core/guard/policy.ts";
-import type { AppOptions } from "../core/app.ts";
+} from "../core/extensions/plugin_host/mod.ts";
+import { Policy } from "../core/policy/policy.ts";
+import type { AppOptions } from "../core/config/app_options.ts";
 import type { ToolContext, ToolProgress, ToolResult } from "../sdk/mod.ts";
 import { assertToolError, testApp } from "./support/fixtures.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Each plugin runs in a process of its own (core/plugin_host/process.ts, issue
+ * Each plugin runs in a process of its own (core/extensions/plugin_host/process.ts, issue
  * 11 §4): a busy loop is killed with its process (so its core is freed), the
  * process runs with exactly the plugin's grant as `deno run` flags and its heap
  * cap as a V8 flag, its environment holds no session secret, and the flags
@@ -8,9 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { compilePluginSource } from "../core/plugin_host/source.ts";
-import { NO_PERMISSIONS, PluginWorker } from "../core/plugin_host/worker.ts";
-import { grantFlags, processEnvFor } from "../core/plugin_host/process.ts";
+import { compilePluginSource } from "../core/extensions/plugin_host/source.ts";
+import { NO_PERMISSIONS, PluginWorker } from "../core/extensions/plugin_host/worker.ts";
+import { grantFlags, processEnvFor } from "../core/extensions/plugin_host/process.ts";
 import { assertToolError } from "./support/fixtures.ts";
 
 const linux = Deno.build.os === "linux";

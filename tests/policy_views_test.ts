@@ -10,8 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Policy } from "../core/guard/policy.ts";
-import { deriveProfile, detectBackend, sandboxedCommand } from "../core/sandbox/mod.ts";
+import { Policy } from "../core/policy/policy.ts";
+import { deriveProfile, detectBackend, sandboxedCommand } from "../core/policy/sandbox/mod.ts";
 import type { PluginPermissions } from "../sdk/mod.ts";
 
 // Under /var/tmp when there is one: the sandbox gives commands a private /tmp, which would hide
@@ -102,7 +102,7 @@ const POLICIES: Record<string, Policy> = {
     dangerouslySkipPermissions: true,
   }),
 };
-// The synchronous views compile glob rules only once npm picomatch has loaded (core/guard/rules.ts).
+// The synchronous views compile glob rules only once npm picomatch has loaded (core/policy/rules.ts).
 await Promise.all(Object.values(POLICIES).map((p) => p.globsReady()));
 
 const PATHS = [

@@ -2,12 +2,12 @@
  * OpenAI-compatible servers as they really behave (issue 10, "Providers"): reasoning fields,
  * parallel tool calls sharing one index, servers refusing optional fields, every error shape,
  * 4xx inside a stream, context overflow, unreachable hosts, and the history hygiene of
- * core/messages.ts — each against the scripted server (real HTTP + SSE).
+ * core/provider/messages.ts — each against the scripted server (real HTTP + SSE).
  */
 import assert from "node:assert/strict";
-import { createProvider, type ProviderConfig, ProviderError } from "../core/provider.ts";
-import { contextLimitFrom, errorText, transportKind } from "../core/provider_errors.ts";
-import { wireMessages } from "../core/messages.ts";
+import { createProvider, type ProviderConfig, ProviderError } from "../core/provider/provider.ts";
+import { contextLimitFrom, errorText, transportKind } from "../core/provider/errors.ts";
+import { wireMessages } from "../core/provider/messages.ts";
 import {
   requestMessages,
   type RequestRule,

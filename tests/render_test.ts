@@ -1,13 +1,13 @@
 /**
- * The shared terminal renderer (core/render/): block splitting, what is shown for each event of
+ * The shared terminal renderer (core/frontends/render/): block splitting, what is shown for each event of
  * the envelope stream, and one-shot text mode streaming through a real subprocess.
  */
 import assert from "node:assert/strict";
-import { BlockSplitter, completedPrefix } from "../core/render/blocks.ts";
-import { Renderer, turnFooter, userFacingError } from "../core/render/mod.ts";
-import { unifiedDiff } from "../core/render/diff.ts";
-import { outcomeForKey, permissionText } from "../core/render/permission.ts";
-import type { EventEnvelope, SessionEvent } from "../core/types.ts";
+import { BlockSplitter, completedPrefix } from "../core/frontends/render/blocks.ts";
+import { Renderer, turnFooter, userFacingError } from "../core/frontends/render/mod.ts";
+import { unifiedDiff } from "../core/frontends/render/diff.ts";
+import { outcomeForKey, permissionText } from "../core/frontends/render/permission.ts";
+import type { EventEnvelope, SessionEvent } from "../core/protocol/types.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv } from "./support/run_coyote.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The REPL (core/repl/) with sub-agents and agent files, in a real pseudo-terminal (tmux): a
+ * The REPL (core/frontends/repl/) with sub-agents and agent files, in a real pseudo-terminal (tmux): a
  * child's permission prompt stays whole while its parent goes on (the parent's tool lines wait
  * until the prompt is answered instead of landing after its key legend), and `/agent NAME` for
  * an agent whose variable is required says how to give it. A one-shot run on a terminal: Ctrl+C

@@ -1,5 +1,5 @@
 /**
- * The interactive REPL (core/repl/) in a real pseudo-terminal (tmux): streaming text, `/help`,
+ * The interactive REPL (core/frontends/repl/) in a real pseudo-terminal (tmux): streaming text, `/help`,
  * a permission prompt answered `a` and remembered for later runs, Ctrl+C cancelling a running
  * command while the REPL keeps the conversation, `/compact`, `/exit`.
  */

@@ -1,5 +1,5 @@
 /**
- * The sandbox's network filter (core/sandbox/netproxy.ts): with a `Net(127.0.0.1)` allow rule, a
+ * The sandbox's network filter (core/policy/sandbox/netproxy.ts): with a `Net(127.0.0.1)` allow rule, a
  * sandboxed command reaches that host only through Coyote's proxy — plain HTTP and CONNECT
  * tunnels — while another host (127.0.0.2, a second server on this machine) is refused with 403,
  * and raw connections or requests that bypass the proxy have no route at all. The commands run
@@ -9,9 +9,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Policy } from "../core/guard/policy.ts";
-import { CommandSandbox, detectBackend } from "../core/sandbox/mod.ts";
-import { requestTarget } from "../core/sandbox/netproxy.ts";
+import { Policy } from "../core/policy/policy.ts";
+import { CommandSandbox, detectBackend } from "../core/policy/sandbox/mod.ts";
+import { requestTarget } from "../core/policy/sandbox/netproxy.ts";
 import { runCommand } from "../plugins/exec/mod.ts";
 
 Deno.test("netproxy: request targets (CONNECT, absolute http URLs, refusals)", () => {

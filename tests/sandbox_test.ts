@@ -1,5 +1,5 @@
 /**
- * The OS sandbox (core/sandbox/, issue 11 §1) with real commands under real bwrap: writes outside
+ * The OS sandbox (core/policy/sandbox/, issue 11 §1) with real commands under real bwrap: writes outside
  * the workspace fail, `.git/config` cannot be changed, `~/.ssh` is invisible (fake HOME), the
  * network is unreachable (a loopback server on the host), `/proc/$PPID/environ` shows nothing of
  * Coyote, the provider key and secret-looking variables are absent. The same attacks also run
@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Policy } from "../core/guard/policy.ts";
+import { Policy } from "../core/policy/policy.ts";
 import {
   CommandSandbox,
   deriveProfile,
@@ -20,9 +20,9 @@ import {
   sandboxGuard,
   sandboxSettings,
   type SandboxStatus,
-} from "../core/sandbox/mod.ts";
-import { sbplProfile } from "../core/sandbox/sbpl.ts";
-import { commandEnvironment } from "../core/sandbox/env.ts";
+} from "../core/policy/sandbox/mod.ts";
+import { sbplProfile } from "../core/policy/sandbox/sbpl.ts";
+import { commandEnvironment } from "../core/policy/sandbox/env.ts";
 import { executeCommandTool, makeExecuteCommandTool } from "../plugins/exec/mod.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
 import { startModelServer } from "./support/model_server.ts";

@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { defineTool } from "../sdk/mod.ts";
-import { createSession } from "../core/runtime.ts";
-import { Engine, type ModelClient, type PolicyLike } from "../core/engine.ts";
-import { ToolRegistry } from "../core/tools.ts";
-import { createProvider } from "../core/provider.ts";
-import type { AnyTool, EventEnvelope, SessionEvent } from "../core/types.ts";
+import { createSession } from "../core/session/runtime.ts";
+import { Engine, type ModelClient, type PolicyLike } from "../core/engine/mod.ts";
+import { ToolRegistry } from "../core/tools/registry.ts";
+import { createProvider } from "../core/provider/provider.ts";
+import type { AnyTool, EventEnvelope, SessionEvent } from "../core/protocol/types.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";
 import { noisySpec } from "./support/mcp_servers.ts";

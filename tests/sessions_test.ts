@@ -8,7 +8,7 @@ import {
   repairHistory,
   transcriptPath,
   TranscriptWriter,
-} from "../core/sessions.ts";
+} from "../core/session/transcript.ts";
 
 const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, requests: 1 };
 

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { discoverSkills, parseSkill } from "../core/skills/load.ts";
-import { createSkillState, visibleSkills } from "../core/skills/tools.ts";
+import { discoverSkills, parseSkill } from "../core/extensions/skills/load.ts";
+import { createSkillState, visibleSkills } from "../core/extensions/skills/tools.ts";
 import { builtinSkillFiles } from "../skills/mod.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/run_coyote.ts";

@@ -6,10 +6,10 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { AgentSession } from "../core/session.ts";
+import type { AgentSession } from "../core/session/conversation.ts";
 import { parseAgentConfig } from "../core/agents/definition.ts";
 import { loadAgentRegistry } from "../core/agents/registry.ts";
-import type { AgentSpec } from "../core/types.ts";
+import type { AgentSpec } from "../core/protocol/types.ts";
 import {
   agent,
   agentEnv,

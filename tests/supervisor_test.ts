@@ -7,7 +7,7 @@
  * `auto_continue` re-prompts while the todo list has open items.
  */
 import assert from "node:assert/strict";
-import { listSessions } from "../core/runtime.ts";
+import { listSessions } from "../core/session/runtime.ts";
 import type {
   AgentSpec,
   CallScope,
@@ -15,7 +15,7 @@ import type {
   HostFactory,
   PermissionRequest,
   TurnEndedEvent,
-} from "../core/types.ts";
+} from "../core/protocol/types.ts";
 import type { RecordedRequest } from "./support/model_server.ts";
 import {
   agent,

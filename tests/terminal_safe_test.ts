@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-control-regex
 /**
- * core/render/safe.ts, the sanitiser for untrusted text bound for a terminal, and its use at the
+ * core/frontends/render/safe.ts, the sanitiser for untrusted text bound for a terminal, and its use at the
  * renderer's boundary: every class of control (CSI, OSC 52/8, BEL, CR, C1, DEL, bidi controls)
  * is shown escaped; printable text, tabs and (where allowed) newlines are kept; Coyote's own
  * styling still works; the model's markdown cannot emit raw escapes (character references
@@ -14,12 +14,12 @@ import {
   safeCell,
   safeLine,
   safeText,
-} from "../core/render/safe.ts";
-import { Renderer } from "../core/render/mod.ts";
-import { loadMarkdown } from "../core/render/markdown.ts";
-import { permissionText } from "../core/render/permission.ts";
-import { unifiedDiff } from "../core/render/diff.ts";
-import type { EventEnvelope, PermissionRequest } from "../core/types.ts";
+} from "../core/frontends/render/safe.ts";
+import { Renderer } from "../core/frontends/render/mod.ts";
+import { loadMarkdown } from "../core/frontends/render/markdown.ts";
+import { permissionText } from "../core/frontends/render/permission.ts";
+import { unifiedDiff } from "../core/frontends/render/diff.ts";
+import type { EventEnvelope, PermissionRequest } from "../core/protocol/types.ts";
 
 /** Hostile text: one sample of every class. */
 const CSI = "\x1b[2K\x1b[1A";
@@ -247,7 +247,7 @@ Deno.test("renderer: colour + markdown: the answer cannot emit raw escapes, Coyo
 Deno.test("markdown: a link is shown as text (url), never as an OSC 8 hyperlink that hides its target", async () => {
   // A terminal that supports hyperlinks (FORCE_HYPERLINK: supports-hyperlinks decides once per
   // process, hence a child process).
-  const code = `import { loadMarkdown } from "./core/render/markdown.ts";
+  const code = `import { loadMarkdown } from "./core/frontends/render/markdown.ts";
 const md = await loadMarkdown(100);
 console.log(JSON.stringify(md!("See [https://good.example](https://evil.example/x) now\\n")));`;
   const o = await new Deno.Command(Deno.execPath(), {

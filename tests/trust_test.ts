@@ -11,10 +11,10 @@ import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/ru
 import { startModelServer } from "./support/model_server.ts";
 import { coyoteCommand } from "./support/run_coyote.ts";
 import { testApp } from "./support/fixtures.ts";
-import { createSession } from "../core/runtime.ts";
-import { mcpServerEnv } from "../core/mcp/mod.ts";
-import { appendPermissionRule } from "../core/project_config.ts";
-import { isTrusted, setTrust, trustState, workspaceRoot } from "../core/trust.ts";
+import { createSession } from "../core/session/runtime.ts";
+import { mcpServerEnv } from "../core/extensions/mcp/mod.ts";
+import { appendPermissionRule } from "../core/config/project.ts";
+import { isTrusted, setTrust, trustState, workspaceRoot } from "../core/config/trust.ts";
 
 const HELLO = new URL("../examples/plugins/hello/mod.ts", import.meta.url).pathname;
 

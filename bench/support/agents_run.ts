@@ -5,7 +5,7 @@
  * supervisor, and prints one JSON line with timestamps (epoch ms) and RSS samples.
  *
  * A child's first model request is timed at two boundaries in this process: when its engine
- * hands the request to the workspace's model client (`ModelClient.complete`, core/provider.ts)
+ * hands the request to the workspace's model client (`ModelClient.complete`, core/provider/provider.ts)
  * and when the provider hands it to the runtime's HTTP client (`fetch`). Both are wrappers
  * installed here, keyed by the request's prompt (`messages[1]`); the bench adds the time the
  * model server received it.
@@ -13,10 +13,10 @@
  * Usage: `deno run -A --v8-flags=--expose-gc bench/support/agents_run.ts BASE_URL N`
  * @module
  */
-import { acquireWorkspace } from "../../core/workspace.ts";
-import { openSession } from "../../core/session.ts";
-import type { EventEnvelope } from "../../core/types.ts";
-import type { AppOptions } from "../../core/app.ts";
+import { acquireWorkspace } from "../../core/session/workspace.ts";
+import { openSession } from "../../core/session/conversation.ts";
+import type { EventEnvelope } from "../../core/protocol/types.ts";
+import type { AppOptions } from "../../core/config/app_options.ts";
 
 const [baseURL, nArg] = Deno.args;
 const n = Number(nArg);

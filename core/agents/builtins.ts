@@ -16,7 +16,7 @@ import pkg from "../../deno.json" with { type: "json" };
 import { builtinAgentFiles } from "../../agents/mod.ts";
 import { builtinSkillFiles } from "../../skills/mod.ts";
 import { type AgentEntry, parseBuiltinAgents } from "./registry.ts";
-import { parseSkill, type SkillEntry } from "../skills/load.ts";
+import { parseSkill, type SkillEntry } from "../extensions/skills/load.ts";
 
 /** Bump when the parsers' output for the same text changes. */
 export const CACHE_FORMAT = 2;

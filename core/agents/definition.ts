@@ -22,8 +22,8 @@
  * @module
  */
 import type { AgentDefinition } from "../../sdk/mod.ts";
-import { closest, formatIssue, type IssueLike } from "../config.ts";
-import { parseFrontMatter } from "../frontmatter.ts";
+import { closest, formatIssue, type IssueLike } from "../config/config.ts";
+import { parseFrontMatter } from "../util/frontmatter.ts";
 
 /** A broken agent file (user error: shown without a stack trace, exit code 2). */
 export class AgentFileError extends Error {

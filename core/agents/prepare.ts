@@ -5,21 +5,21 @@
  *
  * System prompt, in order: the agent's instructions (templated, core/agents/resolve.ts), the
  * environment line, the skill index (names and descriptions only), workspace instructions
- * (core/instructions.ts), then the bodies of loaded skills.
+ * (core/config/instructions.ts), then the bodies of loaded skills.
  * @module
  */
 import type { AgentDefinition, SkillDefinition } from "../../sdk/mod.ts";
-import type { AnyTool } from "../types.ts";
-import { buildSystemPrompt, type WorkspaceInstructions } from "../instructions.ts";
-import { filterTools } from "../tools.ts";
+import type { AnyTool } from "../protocol/types.ts";
+import { buildSystemPrompt, type WorkspaceInstructions } from "../config/instructions.ts";
+import { filterTools } from "../tools/registry.ts";
 import { loadBuiltins } from "./builtins.ts";
-import { discoverSkills, type SkillEntry } from "../skills/load.ts";
+import { discoverSkills, type SkillEntry } from "../extensions/skills/load.ts";
 import {
   createSkillState,
   type SkillState,
   SkillUsageError,
   visibleSkills,
-} from "../skills/tools.ts";
+} from "../extensions/skills/tools.ts";
 import { type AgentRegistry, loadAgentRegistry } from "./registry.ts";
 import { renderInstructions, resolveVariables, selectTools } from "./resolve.ts";
 

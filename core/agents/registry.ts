@@ -6,7 +6,7 @@
  * 2. `plugin` — `agents` of loaded plugins (SDK `AgentDefinition`);
  * 3. `user` — `<config dir>/agents/`;
  * 4. `workspace` — `.claude/agents/` then `.coyote/agents/` of each directory from the repository
- *    root down to the working directory (core/workspace_dirs.ts), so the nearest directory wins
+ *    root down to the working directory (core/config/workspace_dirs.ts), so the nearest directory wins
  *    and, within one directory, Coyote's own folder wins over Claude Code's.
  *
  * In a directory source, `<name>/config.yaml` is an LLM agent, `<name>/graph.yaml` a graph agent
@@ -17,9 +17,9 @@
  */
 import { basename, dirname, join } from "node:path";
 import type { AgentDefinition } from "../../sdk/mod.ts";
-import type { AgentSpec } from "../types.ts";
+import type { AgentSpec } from "../protocol/types.ts";
 import { builtinAgentFiles } from "../../agents/mod.ts";
-import { outsideWorkspace, workspaceDirs, workspaceTop } from "../workspace_dirs.ts";
+import { outsideWorkspace, workspaceDirs, workspaceTop } from "../config/workspace_dirs.ts";
 import {
   AGENT_NAME_RE,
   AgentFileError,
@@ -29,7 +29,7 @@ import {
   parseAgentMarkdown,
   type ParsedAgent,
 } from "./definition.ts";
-import { byCodeUnit } from "../text.ts";
+import { byCodeUnit } from "../util/text.ts";
 
 /** Where an agent comes from (later shadows earlier). */
 export type AgentSource = "builtin" | "plugin" | "user" | "workspace";
@@ -387,7 +387,7 @@ export interface AgentSources {
   /** Agents contributed by loaded plugins, with the plugin's name for messages. */
   pluginAgents?: { plugin?: string; agent: AgentDefinition }[];
   /**
-   * Whether the workspace is trusted (core/trust.ts). An untrusted repository's agent files may
+   * Whether the workspace is trusted (core/config/trust.ts). An untrusted repository's agent files may
    * add agents but never replace one of the same name from Coyote, a plugin or the user's config
    * dir (a cloned repository must not take over `sisyphus`); each refusal is a warning.
    * Default: trusted.

@@ -9,8 +9,8 @@
  * @module
  */
 import type { AgentDefinition } from "../../sdk/mod.ts";
-import type { AnyTool } from "../types.ts";
-import { filterTools } from "../tools.ts";
+import type { AnyTool } from "../protocol/types.ts";
+import { filterTools } from "../tools/registry.ts";
 import { didYouMean } from "./definition.ts";
 import { AgentUsageError } from "./registry.ts";
 

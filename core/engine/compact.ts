@@ -3,10 +3,10 @@
  * reports an overflow, or the user types `/compact [focus]`), the older turns are replaced by a
  * summary the model writes; the last turns and the todo list stay verbatim.
  *
- * - Token accounting: {@link estimateTokens} (characters / 4, core/context.ts `CHARS_PER_TOKEN`,
+ * - Token accounting: {@link estimateTokens} (characters / 4, core/engine/context.ts `CHARS_PER_TOKEN`,
  *   over the request's messages and tool schemas), or the server's own count from the last
  *   `usage` when that is larger. The window is the `models:` table's `context_window`, else a
- *   window an overflow error named, else `DEFAULT_CONTEXT_WINDOW` (core/models.ts).
+ *   window an overflow error named, else `DEFAULT_CONTEXT_WINDOW` (core/provider/models.ts).
  * - Automatic: before a turn's first request when the estimate passes
  *   {@link COMPACT_AT} of the usable window (window minus the answer reserve).
  * - The result is two messages — the summary as a user message (with the todo list) and a short
@@ -14,8 +14,8 @@
  *   `compaction` line with the new history, so `--continue` resumes from the compacted state.
  * @module
  */
-import type { ChatMessage } from "../sessions.ts";
-import { answerReserve, CHARS_PER_TOKEN } from "../context.ts";
+import type { ChatMessage } from "../session/transcript.ts";
+import { answerReserve, CHARS_PER_TOKEN } from "./context.ts";
 import type { ModelClient, ModelResponse } from "./types.ts";
 
 /** Compact when the estimate passes this share of the usable window. */

@@ -2,7 +2,7 @@
  * Executing one prepared tool call: build its `ToolContext` (signal, progress, call-scoped host
  * services and permission questions), run it, bound the wait after a cancel by
  * {@link CANCEL_GRACE_MS}, and turn the result into `tool_call_update` events and the `tool`
- * message of the history (output cut to core/context.ts `toolOutputCap` of the model's window,
+ * message of the history (output cut to core/engine/context.ts `toolOutputCap` of the model's window,
  * at most `MAX_TOOL_OUTPUT`).
  * @module
  */
@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import type { ToolCallContent as ToolContent } from "@agentclientprotocol/sdk";
 import type { HostServices, ToolResult } from "../../sdk/mod.ts";
 import { callScope } from "./gate.ts";
-import { capText, toolOutputCap } from "../context.ts";
+import { capText, toolOutputCap } from "./context.ts";
 import { CANCEL_GRACE_MS, Cancelled, type PreparedCall, type TurnContext } from "./types.ts";
 
 /** Runs a prepared call (or reports its refusal) and answers it in the history. */
@@ -123,7 +123,7 @@ export async function executeCall(t: TurnContext, p: PreparedCall): Promise<void
   let content = typeof result.content === "string"
     ? result.content
     : JSON.stringify(result.content);
-  // At most MAX_TOOL_OUTPUT, less for a small context window (core/context.ts).
+  // At most MAX_TOOL_OUTPUT, less for a small context window (core/engine/context.ts).
   content = capText(content, toolOutputCap(t.opts.contextWindow, t.opts.maxOutputTokens));
   if (result.plan) {
     emit({ sessionUpdate: "plan", entries: result.plan.map((e) => ({ ...e })) });

@@ -7,7 +7,7 @@
  * @module
  */
 import type { ToolAccess } from "../../sdk/mod.ts";
-import type { CallScope, GuardVerdict, PermissionOutcome } from "../types.ts";
+import type { CallScope, GuardVerdict, PermissionOutcome } from "../protocol/types.ts";
 import { Cancelled, type PreparedCall, type TurnContext } from "./types.ts";
 
 /**

@@ -18,7 +18,7 @@
  * stream is kept (marked interrupted).
  * @module
  */
-import { safeText } from "../render/safe.ts";
+import { safeText } from "../frontends/render/safe.ts";
 import type {
   AgentOrigin,
   AgentRunner,
@@ -30,15 +30,15 @@ import type {
   StopReason,
   TurnResult,
   TurnUsage,
-} from "../types.ts";
-import type { ChatMessage } from "../sessions.ts";
+} from "../protocol/types.ts";
+import type { ChatMessage } from "../session/transcript.ts";
 import { promptBlocks, promptText, promptToContent, requestMessages } from "./prompt.ts";
 import { runCalls } from "./schedule.ts";
-import { shrinkForOverflow } from "../context.ts";
+import { shrinkForOverflow } from "./context.ts";
 import { type CompactionResult, compactThreshold, estimateTokens, summarise } from "./compact.ts";
 import { Cancelled, type EngineOptions, type ModelResponse, type TurnContext } from "./types.ts";
 
-/** A provider failure as thrown by core/provider.ts (`ProviderError`), matched structurally. */
+/** A provider failure as thrown by core/provider/provider.ts (`ProviderError`), matched structurally. */
 interface ProviderFault {
   code: string;
   message: string;
@@ -487,7 +487,7 @@ export class Engine implements AgentRunner {
     }
   }
 
-  /** After an overflow: learn the window the server named, shrink tool results (core/context.ts). */
+  /** After an overflow: learn the window the server named, shrink tool results (core/engine/context.ts). */
   #shrinkForOverflow(turnStart: number, f: ProviderFault): boolean {
     const o = this.opts;
     if (f.contextWindow && f.contextWindow < (o.contextWindow ?? Infinity)) {

@@ -3,8 +3,8 @@
  * history, and the messages of one model request (system prompt first).
  * @module
  */
-import type { PromptInput } from "../types.ts";
-import type { ChatMessage } from "../sessions.ts";
+import type { PromptInput } from "../protocol/types.ts";
+import type { ChatMessage } from "../session/transcript.ts";
 
 /**
  * Converts prompt input (text or ACP content blocks) to an OpenAI user message content.

@@ -5,8 +5,8 @@
  * batch starts; a batch's results enter the history in call order.
  * @module
  */
-import type { AnyTool } from "../types.ts";
-import type { ChatMessage } from "../sessions.ts";
+import type { AnyTool } from "../protocol/types.ts";
+import type { ChatMessage } from "../session/transcript.ts";
 import { executeCall } from "./execute.ts";
 import { prepareCall } from "./prepare.ts";
 import { Cancelled, type ModelToolCall, type PreparedCall, type TurnContext } from "./types.ts";

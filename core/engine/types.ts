@@ -12,15 +12,15 @@ import type {
   GuardVerdict,
   HostFactory,
   PermissionResolver,
-} from "../types.ts";
-import type { ChatMessage, TranscriptWriter } from "../sessions.ts";
-import type { ToolRegistry } from "../tools.ts";
-import type { ModelResponse } from "../provider.ts";
+} from "../protocol/types.ts";
+import type { ChatMessage, TranscriptWriter } from "../session/transcript.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
+import type { ModelResponse } from "../provider/provider.ts";
 
 /** The streamed completion the provider returns. */
 export type { ModelResponse };
 
-/** The part of core/provider.ts the engine needs (structural, so tests can pass any client). */
+/** The part of core/provider/provider.ts the engine needs (structural, so tests can pass any client). */
 export interface ModelClient {
   complete(
     req: {
@@ -40,7 +40,7 @@ export interface ModelClient {
   ): Promise<ModelResponse>;
 }
 
-/** The part of the guard policy the engine needs (core/guard/policy.ts `Policy`). */
+/** The part of the guard policy the engine needs (core/policy/policy.ts `Policy`). */
 export interface PolicyLike {
   evaluate(access: ToolAccess): Promise<GuardVerdict>;
   addRule(decision: "allow" | "deny" | "ask", rule: string, source?: string): void;
@@ -75,14 +75,14 @@ export interface EngineOptions {
   maxTurns: number;
   /**
    * Context window (tokens): reported in `usage_update.size`, sizes tool results
-   * (core/context.ts). Replaced each turn by `modelInfo(model)` when that is given.
+   * (core/engine/context.ts). Replaced each turn by `modelInfo(model)` when that is given.
    */
   contextWindow?: number;
   /** Tokens reserved for the answer out of the window. */
   maxOutputTokens?: number;
   /** Image input: false replaces prompt images by a note; undefined sends them. */
   images?: boolean;
-  /** The capabilities of a model by name (core/models.ts `modelInfo`), read at each turn start. */
+  /** The capabilities of a model by name (core/provider/models.ts `modelInfo`), read at each turn start. */
   modelInfo?: (
     model: string,
   ) => { contextWindow: number; images?: boolean; maxOutputTokens?: number };
@@ -103,8 +103,8 @@ export interface EngineOptions {
   endTurnAfterTools?: () => boolean;
 }
 
-/** Longest tool output passed to the model (characters), whatever the window (core/context.ts). */
-export { MAX_TOOL_OUTPUT } from "../context.ts";
+/** Longest tool output passed to the model (characters), whatever the window (core/engine/context.ts). */
+export { MAX_TOOL_OUTPUT } from "./context.ts";
 /** Identical consecutive calls (same name and arguments) allowed before the engine refuses. */
 export const REPEAT_LIMIT = 3;
 /**

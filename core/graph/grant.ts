@@ -3,11 +3,11 @@
  * the node declares, granted only where the policy allows it — the workspace's configured policy
  * AND the session's current one (config, flags and the rules the user added during the session,
  * e.g. "reject always"). Session rules can only narrow a grant, never widen it: an entry is kept
- * only when both policies grant it (core/guard/policy.ts `Policy.workerPermissions`). Computed at
+ * only when both policies grant it (core/policy/policy.ts `Policy.workerPermissions`). Computed at
  * each run of the script, so a rule added mid-session applies to the next run.
  * @module
  */
-import type { Policy } from "../guard/policy.ts";
+import type { Policy } from "../policy/policy.ts";
 
 /** Declared permissions of a script node (`read`, `write`, `net`, `run`, `env` lists). */
 export type DeclaredPermissions = Record<string, string[] | undefined>;
@@ -26,7 +26,7 @@ export async function scriptGrant(
   declared: DeclaredPermissions,
   name: string,
 ): Promise<Deno.PermissionOptionsObject> {
-  // Path globs compile only once npm picomatch has loaded (core/guard/rules.ts).
+  // Path globs compile only once npm picomatch has loaded (core/policy/rules.ts).
   await configured.globsReady();
   await session.globsReady();
   const a = configured.workerPermissions(declared, name).permissions;

@@ -34,14 +34,14 @@ import type {
   SessionEvent,
   TurnResult,
   TurnUsage,
-} from "../types.ts";
-import { Engine, type ModelClient, type PolicyLike } from "../engine.ts";
+} from "../protocol/types.ts";
+import { Engine, type ModelClient, type PolicyLike } from "../engine/mod.ts";
 import { prepareCall } from "../engine/prepare.ts";
 import { executeCall } from "../engine/execute.ts";
 import { promptText } from "../engine/prompt.ts";
 import type { TurnContext } from "../engine/types.ts";
-import { filterTools, ToolRegistry } from "../tools.ts";
-import type { TranscriptWriter } from "../sessions.ts";
+import { filterTools, ToolRegistry } from "../tools/registry.ts";
+import type { TranscriptWriter } from "../session/transcript.ts";
 import type { GraphSpec } from "./schema.ts";
 import { type GraphHost, GraphRunError, NodeError, runGraph } from "./run.ts";
 import { checkSchema, SUBMIT_RESULT, submitResultTool } from "./structured.ts";

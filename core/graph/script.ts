@@ -2,7 +2,7 @@
  * Graph script nodes (issue 8 §1):
  * - `.ts` / `.js` / `.mjs`: a module whose default export is `(state, ctx) => object` (or a
  *   promise of one). It runs in a process of its own, the plugin host's child
- *   (core/plugin_host/process.ts, host_main.ts `module` entry): killable outright (SIGKILL on
+ *   (core/extensions/plugin_host/process.ts, host_main.ts `module` entry): killable outright (SIGKILL on
  *   timeout and cancellation), its JavaScript heap capped like a plugin's (`--max-old-space-size`,
  *   `$COYOTE_PLUGIN_MAX_HEAP_MB` or 512 MB; in a compiled binary a watchdog on the process's
  *   size), with the permissions the node declares ∩ the policy (none by default) — as `deno run`
@@ -30,16 +30,16 @@
  * Coyote's stderr, never to its stdout (the ACP / stream-json protocol).
  * @module
  */
-import { compilePluginSource } from "../plugin_host/source.ts";
-import { IS_COMPILED, PluginProcess } from "../plugin_host/process.ts";
+import { compilePluginSource } from "../extensions/plugin_host/source.ts";
+import { IS_COMPILED, PluginProcess } from "../extensions/plugin_host/process.ts";
 import {
   childEnvFor,
   DEFAULT_MAX_MEMORY_MB,
   defaultMaxHeapMB,
   NO_PERMISSIONS,
-} from "../plugin_host/worker.ts";
-import { workerMain } from "../plugin_host/worker_main.ts";
-import { findEscapingLink } from "../plugin_host/links.ts";
+} from "../extensions/plugin_host/worker.ts";
+import { workerMain } from "../extensions/plugin_host/worker_main.ts";
+import { findEscapingLink } from "../extensions/plugin_host/links.ts";
 import { scriptMain } from "./script_main.ts";
 import { NodeError } from "./run.ts";
 
@@ -79,7 +79,7 @@ const MAX_IDLE_TOTAL = 8;
 /** An idle process unused this long is ended (ms). */
 const IDLE_MS = 60_000;
 
-/** Where a script runs inside its process (see RpcLimits.isolate in core/plugin_host/worker.ts). */
+/** Where a script runs inside its process (see RpcLimits.isolate in core/extensions/plugin_host/worker.ts). */
 export type ScriptIsolate = "process" | "worker";
 
 function dataUrl(js: string): string {
@@ -187,7 +187,7 @@ export async function runModuleScript(
   let sp = takeIdle(poolKey);
   if (!sp) {
     // Deno follows links inside a path grant: a grant with a link leading out is refused, as a
-    // plugin's is (core/plugin_host/links.ts).
+    // plugin's is (core/extensions/plugin_host/links.ts).
     if (
       (Array.isArray(perms.read) && perms.read.length) ||
       (Array.isArray(perms.write) && perms.write.length)

@@ -1,8 +1,8 @@
 /**
  * The code that runs a graph `.ts` script inside its own process (core/graph/script.ts), as a
  * self-contained function whose source text becomes part of the module the plugin host's child
- * runs (core/plugin_host/host_main.ts, `module` entry). It runs after the plugin bootstrap
- * (core/plugin_host/worker_main.ts `workerMain({role: "script"})`: output to stderr, no
+ * runs (core/extensions/plugin_host/host_main.ts, `module` entry). It runs after the plugin bootstrap
+ * (core/extensions/plugin_host/worker_main.ts `workerMain({role: "script"})`: output to stderr, no
  * permission prompts, `self.close()` / `Deno.exit()` / uncaught errors reported as `crash`) and
  * takes over `onmessage` with the script protocol:
  *

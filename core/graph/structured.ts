@@ -6,7 +6,7 @@
  * @module
  */
 import { Validator } from "@cfworker/json-schema";
-import type { AnyTool } from "../types.ts";
+import type { AnyTool } from "../protocol/types.ts";
 
 /** The tool's name, fixed so prompts, tests and other tools can rely on it. */
 export const SUBMIT_RESULT = "submit_result";

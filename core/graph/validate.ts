@@ -18,7 +18,7 @@ import picomatch from "picomatch";
 import { rootKey, templatePaths } from "./template.ts";
 import type { GraphNode, GraphSpec } from "./schema.ts";
 import { GraphSpecError } from "./schema.ts";
-import { closest } from "../config.ts";
+import { closest } from "../config/config.ts";
 
 /** What the host knows; each check is skipped when its callback is absent. */
 export interface ValidateContext {

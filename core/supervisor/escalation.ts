@@ -8,7 +8,12 @@
  * @module
  */
 import type { HostServices } from "../../sdk/mod.ts";
-import type { CallScope, HostFactory, PermissionOutcome, PermissionResolver } from "../types.ts";
+import type {
+  CallScope,
+  HostFactory,
+  PermissionOutcome,
+  PermissionResolver,
+} from "../protocol/types.ts";
 
 /** Races `p` against `ms`; `onTimeout` aborts the request behind `p`. */
 function withTimeout<T>(

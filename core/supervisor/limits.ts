@@ -5,7 +5,7 @@
  * turn is re-prompted, how many children a turn may spawn and how many may be live in one tree.
  * @module
  */
-import type { AgentSpec } from "../types.ts";
+import type { AgentSpec } from "../protocol/types.ts";
 
 /** Children running at once per parent unless the agent says otherwise; further spawns queue. */
 export const DEFAULT_MAX_CONCURRENT_AGENTS = 8;

@@ -6,16 +6,16 @@
  *   or `workspace` (`.coyote/agents/`, `.claude/agents/`) — without naming it, as Claude Code's
  *   main agent delegates to the user's subagent files by description. Plugin agents stay opt-in by
  *   name (installing a plugin does not hand it the coordinator's work).
- * - In an untrusted workspace (core/trust.ts) the workspace's agents are not spawnable by that
+ * - In an untrusted workspace (core/config/trust.ts) the workspace's agents are not spawnable by that
  *   rule nor by an omitted list ("any"), only when a list names them: a cloned repository must not
  *   get its agent files run automatically. The refusal says why and how to trust it
  *   (`coyote trust`); the user's own agents stay spawnable.
  *
- * The child is still narrowed to its parent's tools and policy (core/session.ts); this module only
+ * The child is still narrowed to its parent's tools and policy (core/session/conversation.ts); this module only
  * decides whether it may start.
  * @module
  */
-import type { AgentSpec } from "../types.ts";
+import type { AgentSpec } from "../protocol/types.ts";
 import type { AgentRegistry, AgentSource } from "../agents/registry.ts";
 
 /** Sources `spawn_custom_agents` covers. */

@@ -30,9 +30,9 @@ import type {
   EventEnvelope,
   TurnResult,
   TurnUsage,
-} from "../types.ts";
-import type { AgentSession, SessionOptions } from "../session.ts";
-import { transcriptPath } from "../sessions.ts";
+} from "../protocol/types.ts";
+import type { AgentSession, SessionOptions } from "../session/conversation.ts";
+import { transcriptPath } from "../session/transcript.ts";
 import { condense } from "./summary.ts";
 import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
 import type { LiveAgentBudget } from "./tree.ts";
@@ -71,7 +71,7 @@ export interface ChildRun {
 export interface SupervisorHost {
   /** The owning session (set once it exists). */
   owner(): AgentSession;
-  /** Opens a child session (core/session.ts `openSession` on the owner's workspace). */
+  /** Opens a child session (core/session/conversation.ts `openSession` on the owner's workspace). */
   open(opts: SessionOptions): Promise<AgentSession>;
   /** The child's permission resolver and host services (the root's, escalating). */
   childWiring(def: AgentSpec): Pick<SessionOptions, "permission" | "host">;

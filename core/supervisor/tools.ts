@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import { defineTool } from "../../sdk/mod.ts";
-import type { AnyTool } from "../types.ts";
+import type { AnyTool } from "../protocol/types.ts";
 import { type ChildRun, SpawnRefused, type Supervisor } from "./supervisor.ts";
 import { DEFAULT_COLLECT_TIMEOUT_MS } from "./limits.ts";
 import { isCustom, spawnableAgents } from "./spawnable.ts";

@@ -5,10 +5,10 @@
  *
  * - Runs `bash -c COMMAND` (`sh -c` when bash is absent) in the session cwd,
  *   stdin closed (`null`: never the terminal), with the environment of
- *   core/sandbox/env.ts: secrets scrubbed, pagers `cat`, editors `false`,
+ *   core/policy/sandbox/env.ts: secrets scrubbed, pagers `cat`, editors `false`,
  *   `GIT_TERMINAL_PROMPT=0`, so nothing waits for a human.
  * - A {@link CommandLauncher} decides how the shell is started: the session's
- *   one (core/sandbox/mod.ts) runs it inside the OS sandbox derived from the
+ *   one (core/policy/sandbox/mod.ts) runs it inside the OS sandbox derived from the
  *   policy, or refuses when `sandbox: required` cannot be met; without one
  *   (this module's {@link executeCommandTool}) the shell runs directly.
  * - The whole process tree ends with the call (./tree.ts): the shell leads its
@@ -30,7 +30,7 @@
 import { z } from "zod";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
-import { commandEnvironment } from "../../core/sandbox/env.ts";
+import { commandEnvironment } from "../../core/policy/sandbox/env.ts";
 import { forget, newMarker, type ProcessTree, signalTree, track, TREE_MARKER } from "./tree.ts";
 
 /** Default timeout (ms). */
@@ -152,7 +152,7 @@ export type LaunchPlan =
   | { refused: string };
 
 /**
- * Starts commands (core/sandbox/mod.ts `CommandSandbox` is the session's). `shell` is `bash` or
+ * Starts commands (core/policy/sandbox/mod.ts `CommandSandbox` is the session's). `shell` is `bash` or
  * `sh`; the plan must run `shell -c command` in `cwd`.
  */
 export interface CommandLauncher {
@@ -406,7 +406,7 @@ export function makeExecuteCommandTool(
   });
 }
 
-/** `execute_command` without a sandbox (the session replaces it with its own; core/runtime.ts). */
+/** `execute_command` without a sandbox (the session replaces it with its own; core/session/runtime.ts). */
 export const executeCommandTool = makeExecuteCommandTool();
 
 /** The `exec` plugin. */

@@ -72,7 +72,7 @@ export function treeMembers(tree: ProcessTree): number[] {
  * [] without /proc. Deno refuses to read other processes' `/proc/<pid>/…` files without
  * `--allow-all` (the binary's flags do not include it), so one `grep -lzx` over every
  * `/proc/<pid>/environ` does it (a few ms; only when a tree is ended). Also used for MCP server
- * trees (core/mcp/process_tree.ts).
+ * trees (core/extensions/mcp/process_tree.ts).
  */
 export function pidsWithEnv(assignment: string): number[] {
   if (Deno.build.os !== "linux") return [];

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { HostServices, ToolContext, ToolResult } from "../../sdk/mod.ts";
-import type { AppOptions } from "../../core/app.ts";
+import type { AppOptions } from "../../core/config/app_options.ts";
 
 /** A `ToolContext` with no-op logging/progress and permission always refused. */
 export function toolContext(

@@ -1,6 +1,6 @@
 /**
  * A fresh process for tests/guard_glob_lazy_test.ts: npm picomatch (the guard's glob engine,
- * core/guard/rules.ts) loads lazily, and whether it has loaded is per-process state, so each
+ * core/policy/rules.ts) loads lazily, and whether it has loaded is per-process state, so each
  * scenario runs here from a clean start. Usage: `deno run -A glob_lazy_probe.ts SCENARIO`;
  * prints one JSON object (the scenario's observations) on stdout.
  *
@@ -17,9 +17,9 @@
  * @module
  */
 import { join } from "node:path";
-import { Policy } from "../../core/guard/policy.ts";
-import { globEngineLoaded, GlobEngineNotLoaded } from "../../core/guard/rules.ts";
-import { CommandSandbox, DEFAULT_SANDBOX, deriveProfile } from "../../core/sandbox/mod.ts";
+import { Policy } from "../../core/policy/policy.ts";
+import { globEngineLoaded, GlobEngineNotLoaded } from "../../core/policy/rules.ts";
+import { CommandSandbox, DEFAULT_SANDBOX, deriveProfile } from "../../core/policy/sandbox/mod.ts";
 
 const root = await Deno.makeTempDir({ prefix: "coyote-globlazy-" });
 const ws = join(root, "ws");

@@ -14,15 +14,15 @@ import {
   startModelServer,
 } from "./model_server.ts";
 import { testApp } from "./fixtures.ts";
-import { acquireWorkspace, type Workspace } from "../../core/workspace.ts";
-import { type AgentSession, openSession } from "../../core/session.ts";
+import { acquireWorkspace, type Workspace } from "../../core/session/workspace.ts";
+import { type AgentSession, openSession } from "../../core/session/conversation.ts";
 import type {
   AgentSpec,
   EventEnvelope,
   HostFactory,
   PermissionResolver,
   TurnEndedEvent,
-} from "../../core/types.ts";
+} from "../../core/protocol/types.ts";
 
 // deno-lint-ignore no-explicit-any
 export type Json = any;

@@ -1,0 +1,50 @@
+/**
+ * The resolved application options every command and frontend receives:
+ * CLI flags merged over environment and config file (see core/frontends/cli/mod.ts and
+ * core/config/config.ts for precedence: flag > env > config > default).
+ * @module
+ */
+import type { WorkspaceState } from "./project.ts";
+
+/** Resolved options for one process. Paths are absolute. */
+export interface AppOptions {
+  /** Process working directory (the default workspace). */
+  cwd: string;
+  /** `$COYOTE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/coyote`, else `~/.config/coyote`. */
+  configDir: string;
+  /** `$COYOTE_DATA_DIR`, else `$XDG_DATA_HOME/coyote`, else `~/.local/share/coyote` (sessions live in `sessions/`). */
+  dataDir: string;
+  /** The validated config file (empty object when there is none). */
+  // deno-lint-ignore no-explicit-any
+  config: any;
+  /** Path of the config file that was read, if any. */
+  configPath?: string;
+  model?: string;
+  baseURL?: string;
+  apiKey?: string;
+  /** `--allow RULE` / `--deny RULE` (repeatable). */
+  allow: string[];
+  deny: string[];
+  dangerouslySkipPermissions: boolean;
+  /** The OS sandbox of commands (config `sandbox:`, `--no-sandbox`); default auto + auto_allow. */
+  sandbox?: { mode: "auto" | "required" | "off"; autoAllow: boolean };
+  /** `--plugin PATH` (repeatable). */
+  plugins: string[];
+  noWorkspaceMcp: boolean;
+  /** `--verbose`: record more in the transcript (graph agents: state snapshots after each node). */
+  verbose?: boolean;
+  headless: boolean;
+  maxTurns: number;
+  agent?: string;
+  /** `--agent-variable NAME VALUE` (repeatable): values of the agent's template variables. */
+  agentVariables?: Record<string, string>;
+  /** `--skill NAME` (repeatable): skills loaded before the first request. */
+  skills?: string[];
+  /** `--add-dir DIR` (repeatable): more directories whose `.coyote|.claude|.agents/skills/` count. */
+  addDirs?: string[];
+  // Workspace trust and project config (core/config/trust.ts, core/config/project.ts).
+  /** `--trust-workspace`: trust the workspace for this run. */
+  trustWorkspace?: boolean;
+  /** Set by `applyWorkspace`: the workspace these options were derived for. */
+  workspace?: WorkspaceState;
+}

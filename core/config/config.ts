@@ -1,0 +1,424 @@
+/**
+ * Configuration: where Coyote keeps its files, the `config.yaml` schema, and how the
+ * provider settings are resolved from flags, environment and config.
+ *
+ * - Config dir: `$COYOTE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/coyote`, else `~/.config/coyote`
+ *   (XDG Base Directory spec); data dir likewise with `$COYOTE_DATA_DIR` / `$XDG_DATA_HOME`
+ *   / `~/.local/share/coyote`.
+ * - `config.yaml` keys are snake_case (except `mcpServers`, MCP's own name); unknown keys
+ *   are errors. Validated with zod; `yaml` and `zod` are loaded only when the file exists.
+ * - Provider precedence: flag > env (`OPENAI_BASE_URL`, `OPENAI_API_KEY`, `COYOTE_MODEL`)
+ *   > config (`model`, then `provider.*`) > default (`https://api.openai.com/v1` when only
+ *   a key is given).
+ *
+ * Example `config.yaml`:
+ * ```yaml
+ * model: qwen3-coder
+ * provider:
+ *   base_url: http://localhost:11434/v1
+ *   timeout_ms: 120000
+ * permissions:
+ *   allow: ["Execute(npm test)"]
+ *   deny: ["Execute(rm *)"]
+ * sandbox: required        # or {mode: auto, auto_allow: false}
+ * ```
+ * @module
+ */
+import type { ProviderConfig } from "../provider/provider.ts";
+
+/** The `provider:` section of `config.yaml`. */
+export interface ProviderSection {
+  /** OpenAI-compatible base URL, e.g. `http://localhost:11434/v1`. */
+  base_url?: string;
+  api_key?: string;
+  model?: string;
+  /** Response/stream idle timeout in ms (positive integer). Default 600000. */
+  timeout_ms?: number;
+  /** Retries for 429/5xx/connection failures (0..10). Default 4. */
+  max_retries?: number;
+  /** Extra HTTP headers sent with every request. */
+  headers?: Record<string, string>;
+  /** Send `stream_options` (usage in the stream); false for servers that reject it. Default true. */
+  stream_options?: boolean;
+}
+
+/** One entry of the `models:` capability table (core/provider/models.ts). */
+export interface ModelSpec {
+  /** Context window in tokens. */
+  context_window?: number;
+  /** Accepts image input. Unset: unknown (not advertised over ACP). */
+  images?: boolean;
+  /** Tokens reserved for the answer. */
+  max_output_tokens?: number;
+  /** USD per million tokens. */
+  price?: { input: number; output: number; cached_input?: number };
+}
+
+/** The validated `config.yaml`. */
+export interface CoyoteConfig {
+  /** Model name (wins over `provider.model`). */
+  model?: string;
+  provider?: ProviderSection;
+  /** Guard rules (see docs for the syntax), merged with `--allow`/`--deny` flags. */
+  permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
+  /** Plugin module paths or URLs. */
+  plugins?: string[];
+  /** Turn limit (positive integer). */
+  max_turns?: number;
+  /** Default agent name. */
+  agent?: string;
+  /** MCP servers by name (shape validated by the MCP client, core/extensions/mcp/). */
+  mcpServers?: Record<string, unknown>;
+  /** Extra instruction files added to the system prompt. */
+  instructions?: string[];
+  /**
+   * The OS sandbox of shell commands (core/policy/sandbox/): a mode string or `{mode, auto_allow}`;
+   * default `{mode: auto, auto_allow: true}`.
+   */
+  sandbox?: "auto" | "required" | "off" | {
+    mode?: "auto" | "required" | "off";
+    auto_allow?: boolean;
+  };
+  /** Model capabilities by model name (core/provider/models.ts). */
+  models?: Record<string, ModelSpec>;
+  /** Hooks (core/extensions/hooks/stop.ts): `stop` commands run when an agent is about to end its turn. */
+  hooks?: {
+    stop?: { command: string; timeout_ms?: number }[];
+    /** Blocks honoured per turn (default 3). */
+    max_stop_blocks?: number;
+  };
+  // Workspace trust (core/config/trust.ts). User config only; refused in project config.
+  /** Folders (and everything below them) trusted without asking; `~` = home. */
+  trusted_workspaces?: string[];
+}
+
+/** Default `provider.timeout_ms`. */
+export const DEFAULT_TIMEOUT_MS = 600_000;
+/** Default `provider.max_retries`. */
+export const DEFAULT_MAX_RETRIES = 4;
+/** Base URL used when only an API key is configured. */
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+/** Sent as the key to servers that need none (local servers). */
+export const PLACEHOLDER_API_KEY = "coyote-no-key";
+
+/** A user error in configuration: one clear line (or a few), no stack trace wanted. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Anything with `get` like `Deno.env`. */
+export interface EnvLike {
+  get(name: string): string | undefined;
+}
+
+/** Config and data directories (absolute when HOME/XDG vars are absolute). */
+export function resolveDirs(env: EnvLike = Deno.env): { configDir: string; dataDir: string } {
+  const get = (k: string) => {
+    const v = env.get(k);
+    return v && v.trim() ? v : undefined;
+  };
+  const home = get("HOME") ?? get("USERPROFILE") ?? ".";
+  const configDir = get("COYOTE_CONFIG_DIR") ??
+    join(get("XDG_CONFIG_HOME") ?? join(home, ".config"), "coyote");
+  const dataDir = get("COYOTE_DATA_DIR") ??
+    join(get("XDG_DATA_HOME") ?? join(home, ".local", "share"), "coyote");
+  return { configDir, dataDir };
+}
+
+function join(...parts: string[]): string {
+  return parts.map((p, i) => (i === 0 ? p.replace(/\/+$/, "") : p.replace(/^\/+|\/+$/g, "")))
+    .filter((p, i) => p || i === 0).join("/") || "/";
+}
+
+/**
+ * Reads and validates `<configDir>/config.yaml`. A missing file gives `{ config: {} }`.
+ * @throws ConfigError naming the file and the key path (or the line, for YAML syntax errors).
+ */
+export async function loadConfig(
+  configDir: string,
+): Promise<{ config: CoyoteConfig; path?: string }> {
+  const path = join(configDir, "config.yaml");
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { config: {} };
+    if (e instanceof Deno.errors.IsADirectory) {
+      throw new ConfigError(`config error in ${path}: is a directory, expected a YAML file`);
+    }
+    throw new ConfigError(`config error in ${path}: cannot read: ${(e as Error).message}`);
+  }
+  return { config: await parseConfig(text, path), path };
+}
+
+/**
+ * Parses and validates config text; `path` is used in messages.
+ * @throws ConfigError
+ */
+export async function parseConfig(text: string, path: string): Promise<CoyoteConfig> {
+  const YAML = await import("yaml");
+  const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0];
+    const pos = e.linePos?.[0];
+    const where = pos ? `line ${pos.line}, column ${pos.col}: ` : "";
+    const msg = e.message.split("\n")[0].replace(/\s*at line \d+, column \d+:?\s*$/, "");
+    throw new ConfigError(`config error in ${path}: ${where}YAML syntax error: ${msg}`);
+  }
+  const data = doc.toJS();
+  if (data === null || data === undefined) return {};
+  if (typeof data !== "object" || Array.isArray(data)) {
+    throw new ConfigError(`config error in ${path}: expected a mapping of keys at the top level`);
+  }
+  const schema = await configSchema();
+  const result = schema.safeParse(data);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => formatIssue(issue, schema));
+    throw new ConfigError(`config error in ${path}: ${lines.join("; ")}`);
+  }
+  return result.data as CoyoteConfig;
+}
+
+/** A zod issue, as much of it as {@link formatIssue} reads. */
+export interface IssueLike {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  keys?: string[];
+}
+
+/**
+ * One zod issue as `key.path: message`; unknown keys get a did-you-mean from the keys `schema`
+ * (a zod object) allows at that path.
+ */
+export function formatIssue(issue: IssueLike, schema: unknown): string {
+  const keyPath = (segs: PropertyKey[]) =>
+    segs.map((s, i) => typeof s === "number" ? `[${s}]` : (i ? "." : "") + String(s)).join("");
+  if (issue.code === "unrecognized_keys" && issue.keys?.length) {
+    const known = knownKeys(schema, issue.path);
+    return issue.keys.map((k) => {
+      const near = closest(k, known);
+      return `${keyPath([...issue.path, k])}: unknown key${
+        near ? ` (did you mean \`${near}\`?)` : ""
+      }`;
+    }).join("; ");
+  }
+  return `${issue.path.length ? keyPath(issue.path) : "(top level)"}: ${issue.message}`;
+}
+
+/** The keys a (zod) object schema allows at `path` (optional wrappers unwrapped); [] if none. */
+function knownKeys(schema: unknown, path: PropertyKey[]): string[] {
+  type Node =
+    | {
+      shape?: Record<string, unknown>;
+      unwrap?: () => unknown;
+      element?: unknown;
+      valueType?: unknown;
+    }
+    | undefined;
+  const bare = (s: Node): Node => {
+    while (s && !s.shape && typeof s.unwrap === "function") s = s.unwrap() as Node;
+    return s;
+  };
+  let s = bare(schema as Node);
+  for (const seg of path) {
+    // A list's items (`variables[0].defualt`) lead to the element schema (zod's array `unwrap`
+    // may already have stepped into it); records (`models:`, `mcpServers:`) to the value schema.
+    s = bare(
+      (typeof seg === "number" ? s?.element ?? s : s?.shape?.[String(seg)] ?? s?.valueType) as Node,
+    );
+  }
+  return s?.shape ? Object.keys(s.shape) : [];
+}
+
+/**
+ * The known key nearest to a typo'd one: optimal string alignment distance (Levenshtein plus
+ * adjacent transpositions, so `modle` → `model` is 1) of at most 2, and less than the typo's
+ * length; undefined when nothing is that close.
+ */
+export function closest(typo: string, known: string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = 3;
+  for (const k of known) {
+    const d = osaDistance(typo.toLowerCase(), k.toLowerCase());
+    if (d < bestD && d < typo.length) [best, bestD] = [k, d];
+  }
+  return best;
+}
+
+/** Optimal string alignment distance: Levenshtein plus adjacent transpositions. */
+export function osaDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
+
+let schemaPromise: Promise<{ safeParse(v: unknown): SafeParse }> | undefined;
+type SafeParse =
+  | { success: true; data: unknown }
+  | { success: false; error: { issues: IssueLike[] } };
+
+function configSchema() {
+  schemaPromise ??= import("zod").then(({ z }) => {
+    const str = (what = "a string") => z.string({ error: `expected ${what}` });
+    const strList = () => z.array(str(), { error: "expected a list of strings" });
+    const posInt = () =>
+      z.number({ error: "expected a positive integer" }).int({
+        error: "expected a positive integer",
+      }).positive({ error: "expected a positive integer" });
+    const provider = z.strictObject({
+      base_url: z.url({
+        protocol: /^https?$/,
+        error: "expected an http(s) URL, e.g. http://localhost:11434/v1",
+      }).optional(),
+      api_key: str().optional(),
+      model: str().optional(),
+      timeout_ms: posInt().optional(),
+      max_retries: z.number({ error: "expected an integer from 0 to 10" }).int({
+        error: "expected an integer from 0 to 10",
+      }).min(0, { error: "expected an integer from 0 to 10" }).max(10, {
+        error: "expected an integer from 0 to 10",
+      }).optional(),
+      headers: z.record(str(), str("a string header value"), {
+        error: "expected a mapping of header names to strings",
+      }).optional(),
+      stream_options: z.boolean({ error: "expected true or false" }).optional(),
+    }, { error: "expected a mapping" });
+    // `models:` capability table (core/provider/models.ts).
+    const usd = () => z.number({ error: "expected a price in USD per million tokens" }).min(0);
+    const modelSpec = z.strictObject({
+      context_window: posInt().optional(),
+      images: z.boolean({ error: "expected true or false" }).optional(),
+      max_output_tokens: posInt().optional(),
+      price: z.strictObject({
+        input: usd(),
+        output: usd(),
+        cached_input: usd().optional(),
+      }, { error: "expected a mapping with input/output (USD per million tokens)" }).optional(),
+    }, { error: "expected a mapping (context_window, images, max_output_tokens, price)" });
+    const schema = z.strictObject({
+      model: str().optional(),
+      provider: provider.optional(),
+      permissions: z.strictObject({
+        allow: strList().optional(),
+        ask: strList().optional(),
+        deny: strList().optional(),
+      }, { error: "expected a mapping with allow/ask/deny lists" }).optional(),
+      plugins: strList().optional(),
+      max_turns: posInt().optional(),
+      agent: str().optional(),
+      mcpServers: z.record(
+        str(),
+        z.record(str(), z.unknown(), { error: "expected a mapping (an MCP server definition)" }),
+        { error: "expected a mapping of server names to definitions" },
+      ).optional(),
+      instructions: strList().optional(),
+      sandbox: z.union([
+        z.enum(["auto", "required", "off"]),
+        z.strictObject({
+          mode: z.enum(["auto", "required", "off"]).optional(),
+          auto_allow: z.boolean().optional(),
+        }),
+      ], {
+        error:
+          "expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false}",
+      }).optional(),
+      models: z.record(str(), modelSpec, { error: "expected a mapping of model names" })
+        .optional(),
+      hooks: z.strictObject({
+        stop: z.array(
+          z.strictObject({ command: str("a shell command"), timeout_ms: posInt().optional() }, {
+            error: "expected a mapping {command, timeout_ms?}",
+          }),
+          { error: "expected a list of {command} mappings" },
+        ).optional(),
+        max_stop_blocks: posInt().optional(),
+      }, { error: "expected a mapping with stop: [{command}]" }).optional(),
+      // Workspace trust (core/config/trust.ts).
+      trusted_workspaces: strList().optional(),
+    }, { error: "expected a mapping" });
+    // Compile-time check that the schema and the hand-written type agree.
+    const _typed: import("zod").ZodType<CoyoteConfig> = schema;
+    return schema as unknown as { safeParse(v: unknown): SafeParse };
+  });
+  return schemaPromise;
+}
+
+/** Provider-related flags (`-m/--model`, `--base-url`, `--api-key`). */
+export interface ProviderFlags {
+  model?: string;
+  baseURL?: string;
+  apiKey?: string;
+}
+
+/**
+ * Resolves the provider connection: flag > env > config > default.
+ * An API key may be absent when a base URL is set (local servers): a placeholder is sent.
+ * @throws ConfigError when there is no provider or no model; never includes secrets.
+ */
+export function resolveProvider(opts: {
+  flags: ProviderFlags;
+  env: EnvLike;
+  config: CoyoteConfig;
+  /** For messages: where the config file is (default: `config.yaml` in the config dir from `env`). */
+  configPath?: string;
+}): ProviderConfig {
+  const { flags, env, config } = opts;
+  const e = (k: string) => {
+    const v = env.get(k);
+    return v && v.trim() ? v.trim() : undefined;
+  };
+  const p = config.provider ?? {};
+  const nonEmpty = (v: string | undefined) => (v && v.trim() ? v.trim() : undefined);
+  const baseURL = nonEmpty(flags.baseURL) ?? e("OPENAI_BASE_URL") ?? nonEmpty(p.base_url);
+  const apiKey = nonEmpty(flags.apiKey) ?? e("OPENAI_API_KEY") ?? nonEmpty(p.api_key);
+  const model = nonEmpty(flags.model) ?? e("COYOTE_MODEL") ?? nonEmpty(config.model) ??
+    nonEmpty(p.model);
+  const file = opts.configPath ?? join(resolveDirs(env).configDir, "config.yaml");
+
+  if (!baseURL && !apiKey) {
+    throw new ConfigError(
+      "no model provider configured. Set one of:\n" +
+        "  - environment: OPENAI_BASE_URL (any OpenAI-compatible server, e.g. http://localhost:11434/v1)" +
+        " and/or OPENAI_API_KEY, plus COYOTE_MODEL\n" +
+        `  - config file ${file}: provider: { base_url: ..., api_key: ... } and model: ...\n` +
+        "  - flags: --base-url URL --api-key KEY -m MODEL",
+    );
+  }
+  if (baseURL) {
+    let ok = false;
+    try {
+      const u = new URL(baseURL);
+      ok = u.protocol === "http:" || u.protocol === "https:";
+    } catch { /* not a URL */ }
+    if (!ok) {
+      throw new ConfigError(
+        `the provider base URL is not an http(s) URL: ${JSON.stringify(baseURL)} ` +
+          "(expected e.g. http://localhost:11434/v1)",
+      );
+    }
+  }
+  if (!model) {
+    throw new ConfigError(
+      "no model chosen. Pass -m/--model NAME, set COYOTE_MODEL, or put `model: NAME` in " + file,
+    );
+  }
+  return {
+    baseURL: baseURL ?? DEFAULT_BASE_URL,
+    apiKey: apiKey ?? PLACEHOLDER_API_KEY,
+    model,
+    timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+    maxRetries: p.max_retries ?? DEFAULT_MAX_RETRIES,
+    ...(p.headers ? { headers: { ...p.headers } } : {}),
+    ...(p.stream_options === false ? { streamOptions: false } : {}),
+  };
+}

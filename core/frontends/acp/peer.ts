@@ -1,0 +1,84 @@
+/**
+ * What the ACP helper modules (permission, client host, config options) need from the
+ * server: the client connection, the client's capabilities and the live session of a
+ * handler. Kept as a small interface so those modules do not depend on `server.ts`.
+ * @module
+ */
+import type * as acp from "@agentclientprotocol/sdk";
+import type { AgentSession } from "../../session/runtime.ts";
+import type { CallScope } from "../../protocol/types.ts";
+
+/** One session of the ACP server, as the helper modules see it. */
+export interface LiveSession {
+  session: AgentSession;
+  turn?: { ac: AbortController; done: Promise<unknown> };
+  /** Last known status per tool call of the running turn (to finish stragglers as `failed`). */
+  calls: Map<string, acp.ToolCallStatus | undefined>;
+  /** Tool calls whose command runs in a client terminal → terminal id. */
+  terminalCalls: Map<string, string>;
+  /**
+   * Sub-agents of the running turn: agent id → the root's tool call (`agent__spawn`) it
+   * descends from and the progress lines shown on that call.
+   */
+  children: Map<string, { rootCallId: string; lines: string[] }>;
+  /** Title last sent as `session_info_update`. */
+  titleSent?: string;
+  /** MCP changes are being forwarded (see `./mcp_bridge.ts`). */
+  mcpWatched?: boolean;
+  /** Token usage of this connection's turns in the session (for `/cost`). */
+  usage?: { prompt_tokens: number; completion_tokens: number; requests: number };
+}
+
+/** Resolves the live session a host service or resolver belongs to (set once it is open). */
+export interface SessionHolder {
+  get(): LiveSession | undefined;
+}
+
+/** The server side the helper modules talk through. */
+export interface AcpPeer {
+  readonly sdk: typeof import("@agentclientprotocol/sdk");
+  /** The client's capabilities from `initialize`. */
+  readonly clientCaps: acp.ClientCapabilities;
+  /** The client connection (throws when it is not open). */
+  readonly client: acp.AgentContext;
+  /** Sends one `session/update`; never throws. */
+  notify(sessionId: string, update: acp.SessionUpdate): Promise<void>;
+}
+
+/**
+ * The `toolCallId` a permission request or question carries in the root session. A root call's
+ * own id; a sub-agent's call is not a tool call of the root session (its progress is content
+ * of the `agent__spawn` call), and its model-chosen id may equal one of the root's (servers that
+ * number calls per response send `call_0` in every session), so it is prefixed with the
+ * sub-agent's id (`explore-3f2a9c1d/call_0`); the bare id stays in `_meta.coyote.tool_call_id`.
+ */
+export function clientToolCallId(toolCallId: string, scope?: CallScope): string {
+  return scope && scope.depth > 0 ? `${scope.agentId}/${toolCallId}` : toolCallId;
+}
+
+/**
+ * `_meta.coyote` of a sub-agent's permission request or question: who asks, from which
+ * call, under which root tool call.
+ */
+export function scopeMeta(scope: CallScope): Record<string, unknown> {
+  return {
+    agent: scope.agent,
+    agent_id: scope.agentId,
+    parent_id: scope.parentId,
+    session_id: scope.sessionId,
+    tool_call_id: scope.toolCallId,
+    parent_tool_call_id: scope.rootToolCallId,
+  };
+}
+
+/** Message of any thrown value. */
+export function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Waits for `p` at most `ms` (the timer is cleared either way). */
+export async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p, new Promise((r) => (t = setTimeout(r, ms)))]);
+  clearTimeout(t);
+}

@@ -1,0 +1,472 @@
+/**
+ * The terminal renderer shared by one-shot text mode (core/frontends/headless/mod.ts) and the REPL
+ * (core/frontends/repl/): a view of the session's event envelope stream (core/protocol/types.ts `EventEnvelope`).
+ *
+ * - Assistant text streams to `out` as it arrives — every message of the turn, not only the
+ *   last. With markdown on (a colour terminal) each completed block is rendered
+ *   (core/frontends/render/markdown.ts); otherwise the text is written as is, chunk by chunk.
+ * - Status goes to `err`: tool calls as one compact line each (`• title`, turned into `✓`/`✗`
+ *   in place on a terminal), edits as unified diffs (ACP `diff` content), the plan when it
+ *   changes, each sub-agent (envelopes with `parent_id`) as one status line — live in the
+ *   spinner line while it runs (terminal), then one line with its outcome — and a footer per turn: tokens, cost (when the model has a `price` in `models:`),
+ *   time.
+ * - A spinner with the elapsed time (and what is running) on `err` while waiting, only when
+ *   `spinner` is set (stderr is a terminal); it draws only at the start of a line and is erased
+ *   before anything else is written.
+ * - Text meant for the model is not shown: a failed call's advice after ` — ` and the `error:`
+ *   prefix are dropped.
+ * @module
+ */
+import type { EventEnvelope, TurnUsage } from "../../protocol/types.ts";
+import { costUsd, type ModelPrice } from "../../provider/models.ts";
+import { BlockSplitter } from "./blocks.ts";
+import { unifiedDiff } from "./diff.ts";
+import type { MarkdownRenderer } from "./markdown.ts";
+import { type Style, styles } from "./style.ts";
+import { escapeCharRefs, keepStylingOnly, safeLine, safeText } from "./safe.ts";
+
+export { colorFor, terminalWidth, wrap } from "./style.ts";
+
+/** How a renderer writes and what it may do. */
+export interface RenderOptions {
+  /** Assistant text (stdout). */
+  out: (text: string) => void;
+  /** Status lines, diffs, spinner (stderr). */
+  err: (text: string) => void;
+  /** ANSI colours on `err` (and on `out` when `markdown` is set). */
+  color: boolean;
+  /** Renders completed markdown blocks; null: text is written as it arrives. */
+  markdown?: MarkdownRenderer | null;
+  /** Draw a spinner on `err` (a terminal). */
+  spinner?: boolean;
+  /** `out` and `err` are the same terminal (cursor moves in place are safe). */
+  sameTerminal?: boolean;
+  /** Columns (for wrapping). */
+  width?: () => number;
+  /** Workspace root: paths below it are shown relative. */
+  cwd?: string;
+  /** The current model's price (USD per million tokens), for the footer's cost. */
+  price?: () => ModelPrice | undefined;
+  /** Print the per-turn footer (tokens, cost, time). Default true. */
+  footer?: boolean;
+  /** Clock in ms (tests, benchmarks). */
+  now?: () => number;
+}
+
+const SPIN = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/** Compact `1234` → `1.2k`. */
+export function formatTokens(n: number): string {
+  return n >= 10_000
+    ? `${Math.round(n / 1000)}k`
+    : n >= 1000
+    ? `${(n / 1000).toFixed(1)}k`
+    : `${n}`;
+}
+
+/** `ms` → `850ms`, `4.2s`, `2m05s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+}
+
+/** The user-facing part of a failed tool call's text (no `error:` prefix, no advice to the model). */
+export function userFacingError(text: string): string {
+  let t = text.trim().replace(/^error:\s*/i, "");
+  const dash = t.indexOf(" — ");
+  if (dash > 0) t = t.slice(0, dash);
+  const line = t.split("\n").find((l) => l.trim()) ?? "failed";
+  return line.length > 300 ? line.slice(0, 299) + "…" : line;
+}
+
+/**
+ * `env` with every string of its event sanitised for the terminal (core/frontends/render/safe.ts,
+ * newlines kept) except assistant text chunks, which are sanitised per rendered block (a
+ * character reference may be split across chunks). One-line contexts add {@link safeLine}.
+ */
+export function safeEnvelope(env: EventEnvelope): EventEnvelope {
+  const u = env.update;
+  if (u.sessionUpdate === "agent_message_chunk" || u.sessionUpdate === "agent_thought_chunk") {
+    return env;
+  }
+  return { ...env, agent_id: safeLine(env.agent_id), update: deepSafe(u) as typeof u };
+}
+
+const KEEP = new Set(["rawInput", "rawOutput", "oldText", "newText"]);
+
+function deepSafe(v: unknown): unknown {
+  if (typeof v === "string") return safeText(v);
+  if (Array.isArray(v)) return v.map(deepSafe);
+  if (v && typeof v === "object") {
+    const o: Record<string, unknown> = {};
+    // Raw tool input/output is never shown by the renderer (and may be large); a diff's texts
+    // are sanitised line by line by unifiedDiff (so a CR the edit adds stays visible).
+    for (const [k, x] of Object.entries(v)) o[k] = KEEP.has(k) ? x : deepSafe(x);
+    return o;
+  }
+  return v;
+}
+
+/** One line per turn: tokens, cost, time. */
+export function turnFooter(usage: TurnUsage, ms: number, price?: ModelPrice): string {
+  const cost = costUsd(usage, price);
+  const parts = [
+    `${formatTokens(usage.total_tokens)} tokens (${formatTokens(usage.prompt_tokens)} in, ${
+      formatTokens(usage.completion_tokens)
+    } out)`,
+    ...(cost !== undefined ? [`$${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`] : []),
+    formatDuration(ms),
+  ];
+  return parts.join(" · ");
+}
+
+/** Renders envelopes to a terminal or a pipe; see the module doc. */
+export class Renderer {
+  readonly o: RenderOptions;
+  readonly s: Style;
+  #split = new BlockSplitter();
+  #messageOpen = false;
+  /** Column 0 on the terminal (spinner may draw). */
+  #atLineStart = true;
+  #spinTimer?: ReturnType<typeof setInterval>;
+  #spinShown = false;
+  #spinFrame = 0;
+  #label = "";
+  #turnStart = 0;
+  #titles = new Map<string, string>();
+  /** The tool call whose `•` line is the last line printed (rewritten in place when it ends). */
+  #lastCallLine: string | null = null;
+  #plan = "";
+  #children = new Map<string, { start: number; label: string }>();
+  #suspended = 0;
+  /** Output that arrived while suspended (a prompt owns the terminal), written at resume. */
+  #held: ["out" | "err", string][] = [];
+  /** Held `•` lines by tool call id (their index in {@link #held}). */
+  #heldCall = new Map<string, number>();
+  /** Context use from the last `usage_update` (tokens used / window). */
+  context: { used: number; size: number } | null = null;
+
+  constructor(o: RenderOptions) {
+    this.o = o;
+    this.s = styles(o.color);
+  }
+
+  #now() {
+    return (this.o.now ?? performance.now.bind(performance))();
+  }
+
+  #write(stream: "out" | "err", text: string) {
+    if (!text) return;
+    if (this.#suspended) {
+      // A permission prompt or question is on screen: printing now would land on its key legend
+      // (another agent's tool line after "deny always"), so hold it until the prompt is answered.
+      this.#held.push([stream, text]);
+      this.#lastCallLine = null;
+      return;
+    }
+    this.#hideSpinner();
+    (stream === "out" ? this.o.out : this.o.err)(text);
+    if (stream === "err" || this.o.sameTerminal) this.#atLineStart = text.endsWith("\n");
+    this.#lastCallLine = null;
+  }
+
+  /**
+   * One status line on `err`. It ends the assistant message being streamed, except for a line
+   * that can come at any moment (a sub-agent's outcome) in markdown mode: there the unfinished
+   * block is still buffered, not on screen, and is kept whole instead of rendered in two halves
+   * (a code fence or paragraph cut where the line came).
+   */
+  #statusLine(line: string, anyMoment = false) {
+    if (!(anyMoment && this.o.markdown)) this.#endMessage();
+    this.#write("err", line + "\n");
+  }
+
+  /** Ends the assistant message being streamed: flushes the last block, ends the line. */
+  #endMessage() {
+    if (!this.#messageOpen) return;
+    this.#messageOpen = false;
+    const rest = this.#split.flush();
+    if (this.o.markdown) {
+      if (rest.trim()) this.#block(rest);
+      this.#blocks = 0;
+    } else if (this.#outCol !== 0) {
+      this.#write("out", "\n");
+    }
+    this.#outCol = 0;
+  }
+  #outCol = 0;
+  #blocks = 0;
+
+  /** One rendered markdown block; blocks of a message are separated by a blank line. */
+  #block(md: string) {
+    // The model's markdown cannot emit raw controls: escaped before rendering (character
+    // references too: the renderer decodes `&#27;`), and only the renderer's styling passes after.
+    const rendered = this.o.markdown!(escapeCharRefs(safeText(md)));
+    this.#write("out", (this.#blocks++ ? "\n" : "") + keepStylingOnly(rendered));
+  }
+
+  #text(raw: string) {
+    if (!raw) return;
+    if (!this.#messageOpen) {
+      this.#messageOpen = true;
+      this.#outCol = 0;
+    }
+    if (this.o.markdown) {
+      const done = this.#split.push(raw);
+      if (done.trim()) this.#block(done);
+      return;
+    }
+    const chunk = safeText(raw);
+    this.#write("out", chunk);
+    const nl = chunk.lastIndexOf("\n");
+    this.#outCol = nl < 0 ? this.#outCol + chunk.length : chunk.length - nl - 1;
+  }
+
+  /** Handles one envelope (root or sub-agent). Never throws. */
+  onEnvelope(env: EventEnvelope): void {
+    try {
+      // Every string of the event was chosen by a model, a tool, an MCP server or a plugin:
+      // sanitised here, the renderer's one boundary, before any styling (core/frontends/render/safe.ts).
+      // Assistant text is kept raw until its block is rendered (see #text, #block).
+      env = safeEnvelope(env);
+      if (env.parent_id) this.#child(env);
+      else this.#root(env);
+    } catch {
+      // A rendering problem must never end a turn.
+    }
+  }
+
+  #root(env: EventEnvelope) {
+    const ev = env.update;
+    const s = this.s;
+    switch (ev.sessionUpdate) {
+      case "turn_started":
+        this.#turnStart = this.#now();
+        this.#titles.clear();
+        this.#label = "";
+        this.#startSpinner();
+        return;
+      case "agent_message_chunk":
+        if (ev.content.type === "text") this.#text(ev.content.text);
+        this.#label = "";
+        return;
+      case "agent_thought_chunk":
+        this.#label = "thinking";
+        return;
+      case "tool_call": {
+        const title = safeLine(ev.title || ev.toolCallId);
+        this.#titles.set(ev.toolCallId, title);
+        this.#label = title;
+        this.#statusLine(`${s.dim("•")} ${title}`);
+        // Held lines are not the last line on screen, so they are never rewritten in place.
+        this.#lastCallLine = this.#suspended ? null : ev.toolCallId;
+        if (this.#suspended) this.#heldCall.set(ev.toolCallId, this.#held.length - 1);
+        return;
+      }
+      case "tool_call_update": {
+        if (ev.title) this.#titles.set(ev.toolCallId, safeLine(ev.title));
+        const title = this.#titles.get(ev.toolCallId) ?? safeLine(ev.toolCallId);
+        if (ev.status === "in_progress") this.#label = title;
+        if (ev.status !== "completed" && ev.status !== "failed") return;
+        const diffs = (ev.content ?? []).filter((c) => c.type === "diff");
+        const tty = this.o.sameTerminal && this.o.spinner;
+        // A call whose `•` line is still held (a prompt is on screen) gets its mark in place.
+        const heldAt = this.#heldCall.get(ev.toolCallId);
+        if (tty && heldAt !== undefined && this.#suspended) {
+          this.#heldCall.delete(ev.toolCallId);
+          this.#held[heldAt] = [
+            "err",
+            `${ev.status === "failed" ? s.red("✗") : s.green("✓")} ${title}\n`,
+          ];
+        }
+        // The call's `•` line is the last line written (a parallel batch or other output can come
+        // between them; then the failure line names the call).
+        const above = this.#lastCallLine === ev.toolCallId;
+        const rewrite = above && tty && !this.#suspended;
+        if (ev.status === "failed") {
+          const c = (ev.content ?? []).find((c) => c.type === "content");
+          const text = c && c.type === "content" && c.content.type === "text"
+            ? c.content.text
+            : "failed";
+          const why = userFacingError(text);
+          if (rewrite) {
+            this.#hideSpinner();
+            this.o.err(`\x1b[1A\r\x1b[K${s.red("✗")} ${title}\n`);
+            this.#write("err", `  ${s.red(why)}\n`);
+          } else this.#statusLine(`  ${s.red("✗")} ${above ? "" : `${title}: `}${why}`);
+        } else if (rewrite) {
+          this.#hideSpinner();
+          this.o.err(`\x1b[1A\r\x1b[K${s.green("✓")} ${title}\n`);
+        }
+        for (const d of diffs) {
+          if (d.type !== "diff") continue;
+          this.#endMessage();
+          this.#write(
+            "err",
+            unifiedDiff(d, { color: this.o.color, cwd: this.o.cwd }),
+          );
+        }
+        this.#label = "";
+        return;
+      }
+      case "plan": {
+        const key = JSON.stringify(ev.entries);
+        if (key === this.#plan) return;
+        this.#plan = key;
+        const mark = (st: string) =>
+          st === "completed" ? s.green("[x]") : st === "in_progress" ? s.yellow("[~]") : "[ ]";
+        this.#statusLine(
+          [s.bold("Plan"), ...ev.entries.map((e) => `  ${mark(e.status)} ${safeLine(e.content)}`)]
+            .join("\n"),
+        );
+        return;
+      }
+      case "usage_update": {
+        // The engine reports usage when a model request ends: the message it streamed is over,
+        // so the next request's text (an automatic continuation) starts on its own line.
+        this.#endMessage();
+        this.context = { used: ev.used, size: ev.size };
+        const c = (ev._meta as { compaction?: { turns: number; before: number; after: number } })
+          ?.compaction;
+        if (c) {
+          this.#statusLine(
+            s.dim(
+              `context compacted: ${c.turns} earlier turn(s) summarised, ~${
+                formatTokens(c.before)
+              } → ~${formatTokens(c.after)} tokens`,
+            ),
+          );
+        }
+        return;
+      }
+      case "turn_ended": {
+        this.#endMessage();
+        this.#stopSpinner();
+        if (ev.error) this.#statusLine(s.red(`error: ${ev.error.message}`));
+        if (ev.stopReason === "cancelled") this.#statusLine(s.yellow("cancelled"));
+        if (this.o.footer !== false) {
+          const ctx = this.context && this.context.size
+            ? ` · context ${Math.round(100 * this.context.used / this.context.size)}%`
+            : "";
+          this.#statusLine(
+            s.dim(
+              `─ ${turnFooter(ev.usage, this.#now() - this.#turnStart, this.o.price?.())}${ctx}`,
+            ),
+          );
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  #child(env: EventEnvelope) {
+    const ev = env.update;
+    const s = this.s;
+    const id = env.agent_id;
+    if (ev.sessionUpdate === "turn_started") {
+      // Running: shown in the spinner line (terminal); one line when it ends.
+      const p = ev.prompt.split("\n").find((l) => l.trim()) ?? "";
+      this.#children.set(id, {
+        start: this.#now(),
+        label: p.length > 60 ? p.slice(0, 59) + "…" : p,
+      });
+    } else if (ev.sessionUpdate === "tool_call") {
+      const c = this.#children.get(id);
+      if (c) c.label = safeLine(ev.title);
+    } else if (ev.sessionUpdate === "turn_ended") {
+      const c = this.#children.get(id);
+      this.#children.delete(id);
+      const how = ev.error
+        ? s.red(`failed: ${userFacingError(ev.error.message)}`)
+        : ev.stopReason === "end_turn"
+        ? s.green(ev.stopReason)
+        : s.yellow(ev.stopReason);
+      const ms = c ? this.#now() - c.start : 0;
+      this.#statusLine(
+        `${s.magenta("↳")} ${s.bold(safeLine(id))} ${how} ${
+          s.dim(
+            `(${ev.usage.requests} request(s), ${formatTokens(ev.usage.total_tokens)} tokens, ${
+              formatDuration(ms)
+            })`,
+          )
+        }`,
+        true,
+      );
+    }
+  }
+
+  // ---- spinner ----
+
+  #startSpinner() {
+    if (!this.o.spinner || this.#spinTimer !== undefined) return;
+    const timer = setInterval(() => this.#drawSpinner(), 100);
+    Deno.unrefTimer(timer);
+    this.#spinTimer = timer;
+  }
+
+  #stopSpinner() {
+    if (this.#spinTimer !== undefined) clearInterval(this.#spinTimer);
+    this.#spinTimer = undefined;
+    this.#hideSpinner();
+  }
+
+  #drawSpinner() {
+    if (this.#suspended || !this.#atLineStart) return;
+    if (this.#messageOpen && !this.o.markdown && this.#outCol !== 0) return;
+    const secs = ((this.#now() - this.#turnStart) / 1000).toFixed(0);
+    const kids = [...this.#children.entries()].map(([id, c]) =>
+      `${safeLine(id)}${c.label ? `: ${c.label}` : ""}`
+    );
+    const what = [this.#label, ...kids].filter(Boolean).join(" · ");
+    let line = `${SPIN[this.#spinFrame++ % SPIN.length]} ${secs}s${what ? ` ${what}` : ""}`;
+    const w = (this.o.width?.() ?? 80) - 1;
+    if ([...line].length > w) line = [...line].slice(0, w - 1).join("") + "…";
+    this.o.err(`\r\x1b[K${this.s.dim(line)}`);
+    this.#spinShown = true;
+  }
+
+  #hideSpinner() {
+    if (!this.#spinShown) return;
+    this.#spinShown = false;
+    this.o.err("\r\x1b[K");
+  }
+
+  /**
+   * A prompt owns the terminal until {@link resume}: no spinner, and every line the stream
+   * produces meanwhile (other agents go on running) is held back, in order.
+   */
+  suspend(): void {
+    this.#endMessage();
+    this.#hideSpinner();
+    this.#suspended++;
+    this.#lastCallLine = null;
+  }
+
+  /** Undoes one {@link suspend}; the last one writes what was held back. */
+  resume(): void {
+    if (this.#suspended) this.#suspended--;
+    this.#atLineStart = true;
+    if (this.#suspended) return;
+    const held = this.#held;
+    // A still-running call whose `•` line ends the held output can be marked in place later.
+    const last = [...this.#heldCall].find(([, i]) => i === held.length - 1)?.[0] ?? null;
+    this.#held = [];
+    this.#heldCall.clear();
+    for (const [stream, text] of held) this.#write(stream, text);
+    if (held.length) this.#lastCallLine = last;
+  }
+
+  /** Stops the spinner for good and flushes buffered text (held text too). */
+  close(): void {
+    if (this.#suspended) {
+      this.#suspended = 1;
+      this.resume();
+    }
+    this.#endMessage();
+    this.#stopSpinner();
+  }
+}

@@ -1,0 +1,257 @@
+/**
+ * The REPL's slash commands: exactly the shared list of core/frontends/slash_commands.ts (`/help`, `/agent`,
+ * `/model`, `/session`, `/skill`, `/mcp`, `/tools`, `/compact`, `/clear`, `/todo`, `/policy`,
+ * `/cost`, `/trust`, `/exit`), each also as `.name` for users of the original Coyote, plus the
+ * session's MCP prompts as `/<server>:<prompt>`.
+ * @module
+ */
+import { slashCommands } from "../slash_commands.ts";
+import { costUsd, modelInfo } from "../../provider/models.ts";
+import { formatTokens } from "../render/mod.ts";
+import type { ReplContext } from "./mod.ts";
+
+const KEYS = [
+  "Keys: Enter sends · \\ at the end of a line, Alt+Enter or a paste continue on the next line",
+  "      Tab completes commands, agents, skills and @files · Up/Down history",
+  "      Ctrl+C cancels the turn (twice at an empty prompt exits) · Ctrl+D exits",
+  "      !cmd runs a shell command (guard + sandbox) · @path attaches a file",
+].join("\n");
+
+/**
+ * Runs `/name args`; returns false when `name` is no command (the text then goes to the model,
+ * like ACP does with text that merely starts with `/`).
+ */
+export async function runCommand(ctx: ReplContext, name: string, args: string): Promise<boolean> {
+  const session = ctx.session;
+  const mcpPrompts = (session.mcp?.prompts() ?? []).map((p) => ({
+    name: `${p.server}:${p.name}`,
+    description: p.description ?? `MCP prompt ${p.name} of server ${p.server}`,
+    source: { mcpServer: p.server, prompt: p.name },
+  }));
+  const all = slashCommands(mcpPrompts);
+  const found = all.find((c) => c.name === name);
+  if (!found) return false;
+  const say = ctx.say;
+  if (found.source !== "builtin") {
+    const mcp = session.mcp!;
+    const { mcpServer, prompt } = found.source;
+    try {
+      const msgs = await mcp.getPrompt(mcpServer, prompt, args ? { input: args } : {});
+      const text = msgs.map((m) => {
+        const c = m.content as { type?: string; text?: string };
+        return c.type === "text" ? c.text ?? "" : "";
+      }).filter(Boolean).join("\n\n");
+      await ctx.runTurn(text || `/${name} ${args}`);
+    } catch (e) {
+      say(`/${name} failed: ${(e as Error).message}`);
+    }
+    return true;
+  }
+  switch (found.name) {
+    case "help":
+      say(
+        all.map((c) => `/${c.name}${c.hint ? ` <${c.hint}>` : ""}  ${c.description}`).join("\n") +
+          "\n\n" + KEYS,
+      );
+      return true;
+    case "agent":
+      if (args) {
+        try {
+          session.agent = args;
+        } catch (e) {
+          const msg = (e as Error).message;
+          // Variables are given on the command line, for the agent the session starts with.
+          say(
+            msg.includes("--agent-variable")
+              ? `${msg}\n(the REPL cannot set variables: start it with \`coyote -a ${args} --agent-variable NAME VALUE\`)`
+              : msg,
+          );
+          return true;
+        }
+      }
+      say(
+        `agent: ${session.agent}` +
+          (args ? "" : `\navailable: ${session.workspace.agents.names().join(", ")}`),
+      );
+      return true;
+    case "model":
+      if (args) session.model = args;
+      say(
+        `model: ${session.model} (context window ${
+          modelInfo(ctx.app.config, session.model).contextWindow
+        } tokens)`,
+      );
+      return true;
+    case "session": {
+      const [sub, ref] = args.split(/\s+/);
+      const { listStoredSessions, resolveSessionRef, localTime } = await import(
+        "../../session/transcript.ts"
+      );
+      if (sub === "list") {
+        const list = await listStoredSessions(ctx.app.dataDir, { cwd: session.cwd });
+        say(
+          list.length
+            ? list.slice(0, 30).map((x) =>
+              `${x.id === session.id ? "*" : " "} ${x.id.slice(0, 8)}  ${
+                localTime(x.updated)
+              }  ${x.title}`
+            ).join("\n")
+            : "No stored sessions for this workspace.",
+        );
+        return true;
+      }
+      if (sub === "new") {
+        await ctx.replaceSession({});
+        say(`new session ${ctx.session.id}`);
+        return true;
+      }
+      if (sub === "switch") {
+        if (!ref) {
+          say("usage: /session switch ID|NAME");
+          return true;
+        }
+        try {
+          const r = resolveSessionRef(await listStoredSessions(ctx.app.dataDir), ref);
+          if (!("id" in r)) {
+            say(`no stored session ${ref}`);
+            return true;
+          }
+          await ctx.replaceSession({ resumeId: r.id });
+          say(`switched to session ${ctx.session.id}`);
+        } catch (e) {
+          say((e as Error).message);
+        }
+        return true;
+      }
+      say(
+        `session ${session.id}\nworkspace ${session.cwd}\nagent ${session.agent} · model ${session.model}\n` +
+          "(/session list · /session new · /session switch ID)",
+      );
+      return true;
+    }
+    case "skill": {
+      const skills = session.workspace.skills;
+      const [first, ...rest] = args.split(/\s+/).filter(Boolean);
+      if (!first || first === "list") {
+        say(
+          skills.length
+            ? skills.map((k) =>
+              `${k.name}${
+                session.skills.loaded.includes(k.name) ? " (loaded)" : ""
+              } — ${k.description}`
+            ).join("\n")
+            : "No skills in this workspace (.coyote/skills/, plugins).",
+        );
+        return true;
+      }
+      const state = session.skills;
+      if (first === "unload") {
+        const name = rest[0] ?? "";
+        say(
+          state.unload(name)
+            ? `unloaded skill ${name}`
+            : `skill "${name}" is not loaded (loaded: ${state.loaded.join(", ") || "none"})`,
+        );
+        return true;
+      }
+      // `/skill NAME [text]` or `/skill load NAME [text]`: load it (its instructions join the
+      // system prompt from the next request), then send the text, if any.
+      const skillName = first === "load" ? rest.shift() : first;
+      const skill = skills.find((k) => k.name === skillName);
+      if (!skill || !state.load(skill.name)) {
+        say(
+          `unknown skill "${skillName ?? ""}"; available: ${
+            skills.map((k) => k.name).join(", ") || "none"
+          }`,
+        );
+        return true;
+      }
+      say(`loaded skill ${skill.name}`);
+      if (rest.length) await ctx.runTurn(rest.join(" "));
+      return true;
+    }
+    case "mcp": {
+      const mcp = session.mcp;
+      if (!mcp) {
+        say("No MCP servers are configured for this workspace.");
+        return true;
+      }
+      say(
+        mcp.servers.map((x) =>
+          `${x.name} (${x.type}): ${x.status}${
+            x.status === "connected" ? `, ${x.tools} tools` : ""
+          }${x.error ? ` — ${x.error}` : ""}`
+        ).join("\n"),
+      );
+      return true;
+    }
+    case "tools": {
+      const names = session.toolNames();
+      say(names.length ? names.join("\n") : "This agent has no tools.");
+      return true;
+    }
+    case "compact": {
+      const r = await session.compact({ focus: args || undefined, keep: 1 });
+      say(
+        r.compacted
+          ? `compacted ${r.turns} earlier turn(s): ~${formatTokens(r.before)} → ~${
+            formatTokens(r.after)
+          } tokens`
+          : `nothing to compact (${r.reason})`,
+      );
+      return true;
+    }
+    case "clear":
+      await ctx.replaceSession({});
+      say(`cleared: new session ${ctx.session.id}`);
+      return true;
+    case "todo": {
+      const plans = session.history().filter((u) => u.sessionUpdate === "plan") as {
+        entries: { content: string; status: string }[];
+      }[];
+      const last = plans.at(-1);
+      say(
+        last?.entries.length
+          ? last.entries.map((e) =>
+            `${
+              e.status === "completed" ? "[x]" : e.status === "in_progress" ? "[~]" : "[ ]"
+            } ${e.content}`
+          ).join("\n")
+          : "No plan yet.",
+      );
+      return true;
+    }
+    case "policy": {
+      const { policyCommand } = await import("../cli/policy.ts");
+      await policyCommand(ctx.app, (t) => say(t));
+      return true;
+    }
+    case "cost": {
+      const u = ctx.usage;
+      const c = costUsd(u, modelInfo(ctx.app.config, session.model).price);
+      say(
+        `${u.total_tokens} tokens (${u.prompt_tokens} in, ${u.completion_tokens} out) in ${u.requests} model request(s)` +
+          (c !== undefined
+            ? ` · $${c.toFixed(4)}`
+            : " · no price for this model (models: in config.yaml)") +
+          (ctx.renderer.context
+            ? `\ncontext: ${ctx.renderer.context.used} of ${ctx.renderer.context.size} tokens`
+            : ""),
+      );
+      return true;
+    }
+    case "trust": {
+      const { setTrust } = await import("../../config/trust.ts");
+      const path = setTrust(ctx.app.dataDir, session.cwd, true);
+      ctx.trustNow();
+      say(
+        `trusted ${path}; "always" answers are now saved. Restart coyote to load the project config.`,
+      );
+      return true;
+    }
+    case "exit":
+      ctx.exit();
+      return true;
+  }
+  return false;
+}

@@ -1,0 +1,561 @@
+/**
+ * The interactive REPL (`coyote` with no prompt on a terminal): the third frontend, a view of
+ * the session's event envelope stream rendered by core/frontends/render/ exactly like one-shot text mode.
+ *
+ * - Line editing, history and completion: Node's built-in `node:readline` (runs under Deno and
+ *   in the compiled binary). History per workspace (core/frontends/repl/input.ts). Multi-line input: a
+ *   trailing `\`, Alt+Enter, or a paste (lines arriving within {@link PASTE_MS} of each other
+ *   are one entry).
+ * - Slash commands: the shared list of core/frontends/slash_commands.ts, also as `.name` (core/frontends/repl/commands.ts);
+ *   an unknown `/name` gets a note and is not sent to the model.
+ *   `!cmd` runs a shell command through the guard (deny rules hold) in the session's OS sandbox.
+ * - Keys: Ctrl+C cancels the running turn (its tools and sub-agents end with it) and keeps the
+ *   REPL; at the prompt it clears the line, and a second Ctrl+C within 2 s on an empty prompt
+ *   exits; Ctrl+D on an empty line exits.
+ * - Permission prompts take one key (core/frontends/render/permission.ts); sub-agent questions name the
+ *   asking agent.
+ * @module
+ */
+import process from "node:process";
+import * as readline from "node:readline";
+import { Writable } from "node:stream";
+import type { AppOptions } from "../../config/app_options.ts";
+import type { HostServices, UserQuestion } from "../../../sdk/mod.ts";
+import type {
+  CallScope,
+  EventEnvelope,
+  PermissionOutcome,
+  PermissionRequest,
+  PromptInput,
+} from "../../protocol/types.ts";
+import type { AgentSession } from "../../session/conversation.ts";
+import { modelInfo } from "../../provider/models.ts";
+import { BUILTIN_COMMANDS } from "../slash_commands.ts";
+// The renderer, the permission prompt and the commands load with the session (after the prompt
+// is on screen): literal dynamic imports, compile-ready.
+import type { Renderer } from "../render/terminal.ts";
+import { colorFor, styles, terminalWidth } from "../render/style.ts";
+import { hasControls, safeLine, safeText } from "../render/safe.ts";
+import {
+  appendHistory,
+  complete,
+  historyPath,
+  loadHistory,
+  MultiLine,
+  withMentions,
+} from "./input.ts";
+
+/** Lines closer together than this (ms) are one pasted entry. */
+export const PASTE_MS = 12;
+/** A second Ctrl+C at an empty prompt within this many ms exits. */
+export const EXIT_WINDOW_MS = 2000;
+
+const enc = new TextEncoder();
+function writeAll(file: { writeSync(p: Uint8Array): number }, text: string | Uint8Array) {
+  const bytes = typeof text === "string" ? enc.encode(text) : text;
+  let off = 0;
+  while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+}
+const out = (t: string) => writeAll(Deno.stdout, t);
+const err = (t: string) => writeAll(Deno.stderr, t);
+
+/** Options for {@link runRepl}. */
+export interface ReplOptions {
+  sessionName?: string;
+  continueLatest?: boolean;
+}
+
+/** What the slash commands may touch (core/frontends/repl/commands.ts). */
+export interface ReplContext {
+  app: AppOptions;
+  session: AgentSession;
+  say(text: string): void;
+  /** Replaces the session (`/session new|switch`, `/clear`). */
+  replaceSession(opts: { resumeId?: string }): Promise<void>;
+  /** Runs a turn with this prompt (e.g. `/skill NAME text`). */
+  runTurn(input: PromptInput): Promise<void>;
+  /** Marks the workspace trusted for "always" answers (`/trust`). */
+  trustNow(): void;
+  exit(): void;
+  /** Usage of this REPL's turns. */
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    requests: number;
+  };
+  renderer: Renderer;
+}
+
+/** Runs the REPL until `/exit`, Ctrl+D or a double Ctrl+C; returns the exit code. */
+export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<number> {
+  const s = styles(colorFor(Deno.stdout.isTerminal()));
+  // stdout is the terminal; a dependency's console.log goes to stderr like in text mode.
+  const saved = { log: console.log, info: console.info, debug: console.debug };
+  console.log = console.info = console.debug = (...a: unknown[]) => console.error(...a);
+
+  // node:readline writes through this stream: muted while a turn or a key prompt owns the screen.
+  let muted = false;
+  const rlOut = new Writable({
+    write(chunk, _enc, cb) {
+      if (!muted) writeAll(Deno.stdout, chunk as Uint8Array);
+      cb();
+    },
+  });
+  Object.defineProperty(rlOut, "columns", { get: () => terminalWidth() });
+  Object.defineProperty(rlOut, "isTTY", { value: true });
+
+  let trustedOverride = false;
+  let session!: AgentSession;
+  let renderer!: Renderer;
+  let turn: AbortController | null = null;
+  let keyWaiter: ((key: string) => void) | null = null;
+  let lineWaiter: ((line: string) => void) | null = null;
+  let exiting = false;
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((r) => (resolveDone = r));
+  const exit = (code = 0) => {
+    if (exiting) return;
+    exiting = true;
+    turn?.abort(new Error("exit"));
+    resolveDone(code);
+  };
+  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 };
+
+  // Permission prompts and questions one at a time (parallel calls and sub-agents ask too).
+  let dialog: Promise<unknown> = Promise.resolve();
+  const serial = <T>(f: () => Promise<T>): Promise<T> => {
+    const next = dialog.then(f, f);
+    dialog = next.catch(() => {});
+    return next;
+  };
+
+  const waitKey = (signal: AbortSignal) =>
+    new Promise<string | null>((res) => {
+      if (signal.aborted) return res(null);
+      const onAbort = () => {
+        keyWaiter = null;
+        res(null);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      keyWaiter = (k) => {
+        signal.removeEventListener("abort", onAbort);
+        res(k);
+      };
+    });
+
+  const permission = (req: PermissionRequest, signal: AbortSignal) =>
+    serial(async (): Promise<PermissionOutcome> => {
+      if (signal.aborted) return "cancelled";
+      const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
+        "../render/permission.ts"
+      );
+      renderer.suspend();
+      try {
+        err(
+          `\n${
+            permissionText(req, {
+              color: colorFor(Deno.stderr.isTerminal()),
+              width: terminalWidth(),
+              cwd: session.cwd,
+            })
+          }`,
+        );
+        let outcome: PermissionOutcome | null = null;
+        while (!outcome) {
+          const key = await waitKey(signal);
+          if (key === null) {
+            err("\n");
+            return "cancelled";
+          }
+          outcome = outcomeForKey(key);
+        }
+        err(`${outcomeLabel(outcome)}\n`);
+        const note = await rememberAnswer(req, outcome, {
+          cwd: session.cwd,
+          trusted: trustedOverride || session.workspace.trust.trusted,
+        });
+        if (note) err(s.dim(`  ${safeText(note)}\n`));
+        return outcome;
+      } finally {
+        renderer.resume();
+      }
+    });
+
+  const ask = (q: UserQuestion, signal: AbortSignal, scope?: CallScope) =>
+    serial(async () => {
+      renderer.suspend();
+      const who = scope && scope.depth > 0 ? `${s.bold(safeLine(scope.agentId))} asks: ` : "";
+      const opts = q.options?.length
+        ? `\n${q.options.map((x, i) => `  ${i + 1}. ${safeLine(x)}`).join("\n")}`
+        : "";
+      err(`\n${s.cyan("?")} ${who}${safeText(q.question)}${opts}\n`);
+      const line = await new Promise<string>((res) => {
+        const onAbort = () => {
+          lineWaiter = null;
+          res("");
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        lineWaiter = (l) => {
+          signal.removeEventListener("abort", onAbort);
+          res(l);
+        };
+        muted = false;
+        rl.setPrompt("answer› ");
+        rl.prompt();
+      });
+      muted = true;
+      rl.setPrompt(PROMPT);
+      renderer.resume();
+      const t = line.trim();
+      if (q.action === "confirm") return /^y(es)?$/i.test(t) || (t === "" && q.default === true);
+      const pick = (x: string) => {
+        const n = Number(x);
+        return q.options && Number.isInteger(n) && n >= 1 && n <= q.options.length
+          ? q.options[n - 1]
+          : x;
+      };
+      if (q.action === "checkbox") return t.split(",").map((x) => pick(x.trim())).filter(Boolean);
+      if (q.action === "select") return pick(t);
+      return t || (typeof q.default === "string" ? q.default : "");
+    });
+  const host = (scope: CallScope): HostServices => ({
+    askUser: (q, signal) => ask(q, signal, scope),
+  });
+
+  // Warnings that arrive while the prompt is idle on screen (the workspace opens in the
+  // background: an untrusted-workspace note, an MCP server that failed to start) clear the
+  // prompt line, print, and redraw the prompt with what was typed so far.
+  let promptShown = false;
+  const log = (raw: string) => {
+    const line = safeText(raw);
+    if (promptShown && !muted && !exiting) {
+      err(`\r\x1b[2K${line}\n`);
+      rl.prompt(true);
+    } else err(`${line}\n`);
+  };
+  const open = async (init: { resumeId?: string; name?: string }) => {
+    const { createSession } = await import("../../session/runtime.ts");
+    const next = await createSession(app, { cwd: app.cwd, permission, host, log, ...init });
+    const sess = next;
+    const { createTerminalRenderer } = await import("../render/terminal.ts");
+    renderer = await createTerminalRenderer({
+      out,
+      err,
+      cwd: sess.cwd,
+      price: () => modelInfo(app.config, sess.model).price,
+    });
+    return next;
+  };
+
+  // The session (workspace: plugins, MCP, sandbox probe) opens in the background: the prompt is
+  // ready for typing at once, and the first entry waits for it.
+  let started = false;
+  const ready: Promise<boolean> = (async () => {
+    try {
+      const { pickSession } = await import("../headless/mod.ts");
+      session = await open(await pickSession(app, o));
+      started = true;
+      return true;
+    } catch (e) {
+      muted = true;
+      err(`\ncoyote: ${safeText((e as Error)?.message ?? String(e))}\n`);
+      const name = (e as Error)?.name;
+      exit(name === "UsageError" || name === "ConfigError" || name === "PolicyError" ? 2 : 1);
+      return false;
+    }
+  })();
+
+  const histFile = await historyPath(app.dataDir, app.cwd);
+  const PROMPT = s.bold(s.cyan("› "));
+  const CONT = s.dim("… ");
+  const rl = readline.createInterface({
+    input: process.stdin,
+    output: rlOut,
+    terminal: true,
+    history: loadHistory(histFile),
+    historySize: 1000,
+    removeHistoryDuplicates: true,
+    prompt: PROMPT,
+    // Candidates (file names, skill and agent names) are printed by readline as they are: one
+    // holding a control character (a cloned repository's file name) is not offered.
+    completer: (line: string) =>
+      safeCompletions(complete(line, {
+        cwd: app.cwd,
+        commands: () => BUILTIN_COMMANDS.map((c) => c.name),
+        agents: () => started ? session.workspace.agents.names() : [],
+        skills: () => started ? session.workspace.skills.map((k) => k.name) : [],
+        models: () => [
+          ...new Set([
+            ...(started ? [session.model] : []),
+            ...Object.keys(app.config?.models ?? {}),
+          ]),
+        ],
+      })),
+  });
+  const rlAny = rl as unknown as { line: string; cursor: number };
+  const clearLine = () => {
+    rlAny.line = "";
+    rlAny.cursor = 0;
+  };
+
+  const ml = new MultiLine();
+  let pasteTimer: ReturnType<typeof setTimeout> | undefined;
+  let pending: string[] = [];
+  let altEnter = false;
+  const queue: string[] = [];
+  let busy = false;
+  let lastCtrlC = 0;
+
+  const showPrompt = () => {
+    if (exiting) return;
+    muted = false;
+    rl.setPrompt(ml.continuing ? CONT : PROMPT);
+    rl.prompt(true);
+    promptShown = true;
+  };
+
+  const runTurn = async (input: PromptInput) => {
+    const ctrl = new AbortController();
+    turn = ctrl;
+    muted = true;
+    try {
+      const r = await session.prompt(input, {
+        signal: ctrl.signal,
+        onEvent: (env: EventEnvelope) => renderer.onEnvelope(env),
+      });
+      usage.prompt_tokens += r.usage.prompt_tokens;
+      usage.completion_tokens += r.usage.completion_tokens;
+      usage.total_tokens += r.usage.total_tokens;
+      usage.requests += r.usage.requests;
+    } catch (e) {
+      err(s.red(`error: ${safeText(String((e as Error)?.message ?? e))}\n`));
+    } finally {
+      renderer.close();
+      turn = null;
+    }
+  };
+
+  const ctx: ReplContext = {
+    app,
+    get session() {
+      return session;
+    },
+    // Slash-command output lists what MCP servers, skills, plugins and transcripts chose (names,
+    // descriptions, titles) and carries no styling of ours: sanitised whole.
+    say: (t) => out(safeText(t.endsWith("\n") ? t : t + "\n")),
+    async replaceSession(init) {
+      const old = session;
+      session = await open(init);
+      await old.close().catch(() => {});
+    },
+    runTurn,
+    trustNow: () => (trustedOverride = true),
+    exit: () => exit(0),
+    usage,
+    get renderer() {
+      return renderer;
+    },
+  };
+
+  const submit = async (entry: string) => {
+    const text = entry.trim();
+    if (!text) return;
+    appendHistory(histFile, entry);
+    if (!(await ready)) return;
+    if (text.startsWith("!")) {
+      muted = true;
+      await shell(ctx, text.slice(1).trim());
+      return;
+    }
+    const m = /^([/.])([A-Za-z][\w:-]*)(?:\s+([\s\S]*))?$/.exec(text);
+    if (m && (m[1] === "/" || BUILTIN_COMMANDS.some((c) => c.name === m[2]))) {
+      muted = true;
+      const { runCommand } = await import("./commands.ts");
+      const handled = await runCommand(ctx, m[2], (m[3] ?? "").trim());
+      if (handled) return;
+      // A mistyped `/command` is not sent to the model (a paid turn the user did not ask for).
+      if (m[1] === "/") {
+        err(s.yellow(`unknown command /${m[2]}; /help lists the commands\n`));
+        return;
+      }
+    }
+    const { blocks, notes } = withMentions(entry, session.cwd);
+    for (const n of notes) err(s.yellow(`note: ${safeText(n)}\n`));
+    await runTurn(blocks.length > 1 ? blocks : entry);
+  };
+
+  const pump = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      while (queue.length && !exiting) await submit(queue.shift()!);
+    } finally {
+      busy = false;
+    }
+    showPrompt();
+  };
+
+  const flushPending = () => {
+    pasteTimer = undefined;
+    const lines = pending;
+    pending = [];
+    lines.forEach((l, i) => {
+      const entry = ml.push(l, i < lines.length - 1);
+      if (entry !== null) queue.push(entry);
+    });
+    if (queue.length) void pump();
+    else showPrompt();
+  };
+
+  rl.on("line", (line: string) => {
+    if (lineWaiter) {
+      const w = lineWaiter;
+      lineWaiter = null;
+      w(line);
+      return;
+    }
+    if (keyWaiter || (busy && !line)) return;
+    if (altEnter) {
+      altEnter = false;
+      ml.push(line, true);
+      showPrompt();
+      return;
+    }
+    pending.push(line);
+    if (pasteTimer !== undefined) clearTimeout(pasteTimer);
+    pasteTimer = setTimeout(flushPending, PASTE_MS);
+  });
+
+  process.stdin.on(
+    "keypress",
+    (
+      str: string | undefined,
+      key: { sequence?: string; name?: string; meta?: boolean; ctrl?: boolean },
+    ) => {
+      if (keyWaiter) {
+        const w = keyWaiter;
+        keyWaiter = null;
+        clearLine();
+        w(key?.sequence ?? str ?? "");
+        return;
+      }
+      if (key?.meta && (key.name === "return" || key.name === "enter")) {
+        // Alt+Enter: the line continues (readline submits it on our write of a return).
+        altEnter = true;
+        rl.write("\r");
+      }
+    },
+  );
+
+  rl.on("SIGINT", () => {
+    if (turn) {
+      // Through the renderer, so the spinner line is cleared first (it stayed on screen, "^C"
+      // appended, above the turn's end).
+      renderer.suspend();
+      err(s.yellow("^C\n"));
+      renderer.resume();
+      turn.abort(new Error("interrupted"));
+      return;
+    }
+    if (lineWaiter) {
+      const w = lineWaiter;
+      lineWaiter = null;
+      w("");
+      return;
+    }
+    const now = Date.now();
+    if (!rlAny.line && !ml.continuing && now - lastCtrlC < EXIT_WINDOW_MS) {
+      out("\n");
+      exit(0);
+      return;
+    }
+    lastCtrlC = now;
+    const hadText = !!rlAny.line || ml.continuing;
+    clearLine();
+    ml.reset();
+    out("^C\n");
+    if (!hadText) err(s.dim("(Ctrl+C again to exit, or Ctrl+D)\n"));
+    if (!busy) showPrompt();
+  });
+
+  rl.on("close", () => {
+    if (!exiting) out("\n");
+    exit(0);
+  });
+
+  // A SIGINT/SIGTERM from outside (kill) cancels the turn or ends the REPL.
+  const onSignal = () => (turn ? turn.abort(new Error("interrupted")) : exit(130));
+  const signals: Deno.Signal[] = ["SIGTERM", "SIGHUP"];
+  for (const sig of signals) Deno.addSignalListener(sig, onSignal);
+
+  err(s.dim(`coyote · ${app.cwd}\n/help for commands, Ctrl+C cancels, Ctrl+D exits\n`));
+  showPrompt();
+
+  const code = await done;
+  for (const sig of signals) Deno.removeSignalListener(sig, onSignal);
+  await dialog.catch(() => {});
+  rl.close();
+  process.stdin.pause?.();
+  Object.assign(console, saved);
+  if (await ready) {
+    err(s.dim(`session ${session.id} (continue with --session ${session.id.slice(0, 8)})\n`));
+    await session.close().catch(() => {});
+  }
+  return code;
+}
+
+/**
+ * `!cmd`: the user's own shell command. The guard decides first — a deny rule refuses it; an
+ * `ask` is answered by the user having typed it — then it runs in the session's OS sandbox
+ * (core/policy/sandbox/), output straight to the terminal, stdin closed.
+ */
+async function shell(ctx: ReplContext, command: string): Promise<void> {
+  if (!command) return ctx.say("usage: !COMMAND");
+  const s = styles(colorFor(Deno.stderr.isTerminal()));
+  const verdict = await ctx.session.policy.evaluate({ type: "execute", command }).catch((e) => ({
+    decision: "deny" as const,
+    reason: `the guard could not evaluate it (${(e as Error).message})`,
+  }));
+  if (verdict.decision === "deny") {
+    err(s.red(`denied: ${safeText(verdict.reason)}\n`));
+    return;
+  }
+  const sb = ctx.session.commandSandbox;
+  const plan = sb
+    ? sb.prepare(command, ctx.session.cwd, "bash")
+    : { program: "bash", args: ["-c", command], env: Deno.env.toObject(), sandboxed: false };
+  if ("refused" in plan) {
+    err(s.red(`${safeText(plan.refused.replace(/^error: /, ""))}\n`));
+    return;
+  }
+  const ctrl = new AbortController();
+  const onInt = () => ctrl.abort();
+  Deno.addSignalListener("SIGINT", onInt);
+  try {
+    const child = new Deno.Command(plan.program, {
+      args: plan.args,
+      cwd: ctx.session.cwd,
+      env: plan.env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "inherit",
+      stderr: "inherit",
+      signal: ctrl.signal,
+    }).spawn();
+    const st = await child.status;
+    if (st.code !== 0) err(s.dim(`exit ${st.code}${plan.sandboxed ? "" : " (not sandboxed)"}\n`));
+    // The sandbox's clean-up: `.git`/`.coyote`/`.mcp.json` the command created are removed.
+    const note = "after" in plan ? plan.after?.() : undefined;
+    if (note) err(s.dim(`${safeText(note)}\n`));
+  } catch (e) {
+    err(s.red(`could not run: ${safeText((e as Error).message)}\n`));
+  } finally {
+    Deno.removeSignalListener("SIGINT", onInt);
+  }
+}
+
+/** Completion candidates without those holding a control character (see the completer). */
+function safeCompletions([cands, sub]: [string[], string]): [string[], string] {
+  return [cands.filter((c) => !hasControls(c)), sub];
+}

@@ -1,0 +1,526 @@
+/**
+ * The OS sandbox every shell command runs in (issue 11 §1, docs/permissions.md "The OS sandbox"):
+ * the fourth view of the one policy. `execute_command` uses it through {@link CommandSandbox};
+ * the REPL's `!cmd` and graph `.sh` scripts are to call {@link sandboxedCommand}.
+ *
+ * - Backends: Linux `bwrap` (bubblewrap; ./bwrap.ts), macOS `sandbox-exec` with a generated
+ *   SBPL profile (./sbpl.ts). Driven directly: npm `@anthropic-ai/sandbox-runtime` was evaluated
+ *   (it imports under Deno in ~65 ms) but needs `socat` and `ripgrep` installed, is a process-wide
+ *   singleton that runs its own proxy servers, and leaves the environment alone — Coyote needs a
+ *   per-session profile, a scrubbed environment and no extra processes (docs/permissions.md).
+ * - Modes ({@link SandboxSettings}): `auto` (default; on where a backend works, else a one-time
+ *   warning, and the `init` event and `policy show` say so), `required` (commands are refused
+ *   without a sandbox), `off` (`--no-sandbox`). `--dangerously-skip-permissions` keeps it.
+ * - Protected names that do not exist yet (`.git`, `.coyote`, `.mcp.json` at any depth of the
+ *   workspace, ./protected.ts) cannot be mounted read-only without creating them on the host:
+ *   what a command creates is removed after it (the result says so), unless a `Write` allow rule
+ *   names it.
+ * - `auto_allow` (default true): with the sandbox on, an `execute` access the guard would *ask*
+ *   about by default runs without asking ({@link sandboxGuard}); deny rules and explicit `ask`
+ *   rules still decide.
+ * @module
+ */
+import type { Policy } from "../policy.ts";
+import type { GuardVerdict } from "../../protocol/types.ts";
+import type { ToolAccess } from "../../../sdk/mod.ts";
+import { deriveProfile, type SandboxProfile } from "./profile.ts";
+import { bwrapArgs } from "./bwrap.ts";
+import { sbplProfile } from "./sbpl.ts";
+import { commandEnvironment } from "./env.ts";
+import { compilePath, GlobEngineNotLoaded } from "../rules.ts";
+import { findProtected } from "./protected.ts";
+import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
+
+import type { SandboxMode, SandboxSettings } from "./settings.ts";
+
+export { deriveProfile, envDecision, type SandboxProfile } from "./profile.ts";
+export {
+  DEFAULT_SANDBOX,
+  SandboxConfigError,
+  type SandboxMode,
+  type SandboxSettings,
+  sandboxSettings,
+} from "./settings.ts";
+
+/** A working backend. */
+export interface SandboxBackend {
+  name: "bwrap" | "sandbox-exec";
+  /** Absolute path of the program. */
+  path: string;
+}
+
+/** What a session's sandbox is (printed by `policy show`, in the stream-json `init` event). */
+export interface SandboxStatus {
+  mode: SandboxMode;
+  /** True when commands run sandboxed. */
+  active: boolean;
+  backend: SandboxBackend["name"] | null;
+  autoAllow: boolean;
+  /** Why it is on or off, one line. */
+  reason: string;
+}
+
+function which(name: string): string | undefined {
+  for (const dir of (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":")) {
+    if (!dir) continue;
+    try {
+      const p = `${dir}/${name}`;
+      if (Deno.statSync(p).isFile) return p;
+    } catch { /* not here */ }
+  }
+  return undefined;
+}
+
+let probe: Promise<{ backend?: SandboxBackend; reason: string }> | undefined;
+
+/** How `policy show` and the status name a profile's network. */
+function netWord(profile: SandboxProfile, backend?: SandboxBackend): string {
+  const m = profile.network.mode;
+  if (m === "none") return "off";
+  if (m === "proxy") {
+    return (!backend || backend.name === "bwrap") && socatPath()
+      ? "filtered (only Net-allowed hosts, through Coyote's proxy)"
+      : "on (not filtered: socat missing or macOS)";
+  }
+  return "on";
+}
+
+let socat: { path?: string } | undefined;
+/** `socat`, the bridge the filtering proxy needs inside a bwrap sandbox; looked up once. */
+function socatPath(): string | undefined {
+  socat ??= { path: which("socat") };
+  return socat.path;
+}
+
+/**
+ * Finds a working backend once per process: on Linux `bwrap` on `PATH`, proven by running `true`
+ * with the namespaces the profile uses (user namespaces may be disabled, e.g. in some containers);
+ * on macOS `/usr/bin/sandbox-exec`.
+ */
+export function detectBackend(): Promise<{ backend?: SandboxBackend; reason: string }> {
+  probe ??= (async () => {
+    if (Deno.build.os === "darwin") {
+      const p = "/usr/bin/sandbox-exec";
+      try {
+        Deno.statSync(p);
+        return { backend: { name: "sandbox-exec" as const, path: p }, reason: "sandbox-exec" };
+      } catch {
+        return { reason: "/usr/bin/sandbox-exec not found" };
+      }
+    }
+    if (Deno.build.os !== "linux") {
+      return { reason: `no OS sandbox for ${Deno.build.os} (Linux bwrap and macOS only)` };
+    }
+    const bwrap = which("bwrap");
+    if (!bwrap) return { reason: "bwrap (package bubblewrap) is not installed" };
+    try {
+      const o = await new Deno.Command(bwrap, {
+        args: [
+          "--die-with-parent",
+          "--cap-drop",
+          "ALL",
+          "--unshare-pid",
+          "--unshare-net",
+          "--ro-bind",
+          "/",
+          "/",
+          "--dev",
+          "/dev",
+          "--proc",
+          "/proc",
+          "--",
+          "true",
+        ],
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+        clearEnv: true,
+        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+      }).output();
+      if (o.success) return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
+      const msg = new TextDecoder().decode(o.stderr).trim().split("\n")[0];
+      return { reason: `bwrap cannot create namespaces here (${msg || `exit ${o.code}`})` };
+    } catch (e) {
+      return { reason: `bwrap failed to start (${(e as Error).message})` };
+    }
+  })();
+  return probe;
+}
+
+/** A command ready to spawn: program, arguments and the complete environment (clear the rest). */
+export interface SandboxedCommand {
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+  profile: SandboxProfile;
+}
+
+/**
+ * The one entry point for running a shell command inside the sandbox derived from `policy`
+ * (execute_command, and later the REPL's `!cmd` and graph `.sh` scripts). Spawn the result with
+ * `clearEnv: true`, `cwd` and stdin `null`.
+ *
+ * - `backend`: from {@link detectBackend} (callers decide what to do without one).
+ * - `tmpDir`: the private temp dir (`/tmp` inside on Linux, `TMPDIR` on macOS); on Linux a
+ *   fresh tmpfs per command when omitted.
+ * - `secrets`: values never passed in the environment (the provider key).
+ * - `shell`: `bash` (default) or `sh`.
+ */
+export function sandboxedCommand(
+  policy: Policy,
+  command: string,
+  opts: {
+    cwd: string;
+    backend: SandboxBackend;
+    tmpDir?: string;
+    secrets?: readonly string[];
+    shell?: string;
+    baseEnv?: Record<string, string>;
+    /** `host`: share the host network although the profile says `proxy` (no proxy could run). */
+    network?: "host";
+  },
+): SandboxedCommand {
+  let profile = deriveProfile(policy);
+  if (opts.network === "host" && profile.network.mode === "proxy") {
+    profile = {
+      ...profile,
+      network: { mode: "host", why: `${profile.network.why} — but socat is missing: shared` },
+    };
+  }
+  const { env } = commandEnvironment({
+    base: opts.baseEnv,
+    rules: profile.envRules,
+    secrets: opts.secrets,
+  });
+  const shell = opts.shell ?? "bash";
+  let cwd = opts.cwd;
+  try {
+    cwd = Deno.realPathSync(opts.cwd);
+  } catch { /* bwrap reports it */ }
+  if (opts.backend.name === "bwrap") {
+    env.TMPDIR = "/tmp";
+    return {
+      program: opts.backend.path,
+      args: bwrapArgs(profile, [shell, "-c", command], { cwd, tmpDir: opts.tmpDir }),
+      env,
+      profile,
+    };
+  }
+  if (opts.tmpDir) env.TMPDIR = opts.tmpDir;
+  return {
+    program: opts.backend.path,
+    args: ["-p", sbplProfile(profile, { tmpDir: opts.tmpDir }), shell, "-c", command],
+    env,
+    profile,
+  };
+}
+
+/**
+ * Removes every protected path (`.git`, `.coyote`, `.mcp.json`, any case, any depth) that a
+ * sandboxed command created in the workspace — paths that were not in `before` (the scan the
+ * command's profile was derived from) and that no `Write` allow rule names. They cannot be
+ * mounted read-only before they exist (the mount point would have to be created on the host),
+ * and git or Coyote would load them outside the sandbox later: hooks and `core.fsmonitor` in a
+ * `.git`, plugins and permission rules in `.coyote/`, servers in `.mcp.json` — also in a
+ * sub-folder, where Coyote or git may be started next. Says what it removed; undefined when
+ * nothing was created.
+ */
+function removeCreated(
+  policy: Policy,
+  ws: string,
+  before: ReadonlySet<string>,
+): string | undefined {
+  // A glob that cannot compile yet (npm picomatch still loading) allows nothing: fail closed.
+  const compiles = (r: { pattern?: string }, p: string) => {
+    try {
+      return compilePath(r.pattern!, policy.workspace, policy.home).test(p);
+    } catch (e) {
+      if (e instanceof GlobEngineNotLoaded) return false;
+      throw e;
+    }
+  };
+  const allowed = (p: string) =>
+    policy.rules().some((r) =>
+      r.kind === "write" && r.decision === "allow" && r.pattern !== undefined && compiles(r, p)
+    );
+  const removed: string[] = [];
+  for (const p of findProtected(ws)) {
+    if (before.has(p) || allowed(p)) continue;
+    try {
+      Deno.removeSync(p, { recursive: true });
+      removed.push(p.slice(ws.length + 1));
+    } catch { /* could not remove: the guard still protects it */ }
+  }
+  if (!removed.length) return undefined;
+  const first = removed[0];
+  const rule = /(^|\/)\.mcp\.json$/i.test(first) ? first : `${first}/**`;
+  return `removed ${
+    removed.join(", ")
+  } created by the command: the OS sandbox keeps .git/, .coyote/ and .mcp.json read-only (they run code outside it); allow it with --allow 'Write(${rule})'`;
+}
+
+let warned = false;
+
+/**
+ * A session's sandbox: settings + backend + private temp dir. Implements the exec plugin's
+ * `CommandLauncher` (plugins/exec/mod.ts) structurally.
+ */
+export class CommandSandbox {
+  #tmpDir?: string;
+  #proxy?: NetProxy;
+  #trees = new Set<{ pid: number; marker: string }>();
+  #killTree?: (t: { pid: number; marker: string }) => void;
+
+  private constructor(
+    readonly policy: Policy,
+    readonly settings: SandboxSettings,
+    readonly status: SandboxStatus,
+    readonly backend: SandboxBackend | undefined,
+    readonly secrets: readonly string[],
+  ) {}
+
+  /**
+   * Probes the backend and builds the session's sandbox. In `auto` mode without a backend, `log`
+   * gets a one-time (per process) warning.
+   */
+  static async create(
+    policy: Policy,
+    settings: SandboxSettings,
+    opts: {
+      secrets?: readonly string[];
+      log?: (line: string) => void;
+      killTree?: (t: { pid: number; marker: string }) => void;
+    } = {},
+  ): Promise<CommandSandbox> {
+    // The profile compiles the policy's path globs: npm picomatch must have loaded (rules.ts).
+    await policy.globsReady();
+    let backend: SandboxBackend | undefined;
+    let reason: string;
+    if (settings.mode === "off") reason = "off (sandbox: off or --no-sandbox)";
+    else {
+      const d = await detectBackend();
+      backend = d.backend;
+      reason = backend
+        ? `${backend.name}: workspace writable, network ${netWord(deriveProfile(policy), backend)}`
+        : d.reason;
+    }
+    const status: SandboxStatus = {
+      mode: settings.mode,
+      active: !!backend,
+      backend: backend?.name ?? null,
+      autoAllow: settings.autoAllow,
+      reason,
+    };
+    if (settings.mode === "auto" && !backend && !warned) {
+      warned = true;
+      opts.log?.(
+        `coyote: warning: the OS sandbox is not available (${reason}); commands run unsandboxed and the guard alone decides`,
+      );
+    }
+    const sb = new CommandSandbox(policy, settings, status, backend, opts.secrets ?? []);
+    sb.#killTree = opts.killTree;
+    return sb;
+  }
+
+  /**
+   * One sentence for the model (appended to `execute_command`'s description): what the sandbox
+   * lets a command do, so a "Read-only file system" or a refused connection is expected.
+   */
+  modelNote(): string {
+    let mode: SandboxProfile["network"]["mode"] = "none";
+    try {
+      mode = deriveProfile(this.policy).network.mode;
+    } catch (e) {
+      if (!(e instanceof GlobEngineNotLoaded)) throw e;
+    }
+    const net = mode === "none"
+      ? "no network"
+      : mode === "proxy" && this.backend?.name === "bwrap" && socatPath()
+      ? "network only through an HTTP(S) proxy to the hosts the user allowed"
+      : "network on";
+    return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), ${net}, background processes end with the command.`;
+  }
+
+  /** The exec plugin's `CommandLauncher.prepare`. */
+  prepare(command: string, cwd: string, shell: string):
+    | {
+      program: string;
+      args: string[];
+      env: Record<string, string>;
+      sandboxed: boolean;
+      after?: () => string | undefined;
+    }
+    | { refused: string } {
+    if (!this.backend) {
+      if (this.settings.mode === "required") {
+        return {
+          refused:
+            `error: the OS sandbox is required (sandbox: required) but not available: ${this.status.reason}. The command was not run.`,
+        };
+      }
+      const { env } = commandEnvironment({
+        rules: this.policy.rules().filter((r) => r.kind === "env"),
+        secrets: this.secrets,
+      });
+      return { program: shell, args: ["-c", command], env, sandboxed: false };
+    }
+    this.#tmpDir ??= Deno.makeTempDirSync({ prefix: "coyote-sbx-" });
+    try {
+      // Net rules allow hosts: the command reaches them only through the filtering proxy (a bridge
+      // inside the sandbox to Coyote's proxy on a socket in the private /tmp; core/policy/sandbox/netproxy.ts).
+      let script = command;
+      let network: "host" | undefined;
+      if (deriveProfile(this.policy).network.mode === "proxy") {
+        if (this.backend.name === "bwrap" && socatPath()) {
+          const policy = this.policy;
+          this.#proxy ??= NetProxy.start(
+            `${this.#tmpDir}/${SOCKET_NAME}`,
+            (host, port) => {
+              // A rule may name the host or host:port (`Net(api.example.com)`, `Net(10.0.0.5:8080)`);
+              // a deny of either refuses.
+              const v = [host, `${host}:${port}`].map((h) =>
+                policy.decide({ type: "net", host: h }).decision
+              );
+              return Promise.resolve(!v.includes("deny") && v.includes("allow"));
+            },
+          );
+          script = proxyPrelude(shell) + command;
+        } else network = "host";
+      }
+      const c = sandboxedCommand(this.policy, script, {
+        cwd,
+        backend: this.backend,
+        tmpDir: this.#tmpDir,
+        secrets: this.secrets,
+        shell,
+        network,
+      });
+      const ws = c.profile.workspace;
+      const before = new Set(c.profile.protectedPaths);
+      return {
+        program: c.program,
+        args: c.args,
+        env: c.env,
+        sandboxed: true,
+        after: () => removeCreated(this.policy, ws, before),
+      };
+    } catch (e) {
+      // A path glob that cannot compile yet (npm picomatch still loading, rules.ts): the profile
+      // cannot be derived, so the command does not run (fail closed).
+      if (!(e instanceof GlobEngineNotLoaded)) throw e;
+      return {
+        refused:
+          `error: the sandbox profile could not be derived (${e.message}). The command was not run; try again.`,
+      };
+    }
+  }
+
+  started(t: { pid: number; marker: string }): void {
+    this.#trees.add(t);
+  }
+  finished(t: { pid: number; marker: string }): void {
+    this.#trees.delete(t);
+  }
+
+  /** Ends the session's live commands, the network proxy, and removes the private temp dir. */
+  close(): void {
+    this.#proxy?.close();
+    this.#proxy = undefined;
+    for (const t of this.#trees) this.#killTree?.(t);
+    this.#trees.clear();
+    if (this.#tmpDir) {
+      try {
+        Deno.removeSync(this.#tmpDir, { recursive: true });
+      } catch { /* gone */ }
+      this.#tmpDir = undefined;
+    }
+  }
+}
+
+/** The part of the policy the engine calls (core/engine/mod.ts `PolicyLike`). */
+export interface GuardLike {
+  evaluate(access: ToolAccess): Promise<GuardVerdict>;
+  addRule(decision: "allow" | "deny" | "ask", rule: string, source?: string): void;
+}
+
+/**
+ * Test-only: true when `COYOTE_TEST_MODE=1` and `COYOTE_TEST_GUARD=allow` are both set — the
+ * guard then allows every access, so tests can prove the sandbox holds without the parser
+ * (docs/permissions.md). Never set these outside tests.
+ */
+export function guardForcedAllow(): boolean {
+  return Deno.env.get("COYOTE_TEST_MODE") === "1" && Deno.env.get("COYOTE_TEST_GUARD") === "allow";
+}
+
+/**
+ * The guard as the engine sees it with a sandbox: `ask` verdicts of `execute` accesses that no
+ * explicit rule decided become `allow` when the sandbox is active and `auto_allow` is on.
+ * Deny verdicts and explicit `ask` rules are unchanged; other accesses are unchanged.
+ */
+export function sandboxGuard(policy: GuardLike, status: SandboxStatus): GuardLike {
+  const forced = guardForcedAllow();
+  return {
+    async evaluate(access) {
+      if (forced) {
+        return { decision: "allow", reason: "test mode: guard forced to allow", access };
+      }
+      const v = await policy.evaluate(access);
+      if (
+        status.active && status.autoAllow && access.type === "execute" && v.decision === "ask" &&
+        (v.rule === undefined || v.rule === "default")
+      ) {
+        return {
+          ...v,
+          decision: "allow",
+          reason:
+            `runs inside the OS sandbox (sandbox.auto_allow); the guard alone would ask: ${v.reason}`,
+        };
+      }
+      return v;
+    },
+    addRule: (d, r, s) => policy.addRule(d, r, s),
+  };
+}
+
+/** `policy show` text for the sandbox: status and the derived profile (view (d)). */
+export function describeSandbox(profile: SandboxProfile, status: SandboxStatus): string {
+  const l: string[] = [];
+  l.push(
+    `OS sandbox: mode ${status.mode}, ${
+      status.active ? `on (${status.backend})` : "OFF"
+    }; auto_allow ${status.autoAllow}`,
+  );
+  if (!status.active) l.push(`  not active: ${status.reason}`);
+  l.push("  read:     everything not hidden (read-only outside the writable paths)");
+  l.push("  write:    /tmp (private temp dir)");
+  for (const w of profile.writable) l.push(`            ${w.path}  (${w.why})`);
+  if (profile.readable.length) {
+    l.push("  visible:  (read-only)");
+    for (const r of profile.readable) l.push(`            ${r.path}  (${r.why})`);
+  }
+  l.push("  read-only inside writable paths:");
+  if (!profile.readOnly.length) l.push("            (none)");
+  for (const r of profile.readOnly) l.push(`            ${r.path}  (${r.why})`);
+  l.push("  hidden:");
+  if (!profile.hidden.length) l.push("            (none)");
+  for (const h of profile.hidden) l.push(`            ${h.path}  (${h.why})`);
+  l.push(`  network:  ${netWord(profile)} (${profile.network.why})`);
+  l.push(
+    "  env:      scrubbed: the provider key always; names like *TOKEN* *SECRET* *KEY* *PASSWORD* *PASSWD* *CREDENTIAL* *AUTH* unless an Env allow rule passes them; Env deny rules",
+  );
+  l.push(
+    status.backend === "sandbox-exec"
+      ? "  pid:      no PID namespace on macOS; signals and process inspection limited to the sandbox"
+      : "  pid:      own PID namespace (Coyote's processes are not visible)",
+  );
+  if (status.active && status.autoAllow) {
+    l.push(
+      "  asks:     commands the guard would ask about by default run without asking (auto_allow); deny and ask rules still apply",
+    );
+  }
+  if (profile.notes.length) {
+    l.push("  guard-only rules:");
+    for (const n of profile.notes) l.push(`            ${n}`);
+  }
+  return l.join("\n") + "\n";
+}

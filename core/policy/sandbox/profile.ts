@@ -1,0 +1,284 @@
+/**
+ * View (d) of the one policy: the OS sandbox profile of a shell command (issue 11 §1,
+ * docs/permissions.md "The OS sandbox"). Derived from the {@link Policy}'s rules and roots the
+ * same way the worker grants (b) and the Deno flags (c) are, so `tests/policy_views_test.ts` can
+ * check that all four views agree.
+ *
+ * The profile says, as absolute real paths:
+ * - `writable`: the workspace, the private temp dir (mounted at `/tmp`) and the roots of `Write`
+ *   allow rules whose pattern is a literal path or `dir/**`; everything else is read-only;
+ * - `readable`: roots of `Read` allow rules, re-mounted read-only (visible even under `/tmp`);
+ * - `readOnly`: protected paths inside a writable root (`.git/`, `.coyote/`, `.mcp.json` at any
+ *   depth of the workspace, any case (./protected.ts); the config and data dirs) and literal `Write` deny
+ *   rules — unless an allow rule names the protected path itself;
+ * - `hidden`: credential stores (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.config/gh`, `~/.netrc`, …),
+ *   Coyote's config and data dirs, well-known daemon sockets (`docker.sock`, `/run/user`), and the
+ *   roots of `Read` deny rules (literal or `dir/**`) — replaced by an empty dir or file; a default
+ *   entry is kept visible when a `Read` allow rule names it;
+ * - `network`: `none` unless a `Net` allow rule exists; then `proxy` (core/policy/sandbox/netproxy.ts: the
+ *   command's own network namespace stays empty and only HTTP(S) through Coyote's proxy, checked
+ *   against the `Net` rules, leaves; `host` — the host network shared — only where the proxy cannot
+ *   run: macOS, or no `socat`). Formerly: (then the host network is shared and the
+ *   guard's `Net` rules are the only host filter — there is no filtering proxy);
+ * - `env`: which variables pass ({@link envDecision}): the provider key's value (always dropped),
+ *   `Env` deny rules, and names that look secret (`*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`,
+ *   `*PASSWD*`, `*CREDENTIAL*`, `*AUTH*`) unless an `Env` allow rule passes them;
+ * - `notes`: rules the sandbox cannot express (globs such as `Read(**\/*.pem)`): guard-only.
+ *
+ * Paths that do not exist when the command starts are not mounted (a mount point would have to be
+ * created on the host); the guard still decides them.
+ * @module
+ */
+import type { Policy } from "../policy.ts";
+import { compilePath, isInside, type Rule, starMatch } from "../rules.ts";
+import { findProtected } from "./protected.ts";
+
+/** One path entry of a profile, with why it is there (printed by `policy show`). */
+export interface ProfilePath {
+  path: string;
+  why: string;
+}
+
+/** The derived sandbox profile; see the module doc. */
+export interface SandboxProfile {
+  workspace: string;
+  writable: ProfilePath[];
+  /** Roots of `Read` allow rules, mounted read-only (they stay visible even under the private `/tmp`). */
+  readable: ProfilePath[];
+  readOnly: ProfilePath[];
+  hidden: ProfilePath[];
+  network: { mode: "none" | "proxy" | "host"; why: string };
+  /** Rules only the guard enforces (the sandbox cannot express them), with the reason. */
+  notes: string[];
+  /** Env allow/deny rules, for {@link envDecision}. */
+  envRules: Rule[];
+  /**
+   * Every `.git`/`.coyote`/`.mcp.json` (any case, any depth) in the workspace when the profile
+   * was derived, as found (not resolved): what a command creates beyond these is removed after it.
+   */
+  protectedPaths: string[];
+}
+
+/** Credential stores hidden by default (relative to home). */
+export const HIDDEN_HOME_PATHS: readonly string[] = [
+  ".ssh",
+  ".aws",
+  ".gnupg",
+  ".config/gh",
+  ".netrc",
+  ".git-credentials",
+  ".config/gcloud",
+  ".azure",
+  ".kube",
+  ".docker/config.json",
+  ".npmrc",
+  ".pypirc",
+];
+
+/** Daemon sockets and per-user runtime dirs hidden by default (a socket on a read-only mount still connects). */
+export const HIDDEN_SYSTEM_PATHS: readonly string[] = [
+  "/run/user",
+  "/run/docker.sock",
+  "/var/run/docker.sock",
+  "/run/containerd",
+  "/run/podman",
+  "/run/dbus",
+];
+
+/** Names (case-insensitive substrings) of variables that look secret. */
+export const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
+
+/** Real path of `p`, or undefined when it does not exist. */
+function real(p: string): string | undefined {
+  try {
+    return Deno.realPathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The literal root a Read/Write rule covers wholly (`/x` for `/x` and `/x/**`), if any. */
+function ruleRoot(policy: Policy, r: Rule): string | undefined {
+  if (r.pattern === undefined) return undefined;
+  const m = compilePath(r.pattern, policy.workspace, policy.home);
+  return m.flagPath;
+}
+
+function pathRuleDecision(
+  policy: Policy,
+  kind: "read" | "write",
+  p: string,
+): "allow" | "deny" | "ask" | undefined {
+  let found: "allow" | "deny" | "ask" | undefined;
+  for (const r of policy.rules()) {
+    if (r.kind !== kind || r.pattern === undefined) continue;
+    if (!compilePath(r.pattern, policy.workspace, policy.home).test(p)) continue;
+    if (r.decision === "deny") return "deny";
+    if (r.decision === "ask") found = "ask";
+    else if (!found) found = "allow";
+  }
+  return found;
+}
+
+/** Adds `p` (and its real path) to `list` unless already there. */
+function add(list: ProfilePath[], p: string | undefined, why: string): void {
+  if (!p) return;
+  const r = real(p);
+  if (!r) return;
+  if (!list.some((x) => x.path === r)) list.push({ path: r, why });
+}
+
+/**
+ * Derives the sandbox profile of `policy` (view (d)). Reads the file system to resolve real
+ * paths and find nested protected names; cheap enough to run per command (< 1 ms typical).
+ * @throws GlobEngineNotLoaded (core/policy/rules.ts) when a rule's glob cannot compile yet
+ *   (await `policy.globsReady()` first; `CommandSandbox` does, and refuses the command if not).
+ */
+export function deriveProfile(policy: Policy): SandboxProfile {
+  const ws = real(policy.workspace) ?? policy.workspace;
+  const writable: ProfilePath[] = [{ path: ws, why: "the workspace" }];
+  const readOnly: ProfilePath[] = [];
+  const hidden: ProfilePath[] = [];
+  const notes: string[] = [];
+  const rules = policy.rules();
+
+  // Writable roots from Write allow rules.
+  for (const r of rules) {
+    if (r.kind !== "write" || r.decision !== "allow") continue;
+    if (r.pattern === undefined) {
+      notes.push(
+        `${r.text}: guard-only (the sandbox keeps the file system outside the workspace read-only)`,
+      );
+      continue;
+    }
+    const root = ruleRoot(policy, r);
+    if (!root) {
+      notes.push(`${r.text}: guard-only (a glob; the sandbox mounts whole directories)`);
+      continue;
+    }
+    if (pathRuleDecision(policy, "write", root) === "deny") continue;
+    add(writable, root, `${r.text} (from ${r.source})`);
+  }
+
+  const readable: ProfilePath[] = [];
+  for (const r of rules) {
+    if (r.kind !== "read" || r.decision !== "allow") continue;
+    const root = ruleRoot(policy, r);
+    if (root && pathRuleDecision(policy, "read", root) !== "deny") {
+      add(readable, root, `${r.text} (from ${r.source})`);
+    }
+  }
+
+  // Protected paths stay read-only unless an allow rule names them.
+  const protectedPaths = findProtected(ws);
+  const prot: [string | undefined, string][] = [
+    ...protectedPaths.map((
+      p,
+    ): [string, string] => [p, "protected (git/Coyote loads it)"]),
+    [policy.configDir, "Coyote's config dir"],
+    [policy.dataDir, "Coyote's data dir"],
+  ];
+  for (const [p, why] of prot) {
+    if (!p) continue;
+    const rp = real(p);
+    if (!rp) continue;
+    if (!writable.some((w) => isInside(rp, w.path))) continue;
+    if (pathRuleDecision(policy, "write", rp) === "allow") continue;
+    add(readOnly, rp, why);
+  }
+  for (const r of rules) {
+    if (r.kind !== "write" || r.decision === "allow") continue;
+    const root = ruleRoot(policy, r);
+    if (!root) {
+      if (r.pattern !== undefined) notes.push(`${r.text}: guard-only (a glob)`);
+      continue;
+    }
+    const rp = real(root);
+    if (rp && writable.some((w) => isInside(rp, w.path))) add(readOnly, rp, `${r.text}`);
+  }
+
+  // Hidden: credential stores, Coyote's dirs, daemon sockets, Read deny rules.
+  const defaults: [string | undefined, string][] = [
+    ...HIDDEN_HOME_PATHS.map((h): [string, string] => [
+      `${policy.home}/${h}`,
+      "credentials (default)",
+    ]),
+    [policy.configDir, "Coyote's config dir"],
+    [policy.dataDir, "Coyote's data dir"],
+    ...HIDDEN_SYSTEM_PATHS.map((h): [string, string] => [h, "daemon sockets (default)"]),
+  ];
+  for (const [p, why] of defaults) {
+    if (!p) continue;
+    const rp = real(p);
+    if (!rp) continue;
+    // The workspace itself is never hidden by a default (e.g. a workspace inside the config dir).
+    if (isInside(ws, rp)) continue;
+    if (pathRuleDecision(policy, "read", p) === "allow") continue;
+    add(hidden, rp, why);
+  }
+  for (const r of rules) {
+    if (r.kind !== "read" || r.decision !== "deny") continue;
+    if (r.pattern === undefined) {
+      notes.push(`${r.text}: guard-only (hiding every path would stop every command)`);
+      continue;
+    }
+    const root = ruleRoot(policy, r);
+    if (!root) {
+      notes.push(`${r.text}: guard-only (a glob; the sandbox hides whole paths)`);
+      continue;
+    }
+    add(hidden, root, `${r.text} (from ${r.source})`);
+  }
+
+  // Network.
+  const netAllow = rules.filter((r) => r.kind === "net" && r.decision === "allow");
+  const network: SandboxProfile["network"] = netAllow.length
+    ? {
+      mode: "proxy",
+      why: `${
+        netAllow.map((r) => r.text).join(", ")
+      } allow hosts: reached only through Coyote's filtering HTTP(S) proxy, which asks the same rules; nothing else leaves`,
+    }
+    : { mode: "none", why: "no Net allow rule: no network (loopback only, of its own)" };
+
+  return {
+    workspace: ws,
+    writable,
+    readable: readable.filter((r) => !writable.some((w) => isInside(r.path, w.path))),
+    readOnly,
+    hidden,
+    network,
+    notes,
+    envRules: rules.filter((r) => r.kind === "env"),
+    protectedPaths,
+  };
+}
+
+/**
+ * Whether variable `name` (value `value`) passes into a command, and why. A value equal to a
+ * known secret (the provider key, under any name) never passes — not even with an `Env` allow
+ * rule, which the guard also uses to let a command *expand* the variable. Otherwise an `Env` deny
+ * rule drops it, an `Env` allow rule (a bare `Env` allows every name) passes it, and a
+ * secret-looking name ({@link SECRET_NAME}) drops it.
+ */
+export function envDecision(
+  rules: readonly Rule[],
+  name: string,
+  value: string,
+  secrets: readonly string[] = [],
+): { pass: boolean; why: string } {
+  if (value.length > 0 && secrets.includes(value)) {
+    return { pass: false, why: "its value is the provider key" };
+  }
+  let allow: Rule | undefined;
+  for (const r of rules) {
+    if (r.kind !== "env") continue;
+    const hit = r.pattern === undefined || starMatch(r.pattern, name);
+    if (!hit) continue;
+    if (r.decision === "deny") return { pass: false, why: `${r.text} denies it` };
+    if (r.decision === "allow") allow ??= r;
+  }
+  if (allow) return { pass: true, why: `${allow.text} passes it` };
+  if (SECRET_NAME.test(name)) return { pass: false, why: "its name looks secret" };
+  return { pass: true, why: "ordinary variable" };
+}

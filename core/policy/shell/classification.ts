@@ -1,0 +1,80 @@
+/**
+ * The shape of the guard's verdict on one simple command (a
+ * {@link Classification}) and the helpers every program family uses to build
+ * one. Fail closed: {@link ask} is the default answer.
+ * @module
+ */
+import { WILD } from "../rules.ts";
+
+/** The default-policy view of one simple command. */
+export interface Classification {
+  /** True when the default policy allows the command itself. */
+  allowed: boolean;
+  /** Why (names the program and, when not allowed, the reason). */
+  reason: string;
+  /** True when the command only reads its arguments (explicit Write rules do not apply to them). */
+  readOnly: boolean;
+  /** Inner simple commands (wrappers, `find -exec`, `xargs`), checked on their own; `assigns` from `env NAME=v`. */
+  inner: InnerCommand[];
+  /** Shell strings run by `bash -c` / `sh -c` / `eval`: the text, or null when not a literal. */
+  scripts: { via: string; src: string | null }[];
+  /** Files the command writes (tee, sort -o, uniq IN OUT), checked as Write accesses. */
+  writes: string[];
+  /** `cd`/`pushd` target (WILD when unknown, "~" for home) for relative-path resolution. */
+  cd?: string;
+  /**
+   * Shell variables the command assigns (`read NAME`, `printf -v NAME`,
+   * `mapfile NAME`, `getopts … NAME`), checked like `NAME=value` assignments
+   * (dangerous names such as `PS4`, `HOME`, `GIT_*` ask).
+   */
+  sets?: string[];
+  /**
+   * Hosts the command connects to (`git ls-remote URL`, `git fetch`), as
+   * `host[:port]`, or WILD when the host is only known from configuration or
+   * at run time. Each is a `Net` decision.
+   */
+  net?: string[];
+}
+
+/** A command run by another one. */
+export interface InnerCommand {
+  words: string[];
+  assigns: string[];
+  /** True when unknown (WILD) words are input only known at run time (`xargs`), never a filename glob. */
+  unknownArgs?: boolean;
+  /** True for `find -exec`: a word that is only WILD is a path `find` found beneath its start paths. */
+  findItems?: boolean;
+}
+
+/** The classification of a command the default policy asks about. */
+export function ask(
+  _words: string[],
+  why: string,
+  extra: Partial<Classification> = {},
+): Classification {
+  return {
+    allowed: false,
+    reason: why,
+    readOnly: false,
+    inner: [],
+    scripts: [],
+    writes: [],
+    ...extra,
+  };
+}
+
+export function allow(why: string, extra: Partial<Classification> = {}): Classification {
+  return {
+    allowed: true,
+    reason: why,
+    readOnly: true,
+    inner: [],
+    scripts: [],
+    writes: [],
+    ...extra,
+  };
+}
+
+export const hasWild = (s: string) => s.includes(WILD);
+export const show = (s: string) => JSON.stringify(s.replaceAll(WILD, "…"));
+export const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -1,0 +1,110 @@
+/**
+ * What frontends (headless, ACP, REPL) call: open a session on the shared
+ * {@link Workspace} of a directory, list stored sessions, list agents.
+ *
+ * `createSession` = {@link acquireWorkspace} (once per process and directory: provider,
+ * policy, plugin host, MCP connections, skills, agent registry — core/session/workspace.ts) +
+ * {@link openSession} (one conversation: transcript and engine — core/session/conversation.ts). Closing
+ * the session releases the workspace; the last session of a workspace closes it.
+ * @module
+ */
+import type { AppOptions } from "../config/app_options.ts";
+import type { AgentDefinition, HostServices } from "../../sdk/mod.ts";
+import type { HostFactory, PermissionResolver } from "../protocol/types.ts";
+import type { McpServerSpec } from "../extensions/mcp/mod.ts";
+import { listStoredSessions } from "./transcript.ts";
+import { acquireWorkspace, UsageError } from "./workspace.ts";
+import { type AgentSession, openSession } from "./conversation.ts";
+
+export { UsageError };
+export type { AgentSession };
+
+/** Options for one root session (one workspace). */
+export interface SessionInit {
+  /** Absolute workspace root for this session (ACP `cwd`; CLI: process cwd). */
+  cwd: string;
+  /** Resolves guard `ask` decisions (headless: immediate reject). */
+  permission: PermissionResolver;
+  /** Client-side services (ACP fs / terminal, REPL askUser), or a factory binding them per call. */
+  host?: HostServices | HostFactory;
+  /** Extra MCP servers for this session (ACP `session/new` `mcpServers`), merged over discovered ones. */
+  mcpServers?: Record<string, McpServerSpec>;
+  /** Continue this stored session (its history is loaded; nothing is re-executed). */
+  resumeId?: string;
+  /** Override agent / model for this session. */
+  agent?: string;
+  model?: string;
+  /** Name for a new session (`--session NAME`); stored in the transcript header. */
+  name?: string;
+  /** Diagnostics (warnings) sink; stderr by default. Never stdout. */
+  log?: (line: string) => void;
+}
+
+/** A stored session, as listed by `--list-sessions` and ACP `session/list`. */
+export interface SessionInfo {
+  sessionId: string;
+  cwd: string;
+  title: string;
+  /** ISO-8601 time of the last write. */
+  updatedAt: string;
+  name?: string;
+  /** For a sub-agent's transcript: the parent session's id and the agent instance id. */
+  parentId?: string;
+  agentId?: string;
+  agent?: string;
+}
+
+/**
+ * The LLM agents `cwd` can run: built-ins and the user's and the workspace's agent files, later
+ * sources shadowing earlier ones (core/agents/registry.ts; plugins' agents need a workspace).
+ */
+export async function availableAgents(
+  app: Pick<AppOptions, "configDir">,
+  cwd: string,
+): Promise<AgentDefinition[]> {
+  const { loadAgentRegistry } = await import("../agents/registry.ts");
+  return (await loadAgentRegistry({ configDir: app.configDir, cwd })).list();
+}
+
+/**
+ * Opens a root session on the shared workspace of `init.cwd`; `close()` also releases the
+ * workspace. @throws UsageError / ConfigError / PolicyError for bad input or configuration.
+ */
+export async function createSession(app: AppOptions, init: SessionInit): Promise<AgentSession> {
+  const ws = await acquireWorkspace(app, { cwd: init.cwd, log: init.log });
+  let session: AgentSession;
+  try {
+    session = await openSession(ws, init);
+  } catch (e) {
+    await ws.release();
+    throw e;
+  }
+  const close = session.close.bind(session);
+  let released = false;
+  return Object.assign(session, {
+    async close() {
+      await close();
+      if (!released) {
+        released = true;
+        await ws.release();
+      }
+    },
+  });
+}
+
+export async function listSessions(
+  app: AppOptions,
+  filter?: { cwd?: string },
+): Promise<SessionInfo[]> {
+  const list = await listStoredSessions(app.dataDir, { cwd: filter?.cwd });
+  return list.map((s) => ({
+    sessionId: s.id,
+    cwd: s.cwd,
+    title: s.title,
+    updatedAt: s.updated,
+    ...(s.name ? { name: s.name } : {}),
+    ...(s.parent ? { parentId: s.parent } : {}),
+    ...(s.agent_id ? { agentId: s.agent_id } : {}),
+    ...(s.agent ? { agent: s.agent } : {}),
+  }));
+}

@@ -1,0 +1,352 @@
+/**
+ * The Workspace: what every session on one working directory shares — provider client,
+ * base policy (plugin grants), plugin host, MCP connections, skills, workspace instructions
+ * and the agent registry. Started once per process and per directory
+ * ({@link acquireWorkspace}); a session (core/session/conversation.ts) is one conversation on it, and a
+ * sub-agent is a new session on its parent's workspace (no new MCP processes, no new plugin
+ * workers).
+ *
+ * Start-up: the plugin host and the MCP client are loaded with literal dynamic imports, and
+ * only when there is something to load (plugins configured or a plugin folder present; MCP
+ * servers discovered or passed in).
+ * @module
+ */
+import { safeText } from "../frontends/render/safe.ts";
+import { join } from "node:path";
+import type { AppOptions } from "../config/app_options.ts";
+import type { AnyTool } from "../protocol/types.ts";
+import type { DiscoveredMcpServer, McpConnection, McpServerSpec } from "../extensions/mcp/mod.ts";
+import { Policy } from "../policy/policy.ts";
+import { corePlugins } from "../../plugins/mod.ts";
+import type { ModelClient } from "../engine/mod.ts";
+import { findInstructions, type WorkspaceInstructions } from "../config/instructions.ts";
+import { PLACEHOLDER_API_KEY, resolveProvider } from "../config/config.ts";
+import type { ProviderConfig } from "../provider/provider.ts";
+import {
+  knownSecretCandidates,
+  makeRedactor,
+  redactingTool,
+  secretValues,
+} from "../tools/redact.ts";
+import { createProvider } from "../provider/provider.ts";
+import { detectBackend } from "../policy/sandbox/mod.ts";
+import type { AgentRegistry } from "../agents/registry.ts";
+import { loadAgentsAndSkills } from "../agents/prepare.ts";
+import type { SkillEntry } from "../extensions/skills/load.ts";
+import { appTrusts, type TrustState, untrustedNote } from "../config/trust.ts";
+import { applyWorkspace } from "../config/project.ts";
+import { exists } from "../config/workspace_dirs.ts";
+
+/**
+ * A user or configuration error (unknown agent, unknown session, no provider):
+ * frontends report the message without a stack trace (CLI exit code 2).
+ */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** What sessions on one directory share; see the module doc. */
+export interface Workspace {
+  /** The options of this directory: user config with the project config applied when trusted. */
+  readonly app: AppOptions;
+  /**
+   * The directory's trust (core/config/trust.ts). Untrusted: no workspace MCP servers, `.coyote/plugins/`
+   * or `.coyote/config*.yaml`; workspace agents must not get extra permissions either.
+   */
+  readonly trust: TrustState;
+  /** Absolute workspace root. */
+  readonly cwd: string;
+  readonly providerConfig: ProviderConfig;
+  readonly client: ModelClient;
+  /** The model when neither the session nor its agent names one. */
+  readonly defaultModel: string;
+  /** Every agent of this directory (core/agents/registry.ts). */
+  readonly agents: AgentRegistry;
+  /** Every skill visible from this directory (core/extensions/skills/load.ts); agents filter them. */
+  readonly skills: SkillEntry[];
+  /** Stop hooks contributed by plugins (run inside the OS sandbox; core/extensions/hooks/stop.ts). */
+  readonly pluginStopHooks: { plugin: string; command: string; timeout_ms?: number }[];
+  /**
+   * Problems found while starting (lenient front matter, ignored keys, skipped skills): logged
+   * and also carried by the first `turn_started` event of each root session.
+   */
+  readonly warnings: string[];
+  readonly instructions: WorkspaceInstructions | null;
+  /** Diagnostics sink (stderr by default); never stdout. */
+  log(line: string): void;
+  /** A fresh policy from config and flags (each root session has its own session rules). */
+  newPolicy(): Policy;
+  /** Secret values (the provider key) kept out of tool results and command environments. */
+  readonly secrets: readonly string[];
+  /** Wraps a tool the way {@link tools} are wrapped (provider keys redacted from results). */
+  protectTool(t: AnyTool): AnyTool;
+  /**
+   * Every tool of the workspace (first-party, plugins, discovered MCP servers; the `skill__*`
+   * tools are per session, core/extensions/skills/tools.ts) plus the tools of `extraMcp` servers (ACP `session/new` `mcpServers`), which are
+   * connected once per name and spec and then shared too. Provider keys are redacted from
+   * every result.
+   */
+  tools(extraMcp?: Record<string, McpServerSpec>): Promise<AnyTool[]>;
+  /**
+   * The MCP servers a session sees (discovered plus `extraMcp`) as one connection view, or null
+   * when there are none. Servers start in the background: the view's `ready` settles when all
+   * did, `onChange` reports each one settling and every list change (docs/mcp.md).
+   */
+  mcp(extraMcp?: Record<string, McpServerSpec>): Promise<McpConnection | null>;
+  /**
+   * Keeps the workspace open for one more user (a session); pair with {@link release}.
+   * Returns false when it is already closing (acquire a new one).
+   */
+  retain(): boolean;
+  /** Drops one user; the last one closes the workspace (MCP servers, plugin workers). */
+  release(): Promise<void>;
+  /** Closes MCP servers and plugin workers now. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** True when the plugin host has anything to discover for this workspace. */
+export function wantsPlugins(app: AppOptions, cwd: string, trusted = appTrusts(app, cwd)): boolean {
+  return app.plugins.length > 0 ||
+    (Array.isArray(app.config?.plugins) && app.config.plugins.length > 0) ||
+    (trusted && exists(`${cwd}/.coyote/plugins`)) || exists(`${app.configDir}/plugins`);
+}
+
+/**
+ * Adds config `instructions:` files (paths relative to the workspace, `~` = home) after the
+ * discovered workspace instructions. A missing file is a warning, not an error.
+ */
+function mergeInstructions(
+  found: WorkspaceInstructions | null,
+  extra: unknown,
+  cwd: string,
+  log: (line: string) => void,
+): WorkspaceInstructions | null {
+  if (!Array.isArray(extra) || !extra.length) return found;
+  const parts = found ? [found.text] : [];
+  const paths = found ? [found.path] : [];
+  for (const p of extra) {
+    if (typeof p !== "string") continue;
+    const home = Deno.env.get("HOME") ?? "";
+    const abs = p.startsWith("~/") ? `${home}${p.slice(1)}` : p.startsWith("/") ? p : `${cwd}/${p}`;
+    try {
+      const text = Deno.readTextFileSync(abs).trim();
+      if (text) parts.push(text), paths.push(abs);
+    } catch (e) {
+      log(`coyote: warning: cannot read instructions file ${abs}: ${(e as Error).message}`);
+    }
+  }
+  return parts.length ? { path: paths.join(", "), text: parts.join("\n\n") } : null;
+}
+
+/**
+ * Starts a workspace: provider (a missing provider is a configuration error, before anything
+ * starts), policy, plugins and discovered MCP servers in parallel, skills, agents.
+ * @throws UsageError / ConfigError / PolicyError for bad configuration.
+ */
+export async function createWorkspace(
+  app: AppOptions,
+  opts: { cwd: string; log?: (line: string) => void; onClose?: () => void },
+): Promise<Workspace> {
+  const cwd = opts.cwd;
+  // Warnings name files, servers and plugins a repository chose: shown escaped (render/safe.ts).
+  const log = opts.log ?? ((l: string) => console.error(safeText(l)));
+  // The OS sandbox probe (a `bwrap … true` run, memoised) starts now, beside the workspace's own
+  // start-up, instead of when the first session opens.
+  if (app.sandbox?.mode !== "off") {
+    void import("../policy/sandbox/mod.ts").then((m) => m.detectBackend());
+  }
+  // Trust and project config of this directory (core/config/trust.ts, core/config/project.ts).
+  app = await applyWorkspace(app, cwd);
+  const trust = app.workspace!.trust;
+  if (app.workspace!.ignored.length) log(untrustedNote(trust, app.workspace!.ignored));
+  // Find the OS sandbox backend (a bwrap probe) while plugins and MCP servers start.
+  if (app.sandbox?.mode !== "off") void detectBackend();
+  const providerConfig = resolveProvider({
+    flags: { model: app.model, baseURL: app.baseURL, apiKey: app.apiKey },
+    env: Deno.env,
+    config: app.config ?? {},
+    configPath: app.configPath,
+  });
+  // Retries and dropped request fields are announced on the diagnostics sink (stderr).
+  const client = createProvider({ ...providerConfig, notify: log }) as unknown as ModelClient;
+  const newPolicy = () =>
+    Policy.create(
+      app.config?.permissions ?? {},
+      { allow: app.allow, deny: app.deny },
+      {
+        workspace: cwd,
+        configDir: app.configDir,
+        dataDir: app.dataDir,
+        configPath: app.configPath,
+        dangerouslySkipPermissions: app.dangerouslySkipPermissions,
+      },
+    );
+  const policy = newPolicy();
+
+  type McpModule = typeof import("../extensions/mcp/mod.ts");
+  let mcpModule: Promise<McpModule> | null = null;
+  const mcpMod = () => (mcpModule ??= import("../extensions/mcp/mod.ts"));
+  const closers: (() => Promise<void>)[] = [];
+  const mcpLogs = {
+    background: true,
+    onWarning: (w: string) => log(`coyote: warning: ${w}`),
+    onInfo: (line: string) => log(`coyote: ${line}`),
+  };
+  const [plugins, mcp] = await Promise.all([
+    wantsPlugins(app, cwd, trust.trusted)
+      ? import("../extensions/plugin_host/mod.ts").then((m) => m.loadPlugins(app, policy, cwd))
+      : Promise.resolve(null),
+    mcpMod().then(async (m) => {
+      const found = await m.discoverMcpServers(app, cwd);
+      if (!found.length) return null;
+      // In the background: sessions open at once; tools join as each server is ready.
+      return await m.connectMcpServers(found, { cwd, ...mcpLogs });
+    }),
+  ]);
+  if (plugins) closers.push(() => plugins.close());
+  if (mcp) closers.push(() => mcp.close());
+  for (const w of plugins?.warnings ?? []) log(`coyote: warning: ${w}`);
+  const { agents, skills, warnings } = await loadAgentsAndSkills({
+    configDir: app.configDir,
+    cwd,
+    cacheDir: join(app.dataDir, "builtin-cache"),
+    addDirs: app.addDirs,
+    pluginAgents: [...corePlugins.flatMap((p) => p.agents ?? []), ...(plugins?.agents ?? [])],
+    pluginSkills: plugins?.skills,
+    trusted: trust.trusted,
+  });
+  for (const w of warnings) log(`coyote: warning: ${w}`);
+
+  // No known secret (provider key, secret-named variables, config secrets) travels in a tool
+  // result or an MCP tool description (core/tools/redact.ts).
+  const secrets = secretValues([
+    providerConfig.apiKey === PLACEHOLDER_API_KEY ? undefined : providerConfig.apiKey,
+    Deno.env.get("OPENAI_API_KEY"),
+    ...knownSecretCandidates(app.config),
+  ]);
+  const redact = makeRedactor(secrets);
+  const guard = (t: AnyTool) => (secrets.length ? redactingTool(t, redact) : t);
+  const fixedTools: AnyTool[] = [
+    ...corePlugins.flatMap((p) => p.tools ?? []),
+    ...(plugins?.tools ?? []),
+  ].map(guard);
+  // MCP tools change while the workspace lives (servers becoming ready, list_changed).
+  const guarded = new WeakMap<AnyTool, AnyTool>();
+  const guardOnce = (t: AnyTool) => {
+    let g = guarded.get(t);
+    if (!g) guarded.set(t, g = guard(t));
+    return g;
+  };
+  const baseTools = (): AnyTool[] => [...fixedTools, ...(mcp?.tools ?? []).map(guardOnce)];
+
+  // Servers a session brings (ACP `mcpServers`), connected once per name and spec.
+  const extraConns = new Map<string, Promise<McpConnection>>();
+  const extraConn = (name: string, spec: McpServerSpec): Promise<McpConnection> => {
+    const key = `${name}\u0000${JSON.stringify(spec)}`;
+    let p = extraConns.get(key);
+    if (!p) {
+      p = mcpMod().then(async (m) => {
+        const server: DiscoveredMcpServer = { name, spec, source: "acp" };
+        const conn = await m.connectMcpServers([server], { cwd, ...mcpLogs });
+        closers.push(() => conn.close());
+        return conn;
+      });
+      extraConns.set(key, p);
+    }
+    return p;
+  };
+
+  const instructions = mergeInstructions(findInstructions(cwd), app.config?.instructions, cwd, log);
+  let users = 0;
+  let closed: Promise<void> | null = null;
+  const ws: Workspace = {
+    app,
+    trust,
+    cwd,
+    providerConfig,
+    client,
+    defaultModel: providerConfig.model,
+    agents,
+    skills,
+    pluginStopHooks: plugins?.stopHooks ?? [],
+    warnings,
+    instructions,
+    log,
+    newPolicy,
+    secrets,
+    protectTool: guard,
+    async tools(extraMcp) {
+      const entries = Object.entries(extraMcp ?? {});
+      if (!entries.length) return baseTools();
+      const conns = await Promise.all(entries.map(([n, s]) => extraConn(n, s)));
+      const extra = conns.flatMap((c) => c.tools).map(guardOnce);
+      // A session's own server replaces a discovered one of the same name (ACP wins).
+      const names = new Set(entries.map(([n]) => n));
+      const prefix = (t: AnyTool) => [...names].some((n) => t.name.startsWith(`mcp__${n}__`));
+      return [...baseTools().filter((t) => !prefix(t)), ...extra];
+    },
+    async mcp(extraMcp) {
+      const entries = Object.entries(extraMcp ?? {});
+      const extra = await Promise.all(entries.map(([n, s]) => extraConn(n, s)));
+      const all = [...(mcp ? [mcp] : []), ...extra];
+      if (!all.length) return null;
+      const m = await mcpMod();
+      return m.combineMcp(all, mcp ? new Set(entries.map(([n]) => n)) : new Set());
+    },
+    retain() {
+      if (closed) return false;
+      users++;
+      return true;
+    },
+    async release() {
+      users--;
+      if (users <= 0) await ws.close();
+    },
+    close() {
+      closed ??= (async () => {
+        opts.onClose?.();
+        await Promise.all(
+          closers.map((c) =>
+            c().catch((e) => log(`coyote: close failed: ${(e as Error).message}`))
+          ),
+        );
+      })();
+      return closed;
+    },
+  };
+  return ws;
+}
+
+/** Open workspaces per app options and directory (ACP sessions on one cwd share one). */
+const open = new WeakMap<AppOptions, Map<string, Promise<Workspace>>>();
+
+/**
+ * The shared, retained workspace of `cwd` for these app options, started on first use.
+ * The caller {@link Workspace.release}s it when its session closes; the last release closes it.
+ */
+export async function acquireWorkspace(
+  app: AppOptions,
+  opts: { cwd: string; log?: (line: string) => void },
+): Promise<Workspace> {
+  let byCwd = open.get(app);
+  if (!byCwd) open.set(app, byCwd = new Map());
+  const map = byCwd;
+  while (true) {
+    let p = map.get(opts.cwd);
+    if (!p) {
+      const created: Promise<Workspace> = createWorkspace(app, {
+        ...opts,
+        onClose: () => {
+          if (map.get(opts.cwd) === created) map.delete(opts.cwd);
+        },
+      });
+      p = created;
+      map.set(opts.cwd, p);
+      p.catch(() => {
+        if (map.get(opts.cwd) === created) map.delete(opts.cwd);
+      });
+    }
+    const ws = await p;
+    if (ws.retain()) return ws;
+  }
+}
