@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { parseRule, PolicyError } from "../core/policy/rules.ts";
 import { compilePluginSource, PluginSourceError } from "../core/extensions/plugin_host/source.ts";
 import { tidyMessage } from "../core/frontends/cli/plugins.ts";
-import { closest } from "../core/config/config.ts";
+import { closest } from "../core/util/text.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 function ruleError(text: string): string {

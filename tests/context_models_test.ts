@@ -4,13 +4,14 @@
  * on load (empty assistant turns, rejected turns, shrunk results, orphan tool replies).
  */
 import assert from "node:assert/strict";
-import { ConfigError, parseConfig, resolveProvider } from "../core/config/config.ts";
+import { parseConfig, resolveProvider } from "../core/config/config.ts";
+import { ConfigError } from "../core/protocol/errors.ts";
 import {
   configuredModel,
   costUsd,
   DEFAULT_CONTEXT_WINDOW,
   modelInfo,
-} from "../core/provider/models.ts";
+} from "../core/config/models.ts";
 import {
   capText,
   capToolResults,
@@ -18,7 +19,7 @@ import {
   shrinkToolResults,
   toolOutputCap,
 } from "../core/engine/context.ts";
-import { type ChatMessage, parseTranscript, TranscriptWriter } from "../core/session/transcript.ts";
+import { type ChatMessage, parseTranscript, TranscriptWriter } from "../core/transcript/store.ts";
 
 const env = (vars: Record<string, string> = {}) => ({ get: (k: string) => vars[k] });
 

@@ -10,7 +10,7 @@ import { defineTool, type ToolAccess } from "../sdk/mod.ts";
 import { Engine, type ModelClient, type PolicyLike, REPEAT_LIMIT } from "../core/engine/mod.ts";
 import { ToolRegistry } from "../core/tools/registry.ts";
 import { createProvider } from "../core/provider/provider.ts";
-import { parseTranscript, TranscriptWriter } from "../core/session/transcript.ts";
+import { parseTranscript, TranscriptWriter } from "../core/transcript/store.ts";
 import type {
   AnyTool,
   Decision,

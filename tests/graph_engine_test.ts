@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import type * as acp from "@agentclientprotocol/sdk";
 import { parseGraphText } from "../core/graph/load.ts";
-import { GraphSpecError } from "../core/graph/schema.ts";
-import type { GraphSpec } from "../core/graph/schema.ts";
+import { GraphSpecError } from "../core/protocol/graph_spec.ts";
+import type { GraphSpec } from "../core/protocol/graph_spec.ts";
 import { validateGraph } from "../core/graph/validate.ts";
 import { GraphRunError, NodeError, runGraph } from "../core/graph/run.ts";
 import type { GraphHost, LlmReply } from "../core/graph/run.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 import { startModelServer } from "./support/model_server.ts";
-import { resolveSessionRef, shortIds, type StoredSessionInfo } from "../core/session/transcript.ts";
+import { resolveSessionRef, shortIds, type StoredSessionInfo } from "../core/transcript/store.ts";
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 

@@ -8,7 +8,7 @@ import {
   repairHistory,
   transcriptPath,
   TranscriptWriter,
-} from "../core/session/transcript.ts";
+} from "../core/transcript/store.ts";
 
 const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, requests: 1 };
 

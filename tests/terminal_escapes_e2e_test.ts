@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-control-regex
 /**
  * End to end: terminal control sequences chosen by a model, a tool call or a repository reach
- * the user's terminal only escaped (core/frontends/render/safe.ts). Real subprocesses of main.ts against
+ * the user's terminal only escaped (core/util/terminal_safe.ts). Real subprocesses of main.ts against
  * the scripted model server (text mode, stream-json, `agents list`, `--list-sessions`) and the
  * REPL in a real pseudo-terminal (tmux, colour on): the answer (markdown, character references
  * included), a permission prompt whose command tries to hide itself, a `user__input` question

@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-control-regex
 /**
- * core/frontends/render/safe.ts, the sanitiser for untrusted text bound for a terminal, and its use at the
+ * core/util/terminal_safe.ts, the sanitiser for untrusted text bound for a terminal, and its use at the
  * renderer's boundary: every class of control (CSI, OSC 52/8, BEL, CR, C1, DEL, bidi controls)
  * is shown escaped; printable text, tabs and (where allowed) newlines are kept; Coyote's own
  * styling still works; the model's markdown cannot emit raw escapes (character references
@@ -14,7 +14,7 @@ import {
   safeCell,
   safeLine,
   safeText,
-} from "../core/frontends/render/safe.ts";
+} from "../core/util/terminal_safe.ts";
 import { Renderer } from "../core/frontends/render/mod.ts";
 import { loadMarkdown } from "../core/frontends/render/markdown.ts";
 import { permissionText } from "../core/frontends/render/permission.ts";

@@ -21,8 +21,10 @@
  * `agent file /w/.coyote/agents/x/config.yaml: temprature: unknown key (did you mean \`temperature\`?)`.
  * @module
  */
+import { CLAUDE_TOOL_NAMES } from "../tools/claude_names.ts";
 import type { AgentDefinition } from "../../sdk/mod.ts";
-import { closest, formatIssue, type IssueLike } from "../config/config.ts";
+import { formatIssue, type IssueLike } from "../config/config.ts";
+import { closest } from "../util/text.ts";
 import { parseFrontMatter } from "../util/frontmatter.ts";
 
 /** A broken agent file (user error: shown without a stack trace, exit code 2). */
@@ -51,21 +53,6 @@ export const IGNORED_KEYS = [
   "dynamic_instructions",
   "documents",
 ] as const;
-
-/** Claude Code tool names → Coyote's (for `.claude/agents/*.md` `tools:`). */
-export const CLAUDE_TOOL_NAMES: Record<string, string[]> = {
-  Read: ["fs_read"],
-  Write: ["fs_write"],
-  Edit: ["fs_patch"],
-  MultiEdit: ["fs_patch"],
-  Grep: ["fs_grep"],
-  Glob: ["fs_glob"],
-  LS: ["fs_ls"],
-  Bash: ["execute_command"],
-  WebFetch: ["web_fetch"],
-  TodoWrite: ["todo__write"],
-  Task: ["agent__*"],
-};
 
 /** Claude Code model aliases: the session's model is used instead. */
 const CLAUDE_MODEL_ALIASES = new Set(["inherit", "sonnet", "opus", "haiku"]);
@@ -372,8 +359,3 @@ export function checkPluginAgent(a: unknown, origin: string): AgentDefinition {
   return o as unknown as AgentDefinition;
 }
 
-/** For messages: the nearest known name to `name`, as ` (did you mean "x"?)`, or "". */
-export function didYouMean(name: string, known: string[]): string {
-  const near = closest(name, known);
-  return near ? ` (did you mean "${near}"?)` : "";
-}

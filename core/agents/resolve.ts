@@ -11,7 +11,7 @@
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import type { AnyTool } from "../protocol/types.ts";
 import { filterTools } from "../tools/registry.ts";
-import { didYouMean } from "./definition.ts";
+import { didYouMean } from "../util/text.ts";
 import { AgentUsageError } from "./registry.ts";
 
 /**

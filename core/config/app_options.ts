@@ -4,7 +4,9 @@
  * core/config/config.ts for precedence: flag > env > config > default).
  * @module
  */
-import type { WorkspaceState } from "./project.ts";
+import type { TrustState } from "./trust.ts";
+import type { CoyoteConfig } from "./config.ts";
+
 
 /** Resolved options for one process. Paths are absolute. */
 export interface AppOptions {
@@ -47,4 +49,19 @@ export interface AppOptions {
   trustWorkspace?: boolean;
   /** Set by `applyWorkspace`: the workspace these options were derived for. */
   workspace?: WorkspaceState;
+}
+
+/** The workspace an `AppOptions` was derived for (`AppOptions.workspace`). */
+export interface WorkspaceState {
+  /** The workspace directory (absolute). */
+  cwd: string;
+  trust: TrustState;
+  /** Project config files applied (absolute paths; empty when untrusted or none). */
+  files: string[];
+  /** Workspace files ignored because the workspace is untrusted (relative names). */
+  ignored: string[];
+  /** The user config before project layers. */
+  userConfig: CoyoteConfig;
+  /** Values given as flags (they win over every config layer). */
+  flags: { agent?: string; maxTurns?: number };
 }

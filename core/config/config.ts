@@ -24,6 +24,8 @@
  * ```
  * @module
  */
+import { ConfigError } from "../protocol/errors.ts";
+import { closest } from "../util/text.ts";
 import type { ProviderConfig } from "../provider/provider.ts";
 
 /** The `provider:` section of `config.yaml`. */
@@ -42,7 +44,7 @@ export interface ProviderSection {
   stream_options?: boolean;
 }
 
-/** One entry of the `models:` capability table (core/provider/models.ts). */
+/** One entry of the `models:` capability table (core/config/models.ts). */
 export interface ModelSpec {
   /** Context window in tokens. */
   context_window?: number;
@@ -79,7 +81,7 @@ export interface CoyoteConfig {
     mode?: "auto" | "required" | "off";
     auto_allow?: boolean;
   };
-  /** Model capabilities by model name (core/provider/models.ts). */
+  /** Model capabilities by model name (core/config/models.ts). */
   models?: Record<string, ModelSpec>;
   /** Hooks (core/extensions/hooks/stop.ts): `stop` commands run when an agent is about to end its turn. */
   hooks?: {
@@ -100,11 +102,6 @@ export const DEFAULT_MAX_RETRIES = 4;
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Sent as the key to servers that need none (local servers). */
 export const PLACEHOLDER_API_KEY = "coyote-no-key";
-
-/** A user error in configuration: one clear line (or a few), no stack trace wanted. */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
 
 /** Anything with `get` like `Deno.env`. */
 export interface EnvLike {
@@ -231,37 +228,6 @@ function knownKeys(schema: unknown, path: PropertyKey[]): string[] {
   return s?.shape ? Object.keys(s.shape) : [];
 }
 
-/**
- * The known key nearest to a typo'd one: optimal string alignment distance (Levenshtein plus
- * adjacent transpositions, so `modle` → `model` is 1) of at most 2, and less than the typo's
- * length; undefined when nothing is that close.
- */
-export function closest(typo: string, known: string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = 3;
-  for (const k of known) {
-    const d = osaDistance(typo.toLowerCase(), k.toLowerCase());
-    if (d < bestD && d < typo.length) [best, bestD] = [k, d];
-  }
-  return best;
-}
-
-/** Optimal string alignment distance: Levenshtein plus adjacent transpositions. */
-export function osaDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
-}
-
 let schemaPromise: Promise<{ safeParse(v: unknown): SafeParse }> | undefined;
 type SafeParse =
   | { success: true; data: unknown }
@@ -293,7 +259,7 @@ function configSchema() {
       }).optional(),
       stream_options: z.boolean({ error: "expected true or false" }).optional(),
     }, { error: "expected a mapping" });
-    // `models:` capability table (core/provider/models.ts).
+    // `models:` capability table (core/config/models.ts).
     const usd = () => z.number({ error: "expected a price in USD per million tokens" }).min(0);
     const modelSpec = z.strictObject({
       context_window: posInt().optional(),

@@ -16,29 +16,15 @@
  * CLI does it for the process cwd, the runtime for each session's cwd.
  * @module
  */
-import type { AppOptions } from "./app_options.ts";
-import { ConfigError, type CoyoteConfig, parseConfig } from "./config.ts";
+import type { AppOptions, WorkspaceState } from "./app_options.ts";
+import { type CoyoteConfig, parseConfig } from "./config.ts";
+import { ConfigError } from "../protocol/errors.ts";
 import { gatedWorkspaceFiles, type TrustState, trustState } from "./trust.ts";
 
 /** Shared project config, relative to the workspace. */
 export const PROJECT_CONFIG = ".coyote/config.yaml";
 /** Personal project config (git-ignored), relative to the workspace. */
 export const LOCAL_CONFIG = ".coyote/config.local.yaml";
-
-/** The workspace an `AppOptions` was derived for (`AppOptions.workspace`). */
-export interface WorkspaceState {
-  /** The workspace directory (absolute). */
-  cwd: string;
-  trust: TrustState;
-  /** Project config files applied (absolute paths; empty when untrusted or none). */
-  files: string[];
-  /** Workspace files ignored because the workspace is untrusted (relative names). */
-  ignored: string[];
-  /** The user config before project layers. */
-  userConfig: CoyoteConfig;
-  /** Values given as flags (they win over every config layer). */
-  flags: { agent?: string; maxTurns?: number };
-}
 
 function isAbs(p: string): boolean {
   return p.startsWith("/") || p.startsWith("~/") || /^[a-z][a-z0-9+.-]*:/i.test(p);

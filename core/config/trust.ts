@@ -20,7 +20,7 @@
  * root: the enclosing git repository's top folder, else the directory itself.
  * @module
  */
-import { safeText } from "../frontends/render/safe.ts";
+import { safeText } from "../util/terminal_safe.ts";
 import { exists } from "./workspace_dirs.ts";
 
 /** What decided a workspace's trust. */
@@ -232,7 +232,7 @@ export async function askTrust(
   files: string[],
 ): Promise<TrustState> {
   const enc = new TextEncoder();
-  // The folder's path (a cloned repository chose its name) is shown escaped (core/frontends/render/safe.ts).
+  // The folder's path (a cloned repository chose its name) is shown escaped (core/util/terminal_safe.ts).
   Deno.stderr.writeSync(enc.encode(safeText(
     `\nTrust this folder? ${state.root}\n` +
       `It has workspace configuration that can run programs: ${files.join(", ")}.\n` +

@@ -6,7 +6,7 @@
  * - Token accounting: {@link estimateTokens} (characters / 4, core/engine/context.ts `CHARS_PER_TOKEN`,
  *   over the request's messages and tool schemas), or the server's own count from the last
  *   `usage` when that is larger. The window is the `models:` table's `context_window`, else a
- *   window an overflow error named, else `DEFAULT_CONTEXT_WINDOW` (core/provider/models.ts).
+ *   window an overflow error named, else `DEFAULT_CONTEXT_WINDOW` (core/config/models.ts).
  * - Automatic: before a turn's first request when the estimate passes
  *   {@link COMPACT_AT} of the usable window (window minus the answer reserve).
  * - The result is two messages — the summary as a user message (with the todo list) and a short
@@ -14,7 +14,7 @@
  *   `compaction` line with the new history, so `--continue` resumes from the compacted state.
  * @module
  */
-import type { ChatMessage } from "../session/transcript.ts";
+import type { ChatMessage } from "../transcript/store.ts";
 import { answerReserve, CHARS_PER_TOKEN } from "./context.ts";
 import type { ModelClient, ModelResponse } from "./types.ts";
 

@@ -12,7 +12,8 @@
  * Full compaction (summarising old turns) is not done here.
  * @module
  */
-import type { ChatMessage } from "../session/transcript.ts";
+import type { ChatMessage } from "../transcript/store.ts";
+import { DEFAULT_CONTEXT_WINDOW } from "../config/models.ts";
 
 /** Characters per token for estimates (OpenAI's rule of thumb for English and code). */
 export const CHARS_PER_TOKEN = 4;
@@ -20,8 +21,6 @@ export const CHARS_PER_TOKEN = 4;
 export const MAX_TOOL_OUTPUT = 100_000;
 /** Lower bound of the per-result cap (characters), so a tiny window still sees something. */
 export const MIN_TOOL_OUTPUT = 1_000;
-/** Window assumed when the model's is not configured (`models:` in config.yaml), in tokens. */
-export const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 /** Tokens reserved for the answer: `maxOutputTokens`, else an eighth of the window, ≤ 8192. */
 export function answerReserve(windowTokens: number, maxOutputTokens?: number): number {

@@ -18,7 +18,7 @@
  * stream is kept (marked interrupted).
  * @module
  */
-import { safeText } from "../frontends/render/safe.ts";
+import { safeText } from "../util/terminal_safe.ts";
 import type {
   AgentOrigin,
   AgentRunner,
@@ -31,7 +31,7 @@ import type {
   TurnResult,
   TurnUsage,
 } from "../protocol/types.ts";
-import type { ChatMessage } from "../session/transcript.ts";
+import type { ChatMessage } from "../transcript/store.ts";
 import { promptBlocks, promptText, promptToContent, requestMessages } from "./prompt.ts";
 import { runCalls } from "./schedule.ts";
 import { shrinkForOverflow } from "./context.ts";

@@ -13,7 +13,7 @@ import type {
   HostFactory,
   PermissionResolver,
 } from "../protocol/types.ts";
-import type { ChatMessage, TranscriptWriter } from "../session/transcript.ts";
+import type { ChatMessage, TranscriptWriter } from "../transcript/store.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { ModelResponse } from "../provider/provider.ts";
 
@@ -82,7 +82,7 @@ export interface EngineOptions {
   maxOutputTokens?: number;
   /** Image input: false replaces prompt images by a note; undefined sends them. */
   images?: boolean;
-  /** The capabilities of a model by name (core/provider/models.ts `modelInfo`), read at each turn start. */
+  /** The capabilities of a model by name (core/config/models.ts `modelInfo`), read at each turn start. */
   modelInfo?: (
     model: string,
   ) => { contextWindow: number; images?: boolean; maxOutputTokens?: number };

@@ -9,8 +9,8 @@ import { scriptPath } from "./paths.ts";
 
 export { scriptPath };
 import { parseDocument } from "yaml";
-import { GraphSpecError, parseGraphSpec } from "./schema.ts";
-import type { GraphSpec } from "./schema.ts";
+import { GraphSpecError, parseGraphSpec } from "../protocol/graph_spec.ts";
+import type { GraphSpec } from "../protocol/graph_spec.ts";
 import { validateGraph } from "./validate.ts";
 import type { ValidateContext } from "./validate.ts";
 

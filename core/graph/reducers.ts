@@ -5,7 +5,7 @@
  * `max`, `min` (numbers). A write of the wrong shape for its reducer is a {@link ReducerError}.
  * @module
  */
-import type { ReducerName } from "./schema.ts";
+import type { ReducerName } from "../protocol/graph_spec.ts";
 
 export class ReducerError extends Error {
   override name = "ReducerError";

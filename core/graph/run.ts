@@ -45,7 +45,7 @@ import type {
   LlmNode,
   MapNode,
   ScriptNode,
-} from "./schema.ts";
+} from "../protocol/graph_spec.ts";
 
 /** Default visits per node id (R4). */
 export const DEFAULT_MAX_LOOP_ITERATIONS = 100;

@@ -16,9 +16,9 @@
  */
 import picomatch from "picomatch";
 import { rootKey, templatePaths } from "./template.ts";
-import type { GraphNode, GraphSpec } from "./schema.ts";
-import { GraphSpecError } from "./schema.ts";
-import { closest } from "../config/config.ts";
+import type { GraphNode, GraphSpec } from "../protocol/graph_spec.ts";
+import { GraphSpecError } from "../protocol/graph_spec.ts";
+import { closest } from "../util/text.ts";
 
 /** What the host knows; each check is skipped when its callback is absent. */
 export interface ValidateContext {

@@ -273,7 +273,7 @@ export interface AgentSpec extends AgentDefinition {
 
 /** A graph agent's spec and where its scripts come from (see {@link AgentSpec.graph}). */
 export interface GraphBinding {
-  spec: import("../graph/schema.ts").GraphSpec;
+  spec: import("./graph_spec.ts").GraphSpec;
   /** The folder of graph.yaml (`builtin:agents/<name>` for a built-in). */
   dir: string;
   /** Embedded files of a built-in graph (`scripts/verdict.ts` → text). */

@@ -40,7 +40,7 @@ import type { SkillState } from "../extensions/skills/tools.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { selectTools } from "../agents/resolve.ts";
 import { prepareAgent, type PreparedAgent } from "../agents/prepare.ts";
-import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "./transcript.ts";
+import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "../transcript/store.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../../agents/mod.ts";
 import { addUsage, Supervisor } from "../supervisor/supervisor.ts";
@@ -57,10 +57,10 @@ import {
 } from "../policy/sandbox/mod.ts";
 import { executeCommandTool, makeExecuteCommandTool } from "../../plugins/exec/mod.ts";
 import { signalTree } from "../../plugins/exec/tree.ts";
-import { modelInfo } from "../provider/models.ts";
+import { modelInfo } from "../config/models.ts";
 import { learnedWindow, learnServerWindows } from "../provider/model_metadata.ts";
 import { capToolResults, toolOutputCap } from "../engine/context.ts";
-import type { ChatMessage } from "./transcript.ts";
+import type { ChatMessage } from "../transcript/store.ts";
 
 /** A loaded history with tool results capped for the model's window (core/engine/context.ts). */
 function fitHistory(

@@ -12,7 +12,7 @@ import type { AppOptions } from "../config/app_options.ts";
 import type { AgentDefinition, HostServices } from "../../sdk/mod.ts";
 import type { HostFactory, PermissionResolver } from "../protocol/types.ts";
 import type { McpServerSpec } from "../extensions/mcp/mod.ts";
-import { listStoredSessions } from "./transcript.ts";
+import { listStoredSessions } from "../transcript/store.ts";
 import { acquireWorkspace, UsageError } from "./workspace.ts";
 import { type AgentSession, openSession } from "./conversation.ts";
 

@@ -11,7 +11,7 @@
  * servers discovered or passed in).
  * @module
  */
-import { safeText } from "../frontends/render/safe.ts";
+import { safeText } from "../util/terminal_safe.ts";
 import { join } from "node:path";
 import type { AppOptions } from "../config/app_options.ts";
 import type { AnyTool } from "../protocol/types.ts";

@@ -32,7 +32,7 @@ import type {
   TurnUsage,
 } from "../protocol/types.ts";
 import type { AgentSession, SessionOptions } from "../session/conversation.ts";
-import { transcriptPath } from "../session/transcript.ts";
+import { transcriptPath } from "../transcript/store.ts";
 import { condense } from "./summary.ts";
 import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
 import type { LiveAgentBudget } from "./tree.ts";

@@ -25,7 +25,7 @@
 import { join } from "node:path";
 import type { SkillDefinition } from "../../../sdk/mod.ts";
 import { parseFrontMatter } from "../../util/frontmatter.ts";
-import { CLAUDE_TOOL_NAMES } from "../../agents/definition.ts";
+import { CLAUDE_TOOL_NAMES } from "../../tools/claude_names.ts";
 import { outsideWorkspace, workspaceDirs, workspaceTop } from "../../config/workspace_dirs.ts";
 
 /** Where a skill comes from. */

@@ -12,7 +12,7 @@
 import { z } from "zod";
 import { defineTool } from "../../../sdk/mod.ts";
 import type { AnyTool } from "../../protocol/types.ts";
-import { didYouMean } from "../../agents/definition.ts";
+import { didYouMean } from "../../util/text.ts";
 import type { SkillEntry } from "./load.ts";
 
 /** A user error about skills (`--skill` naming an unknown skill). */

@@ -16,7 +16,7 @@
 import type * as acp from "@agentclientprotocol/sdk";
 import { parseSlashCommand, type SlashCommand, slashCommands } from "../slash_commands.ts";
 import type { AcpPeer, LiveSession } from "./peer.ts";
-import { modelInfo } from "../../provider/models.ts";
+import { modelInfo } from "../../config/models.ts";
 
 /** MCP prompts of a session as slash commands `/<server>:<prompt>`. */
 export function mcpCommands(live: LiveSession): SlashCommand[] {

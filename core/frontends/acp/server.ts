@@ -46,7 +46,7 @@ import { availableCommands, runSlashCommand } from "./commands.ts";
 import { attachMcpResources, mcpStatusUpdate, watchMcp } from "./mcp_bridge.ts";
 import { limitUpdate } from "./output_limit.ts";
 import denoJson from "../../../deno.json" with { type: "json" };
-import { configuredModel, modelInfo } from "../../provider/models.ts";
+import { configuredModel, modelInfo } from "../../config/models.ts";
 
 export { PERMISSION_OPTIONS } from "./permission.ts";
 export type { LiveSession } from "./peer.ts";

@@ -16,10 +16,10 @@ import type { AppOptions } from "../../config/app_options.ts";
 import type { AgentDefinition } from "../../../sdk/mod.ts";
 import { type AgentEntry, type AgentRegistry, loadAgentRegistry } from "../../agents/registry.ts";
 import type { AgentSpec } from "../../protocol/types.ts";
-import { safeCell, safeText } from "../render/safe.ts";
+import { safeCell, safeText } from "../../util/terminal_safe.ts";
 
 // Warnings and listings show what agent files chose (names, descriptions, errors): escaped
-// (core/frontends/render/safe.ts); `--json` output is data and left as JSON escapes it.
+// (core/util/terminal_safe.ts); `--json` output is data and left as JSON escapes it.
 const err = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(safeText(s) + "\n"));
 
 /** The registry of `app.cwd`, with the agents of the plugins it would load. */

@@ -15,7 +15,7 @@ import type { AgentSpec } from "../../protocol/types.ts";
 import { corePlugins } from "../../../plugins/mod.ts";
 import { loadAgentRegistry } from "../../agents/registry.ts";
 import { loadGraph } from "../../graph/load.ts";
-import { GraphSpecError } from "../../graph/schema.ts";
+import { GraphSpecError } from "../../protocol/graph_spec.ts";
 import { SUBMIT_RESULT } from "../../graph/structured.ts";
 import { exists } from "../../config/workspace_dirs.ts";
 

@@ -5,7 +5,7 @@
  * go to stderr. Exit codes: 0 listed (even when some servers fail), 2 usage error.
  * @module
  */
-import { safeCell, safeText } from "../render/safe.ts";
+import { safeCell, safeText } from "../../util/terminal_safe.ts";
 import type { AppOptions } from "../../config/app_options.ts";
 import {
   connectMcpServers,

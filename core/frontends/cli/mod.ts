@@ -10,10 +10,11 @@
 import type { Command as CommandT } from "commander";
 import type { AppOptions } from "../../config/app_options.ts";
 import type { PromptInput } from "../../protocol/types.ts";
-import { ConfigError, loadConfig, resolveDirs } from "../../config/config.ts";
+import { loadConfig, resolveDirs } from "../../config/config.ts";
+import { ConfigError } from "../../protocol/errors.ts";
 import { sandboxSettings } from "../../policy/sandbox/settings.ts";
 import { VERSION, versionLine } from "./version.ts";
-import { safeCell, safeText } from "../render/safe.ts";
+import { safeCell, safeText } from "../../util/terminal_safe.ts";
 
 export { VERSION };
 
@@ -163,7 +164,7 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     )
     .option("--continue", "continue the latest session of this directory")
     .option("--list-sessions", "list this directory's stored sessions and exit")
-    // Sessions and workspace trust (core/session/transcript.ts, core/config/trust.ts).
+    // Sessions and workspace trust (core/transcript/store.ts, core/config/trust.ts).
     .option("--all", "with --list-sessions: list the sessions of every directory")
     .option(
       "--trust-workspace",
@@ -231,7 +232,7 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     result.command = { name: "policy", sub: "show", args: [] };
   });
 
-  // Workspace trust (core/config/trust.ts) and stored sessions (core/session/transcript.ts).
+  // Workspace trust (core/config/trust.ts) and stored sessions (core/transcript/store.ts).
   program.command("trust").argument("[dir]", "folder to trust (default: this repository's root)")
     .description("trust a folder: its .mcp.json, .coyote/plugins/ and .coyote/config.yaml apply")
     .option("--revoke", "mark the folder untrusted again")
@@ -693,7 +694,7 @@ async function sessionsCommand(
   args: string[],
   json: boolean,
 ): Promise<number> {
-  const s = await import("../../session/transcript.ts");
+  const s = await import("../../transcript/store.ts");
   if (sub === "list") {
     const all = args.includes("--all");
     const { listSessions } = await import("../../session/runtime.ts");
@@ -867,7 +868,7 @@ export async function main(argv: string[]): Promise<number> {
       );
     }
     // Listings show text that files, plugins and servers chose: escaped for the terminal
-    // (core/frontends/render/safe.ts); `--json` output is data, escaped by JSON.
+    // (core/util/terminal_safe.ts); `--json` output is data, escaped by JSON.
     const textOut = (t: string) => stdout(args.includes("--json") ? t : safeText(t));
     if (name === "plugins") {
       return await (await import("./plugins.ts")).pluginsCommand(app, sub, args);
@@ -947,7 +948,7 @@ export async function main(argv: string[]): Promise<number> {
   let built: Awaited<ReturnType<typeof buildPrompt>>;
   try {
     // `-f IMAGE` attaches the image when the model is configured with `images: true`.
-    const { configuredModel, modelInfo } = await import("../../provider/models.ts");
+    const { configuredModel, modelInfo } = await import("../../config/models.ts");
     const model = configuredModel(o.model, app.config);
     const accepted = !!model && modelInfo(app.config, model).images === true;
     built = await buildPrompt(promptWords(parsed), o.file ?? [], { model, accepted });

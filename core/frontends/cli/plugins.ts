@@ -14,7 +14,7 @@
 import type { AppOptions } from "../../config/app_options.ts";
 import { Policy } from "../../policy/policy.ts";
 import { type LoadedPluginInfo, loadPlugins } from "../../extensions/plugin_host/mod.ts";
-import { safeText } from "../render/safe.ts";
+import { safeText } from "../../util/terminal_safe.ts";
 
 /** JSON output (data: escaped by JSON itself). */
 const data = (s: string) => Deno.stdout.writeSync(new TextEncoder().encode(s + "\n"));

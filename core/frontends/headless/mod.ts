@@ -37,9 +37,9 @@ import type {
 } from "../../protocol/types.ts";
 import type { UserQuestion } from "../../../sdk/mod.ts";
 import { type AgentSession, createSession, UsageError } from "../../session/runtime.ts";
-import { modelInfo } from "../../provider/models.ts";
-import { safeLine, safeText } from "../render/safe.ts";
-import { listStoredSessions, resolveSessionRef } from "../../session/transcript.ts";
+import { modelInfo } from "../../config/models.ts";
+import { safeLine, safeText } from "../../util/terminal_safe.ts";
+import { listStoredSessions, resolveSessionRef } from "../../transcript/store.ts";
 import {
   colorFor,
   outcomeForKey,
@@ -271,7 +271,7 @@ async function askOnTty(
     ? `\n${q.options.map((o, i) => `  ${i + 1}. ${safeLine(o)}`).join("\n")}`
     : "";
   const who = scope.depth > 0 ? `sub-agent ${safeLine(scope.agentId)} asks: ` : "";
-  // The question is the model's (or a plugin's): shown escaped (core/frontends/render/safe.ts).
+  // The question is the model's (or a plugin's): shown escaped (core/util/terminal_safe.ts).
   err(`\n${who}${safeText(q.question)}${opts}\n> `);
   const line = (await readTtyLine(signal)) ?? "";
   const t = line.trim();
@@ -315,7 +315,7 @@ export async function pickSession(
   o: Pick<RunOptions, "sessionName" | "continueLatest">,
 ): Promise<{ resumeId?: string; name?: string }> {
   if (o.sessionName !== undefined) {
-    // An exact id, a unique 8+ char prefix or a name; a typo'd id is an error (core/session/transcript.ts).
+    // An exact id, a unique 8+ char prefix or a name; a typo'd id is an error (core/transcript/store.ts).
     const r = resolveSessionRef(await listStoredSessions(app.dataDir), o.sessionName);
     return "id" in r ? { resumeId: r.id } : { name: r.name };
   }

@@ -2,12 +2,12 @@
  * Unified diffs of file edits for the terminal: ACP `diff` tool-call content (`path`,
  * `oldText`, `newText`) → `diff -u` style text (npm `diff`), coloured when asked (additions
  * green, removals red, hunk headers cyan). Control characters in the files are shown escaped
- * (core/frontends/render/safe.ts).
+ * (core/util/terminal_safe.ts).
  * @module
  */
 import { createTwoFilesPatch } from "diff";
 import { type Style, styles } from "./style.ts";
-import { safeLine } from "./safe.ts";
+import { safeLine } from "../../util/terminal_safe.ts";
 
 /**
  * The unified diff of one edit, without the `Index:`/`===` preamble; `oldText` null or

@@ -2,7 +2,7 @@
  * Markdown for the terminal: npm `marked` with the `marked-terminal` renderer (code blocks
  * highlighted by its bundled `cli-highlight`); links as `text (url)`, never OSC 8 hyperlinks. The
  * caller (core/frontends/render/mod.ts) escapes control characters in the input and lets only SGR styling
- * through in the output (core/frontends/render/safe.ts). Loaded lazily (only an interactive, coloured
+ * through in the output (core/util/terminal_safe.ts). Loaded lazily (only an interactive, coloured
  * terminal renders markdown), so plain and piped runs never pay for it.
  * @module
  */

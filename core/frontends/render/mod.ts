@@ -18,12 +18,12 @@
  * @module
  */
 import type { EventEnvelope, TurnUsage } from "../../protocol/types.ts";
-import { costUsd, type ModelPrice } from "../../provider/models.ts";
+import { costUsd, type ModelPrice } from "../../config/models.ts";
 import { BlockSplitter } from "./blocks.ts";
 import { unifiedDiff } from "./diff.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
 import { type Style, styles } from "./style.ts";
-import { escapeCharRefs, keepStylingOnly, safeLine, safeText } from "./safe.ts";
+import { escapeCharRefs, keepStylingOnly, safeLine, safeText } from "../../util/terminal_safe.ts";
 
 export { colorFor, terminalWidth, wrap } from "./style.ts";
 
@@ -82,7 +82,7 @@ export function userFacingError(text: string): string {
 }
 
 /**
- * `env` with every string of its event sanitised for the terminal (core/frontends/render/safe.ts,
+ * `env` with every string of its event sanitised for the terminal (core/util/terminal_safe.ts,
  * newlines kept) except assistant text chunks, which are sanitised per rendered block (a
  * character reference may be split across chunks). One-line contexts add {@link safeLine}.
  */
@@ -228,7 +228,7 @@ export class Renderer {
   onEnvelope(env: EventEnvelope): void {
     try {
       // Every string of the event was chosen by a model, a tool, an MCP server or a plugin:
-      // sanitised here, the renderer's one boundary, before any styling (core/frontends/render/safe.ts).
+      // sanitised here, the renderer's one boundary, before any styling (core/util/terminal_safe.ts).
       // Assistant text is kept raw until its block is rendered (see #text, #block).
       env = safeEnvelope(env);
       if (env.parent_id) this.#child(env);

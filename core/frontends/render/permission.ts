@@ -16,7 +16,7 @@ import type { PermissionOutcome, PermissionRequest } from "../../protocol/types.
 import { unifiedDiff } from "./diff.ts";
 import { type Style, styles } from "./style.ts";
 import { wrap } from "./style.ts";
-import { safeLine, safeText } from "./safe.ts";
+import { safeLine, safeText } from "../../util/terminal_safe.ts";
 
 /** The verb for an access: what the agent wants to do. */
 export function verbFor(a: ToolAccess): string {

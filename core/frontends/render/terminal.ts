@@ -4,7 +4,7 @@
  * when stderr is a terminal. Used by one-shot text mode and the REPL.
  * @module
  */
-import type { ModelPrice } from "../../provider/models.ts";
+import type { ModelPrice } from "../../config/models.ts";
 import { loadMarkdown } from "./markdown.ts";
 import { Renderer } from "./mod.ts";
 import { colorFor, terminalWidth } from "./style.ts";

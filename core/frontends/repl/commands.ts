@@ -6,7 +6,7 @@
  * @module
  */
 import { slashCommands } from "../slash_commands.ts";
-import { costUsd, modelInfo } from "../../provider/models.ts";
+import { costUsd, modelInfo } from "../../config/models.ts";
 import { formatTokens } from "../render/mod.ts";
 import type { ReplContext } from "./mod.ts";
 
@@ -85,7 +85,7 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
     case "session": {
       const [sub, ref] = args.split(/\s+/);
       const { listStoredSessions, resolveSessionRef, localTime } = await import(
-        "../../session/transcript.ts"
+        "../../transcript/store.ts"
       );
       if (sub === "list") {
         const list = await listStoredSessions(ctx.app.dataDir, { cwd: session.cwd });

@@ -29,13 +29,13 @@ import type {
   PromptInput,
 } from "../../protocol/types.ts";
 import type { AgentSession } from "../../session/conversation.ts";
-import { modelInfo } from "../../provider/models.ts";
+import { modelInfo } from "../../config/models.ts";
 import { BUILTIN_COMMANDS } from "../slash_commands.ts";
 // The renderer, the permission prompt and the commands load with the session (after the prompt
 // is on screen): literal dynamic imports, compile-ready.
 import type { Renderer } from "../render/terminal.ts";
 import { colorFor, styles, terminalWidth } from "../render/style.ts";
-import { hasControls, safeLine, safeText } from "../render/safe.ts";
+import { hasControls, safeLine, safeText } from "../../util/terminal_safe.ts";
 import {
   appendHistory,
   complete,

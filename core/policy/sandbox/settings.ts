@@ -4,7 +4,7 @@
  * heavy imports: core/frontends/cli/mod.ts resolves it at start-up.
  * @module
  */
-import { ConfigError } from "../../config/config.ts";
+import { ConfigError } from "../../protocol/errors.ts";
 
 /** `sandbox:` config / `--no-sandbox`. */
 export type SandboxMode = "auto" | "required" | "off";

@@ -22,7 +22,7 @@
  * @module
  */
 import type { EngineEvent, StopReason, TurnUsage } from "../protocol/types.ts";
-import { osaDistance } from "../config/config.ts";
+import { osaDistance } from "../util/text.ts";
 import { isEmptyAssistant } from "../provider/messages.ts";
 import { byCodeUnit } from "../util/text.ts";
 

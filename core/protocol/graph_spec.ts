@@ -17,7 +17,7 @@
  * @module
  */
 import { z } from "zod";
-import { closest } from "../config/config.ts";
+import { closest } from "../util/text.ts";
 
 /** Reducers for state keys (R4): how a node's write combines with the key's current value. */
 export const REDUCERS = [

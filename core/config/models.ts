@@ -17,10 +17,10 @@
  * ({@link costUsd}).
  * @module
  */
-import { DEFAULT_CONTEXT_WINDOW } from "../engine/context.ts";
-import type { CoyoteConfig, ModelSpec } from "../config/config.ts";
+import type { CoyoteConfig, ModelSpec } from "./config.ts";
 
-export { DEFAULT_CONTEXT_WINDOW };
+/** Window assumed when the model's is not configured (`models:` in config.yaml), in tokens. */
+export const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 /** USD per million tokens. */
 export interface ModelPrice {
