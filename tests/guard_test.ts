@@ -7,12 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Policy, PolicyError } from "../core/policy/policy.ts";
-import {
-  lexSimple,
-  loadShellParser,
-  parserLoadMs,
-  parseShell,
-} from "../core/policy/shell/parse.ts";
+import { loadShellParser, parserLoadMs, parseShell } from "../core/policy/shell/parse.ts";
+import { lexSimple } from "../core/policy/shell/fast_path.ts";
 import type { Decision } from "../core/protocol/types.ts";
 
 const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "coyote-guard-" }));

@@ -55,14 +55,9 @@ import {
   safePrefixName,
   secretName,
 } from "./shell/commands.ts";
-import {
-  lexSimple,
-  loadShellParser,
-  parseShell,
-  type ShellGlob,
-  shellParserLoaded,
-  type ShellScript,
-} from "./shell/parse.ts";
+import { loadShellParser, parseShell, shellParserLoaded } from "./shell/parse.ts";
+import { lexSimple } from "./shell/fast_path.ts";
+import type { ShellGlob, ShellScript } from "./shell/script.ts";
 
 export { PolicyError } from "./rules.ts";
 export type { Rule } from "./rules.ts";
