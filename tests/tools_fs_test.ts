@@ -14,7 +14,7 @@ import {
   fsReadTool,
   fsWriteTool,
 } from "../plugins/fs/mod.ts";
-import { buildSpec, grepTree, requiredLiteral } from "../plugins/fs/grep.ts";
+import { buildSpec, grepTree, requiredLiteral } from "../plugins/fs/grep_engine.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
 
 const run = runTool;

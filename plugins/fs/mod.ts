@@ -41,7 +41,7 @@ import {
   writeText,
 } from "./paths.ts";
 import { listDir, walkFiles } from "./walk.ts";
-import { buildSpec, grepTree } from "./grep.ts";
+import { buildSpec, grepTree } from "./grep_engine.ts";
 
 /** Default and maximum line window of `fs_read`. */
 export const READ_DEFAULT_LIMIT = 2000;
@@ -437,7 +437,7 @@ export const fsGlobTool = defineTool({
   },
 });
 
-/** `fs_grep {pattern, path?, glob?, ignore_case?}`: `path:line:text` lines; see `grep.ts`. */
+/** `fs_grep {pattern, path?, glob?, ignore_case?}`: `path:line:text` lines; see `grep_engine.ts`. */
 export const fsGrepTool = defineTool({
   name: "fs_grep",
   description:
