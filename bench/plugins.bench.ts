@@ -130,7 +130,8 @@ async function runChild(root: string): Promise<
 export default async function bench(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   const { compilePluginSource } = await import("../core/extensions/plugin_host/source.ts");
-  const { PluginWorker, NO_PERMISSIONS } = await import("../core/extensions/plugin_host/worker.ts");
+  const { PluginWorker } = await import("../core/extensions/plugin_host/worker.ts");
+  const { NO_PERMISSIONS } = await import("../core/extensions/plugin_host/grant.ts");
   const { loadPlugins } = await import("../core/extensions/plugin_host/mod.ts");
   const { Policy } = await import("../core/policy/policy.ts");
 

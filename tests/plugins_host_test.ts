@@ -13,7 +13,7 @@ import {
   PluginWorker,
 } from "../core/extensions/plugin_host/mod.ts";
 import { compilePluginSource } from "../core/extensions/plugin_host/source.ts";
-import { NO_PERMISSIONS } from "../core/extensions/plugin_host/worker.ts";
+import { NO_PERMISSIONS } from "../core/extensions/plugin_host/grant.ts";
 import { Policy } from "../core/policy/policy.ts";
 import type { AppOptions } from "../core/config/app_options.ts";
 import type { PermissionQuestion, ToolContext, ToolProgress, ToolResult } from "../sdk/mod.ts";

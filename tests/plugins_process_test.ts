@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compilePluginSource } from "../core/extensions/plugin_host/source.ts";
-import { NO_PERMISSIONS, PluginWorker } from "../core/extensions/plugin_host/worker.ts";
+import { PluginWorker } from "../core/extensions/plugin_host/worker.ts";
+import { NO_PERMISSIONS } from "../core/extensions/plugin_host/grant.ts";
 import { grantFlags, processEnvFor } from "../core/extensions/plugin_host/process.ts";
 import { assertToolError } from "./support/fixtures.ts";
 

@@ -32,12 +32,8 @@
  */
 import { compilePluginSource } from "../extensions/plugin_host/source.ts";
 import { IS_COMPILED, PluginProcess } from "../extensions/plugin_host/process.ts";
-import {
-  childEnvFor,
-  DEFAULT_MAX_MEMORY_MB,
-  defaultMaxHeapMB,
-  NO_PERMISSIONS,
-} from "../extensions/plugin_host/worker.ts";
+import { childEnvFor, NO_PERMISSIONS } from "../extensions/plugin_host/grant.ts";
+import { DEFAULT_MAX_MEMORY_MB, defaultMaxHeapMB } from "../extensions/plugin_host/limits.ts";
 import { workerMain } from "../extensions/plugin_host/worker_main.ts";
 import { findEscapingLink } from "../extensions/plugin_host/links.ts";
 import { scriptMain } from "./script_main.ts";

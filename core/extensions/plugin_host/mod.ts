@@ -42,16 +42,15 @@ import type { AppOptions } from "../../config/app_options.ts";
 import type { Policy } from "../../policy/policy.ts";
 import { discoverPlugins, type PluginLocation, type PluginOrigin } from "./discover.ts";
 import { appTrusts } from "../../config/trust.ts";
-import {
-  NO_PERMISSIONS,
-  type PluginLogSink,
-  type PluginManifest,
-  PluginWorker,
-  type RpcLimits,
-} from "./worker.ts";
+import { type PluginLogSink, PluginWorker } from "./worker.ts";
+import { NO_PERMISSIONS } from "./grant.ts";
+import type { RpcLimits } from "./limits.ts";
+import type { PluginManifest } from "./replies.ts";
 
 export { discoverPlugins, type PluginLocation, type PluginOrigin } from "./discover.ts";
-export { type PluginLogSink, type PluginManifest, PluginWorker, type RpcLimits } from "./worker.ts";
+export { type PluginLogSink, PluginWorker } from "./worker.ts";
+export type { RpcLimits } from "./limits.ts";
+export type { PluginManifest } from "./replies.ts";
 
 /** One discovered plugin and what became of it (for `coyote plugins list`). */
 export interface LoadedPluginInfo {

@@ -14,74 +14,21 @@
  *   (> `maxResultBytes`) or a non-serialisable one;
  * - a dead worker is restarted lazily on the next call;
  * - worker messages are treated as untrusted input (shape-checked, capped).
+ *
+ * The limits and their defaults are in limits.ts, the grant's child environment
+ * in grant.ts, the checks of what a plugin sends back in replies.ts, the memory
+ * watchdog in watchdog.ts.
  * @module
  */
 import type { PermissionQuestion, ToolProgress, ToolResult } from "../../../sdk/mod.ts";
 import { IS_COMPILED, PluginProcess } from "./process.ts";
-
-/** Tunables of the RPC; all optional. */
-export interface RpcLimits {
-  /** Per-call timeout in milliseconds (default 60 000). */
-  timeoutMs?: number;
-  /** Largest accepted result, in bytes of its JSON text (default 1 MiB). */
-  maxResultBytes?: number;
-  /** How long a cancelled call may take to settle before the worker is terminated (default 1000 ms). */
-  cancelGraceMs?: number;
-  /** Most progress/log messages forwarded per call; the rest are dropped (default 1000). */
-  maxMessagesPerCall?: number;
-  /** Time allowed from worker start to `ready` (default 10 000 ms). */
-  loadTimeoutMs?: number;
-  /**
-   * Bound of the walk over path grants that looks for symbolic links leading
-   * outside them before each start (default 50 000 entries; see links.ts).
-   */
-  maxLinkScanEntries?: number;
-  /**
-   * Memory watchdog: when a plugin's process grows more than this many MiB
-   * (RSS, Linux) above its size when it became ready, it is killed (default
-   * 1024). A second line of defence behind `maxHeapMB` for memory outside the
-   * JavaScript heap (ArrayBuffers, Wasm), checked every 50 ms.
-   */
-  maxMemoryMB?: number;
-  /**
-   * Heap limit of the plugin's code in MB (V8 `--max-old-space-size` of its
-   * process; default 512, or `$COYOTE_PLUGIN_MAX_HEAP_MB`). Reaching it aborts
-   * the plugin's process, not Coyote: the call ends with the tool error "out of
-   * memory". 0 leaves V8's default. In a compiled binary (whose V8 flags are
-   * fixed) the watchdog enforces it on the process's RSS growth instead.
-   */
-  maxHeapMB?: number;
-  /**
-   * Where the plugin's code runs inside its process: `"process"` (its main
-   * isolate; the process's flags are the grant) or `"worker"` (a Deno Worker
-   * with the grant, what a compiled binary always uses since its flags are
-   * fixed). Default `"process"` under `deno run`; tests force `"worker"` to
-   * cover the compiled binary's path.
-   */
-  isolate?: "process" | "worker";
-}
+import { childEnvFor } from "./grant.ts";
+import { resolveLimits, type RpcLimits } from "./limits.ts";
+import { errorResult, type PluginManifest, sanitizeProgress, sanitizeResult } from "./replies.ts";
+import { watchdog } from "./watchdog.ts";
 
 /** Where a plugin's log lines go (default: stderr). Never stdout. */
 export type PluginLogSink = (plugin: string, level: string, message: string) => void;
-
-/** The manifest a plugin reports from its worker (plain data). */
-export interface PluginManifest {
-  name: string;
-  version: string;
-  description?: string;
-  sdkVersion?: string;
-  permissions: Record<string, unknown>;
-  tools: {
-    name: string;
-    description: string;
-    inputSchema: Record<string, unknown>;
-    kind?: string;
-    readOnly?: boolean;
-    concurrency?: string;
-  }[];
-  agents: unknown[];
-  skills: unknown[];
-}
 
 /** The callbacks of one call (from the engine's ToolContext). */
 export interface CallHooks {
@@ -89,76 +36,6 @@ export interface CallHooks {
   progress?(update: ToolProgress): void;
   requestPermission?(question: PermissionQuestion): Promise<boolean>;
 }
-
-const DEFAULTS = {
-  timeoutMs: 60_000,
-  maxResultBytes: 1024 * 1024,
-  cancelGraceMs: 1000,
-  maxMessagesPerCall: 1000,
-  loadTimeoutMs: 10_000,
-  maxMemoryMB: 1024,
-  maxLinkScanEntries: 50_000,
-  maxHeapMB: 512,
-  isolate: "process" as "process" | "worker",
-};
-
-/** `$COYOTE_PLUGIN_MAX_HEAP_MB` when it is a non-negative integer (0 = no cap). */
-function envHeapMB(): number | undefined {
-  let v: string | undefined;
-  try {
-    v = Deno.env.get("COYOTE_PLUGIN_MAX_HEAP_MB");
-  } catch {
-    return undefined;
-  }
-  if (v === undefined || !/^\d+$/.test(v.trim())) return undefined;
-  return Number(v.trim());
-}
-
-/**
- * The heap limit (MB) of a plugin's process when its limits name none, also used for graph script
- * processes (core/graph/script.ts): `$COYOTE_PLUGIN_MAX_HEAP_MB`, else 512; 0 = V8's default.
- */
-export function defaultMaxHeapMB(): number {
-  return envHeapMB() ?? DEFAULTS.maxHeapMB;
-}
-
-/** The RSS growth (MiB) past which a plugin's process is killed when its limits name none. */
-export const DEFAULT_MAX_MEMORY_MB = DEFAULTS.maxMemoryMB;
-
-/** Memory watchdog over running plugin processes (see RpcLimits.maxMemoryMB). */
-const watchdog = {
-  workers: new Set<PluginWorker>(),
-  timer: undefined as ReturnType<typeof setInterval> | undefined,
-  add(w: PluginWorker) {
-    if (!this.workers.size) {
-      this.timer = setInterval(() => this.tick(), 50);
-      Deno.unrefTimer(this.timer as unknown as number);
-    }
-    this.workers.add(w);
-  },
-  remove(w: PluginWorker) {
-    this.workers.delete(w);
-    if (!this.workers.size && this.timer !== undefined) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-    }
-  },
-  tick() {
-    for (const w of [...this.workers]) w.checkMemory();
-  },
-};
-
-/** Deno Worker permissions with every key false. */
-export const NO_PERMISSIONS: Deno.PermissionOptionsObject = {
-  read: false,
-  write: false,
-  net: false,
-  run: false,
-  env: false,
-  sys: false,
-  ffi: false,
-  import: false,
-};
 
 interface Pending {
   resolve(r: ToolResult): void;
@@ -172,11 +49,6 @@ interface Pending {
 export class PluginLoadError extends Error {
   override name = "PluginLoadError";
 }
-
-const errorResult = (plugin: string, message: string): ToolResult => ({
-  content: `plugin ${plugin}: ${message}`,
-  isError: true,
-});
 
 /**
  * A lazily (re)started Worker running one plugin's code with a fixed grant.
@@ -202,11 +74,7 @@ export class PluginWorker {
     limits: RpcLimits = {},
     readonly log: PluginLogSink = defaultLogSink,
   ) {
-    this.#limits = {
-      ...DEFAULTS,
-      maxHeapMB: envHeapMB() ?? DEFAULTS.maxHeapMB,
-      ...stripUndefined(limits),
-    };
+    this.#limits = resolveLimits(limits);
   }
 
   /** The process id of the running worker (diagnostics, tests); undefined when none runs. */
@@ -551,41 +419,6 @@ export class PluginWorker {
   }
 }
 
-/** Variables a plugin's child processes get besides its granted ones (programs need them to run). */
-export const CHILD_BASE_ENV = [
-  "PATH",
-  "HOME",
-  "LANG",
-  "LC_ALL",
-  "LC_CTYPE",
-  "TZ",
-  "TMPDIR",
-  "TERM",
-];
-
-/**
- * The environment of the processes a plugin spawns: {@link CHILD_BASE_ENV} plus the
- * variables of its `env` grant, nothing else. Deno starts a child with the WHOLE
- * environment of the process when `clearEnv` is not set, whatever the Worker's
- * `env` permission, so without this a plugin granted `run: ["printenv"]` (or `cat`
- * of `/proc/self/environ`) would read every secret of the session, the provider key
- * included. Empty when the plugin may run nothing.
- */
-export function childEnvFor(perms: Deno.PermissionOptionsObject): Record<string, string> {
-  if (!perms.run) return {};
-  const names = [...CHILD_BASE_ENV, ...(Array.isArray(perms.env) ? perms.env : [])];
-  const out: Record<string, string> = {};
-  for (const n of names) {
-    const v = Deno.env.get(String(n));
-    if (v !== undefined) out[String(n)] = v;
-  }
-  return out;
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
 /** Default log sink: one line on stderr per message. */
 export function defaultLogSink(plugin: string, level: string, message: string): void {
   try {
@@ -593,42 +426,4 @@ export function defaultLogSink(plugin: string, level: string, message: string): 
   } catch { /* stderr closed */ }
 }
 
-const str = (v: unknown) => typeof v === "string";
 const utf8 = new TextEncoder();
-
-/** Keeps only well-formed ToolResult fields from untrusted worker data. */
-export function sanitizeResult(v: unknown, plugin: string): ToolResult {
-  if (!v || typeof v !== "object" || !str((v as ToolResult).content)) {
-    return errorResult(plugin, "returned a malformed result");
-  }
-  const r = v as ToolResult;
-  const out: ToolResult = { content: r.content };
-  if (r.isError === true) out.isError = true;
-  if (Array.isArray(r.diffs)) {
-    out.diffs = r.diffs.filter((d) =>
-      d && str(d.path) && str(d.newText) && (d.oldText === null || str(d.oldText))
-    );
-  }
-  if (Array.isArray(r.locations)) {
-    out.locations = r.locations.filter((l) =>
-      l && str(l.path) && (l.line === undefined || Number.isInteger(l.line))
-    );
-  }
-  if (Array.isArray(r.plan)) {
-    out.plan = r.plan.filter((p) => p && str(p.content) && str(p.priority) && str(p.status));
-  }
-  if (r.rawOutput !== undefined) out.rawOutput = r.rawOutput;
-  return out;
-}
-
-function sanitizeProgress(v: unknown): ToolProgress | undefined {
-  if (!v || typeof v !== "object") return undefined;
-  const u = v as ToolProgress;
-  const out: ToolProgress = {};
-  if (str(u.message)) out.message = u.message!.slice(0, 4096);
-  if (str(u.title)) out.title = u.title!.slice(0, 500);
-  if (Array.isArray(u.locations)) {
-    out.locations = u.locations.filter((l) => l && str(l.path)).slice(0, 100);
-  }
-  return out;
-}
