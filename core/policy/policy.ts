@@ -51,10 +51,10 @@ import {
   dangerousEnvName,
   gitNormalized,
   gitRepoHost,
-  readPaths,
   safePrefixName,
   secretName,
 } from "./shell/commands.ts";
+import { readPaths } from "./shell/read_paths.ts";
 import { loadShellParser, parseShell, shellParserLoaded } from "./shell/parse.ts";
 import { lexSimple } from "./shell/fast_path.ts";
 import type { ShellGlob, ShellScript } from "./shell/script.ts";

@@ -1,0 +1,64 @@
+/**
+ * Programs that run a shell string: `bash -c`/`sh -c` (and the other shells,
+ * `busybox sh`) and `eval`. The string goes back to the parser and is checked
+ * recursively (`scripts` of the {@link Classification}); a string that is not
+ * a literal (WILD) is unknown, and a shell reading a script file or its input
+ * asks.
+ *
+ * Examples (rows of tests/guard_test.ts): `bash -lc 'git status && ls'` and
+ * `eval 'ls -la'` allowed; `bash -c "$X"` asks (not a literal).
+ * @module
+ */
+import { WILD } from "../../rules.ts";
+import { allow, ask, type Classification, hasWild } from "../classification.ts";
+
+/** Programs that are shells: `-c STRING` runs STRING. */
+export const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]);
+
+/** `eval ARGS…`: the arguments joined by spaces are a command line. */
+export function evalCommand(args: string[]): Classification {
+  const src = args.some(hasWild) ? null : args.join(" ");
+  return allow(`eval runs its arguments as a command line`, {
+    readOnly: false,
+    scripts: [{ via: "eval", src }],
+  });
+}
+
+/** `bash`/`sh`/…: `-c STRING` runs STRING; anything else runs a script or reads commands. */
+export function shell(name: string, args: string[]): Classification {
+  const words = [name, ...args];
+  if (name === "busybox") {
+    if (args[0] !== "sh" && args[0] !== "ash") {
+      return ask(words, `"busybox" runs arbitrary applets`);
+    }
+    return shell("sh", args.slice(1));
+  }
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a.startsWith(WILD)) return ask(words, `${name} with unknown arguments`);
+    if (a === "--") break;
+    if (
+      a === "-o" || a === "+o" || a === "-O" || a === "+O" || a === "--rcfile" ||
+      a === "--init-file"
+    ) {
+      i++;
+      continue;
+    }
+    if (/^--[a-z-]+$/.test(a)) continue;
+    if (/^[-+][a-zA-Z]+$/.test(a)) {
+      if (a.startsWith("-") && a.includes("c")) {
+        let j = i + 1;
+        while (j < args.length && /^[-+][a-zA-Z]+$/.test(args[j]) && !args[j].startsWith("--")) j++;
+        const src = args[j];
+        if (src === undefined) return ask(words, `${name} -c without a command string`);
+        return allow(`${name} -c runs its command string`, {
+          readOnly: false,
+          scripts: [{ via: `${name} -c`, src: hasWild(src) ? null : src }],
+        });
+      }
+      continue;
+    }
+    break;
+  }
+  return ask(words, `"${name}" runs a script or reads commands from its input`);
+}

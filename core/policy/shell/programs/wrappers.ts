@@ -1,0 +1,224 @@
+/**
+ * Programs that merely wrap another command, whose inner command the policy
+ * checks on its own ({@link InnerCommand}): `sudo`, `doas`, `nice`, `nohup`,
+ * `setsid`, `stdbuf`, `builtin`, `exec`, `ionice`, `time`, `timeout`,
+ * `command`, `env` (with its `NAME=value` assignments), `xargs` (input
+ * appended, `-I` replacements unknown) and `find` (its `-exec`/`-ok`
+ * commands, whose `{}` is a found path, and the `-fprint` files it writes);
+ * the option grammar of each ({@link WRAPPERS}) says where the inner command
+ * starts. An option it does not know asks (fail closed).
+ *
+ * Examples (rows of tests/guard_test.ts): `timeout 5 ls` and
+ * `env FOO=1 ls` allowed; `sudo ls` asks (other privileges); `env` alone
+ * asks (prints the environment); `find . -delete` asks.
+ * @module
+ */
+import { WILD } from "../../rules.ts";
+import { allow, ask, type Classification, type InnerCommand } from "../classification.ts";
+import { type OptSpec, skipOptions } from "../options.ts";
+
+/** The wrappers and the options each takes before the command it runs. */
+export const WRAPPERS: Record<string, OptSpec> = {
+  sudo: {
+    flags: [
+      "-A",
+      "-b",
+      "-E",
+      "-H",
+      "-i",
+      "-k",
+      "-K",
+      "-n",
+      "-P",
+      "-S",
+      "-s",
+      "-N",
+      "--askpass",
+      "--background",
+      "--preserve-env",
+      "--set-home",
+      "--login",
+      "--non-interactive",
+      "--stdin",
+      "--shell",
+      "--reset-timestamp",
+    ],
+    valued: [
+      "-u",
+      "-g",
+      "-h",
+      "-p",
+      "-C",
+      "-D",
+      "-r",
+      "-t",
+      "-U",
+      "-T",
+      "--user",
+      "--group",
+      "--host",
+      "--prompt",
+      "--close-from",
+      "--chdir",
+      "--role",
+      "--type",
+      "--other-user",
+      "--command-timeout",
+    ],
+  },
+  doas: { flags: ["-n", "-s"], valued: ["-u", "-C"] },
+  nice: { flags: [], valued: ["-n", "--adjustment"], numeric: true },
+  nohup: { flags: [], valued: [] },
+  setsid: { flags: ["-c", "-f", "-w", "--ctty", "--fork", "--wait"], valued: [] },
+  stdbuf: { flags: [], valued: ["-i", "-o", "-e", "--input", "--output", "--error"] },
+  builtin: { flags: [], valued: [] },
+  exec: { flags: ["-c", "-l"], valued: ["-a"] },
+  ionice: { flags: ["-t", "--ignore"], valued: ["-c", "-n", "--class", "--classdata"] },
+  time: { flags: ["-p", "--portability"], valued: [] },
+  timeout: {
+    flags: ["--preserve-status", "--foreground", "-v", "--verbose"],
+    valued: ["-s", "-k", "--signal", "--kill-after"],
+  },
+  command: { flags: ["-p"], valued: [] },
+  env: {
+    flags: ["-i", "-0", "--ignore-environment", "--null", "-v", "--debug"],
+    valued: ["-u", "--unset"],
+  },
+  xargs: {
+    flags: [
+      "-0",
+      "-r",
+      "-t",
+      "-p",
+      "-x",
+      "-o",
+      "--null",
+      "--no-run-if-empty",
+      "--verbose",
+      "--interactive",
+      "--exit",
+      "--open-tty",
+    ],
+    valued: [
+      "-a",
+      "-d",
+      "-E",
+      "-I",
+      "-L",
+      "-n",
+      "-P",
+      "-s",
+      "--arg-file",
+      "--delimiter",
+      "--eof",
+      "--replace",
+      "--max-lines",
+      "--max-args",
+      "--max-procs",
+      "--max-chars",
+      "--process-slot-var",
+    ],
+  },
+};
+
+/** `sudo`/`env`/`timeout`/`xargs`/…: the command after the wrapper's options, checked on its own. */
+export function wrapper(name: string, args: string[]): Classification {
+  const spec = WRAPPERS[name];
+  const words = [name, ...args];
+  if (name === "command" && /^-[pvV]*[vV][pvV]*$/.test(args[0] ?? "")) {
+    return allow(`"command -v" only looks a name up`);
+  }
+  let at = skipOptions(args, spec);
+  if (at < 0) {
+    return ask(words, `cannot tell which command "${name}" runs (unknown or unsupported option)`);
+  }
+  const unsafe = name === "sudo" || name === "doas";
+  const base = (inner: InnerCommand[], why: string, extra: Partial<Classification> = {}) =>
+    unsafe
+      ? ask(words, `"${name}" runs a command with other privileges`, { inner, ...extra })
+      : allow(why, { readOnly: false, inner, ...extra });
+
+  if (name === "env") {
+    if (args.some((a) => /^(-C|--chdir|-S|--split-string)/.test(a))) {
+      return ask(words, `env -C / -S is not supported by the guard`);
+    }
+    const assigns: string[] = [];
+    while (at < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[at])) {
+      assigns.push(args[at++].split("=")[0]);
+    }
+    if (at < args.length && args[at].startsWith(WILD)) {
+      return ask(words, `env runs an unknown command`);
+    }
+    if (at >= args.length) {
+      return ask(words, `"env" without a command prints the environment (may contain secrets)`);
+    }
+    return allow(`"env" runs the command after it`, {
+      readOnly: false,
+      inner: [{ words: args.slice(at), assigns }],
+    });
+  }
+  if (name === "timeout") {
+    if (at >= args.length) return ask(words, `timeout without a duration`);
+    at++; // the duration
+  }
+  if (
+    name === "time" || name === "exec" || name === "nohup" || name === "builtin" ||
+    name === "command"
+  ) {
+    if (at >= args.length) return allow(`"${name}" without a command`);
+  }
+  if (name === "xargs") {
+    // `-I R` / `--replace[=R]`: R in the command's words is replaced by each input line, which
+    // may be anything (inside a `sh -c` string it is shell code).
+    let repl: string | undefined;
+    for (let k = 0; k < at; k++) {
+      const a = args[k];
+      if (a === "-I" || a === "--replace") repl = a === "-I" ? args[k + 1] : "{}";
+      else if (a.startsWith("-I")) repl = a.slice(2);
+      else if (a.startsWith("--replace=")) repl = a.slice(10);
+    }
+    const sub = (w: string) => (repl ? w.replaceAll(repl, WILD) : w);
+    const inner = at < args.length ? [...args.slice(at).map(sub), WILD] : ["echo", WILD];
+    if (inner[0].startsWith(WILD)) return ask(words, `xargs runs an unknown command`);
+    return allow(`"xargs" runs the command after it with input appended`, {
+      readOnly: false,
+      inner: [{ words: inner, assigns: [], unknownArgs: true }],
+    });
+  }
+  if (at >= args.length) {
+    if (unsafe) return ask(words, `"${name}" runs a command with other privileges`);
+    return ask(words, `"${name}" without a command`);
+  }
+  const inner = args.slice(at);
+  if (inner[0].startsWith(WILD)) return ask(words, `"${name}" runs an unknown command`);
+  return base([{ words: inner, assigns: [] }], `"${name}" runs the command after it`);
+}
+
+/** `find`: `-exec`/`-ok` commands checked on their own, `-fprint` files written, `-delete` asks. */
+export function find(args: string[]): Classification {
+  const words = ["find", ...args];
+  const inner: InnerCommand[] = [];
+  const writes: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a.startsWith(WILD)) return ask(words, `find with an unknown argument may run or delete`);
+    if (a === "-exec" || a === "-execdir" || a === "-ok" || a === "-okdir") {
+      const cmd: string[] = [];
+      let j = i + 1;
+      for (; j < args.length && args[j] !== ";" && args[j] !== "+"; j++) {
+        cmd.push(args[j].replaceAll("{}", WILD));
+      }
+      if (j >= args.length || !cmd.length) {
+        return ask(words, `find ${a} without a complete command`);
+      }
+      if (cmd[0].startsWith(WILD)) return ask(words, `find ${a} runs an unknown command`);
+      inner.push({ words: cmd, assigns: [], findItems: true });
+      i = j;
+    } else if (a === "-delete") return ask(words, `find -delete deletes files`);
+    else if (a === "-fprint" || a === "-fprint0" || a === "-fls" || a === "-fprintf") {
+      writes.push(args[i + 1] ?? WILD);
+      i += a === "-fprintf" ? 2 : 1;
+    }
+  }
+  return allow(`read-only command "find"`, { inner, writes, readOnly: inner.length === 0 });
+}
