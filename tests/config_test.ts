@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS, loadConfig, PLACEHOLDER_API_KEY, resolveDirs, resolveProvider } from "../core/config/config.ts";
+import {
+  DEFAULT_BASE_URL,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  loadConfig,
+  PLACEHOLDER_API_KEY,
+  resolveDirs,
+  resolveProvider,
+} from "../core/config/config.ts";
 import { ConfigError } from "../core/protocol/errors.ts";
 
 function env(vars: Record<string, string>) {

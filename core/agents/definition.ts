@@ -24,7 +24,6 @@
 import { CLAUDE_TOOL_NAMES } from "../tools/claude_names.ts";
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import { formatIssue, type IssueLike } from "../config/config.ts";
-import { closest } from "../util/text.ts";
 import { parseFrontMatter } from "../util/frontmatter.ts";
 
 /** A broken agent file (user error: shown without a stack trace, exit code 2). */
@@ -358,4 +357,3 @@ export function checkPluginAgent(a: unknown, origin: string): AgentDefinition {
   }
   return o as unknown as AgentDefinition;
 }
-

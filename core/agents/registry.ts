@@ -20,7 +20,14 @@ import type { AgentDefinition } from "../../sdk/mod.ts";
 import type { AgentSpec } from "../protocol/types.ts";
 import { builtinAgentFiles } from "../../agents/mod.ts";
 import { outsideWorkspace, workspaceDirs, workspaceTop } from "../config/workspace_dirs.ts";
-import { AGENT_NAME_RE, AgentFileError, checkPluginAgent, parseAgentConfig, parseAgentMarkdown, type ParsedAgent } from "./definition.ts";
+import {
+  AGENT_NAME_RE,
+  AgentFileError,
+  checkPluginAgent,
+  parseAgentConfig,
+  parseAgentMarkdown,
+  type ParsedAgent,
+} from "./definition.ts";
 import { didYouMean } from "../util/text.ts";
 import { byCodeUnit } from "../util/text.ts";
 

@@ -7,7 +7,6 @@
 import type { TrustState } from "./trust.ts";
 import type { CoyoteConfig } from "./config.ts";
 
-
 /** Resolved options for one process. Paths are absolute. */
 export interface AppOptions {
   /** Process working directory (the default workspace). */

@@ -19,7 +19,7 @@
 import type { AppOptions, WorkspaceState } from "./app_options.ts";
 import { type CoyoteConfig, parseConfig } from "./config.ts";
 import { ConfigError } from "../protocol/errors.ts";
-import { gatedWorkspaceFiles, type TrustState, trustState } from "./trust.ts";
+import { gatedWorkspaceFiles, trustState } from "./trust.ts";
 
 /** Shared project config, relative to the workspace. */
 export const PROJECT_CONFIG = ".coyote/config.yaml";
