@@ -16,16 +16,78 @@
  * @module
  */
 
-/** Semver of this SDK contract. */
+/**
+ * Semver of this SDK contract.
+ *
+ * @example Recording the SDK a plugin was built with
+ * ```ts
+ * import { definePlugin, SDK_VERSION } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * assert.match(SDK_VERSION, /^\d+\.\d+\.\d+$/);
+ * // The host refuses a plugin whose `sdkVersion` major differs from its own.
+ * const plugin = definePlugin({ name: "hello", version: "1.0.0" });
+ * assert.equal(plugin.sdkVersion, SDK_VERSION);
+ * ```
+ */
 export const SDK_VERSION = "1.2.0";
 
-/** A JSON Schema object (draft 2020-12 subset understood by OpenAI tool calling). */
+/**
+ * A JSON Schema object (draft 2020-12 subset understood by OpenAI tool calling).
+ *
+ * @example A tool with a plain JSON Schema input (no zod needed)
+ * ```ts
+ * import { defineTool, type JsonSchema, type ToolContext } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const input: JsonSchema = {
+ *   type: "object",
+ *   properties: { name: { type: "string", description: "Who to greet" } },
+ *   required: ["name"],
+ *   additionalProperties: false,
+ * };
+ * const greet = defineTool({
+ *   name: "hello_greet",
+ *   description: "Greets someone by name.",
+ *   input,
+ *   readOnly: true,
+ *   // The host validates against the schema first; `args` is typed as a record of unknowns.
+ *   run: (args) => `Hello, ${String(args.name)}!`,
+ * });
+ *
+ * const ctx: ToolContext = {
+ *   cwd: "/work/project",
+ *   signal: new AbortController().signal,
+ *   toolCallId: "call_1",
+ *   log: { debug() {}, info() {}, warn() {}, error() {} },
+ *   progress() {},
+ *   requestPermission: () => Promise.resolve(false),
+ * };
+ * assert.equal(await greet.run({ name: "Ada" }, ctx), "Hello, Ada!");
+ * ```
+ */
 export type JsonSchema = { [key: string]: unknown };
 
 /**
  * The structural part of a zod (v4) schema that Coyote relies on. Any object with
  * `safeParse` is treated as a validator; zod schemas are converted to JSON
  * Schema with `z.toJSONSchema` by the host.
+ *
+ * @example A helper that takes any zod schema
+ * ```ts
+ * import type { ZodLike } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * function parseOr<T>(schema: ZodLike<T>, value: unknown, fallback: T): T {
+ *   const r = schema.safeParse(value);
+ *   return r.success ? r.data : fallback;
+ * }
+ *
+ * const Port = z.number().int().min(1).max(65535);
+ * assert.equal(parseOr(Port, 8080, 80), 8080);
+ * assert.equal(parseOr(Port, "8080", 80), 80);
+ * ```
  */
 export interface ZodLike<T = unknown> {
   safeParse(
@@ -37,12 +99,48 @@ export interface ZodLike<T = unknown> {
   readonly _output?: T;
 }
 
-/** Infers the input type of a tool from its schema (zod) or falls back to a record. */
+/**
+ * Infers the input type of a tool from its schema (zod) or falls back to a record.
+ *
+ * @example The input type `run` receives
+ * ```ts
+ * import type { InferInput } from "@coyote/sdk";
+ * import { z } from "zod";
+ *
+ * const Search = z.object({ pattern: z.string(), limit: z.number().int().optional() });
+ * type SearchInput = InferInput<typeof Search>; // { pattern: string; limit?: number }
+ *
+ * const ok: SearchInput = { pattern: "TODO", limit: 20 };
+ * // @ts-expect-error: `pattern` is a string
+ * const bad: SearchInput["pattern"] = 42;
+ *
+ * // A plain JSON Schema gives a record of unknowns, to be narrowed by hand.
+ * const loose: InferInput<{ type: "object" }> = { pattern: "TODO", limit: 10 };
+ * ```
+ */
 export type InferInput<S> = S extends ZodLike<infer T> ? T : { [key: string]: unknown };
 
 /**
  * What a tool does, as ACP's `ToolKind` (agent-client-protocol, schema `ToolKind`).
  * Frontends use it to pick an icon and to decide how much to show.
+ *
+ * @example Telling frontends what a tool does
+ * ```ts
+ * import { defineTool, type ToolKind } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const kind: ToolKind = "search";
+ * const grep = defineTool({
+ *   name: "notes_grep",
+ *   description: "Finds lines of the notes that contain a word.",
+ *   input: z.object({ word: z.string() }),
+ *   kind,
+ *   readOnly: true,
+ *   run: ({ word }) => `no note mentions ${word}`,
+ * });
+ * assert.equal(grep.kind, "search");
+ * ```
  */
 export type ToolKind =
   | "read"
@@ -62,6 +160,22 @@ export type ToolKind =
  * the home directory. `net` entries are host names with an optional `:port`.
  * `run` entries are program names or absolute paths. `env` entries are
  * variable names.
+ *
+ * @example Declaring what a plugin needs
+ * ```ts
+ * import { definePlugin, type PluginPermissions } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const permissions: PluginPermissions = {
+ *   read: ["."], // relative to the workspace; `~` is the home directory
+ *   write: ["CHANGELOG.md"],
+ *   net: ["api.github.com"], // host names, optionally `host:port`
+ *   run: ["git"], // program names or absolute paths
+ *   env: ["GITHUB_TOKEN"], // variable names
+ * };
+ * const plugin = definePlugin({ name: "release-notes", version: "1.2.0", permissions });
+ * assert.deepEqual(plugin.permissions?.run, ["git"]);
+ * ```
  */
 export interface PluginPermissions {
   read?: string[];
@@ -71,13 +185,61 @@ export interface PluginPermissions {
   env?: string[];
 }
 
-/** A file location a tool touched, as ACP's `ToolCallLocation` (absolute path, 1-based line). */
+/**
+ * A file location a tool touched, as ACP's `ToolCallLocation` (absolute path, 1-based line).
+ *
+ * @example Pointing the user at the lines a search found
+ * ```ts
+ * import { defineTool, type ToolContext, type ToolLocation } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const todos = defineTool({
+ *   name: "notes_todos",
+ *   description: "Lists the TODO comments of the workspace.",
+ *   input: z.object({}),
+ *   readOnly: true,
+ *   run: (_input, ctx) => {
+ *     const hits: ToolLocation[] = [{ path: `${ctx.cwd}/src/main.ts`, line: 12 }];
+ *     return { content: "src/main.ts:12: TODO: retry", locations: hits };
+ *   },
+ * });
+ *
+ * const ctx: ToolContext = {
+ *   cwd: "/work/project",
+ *   signal: new AbortController().signal,
+ *   toolCallId: "call_1",
+ *   log: { debug() {}, info() {}, warn() {}, error() {} },
+ *   progress() {},
+ *   requestPermission: () => Promise.resolve(false),
+ * };
+ * assert.deepEqual(await todos.run({}, ctx), {
+ *   content: "src/main.ts:12: TODO: retry",
+ *   locations: [{ path: "/work/project/src/main.ts", line: 12 }],
+ * });
+ * ```
+ */
 export interface ToolLocation {
   path: string;
   line?: number;
 }
 
-/** A text diff of one file, as ACP's `Diff` content (absolute path; `oldText` null for new files). */
+/**
+ * A text diff of one file, as ACP's `Diff` content (absolute path; `oldText` null for new files).
+ *
+ * @example Showing the user what a tool changed
+ * ```ts
+ * import type { ToolDiff, ToolResult } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * // A new file has no old text.
+ * const created: ToolDiff = { path: "/work/project/NOTES.md", oldText: null, newText: "Hi\n" };
+ * const edited: ToolDiff = { path: "/work/project/TODO.md", oldText: "Hi\n", newText: "Hello\n" };
+ * const diffs = [created, edited];
+ * const result: ToolResult = { content: "Created NOTES.md, edited TODO.md", diffs };
+ * assert.equal(result.diffs?.filter((d) => d.oldText === null).length, 1);
+ * ```
+ */
 export interface ToolDiff {
   path: string;
   oldText: string | null;
@@ -88,6 +250,38 @@ export interface ToolDiff {
  * What a tool returns. A plain string is shorthand for `{ content: string }`.
  * `content` is what the model sees; `isError` marks a failed call (the model
  * sees the content as an error and the `tool_call` ends `failed`).
+ *
+ * @example Returning content, structured output or an error
+ * ```ts
+ * import { defineTool, type ToolContext, type ToolResult } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const notes: Record<string, string> = { groceries: "milk, eggs" };
+ * const read = defineTool({
+ *   name: "notes_read",
+ *   description: "Reads a note by name.",
+ *   input: z.object({ name: z.string() }),
+ *   readOnly: true,
+ *   run: ({ name }): ToolResult =>
+ *     name in notes
+ *       ? { content: notes[name], rawOutput: { name, chars: notes[name].length } }
+ *       : { content: `no note named ${name}`, isError: true }, // the model sees an error
+ * });
+ *
+ * const ctx: ToolContext = {
+ *   cwd: "/work/project",
+ *   signal: new AbortController().signal,
+ *   toolCallId: "call_1",
+ *   log: { debug() {}, info() {}, warn() {}, error() {} },
+ *   progress() {},
+ *   requestPermission: () => Promise.resolve(false),
+ * };
+ * assert.deepEqual(await read.run({ name: "todo" }, ctx), {
+ *   content: "no note named todo",
+ *   isError: true,
+ * });
+ * ```
  */
 export interface ToolResult {
   content: string;
@@ -101,14 +295,63 @@ export interface ToolResult {
   plan?: PlanItem[];
 }
 
-/** One plan entry, as ACP's `PlanEntry`. */
+/**
+ * One plan entry, as ACP's `PlanEntry`.
+ *
+ * @example Publishing the model's plan
+ * ```ts
+ * import type { PlanItem, ToolResult } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const plan: PlanItem[] = [
+ *   { content: "Reproduce the failing test", priority: "high", status: "completed" },
+ *   { content: "Fix the off-by-one in paginate()", priority: "high", status: "in_progress" },
+ *   { content: "Add a regression test", priority: "medium", status: "pending" },
+ * ];
+ * // The engine turns `plan` into an ACP `plan` update.
+ * const result: ToolResult = { content: "Plan updated: 1 of 3 done.", plan };
+ * assert.equal(result.plan?.filter((p) => p.status === "completed").length, 1);
+ * ```
+ */
 export interface PlanItem {
   content: string;
   priority: "high" | "medium" | "low";
   status: "pending" | "in_progress" | "completed";
 }
 
-/** A question for the human from the `user__*` tools (see `HostServices.askUser`). */
+/**
+ * A question for the human from the `user__*` tools (see `HostServices.askUser`).
+ *
+ * @example Asking the human through the host (first-party tools)
+ * ```ts
+ * import type { ToolContext, UserQuestion } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * async function ask(ctx: ToolContext, q: UserQuestion): Promise<string> {
+ *   if (!ctx.host?.askUser) return `needs a human: ${q.question}`; // headless
+ *   return String(await ctx.host.askUser(q, ctx.signal));
+ * }
+ *
+ * const q: UserQuestion = {
+ *   action: "select",
+ *   question: "Which database?",
+ *   options: ["postgres", "sqlite"],
+ *   default: "sqlite",
+ * };
+ * // A host that takes the default answer stands in for the REPL prompt.
+ * const ctx: ToolContext = {
+ *   cwd: "/work/project",
+ *   signal: new AbortController().signal,
+ *   toolCallId: "call_1",
+ *   log: { debug() {}, info() {}, warn() {}, error() {} },
+ *   progress() {},
+ *   requestPermission: () => Promise.resolve(false),
+ *   host: { askUser: (q) => Promise.resolve(q.default ?? "") },
+ * };
+ * assert.equal(await ask(ctx, q), "sqlite");
+ * assert.equal(await ask({ ...ctx, host: undefined }, q), "needs a human: Which database?");
+ * ```
+ */
 export interface UserQuestion {
   action: "select" | "confirm" | "input" | "checkbox";
   question: string;
@@ -117,7 +360,40 @@ export interface UserQuestion {
   default?: string | string[] | boolean;
 }
 
-/** Progress reported while a tool runs; surfaces as an ACP `tool_call_update`. */
+/**
+ * Progress reported while a tool runs; surfaces as an ACP `tool_call_update`.
+ *
+ * @example Reporting progress from a long tool call
+ * ```ts
+ * import { defineTool, type ToolContext, type ToolProgress } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const index = defineTool({
+ *   name: "notes_index",
+ *   description: "Indexes the given note files.",
+ *   input: z.object({ files: z.array(z.string()) }),
+ *   run: ({ files }, ctx) => {
+ *     files.forEach((file, i) => {
+ *       ctx.progress({ title: "Indexing notes", message: `${i + 1}/${files.length} ${file}` });
+ *     });
+ *     return `indexed ${files.length} files`;
+ *   },
+ * });
+ *
+ * const updates: ToolProgress[] = [];
+ * const ctx: ToolContext = {
+ *   cwd: "/work/project",
+ *   signal: new AbortController().signal,
+ *   toolCallId: "call_1",
+ *   log: { debug() {}, info() {}, warn() {}, error() {} },
+ *   progress: (u) => updates.push(u),
+ *   requestPermission: () => Promise.resolve(false),
+ * };
+ * await index.run({ files: ["a.md", "b.md"] }, ctx);
+ * assert.deepEqual(updates.map((u) => u.message), ["1/2 a.md", "2/2 b.md"]);
+ * ```
+ */
 export interface ToolProgress {
   /** Free-form text appended to the tool call's content. */
   message?: string;
@@ -125,7 +401,41 @@ export interface ToolProgress {
   locations?: ToolLocation[];
 }
 
-/** A question for the human, resolved by the frontend (terminal prompt, ACP permission request, or headless denial). */
+/**
+ * A question for the human, resolved by the frontend (terminal prompt, ACP permission request, or headless denial).
+ *
+ * @example Confirming an action with the human first
+ * ```ts
+ * import { defineTool, type PermissionQuestion, type ToolContext } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const upload = defineTool({
+ *   name: "share_upload",
+ *   description: "Uploads a file to the team's paste server.",
+ *   input: z.object({ path: z.string() }),
+ *   async run({ path }, ctx) {
+ *     const question: PermissionQuestion = {
+ *       title: `Upload ${path} to paste.example.com`,
+ *       detail: "The file becomes readable by anyone with the link.",
+ *     };
+ *     if (!(await ctx.requestPermission(question))) return "The user declined the upload.";
+ *     return `uploaded ${path}`; // (the upload itself is left out here)
+ *   },
+ * });
+ *
+ * const ctx: ToolContext = {
+ *   cwd: "/work/project",
+ *   signal: new AbortController().signal,
+ *   toolCallId: "call_1",
+ *   log: { debug() {}, info() {}, warn() {}, error() {} },
+ *   progress() {},
+ *   requestPermission: () => Promise.resolve(false),
+ * };
+ * // Headless sessions and rejections both resolve `false`.
+ * assert.equal(await upload.run({ path: "build.log" }, ctx), "The user declined the upload.");
+ * ```
+ */
 export interface PermissionQuestion {
   /** Short title, e.g. "Upload build.log to example.com". */
   title: string;
@@ -133,7 +443,46 @@ export interface PermissionQuestion {
   detail?: string;
 }
 
-/** Logger that writes to stderr / the event stream, never to stdout. */
+/**
+ * Logger that writes to stderr / the event stream, never to stdout.
+ *
+ * @example Logging from a tool (never to stdout)
+ * ```ts
+ * import { defineTool, type ToolContext, type ToolLogger } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const tidy = defineTool({
+ *   name: "notes_tidy",
+ *   description: "Trims trailing spaces of a note.",
+ *   input: z.object({ text: z.string() }),
+ *   run: ({ text }, ctx) => {
+ *     const out = text.replace(/[ \t]+$/gm, "");
+ *     ctx.log.debug(`removed ${text.length - out.length} characters`);
+ *     return out;
+ *   },
+ * });
+ *
+ * // A logger that keeps the lines, for a unit test.
+ * const lines: string[] = [];
+ * const log: ToolLogger = {
+ *   debug: (m) => lines.push(`debug: ${m}`),
+ *   info: (m) => lines.push(`info: ${m}`),
+ *   warn: (m) => lines.push(`warn: ${m}`),
+ *   error: (m) => lines.push(`error: ${m}`),
+ * };
+ * const ctx: ToolContext = {
+ *   cwd: "/work/project",
+ *   signal: new AbortController().signal,
+ *   toolCallId: "call_1",
+ *   log,
+ *   progress() {},
+ *   requestPermission: () => Promise.resolve(false),
+ * };
+ * assert.equal(await tidy.run({ text: "a  \nb" }, ctx), "a\nb");
+ * assert.deepEqual(lines, ["debug: removed 2 characters"]);
+ * ```
+ */
 export interface ToolLogger {
   debug(message: string): void;
   info(message: string): void;
@@ -147,6 +496,38 @@ export interface ToolLogger {
  * route through the client (so unsaved editor buffers are seen); otherwise they
  * use the local filesystem / processes. Third-party worker plugins never get
  * these; they use Deno APIs under their granted permissions.
+ *
+ * @example Reading through the ACP client when there is one
+ * ```ts
+ * import type { HostServices, ToolContext } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * // First-party tools prefer the host (it sees unsaved editor buffers) and fall back to Deno.
+ * function readText(ctx: ToolContext, path: string): Promise<string> {
+ *   return ctx.host?.readTextFile ? ctx.host.readTextFile(path) : Deno.readTextFile(path);
+ * }
+ *
+ * const buffers = new Map([["/work/project/main.ts", "let unsaved = 1;\n"]]);
+ * const host: HostServices = {
+ *   readTextFile: async (path) => {
+ *     const text = buffers.get(path);
+ *     if (text === undefined) throw new Deno.errors.NotFound(`no such file: ${path}`);
+ *     return text;
+ *   },
+ *   writeTextFile: async (path, content) => void buffers.set(path, content),
+ * };
+ * const ctx: ToolContext = {
+ *   cwd: "/work/project",
+ *   signal: new AbortController().signal,
+ *   toolCallId: "call_1",
+ *   log: { debug() {}, info() {}, warn() {}, error() {} },
+ *   progress() {},
+ *   requestPermission: () => Promise.resolve(false),
+ *   host,
+ * };
+ * assert.equal(await readText(ctx, "/work/project/main.ts"), "let unsaved = 1;\n");
+ * await assert.rejects(readText(ctx, "/work/project/gone.ts"), Deno.errors.NotFound);
+ * ```
  */
 export interface HostServices {
   /**
@@ -177,7 +558,40 @@ export interface HostServices {
   >;
 }
 
-/** The context a tool's `run` receives. */
+/**
+ * The context a tool's `run` receives.
+ *
+ * @example Unit-testing a tool with a context you build
+ * ```ts
+ * import { defineTool, type ToolContext } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const where = defineTool({
+ *   name: "notes_where",
+ *   description: "Says where the notes of this workspace live.",
+ *   input: z.object({ folder: z.string().default("notes") }),
+ *   readOnly: true,
+ *   run: ({ folder }, ctx) => {
+ *     if (ctx.signal.aborted) return { content: "cancelled", isError: true };
+ *     ctx.log.info(`call ${ctx.toolCallId}`);
+ *     return `${ctx.cwd}/${folder}`;
+ *   },
+ * });
+ *
+ * function testContext(): ToolContext {
+ *   return {
+ *     cwd: "/work/project",
+ *     signal: new AbortController().signal,
+ *     toolCallId: "test",
+ *     log: { debug() {}, info() {}, warn() {}, error() {} },
+ *     progress() {},
+ *     requestPermission: () => Promise.resolve(false),
+ *   };
+ * }
+ * assert.equal(await where.run({ folder: "docs" }, testContext()), "/work/project/docs");
+ * ```
+ */
 export interface ToolContext {
   /** Absolute path of the session's working directory (workspace root). */
   cwd: string;
@@ -197,7 +611,30 @@ export interface ToolContext {
   host?: HostServices;
 }
 
-/** What a tool call needs from the policy; the engine checks these before `run`. */
+/**
+ * What a tool call needs from the policy; the engine checks these before `run`.
+ *
+ * @example Declaring what a first-party tool's call needs from the policy
+ * ```ts
+ * import { defineTool } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const copy = defineTool({
+ *   name: "files_copy",
+ *   description: "Copies a file.",
+ *   input: z.object({ from: z.string(), to: z.string() }),
+ *   // The engine checks these against the policy before `run`; paths may be relative to `cwd`.
+ *   access: ({ from, to }) => [{ type: "read", path: from }, { type: "write", path: to }],
+ *   run: ({ from, to }) => `copied ${from} to ${to}`,
+ * });
+ *
+ * assert.deepEqual(copy.access?.({ from: "a.txt", to: "b.txt" }, "/work/project"), [
+ *   { type: "read", path: "a.txt" },
+ *   { type: "write", path: "b.txt" },
+ * ]);
+ * ```
+ */
 export type ToolAccess =
   | { type: "execute"; command: string }
   | { type: "read"; path: string }
@@ -205,7 +642,35 @@ export type ToolAccess =
   | { type: "net"; host: string }
   | { type: "tool"; name: string };
 
-/** A tool, as the model sees it (`name`, `description`, `input` schema) plus its implementation. */
+/**
+ * A tool, as the model sees it (`name`, `description`, `input` schema) plus its implementation.
+ *
+ * @example Working with a plugin's tools
+ * ```ts
+ * import { definePlugin, defineTool, type ToolDefinition } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const plugin = definePlugin({
+ *   name: "notes",
+ *   version: "1.0.0",
+ *   tools: [
+ *     defineTool({
+ *       name: "notes_search",
+ *       description: "Searches the notes.",
+ *       input: z.object({ query: z.string() }),
+ *       readOnly: true,
+ *       title: ({ query }) => `Search notes for ${query}`,
+ *       run: ({ query }) => `nothing found for ${query}`,
+ *     }),
+ *   ],
+ * });
+ *
+ * // Without `concurrency`, a read-only tool runs in parallel and any other one serially.
+ * const schedule = (t: ToolDefinition) => t.concurrency ?? (t.readOnly ? "parallel" : "serial");
+ * assert.deepEqual(plugin.tools?.map(schedule), ["parallel"]);
+ * ```
+ */
 export interface ToolDefinition<S = ZodLike | JsonSchema> {
   /** Model-facing name: `^[a-zA-Z0-9_-]{1,64}$` (OpenAI function-name rule). */
   name: string;
@@ -231,7 +696,36 @@ export interface ToolDefinition<S = ZodLike | JsonSchema> {
   run(input: InferInput<S>, ctx: ToolContext): Promise<ToolResult | string> | ToolResult | string;
 }
 
-/** Defines a tool; returns it unchanged with its input type inferred from the schema. */
+/**
+ * Defines a tool; returns it unchanged with its input type inferred from the schema.
+ *
+ * @example A tool with a zod schema
+ * ```ts
+ * import { defineTool, type ToolContext } from "@coyote/sdk";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ *
+ * const count = defineTool({
+ *   name: "wordstats_count",
+ *   description: "Counts the words of a text.",
+ *   input: z.object({ text: z.string().describe("The text to count") }),
+ *   readOnly: true,
+ *   title: ({ text }) => `Count words (${text.length} characters)`,
+ *   run: ({ text }) => `${text.split(/\s+/).filter(Boolean).length} words`, // `text` is a string
+ * });
+ *
+ * const ctx: ToolContext = {
+ *   cwd: "/work/project",
+ *   signal: new AbortController().signal,
+ *   toolCallId: "call_1",
+ *   log: { debug() {}, info() {}, warn() {}, error() {} },
+ *   progress() {},
+ *   requestPermission: () => Promise.resolve(false),
+ * };
+ * assert.equal(count.title?.({ text: "one two three" }), "Count words (13 characters)");
+ * assert.equal(await count.run({ text: "one two three" }, ctx), "3 words");
+ * ```
+ */
 export function defineTool<S extends ZodLike | JsonSchema>(
   def: ToolDefinition<S>,
 ): ToolDefinition<S> {
@@ -244,6 +738,25 @@ export function defineTool<S extends ZodLike | JsonSchema>(
  * folder's `config.yaml` (snake_case keys, docs/agents.md) maps onto it field by field.
  * Every field past `maxTurns` is optional, new in SDK 1.1 and named like its `config.yaml` key
  * (snake_case), so a plugin written for SDK 1.0 still fits.
+ *
+ * @example An agent contributed by a plugin
+ * ```ts
+ * import { type AgentDefinition, definePlugin } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const reviewer: AgentDefinition = {
+ *   name: "reviewer",
+ *   description: "Reviews the working tree's changes and lists problems.",
+ *   instructions: "Review the changes in {{__cwd__}} for {{focus}}. Your tools: {{__tools__}}.",
+ *   tools: ["fs_read", "fs_grep", "execute_command"],
+ *   temperature: 0.2,
+ *   maxTurns: 30,
+ *   variables: [{ name: "focus", description: "What to look for", default: "correctness" }],
+ *   can_spawn_agents: false,
+ * };
+ * const plugin = definePlugin({ name: "review", version: "0.3.0", agents: [reviewer] });
+ * assert.equal(plugin.agents?.[0].name, "reviewer");
+ * ```
  */
 export interface AgentDefinition {
   name: string;
@@ -318,7 +831,24 @@ export interface AgentDefinition {
   graph_files?: Record<string, string>;
 }
 
-/** A template variable of an agent: `{{name}}` in its instructions. */
+/**
+ * A template variable of an agent: `{{name}}` in its instructions.
+ *
+ * @example Required and optional template variables
+ * ```ts
+ * import type { AgentVariable } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * // Used as `{{ticket}}` and `{{tone}}` in the agent's instructions.
+ * const variables: AgentVariable[] = [
+ *   { name: "ticket", description: "The issue to work on, e.g. ABC-123" },
+ *   { name: "tone", description: "Voice of the summary", default: "neutral" },
+ * ];
+ * // `ticket` has no default: the user must give it (`--agent-variable ticket ABC-123`).
+ * const required = variables.filter((v) => v.default === undefined).map((v) => v.name);
+ * assert.deepEqual(required, ["ticket"]);
+ * ```
+ */
 export interface AgentVariable {
   name: string;
   description?: string;
@@ -330,6 +860,22 @@ export interface AgentVariable {
  * A skill, as Agent Skills' `SKILL.md`: a folder named after the skill holding front matter
  * (`description`, optional `allowed-tools`/`enabled_tools`, `enabled_mcp_servers`, `auto_unload`)
  * and a markdown body. The optional fields use the original Coyote's front-matter names.
+ *
+ * @example A skill shipped in a plugin
+ * ```ts
+ * import { definePlugin, type SkillDefinition } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const releaseNotes: SkillDefinition = {
+ *   name: "release-notes",
+ *   description: "How to write release notes for this project.",
+ *   content: "# Release notes\n\nGroup changes by component; newest first.\n",
+ *   enabled_tools: ["fs_read", "fs_write"], // loading the skill adds these to the agent's tools
+ *   auto_unload: true, // unloaded again when the turn that loaded it ends
+ * };
+ * const plugin = definePlugin({ name: "release", version: "1.0.0", skills: [releaseNotes] });
+ * assert.equal(plugin.skills?.length, 1);
+ * ```
  */
 export interface SkillDefinition {
   name: string;
@@ -344,7 +890,35 @@ export interface SkillDefinition {
   auto_unload?: boolean;
 }
 
-/** A plugin: a named, versioned bundle of tools, agents and skills plus the permissions it needs. */
+/**
+ * A plugin: a named, versioned bundle of tools, agents and skills plus the permissions it needs.
+ *
+ * @example A plugin's `mod.ts`
+ * ```ts
+ * import { definePlugin, defineTool, type PluginDefinition } from "@coyote/sdk";
+ * import { z } from "zod";
+ *
+ * const manifest: PluginDefinition = {
+ *   name: "changelog",
+ *   version: "1.0.0",
+ *   description: "Keeps CHANGELOG.md up to date.",
+ *   permissions: { read: ["."], write: ["CHANGELOG.md"], run: ["git"] },
+ *   tools: [
+ *     defineTool({
+ *       name: "changelog_path",
+ *       description: "Tells where the changelog lives.",
+ *       input: z.object({}),
+ *       readOnly: true,
+ *       run: (_input, ctx) => `${ctx.cwd}/CHANGELOG.md`,
+ *     }),
+ *   ],
+ *   // Runs in the OS sandbox of the user's policy, not with the plugin's grant.
+ *   hooks: { stop: [{ command: "deno task check", timeout_ms: 120_000 }] },
+ * };
+ *
+ * export default definePlugin(manifest);
+ * ```
+ */
 export interface PluginDefinition {
   name: string;
   version: string;
@@ -365,7 +939,21 @@ export interface PluginDefinition {
   hooks?: { stop?: { command: string; timeout_ms?: number }[] };
 }
 
-/** Defines a plugin; the module's default export. Returns it with `sdkVersion` filled in. */
+/**
+ * Defines a plugin; the module's default export. Returns it with `sdkVersion` filled in.
+ *
+ * @example Defining a plugin
+ * ```ts
+ * import { definePlugin, SDK_VERSION } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const plugin = definePlugin({ name: "hello", version: "1.0.0", description: "Says hello." });
+ * assert.equal(plugin.sdkVersion, SDK_VERSION); // filled in
+ * // An explicit `sdkVersion` is kept.
+ * const old = definePlugin({ name: "old", version: "0.1.0", sdkVersion: "1.0.0" });
+ * assert.equal(old.sdkVersion, "1.0.0");
+ * ```
+ */
 export function definePlugin(def: PluginDefinition): PluginDefinition {
   return { sdkVersion: SDK_VERSION, ...def };
 }
