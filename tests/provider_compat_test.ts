@@ -5,7 +5,8 @@
  * core/provider/messages.ts — each against the scripted server (real HTTP + SSE).
  */
 import assert from "node:assert/strict";
-import { createProvider, type ProviderConfig, ProviderError } from "../core/provider/provider.ts";
+import { createProvider } from "../core/provider/provider.ts";
+import { type ProviderConfig, ProviderError } from "../core/provider/types.ts";
 import { contextLimitFrom, errorText, transportKind } from "../core/provider/errors.ts";
 import { wireMessages } from "../core/provider/messages.ts";
 import {

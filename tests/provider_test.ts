@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { createProvider, type ProviderConfig, ProviderError } from "../core/provider/provider.ts";
+import { createProvider } from "../core/provider/provider.ts";
+import { type ProviderConfig, ProviderError } from "../core/provider/types.ts";
 import { type ScriptedReply, startModelServer } from "./support/model_server.ts";
 
 const KEY = "sk-test-SECRET-9f8e7d6c5b4a";

@@ -26,7 +26,7 @@
  */
 import { ConfigError } from "../protocol/errors.ts";
 import { closest } from "../util/text.ts";
-import type { ProviderConfig } from "../provider/provider.ts";
+import type { ProviderConfig } from "../provider/types.ts";
 
 /** The `provider:` section of `config.yaml`. */
 export interface ProviderSection {

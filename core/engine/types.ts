@@ -15,7 +15,7 @@ import type {
 } from "../protocol/types.ts";
 import type { ChatMessage, TranscriptWriter } from "../transcript/store.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
-import type { ModelResponse } from "../provider/provider.ts";
+import type { ModelResponse } from "../provider/types.ts";
 
 /** The streamed completion the provider returns. */
 export type { ModelResponse };

@@ -15,7 +15,7 @@
  * it names ({@link contextLimitFrom}); which optional request field a server rejects
  * ({@link rejectedField}); whether a transport failure is a DNS failure or a refused connection
  * ({@link transportKind}); the HTTP status an error event inside a stream carries
- * ({@link inStreamStatus}).
+ * ({@link inStreamStatus}). Any error as one line of at most 300 characters: {@link oneLine}.
  * @module
  */
 
@@ -178,4 +178,11 @@ export function inStreamStatus(error: unknown): number | undefined {
     if (n >= 400 && n <= 599) return n;
   }
   return undefined;
+}
+
+/** Any error or message as one line: whitespace collapsed, at most 300 characters. */
+export function oneLine(e: unknown): string {
+  const s = e instanceof Error ? e.message : typeof e === "string" ? e : String(e);
+  const line = s.replace(/\s+/g, " ").trim();
+  return line.length > 300 ? line.slice(0, 297) + "..." : line;
 }

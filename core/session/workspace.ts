@@ -21,7 +21,7 @@ import { corePlugins } from "../../plugins/mod.ts";
 import type { ModelClient } from "../engine/mod.ts";
 import { findInstructions, type WorkspaceInstructions } from "../config/instructions.ts";
 import { PLACEHOLDER_API_KEY, resolveProvider } from "../config/config.ts";
-import type { ProviderConfig } from "../provider/provider.ts";
+import type { ProviderConfig } from "../provider/types.ts";
 import {
   knownSecretCandidates,
   makeRedactor,
