@@ -30,6 +30,7 @@
  * @module
  */
 import type { Policy } from "../policy.ts";
+import { HIDDEN_HOME_PATHS } from "../home.ts";
 import { compilePath, isInside, type Rule, starMatch } from "../rules.ts";
 import { findProtected } from "./protected.ts";
 
@@ -58,22 +59,6 @@ export interface SandboxProfile {
    */
   protectedPaths: string[];
 }
-
-/** Credential stores hidden by default (relative to home). */
-export const HIDDEN_HOME_PATHS: readonly string[] = [
-  ".ssh",
-  ".aws",
-  ".gnupg",
-  ".config/gh",
-  ".netrc",
-  ".git-credentials",
-  ".config/gcloud",
-  ".azure",
-  ".kube",
-  ".docker/config.json",
-  ".npmrc",
-  ".pypirc",
-];
 
 /** Daemon sockets and per-user runtime dirs hidden by default (a socket on a read-only mount still connects). */
 export const HIDDEN_SYSTEM_PATHS: readonly string[] = [

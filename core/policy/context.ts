@@ -1,0 +1,93 @@
+/**
+ * The evaluation context: what every evaluation module and view of the policy
+ * reads ({@link PolicyCore}: the resolved roots, the rule list, the caches),
+ * the evaluation levels ({@link Level}), the state of a shell-script walk
+ * ({@link ScriptCtx}), and the rule lookups they share ({@link rulesOf},
+ * {@link hasRules}, {@link matcher}).
+ *
+ * The `Policy` façade (core/policy/policy.ts) owns one `PolicyCore` and passes
+ * it to the module functions; nothing outside `core/policy/` sees it. Paths in
+ * it are absolute and normalized (rules.ts `resolvePath`).
+ * @module
+ */
+import {
+  compilePath,
+  GlobEngineNotLoaded,
+  type PathMatcher,
+  resolvePath,
+  type Rule,
+  type RuleDecision,
+  type RuleKind,
+} from "./rules.ts";
+
+/** The state of one policy the evaluation functions share (private to the `Policy` façade). */
+export interface PolicyCore {
+  readonly workspace: string;
+  readonly configDir: string;
+  readonly dataDir?: string;
+  readonly home: string;
+  readonly dangerouslySkipPermissions: boolean;
+  readonly configPath?: string;
+  /** The rules in effect, in the order they were added (config, flags, session); `addRule` appends. */
+  readonly rules: Rule[];
+  /** Compiled matchers of Read/Write rules ({@link matcher}). */
+  readonly paths: Map<Rule, PathMatcher>;
+  /** Real paths of the fixed roots (workspace, config and data dirs; paths.ts `realPath`). */
+  readonly real: Map<string, string>;
+}
+
+/**
+ * How much of the policy applies: `full` = rules and defaults; `explicit` =
+ * rules and protected paths only (an undecided access is allowed); `skip` =
+ * deny rules only (`--dangerously-skip-permissions`).
+ */
+export type Level = "full" | "explicit" | "skip";
+
+export interface ScriptCtx {
+  depth: number;
+  /** Candidate working directories (null = unknown, after `cd $X`). */
+  cwds: string[] | null;
+  level: Level;
+  /**
+   * True when an allow rule names this exact command line (as "allow always"
+   * records it): the user saw and approved the whole line, so default asks
+   * about its environment prefixes and code-evaluating constructs are lifted
+   * (deny and ask rules still apply).
+   */
+  approved?: boolean;
+}
+
+export function rulesOf(core: PolicyCore, kind: RuleKind): Rule[] {
+  return core.rules.filter((r) => r.kind === kind);
+}
+
+export function hasRules(core: PolicyCore, kinds: RuleKind[], decisions: RuleDecision[]): boolean {
+  return core.rules.some((r) => kinds.includes(r.kind) && decisions.includes(r.decision));
+}
+
+/**
+ * The compiled matcher of a Read/Write rule (cached). A glob met before the
+ * glob engine has loaded (only a synchronous view racing a rule just added
+ * can: `Policy.globsReady`) gets a fail-closed stand-in, not cached: a deny or
+ * ask rule matches every path (its base is `/`, so it overlaps everything),
+ * an allow rule matches none, and no Deno flag is derived from it.
+ */
+export function matcher(core: PolicyCore, r: Rule): PathMatcher {
+  let m = core.paths.get(r);
+  if (!m) {
+    if (r.exact) {
+      const abs = resolvePath(r.pattern!, core.workspace, core.home);
+      m = { absolute: abs, literal: true, base: abs, test: (p) => p === abs };
+    } else {
+      try {
+        m = compilePath(r.pattern!, core.workspace, core.home);
+      } catch (e) {
+        if (!(e instanceof GlobEngineNotLoaded)) throw e;
+        const matchAll = r.decision !== "allow";
+        return { absolute: e.pattern, literal: false, base: "/", test: () => matchAll };
+      }
+    }
+    core.paths.set(r, m);
+  }
+  return m;
+}

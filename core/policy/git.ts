@@ -1,0 +1,145 @@
+/**
+ * git and the workspace's repository (view (a)): whether a read-only git
+ * command is safe to allow by default ({@link gitUnsafe}: only in the
+ * workspace root of a repository whose configuration sets known-harmless keys
+ * only and that ships no active hook), and the network side of git commands
+ * ({@link gitNetPart}: a repository argument's host, or a remote's URL from
+ * the workspace's `.git/config`, judged by the `Net` rules).
+ *
+ * The repository's configuration and hooks are read by
+ * shell/programs/git_repo.ts on every call (they may change between two
+ * commands); an unreadable configuration makes git not safe.
+ * @module
+ */
+import { WILD } from "./rules.ts";
+import { type Level, type PolicyCore, rulesOf, type ScriptCtx } from "./context.ts";
+import { netPart } from "./net.ts";
+import { activeHook, gitDirOf, readGitConfig, SAFE_GIT_CONFIG } from "./shell/programs/git_repo.ts";
+import { gitRepoHost } from "./shell/commands.ts";
+import type { GuardPart } from "./types.ts";
+import { by, q, worstPart } from "./verdict.ts";
+
+/**
+ * Why a read-only git command is not safe here, if it is not: git reads the
+ * configuration of the repository it discovers from its working directory,
+ * and a repository config (`core.fsmonitor`, `core.pager`, …) can run
+ * commands. Only the workspace's own `.git/` is protected from the agent's
+ * writes, so read-only git is allowed only in the workspace root of a
+ * repository and without `cd` (a planted bare repository elsewhere in the
+ * workspace would otherwise be picked up).
+ */
+export function gitUnsafe(core: PolicyCore, ctx: ScriptCtx): string | undefined {
+  if (!ctx.cwds || ctx.cwds.length !== 1 || ctx.cwds[0] !== core.workspace) {
+    return "git after cd may pick up a repository configuration written in the workspace";
+  }
+  if (!gitDir(core)) {
+    return "the workspace has no .git/, so git may read a repository configuration written in the workspace";
+  }
+  // A repository's own configuration can make git run programs (core.fsmonitor on
+  // `git status`, diff.*.textconv on `git log -p`, filter.* on `git diff`, …). A hostile
+  // repository may ship it: only configurations of known-harmless keys are trusted.
+  const cfg = gitConfig(core);
+  if (!cfg) return "the workspace's git configuration cannot be read";
+  // Even `git status` runs hooks: it may rewrite the index, which runs `post-index-change`.
+  // A repository may ship `.git/hooks/`; only the `*.sample` files `git init` writes are inert.
+  const hook = gitHook(core);
+  if (hook) return `the repository has a hook (${hook}), which read-only git commands may run`;
+  for (const k of cfg.keys()) {
+    if (!SAFE_GIT_CONFIG.test(k)) {
+      return `the repository's git configuration sets ${
+        k.replace("\u0000", "")
+      }, which may make git run a program`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A git repository argument as a `Net` decision (`git ls-remote URL`,
+ * `git fetch origin`): a URL's host, a remote's URL from the workspace's
+ * git configuration, nothing for a local path; unknown hosts ask (and are
+ * denied by a bare `Net` deny rule).
+ */
+export function gitNetPart(
+  core: PolicyCore,
+  repo: string,
+  display: string,
+  level: Level,
+): GuardPart {
+  if (repo === "") {
+    // No repository named: git uses the branch's remote (or all of them): judge every remote.
+    const names = [...(gitConfig(core)?.keys() ?? [])]
+      .map((k) => /^remote\.(.+)\.url$/.exec(k)?.[1])
+      .filter((n): n is string => !!n);
+    if (!names.length) return gitNetPart(core, WILD, display, level);
+    return worstPart(names.map((n) => gitNetPart(core, n, display, level)));
+  }
+  let host = gitRepoHost(repo);
+  if (host === "") host = gitRemoteHost(core, repo);
+  if (host === null) {
+    return {
+      decision: "allow",
+      reason: `${q(display)} uses a local repository`,
+      rule: "default",
+      subject: display,
+    };
+  }
+  const s = host === WILD ? "a host only known from configuration or at run time" : host;
+  if (host === WILD) {
+    const deny = rulesOf(core, "net").find((r) => r.decision === "deny");
+    const p: GuardPart = deny && deny.pattern === undefined
+      ? {
+        decision: "deny",
+        reason: `${by(deny)} denies network access`,
+        rule: deny.text,
+        subject: s,
+      }
+      : level === "skip" && !deny
+      ? {
+        decision: "allow",
+        reason: `--dangerously-skip-permissions allows ${s}`,
+        rule: "default",
+        subject: s,
+      }
+      : {
+        decision: "ask",
+        reason: `network access to ${s}`,
+        rule: deny?.text ?? "default",
+        subject: s,
+      };
+    return {
+      ...p,
+      reason: `${p.reason} — ${q(display)} connects to a remote repository`,
+      subject: display,
+    };
+  }
+  const p = netPart(core, host);
+  return {
+    ...p,
+    reason: `${p.reason} — ${q(display)} connects to a remote repository`,
+    subject: display,
+  };
+}
+
+/** The host of remote `name` per the workspace's `.git/config` (null for a local path, WILD when unknown). */
+function gitRemoteHost(core: PolicyCore, name: string): string | null {
+  const cfg = gitConfig(core);
+  const url = cfg?.get(`remote.${name}.url`);
+  if (!url) return WILD;
+  const h = gitRepoHost(url);
+  return h === "" ? WILD : h;
+}
+
+/** The workspace repository's own configuration (see {@link readGitConfig}). */
+export function gitConfig(core: PolicyCore): Map<string, string> | undefined {
+  return readGitConfig(core.workspace);
+}
+
+/** The first hook of the workspace repository read-only commands may run (see {@link activeHook}). */
+function gitHook(core: PolicyCore): string | undefined {
+  return activeHook(core.workspace);
+}
+
+function gitDir(core: PolicyCore): string | undefined {
+  return gitDirOf(core.workspace);
+}

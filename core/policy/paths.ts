@@ -1,0 +1,285 @@
+/**
+ * Reads and writes of a path (view (a), docs/permissions.md): the decision for
+ * one absolute path ({@link pathPart}) — Read/Write rules (deny > ask >
+ * allow), then the defaults: inside the workspace is allowed, outside asks;
+ * protected paths (any `.git/`, `.coyote/` or `.mcp.json` at any depth, any
+ * case; Coyote's config and data dirs) are only writable through an explicit
+ * allow rule; a process's environment or memory (`/proc/<pid>/environ`) and
+ * the credential stores the OS sandbox hides (./home.ts) ask before a read.
+ *
+ * A path is judged as written and by its real path (symlinks resolved, a
+ * dangling one by its target: {@link realPath}); the worse decision wins. A
+ * `..` after a symbolic link is resolved the way the kernel does
+ * ({@link physical}, {@link resolveAll}). Paths are absolute; file-system
+ * errors never throw here (an unknown real path is the path itself).
+ * @module
+ */
+import { basename, dirname, normalize } from "node:path";
+import { isInside, resolvePath, type Rule } from "./rules.ts";
+import { type Level, matcher, type PolicyCore } from "./context.ts";
+import { HIDDEN_HOME_PATHS } from "./home.ts";
+import type { GuardPart } from "./types.ts";
+import { by, SEVERITY } from "./verdict.ts";
+
+function pathRuleMatches(core: PolicyCore, r: Rule, p: string): boolean {
+  return r.pattern === undefined || matcher(core, r).test(p);
+}
+
+/**
+ * Real path of `p`: symlinks resolved on the longest existing prefix, and a
+ * dangling symlink on the way judged by its target (a repository may ship
+ * `notes.txt -> /outside/file`; writing `notes.txt` creates the outside
+ * file). `p` when unknown.
+ */
+export function realPath(core: PolicyCore, p: string, cache = false): string {
+  const hit = cache ? core.real.get(p) : undefined;
+  if (hit !== undefined) return hit;
+  // `/proc/self/cwd`, `/proc/$$/root`… name the shell's view, not Coyote's: never resolved here
+  // (they stay outside the workspace).
+  if (p === "/proc" || p.startsWith("/proc/")) return p;
+  let cur = p;
+  let tail = "";
+  let out = p;
+  for (let i = 0, links = 0; i < 256; i++) {
+    try {
+      const real = Deno.realPathSync(cur);
+      out = tail ? `${real === "/" ? "" : real}/${tail}` : real;
+      break;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound) && !(e instanceof Deno.errors.NotADirectory)) {
+        break;
+      }
+      if (cur === "/") break;
+      // A dangling symlink: continue from its target.
+      let target: string | undefined;
+      try {
+        if (Deno.lstatSync(cur).isSymlink) target = Deno.readLinkSync(cur);
+      } catch { /* missing */ }
+      if (target !== undefined && links++ < 40) {
+        cur = normalize(target.startsWith("/") ? target : `${dirname(cur)}/${target}`)
+          .replace(/(.)\/+$/, "$1");
+        continue;
+      }
+      tail = tail ? `${basename(cur)}/${tail}` : basename(cur);
+      cur = dirname(cur);
+    }
+  }
+  // Only the fixed roots (workspace, config and data dirs) are cached: a
+  // path's real location can change between two checks (a new symlink).
+  if (cache) core.real.set(p, out);
+  return out;
+}
+
+/**
+ * `target` resolved against `cwd` the way the kernel does: a `..` after a
+ * symbolic link leaves the link's target, not the link's folder
+ * (`link/../x` with `link -> /outside/d` is `/outside/x`).
+ */
+export function physical(core: PolicyCore, target: string, cwd: string): string {
+  let raw = target;
+  if (raw === "~" || raw.startsWith("~/")) raw = core.home + raw.slice(1);
+  if (!raw.startsWith("/")) raw = `${cwd}/${raw}`;
+  let out = "";
+  for (const seg of raw.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") out = dirname(realPath(core, out || "/"));
+    else out = `${out === "/" ? "" : out}/${seg}`;
+  }
+  return out || "/";
+}
+
+/** `target` against `cwd`: the lexical path, and the physical one when they may differ. */
+export function resolveAll(core: PolicyCore, target: string, cwd: string): string[] {
+  const abs = resolvePath(target, cwd, core.home);
+  if (!target.split("/").includes("..")) return [abs];
+  const phys = physical(core, target, cwd);
+  return phys === abs ? [abs] : [abs, phys];
+}
+
+/**
+ * Why `p` is protected from writes, if it is: any `.git/` (a hook or
+ * `core.fsmonitor` runs code), any `.coyote/` or `.mcp.json` at any depth
+ * (Coyote loads plugins, skills and MCP servers from the folder it starts
+ * in, which may be a sub-folder), Coyote's config and data dirs. Names
+ * compare case-insensitively: on macOS and Windows `.COYOTE/` is `.coyote/`.
+ */
+function protectedPath(core: PolicyCore, p: string): string | undefined {
+  if (/(^|\/)\.git(\/|$)/i.test(p)) return "a .git/ directory";
+  if (/(^|\/)\.coyote(\/|$)/i.test(p)) {
+    return "a .coyote/ folder (plugins, skills, MCP servers Coyote loads)";
+  }
+  if (/(^|\/)\.mcp\.json(\/|$)/i.test(p)) return "a .mcp.json file (it starts MCP servers)";
+  const lower = p.toLowerCase();
+  for (
+    const [dir, what] of [[core.configDir, "Coyote's config dir"], [
+      core.dataDir,
+      "Coyote's data dir",
+    ]] as const
+  ) {
+    if (!dir) continue;
+    for (const d of [dir, realPath(core, dir, true)]) {
+      if (isInside(p, d) || isInside(lower, d.toLowerCase())) return `${what} (${dir})`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Why reading `p` reveals secrets although a broad Read rule may cover it:
+ * the environment (or memory) of a process — `/proc/self/environ`,
+ * `/proc/$PPID/environ` hold Coyote's own variables, the provider key among
+ * them. Only an allow rule naming `/proc` itself lifts it.
+ */
+function secretRead(p: string): string | undefined {
+  if (/^\/proc\/[^/]+\/(task\/[^/]+\/)?(environ|mem|auxv)$/.test(p)) {
+    return "a process's environment or memory (it holds Coyote's secrets)";
+  }
+  return undefined;
+}
+
+/**
+ * Why reading `p` would reveal credentials the OS sandbox hides from commands by default
+ * (core/policy/home.ts `HIDDEN_HOME_PATHS`: `~/.ssh`, `~/.aws`, `~/.netrc`, …, and
+ * Coyote's config and data dirs) — they matter when the workspace contains them (Coyote
+ * started in `~`), where reads are otherwise allowed. Not when the workspace lies inside one
+ * (the sandbox does not hide it then either).
+ */
+function credentialRead(core: PolicyCore, p: string): string | undefined {
+  const roots: [string | undefined, string][] = [
+    ...HIDDEN_HOME_PATHS.map((
+      h,
+    ): [string, string] => [`${core.home}/${h}`, "a credential store"]),
+    [core.configDir, "Coyote's config dir (it holds the provider key)"],
+    [core.dataDir, "Coyote's data dir"],
+  ];
+  for (const [root, what] of roots) {
+    if (!root) continue;
+    if (isInside(core.workspace, root)) continue;
+    if (isInside(p, root)) return `${what} (${root})`;
+  }
+  return undefined;
+}
+
+function insideWorkspace(core: PolicyCore, p: string): boolean {
+  return isInside(p, core.workspace) || isInside(p, realPath(core, core.workspace, true));
+}
+
+/**
+ * Decides a read or write of absolute path `abs` (and of its real path, when
+ * a symlink leads elsewhere; the worse decision wins).
+ * `level`: `full` = rules and defaults; `explicit` = rules and protected
+ * paths only (an undecided path is allowed); `skip` = deny rules only.
+ */
+export function pathPart(
+  core: PolicyCore,
+  kind: "read" | "write",
+  abs: string,
+  level: Level,
+): GuardPart {
+  const lvl: Level = core.dangerouslySkipPermissions ? "skip" : level;
+  const first = pathPartOne(core, kind, abs, lvl);
+  if (first.decision === "deny") return first;
+  const real = realPath(core, abs);
+  if (real === abs) return first;
+  const second = pathPartOne(core, kind, real, lvl);
+  if (SEVERITY[second.decision] > SEVERITY[first.decision]) {
+    return { ...second, reason: `${second.reason} (${abs} resolves to ${real})`, subject: abs };
+  }
+  return first;
+}
+
+function pathPartOne(core: PolicyCore, kind: "read" | "write", p: string, level: Level): GuardPart {
+  let deny: Rule | undefined, ask: Rule | undefined, allow: Rule | undefined;
+  for (const r of core.rules) {
+    if (r.kind !== kind) continue;
+    if (r.decision === "deny" ? deny : r.decision === "ask" ? ask : allow) continue;
+    if (!pathRuleMatches(core, r, p)) continue;
+    if (r.decision === "deny") deny = r;
+    else if (r.decision === "ask") ask = r;
+    else allow = r;
+  }
+  const verb = kind === "read" ? "reading" : "writing";
+  if (deny) {
+    return {
+      decision: "deny",
+      reason: `${by(deny)} denies ${verb} ${p}`,
+      rule: deny.text,
+      subject: p,
+    };
+  }
+  if (level === "skip") {
+    return {
+      decision: "allow",
+      reason: `--dangerously-skip-permissions allows ${verb} ${p}`,
+      rule: "default",
+      subject: p,
+    };
+  }
+  const secret = secretRead(p);
+  if (secret && !(allow && matcher(core, allow).base.startsWith("/proc"))) {
+    return {
+      decision: "ask",
+      reason: `${p} is ${secret}; the guard asks unless a rule names /proc (Read(${p}))`,
+      rule: "default",
+      subject: p,
+    };
+  }
+  const cred = kind === "read" && !allow ? credentialRead(core, p) : undefined;
+  if (cred) {
+    return {
+      decision: "ask",
+      reason:
+        `${p} is inside ${cred}, which the guard asks about (and the OS sandbox hides) unless a Read allow rule covers it`,
+      rule: "default",
+      subject: p,
+    };
+  }
+  const prot = kind === "write" ? protectedPath(core, p) : undefined;
+  if (prot && !allow) {
+    return {
+      decision: "deny",
+      reason:
+        `${p} is inside ${prot}, which is never written without an explicit allow rule; add --allow 'Write(${p})' to permit it`,
+      rule: "default",
+      subject: p,
+    };
+  }
+  if (ask) {
+    return {
+      decision: "ask",
+      reason: `${by(ask)} asks before ${verb} ${p}`,
+      rule: ask.text,
+      subject: p,
+    };
+  }
+  if (allow) {
+    return {
+      decision: "allow",
+      reason: `${by(allow)} allows ${verb} ${p}`,
+      rule: allow.text,
+      subject: p,
+    };
+  }
+  if (level === "explicit") {
+    return {
+      decision: "allow",
+      reason: `no rule restricts ${verb} ${p}`,
+      rule: "default",
+      subject: p,
+    };
+  }
+  if (insideWorkspace(core, p)) {
+    return {
+      decision: "allow",
+      reason: `${kind}s inside the workspace are allowed by default (${p})`,
+      rule: "default",
+      subject: p,
+    };
+  }
+  return {
+    decision: "ask",
+    reason: `the default policy asks for ${kind}s outside the workspace (${p})`,
+    rule: "default",
+    subject: p,
+  };
+}
