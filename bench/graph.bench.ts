@@ -15,7 +15,7 @@
  */
 import { parseGraphText } from "../core/graph/load.ts";
 import { runGraph } from "../core/graph/run.ts";
-import type { GraphHost } from "../core/graph/run.ts";
+import type { GraphHost } from "../core/graph/host.ts";
 import { checkSchema } from "../core/graph/structured.ts";
 import { closeScriptWorkers, runModuleScript } from "../core/graph/script.ts";
 import { GraphRunner } from "../core/graph/runner.ts";

@@ -12,8 +12,9 @@ import { parseGraphText } from "../core/graph/load.ts";
 import { GraphSpecError } from "../core/protocol/graph_spec.ts";
 import type { GraphSpec } from "../core/protocol/graph_spec.ts";
 import { validateGraph } from "../core/graph/validate.ts";
-import { GraphRunError, NodeError, runGraph } from "../core/graph/run.ts";
-import type { GraphHost, LlmReply } from "../core/graph/run.ts";
+import { runGraph } from "../core/graph/run.ts";
+import { GraphRunError, NodeError } from "../core/graph/errors.ts";
+import type { GraphHost, LlmReply } from "../core/graph/host.ts";
 import { checkSchema } from "../core/graph/structured.ts";
 
 type Llm = (

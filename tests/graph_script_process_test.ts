@@ -16,7 +16,7 @@ import {
   type ScriptIsolate,
   type ScriptServices,
 } from "../core/graph/script.ts";
-import { NodeError } from "../core/graph/run.ts";
+import { NodeError } from "../core/graph/errors.ts";
 import { acquireWorkspace } from "../core/session/workspace.ts";
 import { openSession } from "../core/session/conversation.ts";
 import { startModelServer } from "./support/model_server.ts";

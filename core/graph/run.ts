@@ -31,147 +31,31 @@
  *   else fails.
  * - Each node id may be visited `settings.max_loop_iterations` times (default 100); the whole run
  *   is bounded by `settings.timeout` seconds.
+ *
+ * Here: the run's loop, edge routing (`next`, `_next`, the parallel step, `fallback`), writes
+ * through the reducers, `state_updates` and the per-node events. What each node type does is in
+ * nodes.ts (`map` in map.ts); the host interface and the run's options and result in host.ts.
  * @module
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import { reduce } from "./reducers.ts";
-import { lookup, render } from "./template.ts";
-import type {
-  AgentNode,
-  ApprovalNode,
-  GraphNode,
-  GraphSpec,
-  InputNode,
-  LlmNode,
-  MapNode,
-  ScriptNode,
-} from "../protocol/graph_spec.ts";
+import { render } from "./template.ts";
+import type { GraphNode, GraphSpec } from "../protocol/graph_spec.ts";
+import { GraphRunError, NodeError } from "./errors.ts";
+import type { GraphResult, RunGraphOptions } from "./host.ts";
+import { DEFAULT_MAX_CONCURRENCY, pool } from "./map.ts";
+import { runNode } from "./nodes.ts";
+import type { NodeOutcome, NodeScope, State, Writes } from "./step.ts";
 
 /** Default visits per node id (R4). */
 export const DEFAULT_MAX_LOOP_ITERATIONS = 100;
-/** Default parallel branches (R4: 8 in code). */
-export const DEFAULT_MAX_CONCURRENCY = 8;
-/** Default llm tool turns (R4). */
-export const DEFAULT_MAX_ITERATIONS = 10;
-
-/** A failure inside a node; `transient` ones (provider faults) are retried up to `max_attempts`. */
-export class NodeError extends Error {
-  override name = "NodeError";
-  constructor(message: string, readonly transient = false) {
-    super(message);
-  }
-}
-
-/** The run could not finish: a node failed without a `fallback`, or the run timed out. */
-export class GraphRunError extends Error {
-  override name = "GraphRunError";
-  constructor(message: string, readonly node?: string) {
-    super(message);
-  }
-}
-
-/** What one model exchange of an llm node returned. */
-export interface LlmReply {
-  text: string;
-  /** Arguments of the model's `submit_result` call, when the node has an `output_schema`. */
-  submitted?: unknown;
-}
-
-/** A fresh model conversation for one llm node (or one map branch). */
-export interface LlmConversation {
-  /** Sends a user message and runs the tool loop (at most `maxIterations` model requests). */
-  send(prompt: string, signal: AbortSignal): Promise<LlmReply>;
-}
-
-/** What the executor needs from the rest of Coyote (a real host is in core/graph/host.ts). */
-export interface GraphHost {
-  /** Opens a fresh conversation. Text it streams goes to `emit`. */
-  llm(
-    cfg: {
-      node: string;
-      instructions?: string;
-      tools: string[];
-      model?: string;
-      temperature?: number;
-      top_p?: number;
-      reasoning_effort?: string;
-      maxIterations: number;
-      outputSchema?: Record<string, unknown>;
-    },
-    emit: (u: acp.SessionUpdate) => void,
-  ): LlmConversation;
-  /** Runs a sub-agent as a child session and waits for its final answer. */
-  agent(
-    req: { node: string; agent: string; prompt: string },
-    signal: AbortSignal,
-    emit: (u: acp.SessionUpdate) => void,
-  ): Promise<string>;
-  /** Runs a script with the state; returns the object it printed/returned. */
-  script(
-    req: {
-      node: string;
-      script: string;
-      state: Record<string, unknown>;
-      timeoutMs: number;
-      permissions?: ScriptNode["permissions"];
-    },
-    signal: AbortSignal,
-  ): Promise<Record<string, unknown>>;
-  /** Asks the human; `undefined` when nobody can answer (headless). */
-  ask(
-    q: {
-      node: string;
-      action: "select" | "input";
-      question: string;
-      options?: string[];
-      default?: string;
-    },
-    signal: AbortSignal,
-  ): Promise<string | undefined>;
-  /** Validates a structured result; returns the error text or `undefined` when valid. */
-  checkSchema(schema: Record<string, unknown>, value: unknown): string | undefined;
-}
-
-export interface RunGraphOptions {
-  host: GraphHost;
-  /** The user's request (`{{initial_prompt}}`). */
-  prompt: string;
-  /** Agent variables (`{{name}}`), after defaults were applied. */
-  variables?: Record<string, unknown>;
-  emit: (u: acp.SessionUpdate) => void;
-  signal: AbortSignal;
-  /** Called with the state after each node when snapshots are on (`--verbose`). */
-  snapshot?: (node: string, state: Record<string, unknown>) => void;
-}
-
-export interface GraphResult {
-  /** The `end` node's rendered output. */
-  output: string;
-  /** The id of the `end` node reached. */
-  end: string;
-  state: Record<string, unknown>;
-  /** Nodes run, in order (a parallel step's nodes in list order). */
-  trace: string[];
-}
-
-type State = Record<string, unknown>;
-type Writes = Record<string, unknown>;
-
-interface NodeOutcome {
-  writes: Writes;
-  /** The node's result (`{{output}}` for its state_updates). */
-  output: unknown;
-  /** Script-chosen route. */
-  next?: string;
-  route?: string;
-}
 
 /** Runs `spec` (validate it first: core/graph/validate.ts). */
 export async function runGraph(spec: GraphSpec, o: RunGraphOptions): Promise<GraphResult> {
   return await new Run(spec, o).run();
 }
 
-class Run {
+class Run implements NodeScope {
   readonly state: State;
   readonly visits = new Map<string, number>();
   readonly trace: string[] = [];
@@ -268,7 +152,7 @@ class Run {
     const limit = this.spec.settings?.max_concurrency ?? DEFAULT_MAX_CONCURRENCY;
     const results = await pool(members, limit, async (m) => {
       try {
-        return { m, out: await this.#exec(m, this.spec.nodes[m], snapshot) };
+        return { m, out: await this.exec(m, this.spec.nodes[m], snapshot) };
       } catch (e) {
         if (this.signal.aborted) throw e;
         return { m, error: e as Error };
@@ -295,7 +179,7 @@ class Run {
 
   /** Runs one node on the live state, applying its writes. */
   async #step(id: string, node: GraphNode): Promise<NodeOutcome> {
-    const out = await this.#exec(id, node, this.state);
+    const out = await this.exec(id, node, this.state);
     this.#apply(out.writes);
     this.o.snapshot?.(id, this.state);
     return out;
@@ -308,7 +192,7 @@ class Run {
   }
 
   /** Runs a node against `state` (not mutated) and returns its writes; emits its tool_call. */
-  async #exec(
+  async exec(
     id: string,
     node: GraphNode,
     state: State,
@@ -333,7 +217,7 @@ class Run {
         throw new NodeError(`visited ${visits} times; settings.max_loop_iterations allows ${cap}`);
       }
       const local = as ? { ...state, ...as } : state;
-      const out = await this.#run(id, node, local);
+      const out = await runNode(this, id, node, local);
       // state_updates: rendered after the node's own writes, {{output}} = its result.
       if (node.state_updates) {
         // The templates see the state as it will be: the writes combined through the reducers.
@@ -380,284 +264,14 @@ class Run {
     });
   }
 
-  #timeout(node: { timeout?: number }, fallbackS: number): AbortSignal {
+  timeout(node: { timeout?: number }, fallbackS: number): AbortSignal {
     return AbortSignal.any([this.signal, AbortSignal.timeout((node.timeout ?? fallbackS) * 1000)]);
   }
 
-  async #run(id: string, node: GraphNode, state: State): Promise<NodeOutcome> {
-    switch (node.type) {
-      case "llm":
-        return await this.#llm(id, node, state);
-      case "agent":
-        return await this.#agent(id, node, state);
-      case "script":
-        return await this.#script(id, node, state);
-      case "map":
-        return await this.#map(id, node, state);
-      case "approval":
-        return await this.#approval(id, node, state);
-      case "input":
-        return await this.#input(id, node, state);
-      case "end": {
-        const output = render(node.output ?? "{{output}}", state, { strict: false });
-        return { writes: { output }, output };
-      }
-    }
-  }
-
   /** Text from nodes is work in progress: shown as thought, never as the answer. */
-  #nodeEmit = (u: acp.SessionUpdate) => {
+  nodeEmit = (u: acp.SessionUpdate) => {
     if (u.sessionUpdate === "agent_message_chunk") {
       this.o.emit({ ...u, sessionUpdate: "agent_thought_chunk" } as acp.SessionUpdate);
     } else this.o.emit(u);
   };
-
-  async #llm(id: string, node: LlmNode, state: State): Promise<NodeOutcome> {
-    const what = `nodes.${id}`;
-    const prompt = render(node.prompt, state, { strict: true, what: `${what}.prompt` });
-    const instructions = node.instructions === undefined
-      ? undefined
-      : render(node.instructions, state, { strict: true, what: `${what}.instructions` });
-    const attempts = node.max_attempts ?? 1;
-    for (let attempt = 1;; attempt++) {
-      const signal = this.#timeout(node, 600);
-      try {
-        const conv = this.o.host.llm({
-          node: id,
-          instructions,
-          tools: node.tools ?? [],
-          model: node.model ?? this.spec.model,
-          temperature: node.temperature ?? this.spec.temperature,
-          top_p: node.top_p ?? this.spec.top_p,
-          reasoning_effort: node.reasoning_effort ?? this.spec.reasoning_effort,
-          maxIterations: node.max_iterations ?? DEFAULT_MAX_ITERATIONS,
-          outputSchema: node.output_schema,
-        }, this.#nodeEmit);
-        const reply = await conv.send(prompt, signal);
-        if (!node.output_schema) return { writes: { output: reply.text }, output: reply.text };
-        const value = await this.#structured(node.output_schema, reply, conv, signal);
-        return { writes: { ...value, output: value }, output: value };
-      } catch (e) {
-        if (e instanceof NodeError && e.transient && attempt < attempts && !this.signal.aborted) {
-          continue;
-        }
-        throw e;
-      }
-    }
-  }
-
-  /** The validated structured result of a reply, with one repair turn. */
-  async #structured(
-    schema: Record<string, unknown>,
-    reply: LlmReply,
-    conv: LlmConversation,
-    signal: AbortSignal,
-  ): Promise<Record<string, unknown>> {
-    const check = (r: LlmReply): { value?: Record<string, unknown>; error: string } => {
-      let v = r.submitted;
-      if (v === undefined) {
-        const parsed = parseJsonAnswer(r.text);
-        if (parsed === undefined) {
-          return { error: "no submit_result call and no JSON object in the answer" };
-        }
-        v = parsed;
-      }
-      if (typeof v !== "object" || v === null || Array.isArray(v)) {
-        return { error: "the result must be a JSON object" };
-      }
-      const problem = this.o.host.checkSchema(schema, v);
-      return problem ? { error: problem } : { value: v as Record<string, unknown>, error: "" };
-    };
-    const first = check(reply);
-    if (first.value) return first.value;
-    const again = await conv.send(
-      `Your result does not match the required schema: ${first.error}\n` +
-        "Call submit_result again with a corrected result.",
-      signal,
-    );
-    const second = check(again);
-    if (second.value) return second.value;
-    throw new NodeError(`structured output invalid after one repair turn: ${second.error}`);
-  }
-
-  async #agent(id: string, node: AgentNode, state: State): Promise<NodeOutcome> {
-    const prompt = render(node.prompt, state, { strict: true, what: `nodes.${id}.prompt` });
-    const text = await this.o.host.agent(
-      { node: id, agent: node.agent, prompt },
-      this.#timeout(node, 300),
-      this.#nodeEmit,
-    );
-    if (!node.output_schema) return { writes: { output: text }, output: text };
-    const v = parseJsonAnswer(text);
-    const problem = v === undefined
-      ? "the agent's answer holds no JSON object"
-      : this.o.host.checkSchema(node.output_schema, v);
-    if (problem) throw new NodeError(`agent "${node.agent}": ${problem}`);
-    return { writes: { ...(v as object), output: v }, output: v };
-  }
-
-  async #script(id: string, node: ScriptNode, state: State): Promise<NodeOutcome> {
-    const timeoutS = node.timeout ?? 30;
-    const result = await this.o.host.script(
-      {
-        node: id,
-        script: node.script,
-        state,
-        timeoutMs: timeoutS * 1000,
-        permissions: node.permissions,
-      },
-      this.#timeout(node, 30),
-    );
-    if (typeof result !== "object" || result === null || Array.isArray(result)) {
-      throw new NodeError(`script ${node.script} must return (print) one JSON object`);
-    }
-    const { _next, ...writes } = result as Record<string, unknown>;
-    if (_next !== undefined && _next !== null && _next !== "") {
-      if (typeof _next !== "string" || !Object.hasOwn(this.spec.nodes, _next)) {
-        throw new NodeError(
-          `script ${node.script} chose _next ${JSON.stringify(_next)}, which is no node`,
-        );
-      }
-      const allowed = [
-        ...node.routes ?? [],
-        ...(typeof node.next === "string" ? [node.next] : node.next ?? []),
-      ];
-      if (node.routes && !allowed.includes(_next)) {
-        throw new NodeError(
-          `script ${node.script} chose _next "${_next}", not one of its routes (${
-            node.routes.join(", ")
-          })`,
-        );
-      }
-      return { writes, output: writes, next: _next, route: "_next" };
-    }
-    return { writes, output: writes };
-  }
-
-  async #map(id: string, node: MapNode, state: State): Promise<NodeOutcome> {
-    const items = lookup(state, node.over);
-    if (!Array.isArray(items)) {
-      throw new NodeError(
-        `map "${id}": over "${node.over}" is ${items === undefined ? "absent" : "not a list"}`,
-      );
-    }
-    const branch = this.spec.nodes[node.branch];
-    const key = node.output_key ?? "output";
-    const limit = node.max_concurrency ?? this.spec.settings?.max_concurrency ??
-      DEFAULT_MAX_CONCURRENCY;
-    const results = await pool(items, limit, async (item, i) => {
-      const scope = { [node.as]: item, index: i };
-      try {
-        const out = await this.#exec(node.branch, branch, state, scope);
-        return out.writes[key] ?? out.output;
-      } catch (e) {
-        if (this.signal.aborted) throw e;
-        const fb = (branch as { fallback?: string }).fallback;
-        if (!fb) throw new NodeError(`map "${id}": branch ${i} failed: ${(e as Error).message}`);
-        const out = await this.#exec(fb, this.spec.nodes[fb], {
-          ...state,
-          last_error: { node: node.branch, message: (e as Error).message },
-        }, scope);
-        return out.writes[key] ?? out.output;
-      }
-    });
-    return { writes: { [node.collect_into]: results }, output: results };
-  }
-
-  async #approval(id: string, node: ApprovalNode, state: State): Promise<NodeOutcome> {
-    const question = render(node.question, state, { strict: true, what: `nodes.${id}.question` });
-    const answer = await this.o.host.ask(
-      { node: id, action: "select", question, options: [...node.options, "other"] },
-      this.signal,
-    );
-    const headless = node.headless;
-    if (answer === undefined) {
-      if (headless && node.routes[headless]) {
-        return {
-          writes: { choice: headless },
-          output: headless,
-          next: node.routes[headless],
-          route: `headless:${headless}`,
-        };
-      }
-      return {
-        writes: { choice: "", needs_human: { node: id, question } },
-        output: "",
-        next: node.on_other,
-        route: "needs_human",
-      };
-    }
-    const to = node.routes[answer];
-    return to
-      ? { writes: { choice: answer }, output: answer, next: to, route: `route:${answer}` }
-      : { writes: { choice: answer }, output: answer, next: node.on_other, route: "on_other" };
-  }
-
-  async #input(id: string, node: InputNode, state: State): Promise<NodeOutcome> {
-    const question = render(node.question, state, { strict: true, what: `nodes.${id}.question` });
-    const answer = await this.o.host.ask(
-      { node: id, action: "input", question, default: node.default },
-      this.signal,
-    ) ?? node.default;
-    if (answer === undefined) throw new NodeError(`input "${id}" needs a human and has no default`);
-    if (node.validation) {
-      const m = node.validation.match(/len\(input\)\s*(>=|<=|==|!=|>|<)\s*(\d+)/)!;
-      const n = Number(m[2]);
-      const len = answer.length;
-      const ok = {
-        ">=": len >= n,
-        "<=": len <= n,
-        "==": len === n,
-        "!=": len !== n,
-        ">": len > n,
-        "<": len < n,
-      }[m[1]];
-      if (!ok) throw new NodeError(`input "${id}": the answer fails ${node.validation}`);
-    }
-    return { writes: { input: answer }, output: answer };
-  }
-}
-
-/** The JSON object in a text answer: the whole text, a fenced block, or the outermost {…}. */
-export function parseJsonAnswer(text: string): unknown {
-  const tries = [text.trim()];
-  const fence = text.match(/```(?:json)?\s*\n([\s\S]*?)\n```/);
-  if (fence) tries.push(fence[1]);
-  const a = text.indexOf("{"), b = text.lastIndexOf("}");
-  if (a >= 0 && b > a) tries.push(text.slice(a, b + 1));
-  for (const t of tries) {
-    try {
-      const v = JSON.parse(t);
-      if (typeof v === "object" && v !== null) return v;
-    } catch { /* next */ }
-  }
-  return undefined;
-}
-
-/**
- * Maps `items` with at most `limit` calls at once; results in input order; the first error wins.
- * After an error no further item starts, and the error is thrown once the calls in flight have
- * settled: a failed map leaves no branch (nor the sub-agent session it opened) running behind it.
- */
-async function pool<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T, i: number) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let nextIndex = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async () => {
-    while (!failure && nextIndex < items.length) {
-      const i = nextIndex++;
-      try {
-        out[i] = await fn(items[i], i);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure) throw failure.error;
-  return out;
 }

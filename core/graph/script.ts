@@ -37,7 +37,7 @@ import { DEFAULT_MAX_MEMORY_MB, defaultMaxHeapMB } from "../extensions/plugin_ho
 import { workerMain } from "../extensions/plugin_host/worker_main.ts";
 import { findEscapingLink } from "../extensions/plugin_host/links.ts";
 import { scriptMain } from "./script_main.ts";
-import { NodeError } from "./run.ts";
+import { NodeError } from "./errors.ts";
 
 /** Above this many bytes of state JSON, `.sh` scripts get a file instead of the variable (R4). */
 export const STATE_ENV_LIMIT = 32 * 1024;
