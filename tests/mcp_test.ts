@@ -17,7 +17,7 @@ import {
   mcpServersFromAcp,
   parseMcpServers,
 } from "../core/extensions/mcp/mod.ts";
-import { mcpToolName } from "../core/extensions/mcp/client.ts";
+import { mcpToolName } from "../core/extensions/mcp/tools.ts";
 import {
   alivePids,
   COYOTE_FLAGS,

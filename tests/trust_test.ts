@@ -12,7 +12,7 @@ import { startModelServer } from "./support/model_server.ts";
 import { coyoteCommand } from "./support/run_coyote.ts";
 import { testApp } from "./support/fixtures.ts";
 import { createSession } from "../core/session/runtime.ts";
-import { mcpServerEnv } from "../core/extensions/mcp/mod.ts";
+import { mcpServerEnv } from "../core/extensions/mcp/config.ts";
 import { appendPermissionRule } from "../core/config/project.ts";
 import { isTrusted, setTrust, trustState, workspaceRoot } from "../core/config/trust.ts";
 

@@ -5,7 +5,7 @@
  * - stdio servers run through `./stdio_transport.ts` (own process group + tree marker, so a
  *   `sh -c` wrapper's children end with the server; junk stdout lines are logged under
  *   `COYOTE_DEBUG`; environment: a safe base plus the entry's `env`, `mcpServerEnv` in
- *   ./mod.ts); their stderr is kept (last 4 KiB) for error messages and copied to our
+ *   ./config.ts); their stderr is kept (last 4 KiB) for error messages and copied to our
  *   stderr under `COYOTE_DEBUG`.
  * - `http` uses Streamable HTTP, `sse` the legacy SSE transport; `headers` go with every
  *   request. A server that answers the optional event-stream GET with anything but
@@ -23,6 +23,10 @@
  *   cut to 64, or deduplicated) is logged once with both names.
  * - Prompts (`prompts/list`, `prompts/get`) and resources (`resources/list`, `resources/read`)
  *   are listed for servers that offer them (slash commands and attachable context).
+ *
+ * This module is the connection's lifecycle (transports, start-up, change notifications, close);
+ * the tools' adaptation (names, `tools/call`, result text, paged lists) is in ./tools.ts, the
+ * state of one server in ./server.ts, the shapes in ./types.ts and ./config.ts.
  * @module
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -30,63 +34,31 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CallToolResultSchema,
   GetPromptResultSchema,
   PromptListChangedNotificationSchema,
   ReadResourceResultSchema,
   ResourceListChangedNotificationSchema,
-  ResultSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolContext, ToolKind, ToolResult } from "../../../sdk/mod.ts";
 import type { AnyTool } from "../../protocol/types.ts";
-import {
-  type ConnectOptions,
-  DEFAULT_MCP_TIMEOUT_MS,
-  type DiscoveredMcpServer,
-  type McpChange,
-  type McpConnection,
-  type McpPromptInfo,
-  type McpResourceInfo,
-  mcpServerEnv,
-  type McpServerStatus,
-} from "./mod.ts";
+import { DEFAULT_MCP_TIMEOUT_MS, type DiscoveredMcpServer, mcpServerEnv } from "./config.ts";
+import type {
+  ConnectOptions,
+  McpChange,
+  McpConnection,
+  McpPromptInfo,
+  McpResourceInfo,
+  McpServerStatus,
+} from "./types.ts";
 import { sanitizeInputSchema } from "./schema.ts";
+import { errMsg, type ServerState, withTail } from "./server.ts";
+import { listAll, type McpTool, wrapTool } from "./tools.ts";
 import { DenoStdioTransport } from "./stdio_transport.ts";
 
 const VERSION = "0.1.0";
-const DEFAULT_TOOL_TIMEOUT_MS = 600_000;
 const STDERR_TAIL = 4096;
 /** Event-stream GETs allowed per remote server before Coyote stops re-opening it. */
 export const MAX_SSE_GETS = 5;
-
-/**
- * Sanitises a name part to `[a-zA-Z0-9_-]` (other characters become `_`).
- */
-export function sanitizeName(s: string): string {
-  return s.replace(/[^a-zA-Z0-9_-]/g, "_");
-}
-
-/** Short stable hash (FNV-1a, base36) used to keep truncated names unique. */
-function shortHash(s: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(36);
-}
-
-/**
- * The model-facing name of an MCP tool: `mcp__<server>__<tool>`, sanitised, at most 64
- * characters (OpenAI function-name rule); longer names are cut and get a hash suffix.
- */
-export function mcpToolName(server: string, tool: string): string {
-  const full = `mcp__${sanitizeName(server)}__${sanitizeName(tool)}`;
-  if (full.length <= 64) return full;
-  const suffix = "_" + shortHash(`${server}\u0000${tool}`);
-  return full.slice(0, 64 - suffix.length) + suffix;
-}
 
 function envOf(specEnv?: Record<string, string>): Record<string, string> {
   return mcpServerEnv(specEnv);
@@ -97,30 +69,6 @@ function resolveCwd(base: string, p?: string): string {
   if (p.startsWith("/")) return p;
   if (p === "~" || p.startsWith("~/")) return (Deno.env.get("HOME") ?? "") + p.slice(1);
   return `${base.replace(/\/$/, "")}/${p}`;
-}
-
-function errMsg(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  return String(e);
-}
-
-interface ServerState {
-  d: DiscoveredMcpServer;
-  client?: Client;
-  transport?: Transport;
-  alive: boolean;
-  deadReason?: string;
-  stderrTail: string;
-  status: McpServerStatus;
-  closing: boolean;
-  tools: AnyTool[];
-  prompts: McpPromptInfo[];
-  resources: McpResourceInfo[];
-}
-
-function withTail(msg: string, st: ServerState): string {
-  const tail = st.stderrTail.trim().split("\n").slice(-3).join(" | ").slice(-400);
-  return tail ? `${msg} (stderr: ${tail})` : msg;
 }
 
 /**
@@ -159,148 +107,6 @@ export function backoffFetch(log: (m: string) => void): typeof fetch {
 }
 
 class TimeoutError extends Error {}
-
-interface McpTool {
-  name: string;
-  title?: string;
-  description?: string;
-  inputSchema?: unknown;
-  annotations?: {
-    title?: string;
-    readOnlyHint?: boolean;
-    destructiveHint?: boolean;
-    openWorldHint?: boolean;
-  };
-}
-
-function toolKind(t: McpTool): ToolKind {
-  return t.annotations?.readOnlyHint === true ? "read" : "other";
-}
-
-/** Turns MCP `CallToolResult.content` into the text the model sees. */
-export function contentToText(content: unknown): string {
-  if (!Array.isArray(content)) return "";
-  const parts: string[] = [];
-  for (const c of content) {
-    if (!c || typeof c !== "object") continue;
-    const b = c as Record<string, unknown>;
-    switch (b.type) {
-      case "text":
-        parts.push(String(b.text ?? ""));
-        break;
-      case "image":
-      case "audio": {
-        const data = typeof b.data === "string" ? b.data : "";
-        parts.push(
-          `[${b.type}: ${b.mimeType ?? "unknown"}, ${Math.floor(data.length * 3 / 4)} bytes]`,
-        );
-        break;
-      }
-      case "resource": {
-        const r = (b.resource ?? {}) as Record<string, unknown>;
-        if (typeof r.text === "string") parts.push(`[resource ${r.uri}]\n${r.text}`);
-        else parts.push(`[resource ${r.uri}: ${r.mimeType ?? "binary"}]`);
-        break;
-      }
-      case "resource_link":
-        parts.push(`[resource link ${b.uri}${b.name ? ` (${b.name})` : ""}]`);
-        break;
-      default:
-        parts.push(JSON.stringify(b));
-    }
-  }
-  return parts.join("\n");
-}
-
-function wrapTool(
-  st: ServerState,
-  t: McpTool,
-  schema: Record<string, unknown>,
-  wrapped: boolean,
-  opts: ConnectOptions,
-): AnyTool {
-  const name = mcpToolName(st.d.name, t.name);
-  const server = st.d.name;
-  const toolTimeout = opts.toolTimeoutMs ??
-    (Number(Deno.env.get("MCP_TOOL_TIMEOUT")) || DEFAULT_TOOL_TIMEOUT_MS);
-  return {
-    name,
-    description: `${t.description ?? t.title ?? t.name} (MCP server ${server}, tool ${t.name})`
-      .slice(0, 4096),
-    input: schema,
-    kind: toolKind(t),
-    readOnly: t.annotations?.readOnlyHint === true,
-    title: () => t.annotations?.title ?? t.title ?? `${server}: ${t.name}`,
-    access: () => [{ type: "tool", name }],
-    async run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-      if (!st.alive || !st.client) {
-        return {
-          content: `MCP server ${server} is not running: ${st.deadReason ?? "not connected"}`,
-          isError: true,
-        };
-      }
-      try {
-        // Not `client.callTool`: it validates structured output against `outputSchema` and
-        // would replace an error result's own message with a schema-mismatch error.
-        // (A wrapped root's `{value}` is sent as is: MCP arguments are always an object.)
-        const args = input ?? {};
-        void wrapped;
-        const res = await st.client.request(
-          { method: "tools/call", params: { name: t.name, arguments: args as never } },
-          CallToolResultSchema,
-          { signal: ctx.signal, timeout: toolTimeout, resetTimeoutOnProgress: true },
-        );
-        const r = res as {
-          content?: unknown;
-          structuredContent?: unknown;
-          isError?: boolean;
-          toolResult?: unknown;
-        };
-        let text = r.content !== undefined
-          ? contentToText(r.content)
-          : JSON.stringify(r.toolResult ?? null);
-        if (!text && r.structuredContent !== undefined) text = JSON.stringify(r.structuredContent);
-        const out: ToolResult = { content: text, isError: r.isError === true };
-        out.rawOutput = r.structuredContent !== undefined ? r.structuredContent : r.content;
-        return out;
-      } catch (e) {
-        if (ctx.signal.aborted) return { content: "cancelled", isError: true };
-        if (!st.alive) {
-          return {
-            content: `MCP server ${server} is not running: ${st.deadReason ?? errMsg(e)}`,
-            isError: true,
-          };
-        }
-        return {
-          content: `MCP server ${server}, tool ${t.name} failed: ${errMsg(e)}`,
-          isError: true,
-        };
-      }
-    },
-  };
-}
-
-/** Reads every page of a list method (tools, prompts, resources) without the SDK item schemas. */
-async function listAll(
-  client: Client,
-  method: "tools/list" | "prompts/list" | "resources/list",
-  key: "tools" | "prompts" | "resources",
-  opts: { signal?: AbortSignal; timeout: number },
-): Promise<unknown[]> {
-  const items: unknown[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.request(
-      { method, params: cursor ? { cursor } : {} },
-      ResultSchema,
-      opts,
-    ) as Record<string, unknown>;
-    const list = page[key];
-    if (Array.isArray(list)) items.push(...list);
-    cursor = typeof page.nextCursor === "string" && page.nextCursor ? page.nextCursor : undefined;
-  } while (cursor && items.length < 10_000);
-  return items;
-}
 
 /** The live connection (see the module doc). */
 class Connection implements McpConnection {

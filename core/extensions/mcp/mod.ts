@@ -21,32 +21,29 @@
  *
  * `${VAR}` and `${VAR:-default}` are expanded in every string value from the process environment.
  * A stdio server's environment is only what its entry names plus a safe base
- * ({@link mcpServerEnv}), never Coyote's whole environment.
+ * (`mcpServerEnv`, ./config.ts), never Coyote's whole environment.
  * Connecting (and the MCP SDK) lives in `./client.ts`, loaded lazily by {@link connectMcpServers}.
+ * The entry shape, timeouts and environment are in ./config.ts, the connection's shapes in
+ * ./types.ts; this module re-exports the types, as the folder's public face.
  * @module
  */
-import type { AnyTool } from "../../protocol/types.ts";
 import type { AppOptions } from "../../config/app_options.ts";
 import { appTrusts } from "../../config/trust.ts";
+import type { DiscoveredMcpServer, McpServerSpec } from "./config.ts";
+import type { ConnectOptions, McpConnection } from "./types.ts";
 
-/** One MCP server, Claude Code / Cursor `mcpServers` entry shape. */
-export type McpServerSpec =
-  | { type?: "stdio"; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { type: "http" | "sse"; url: string; headers?: Record<string, string> };
-
-/** A discovered server and the file it came from. */
-export interface DiscoveredMcpServer {
-  name: string;
-  spec: McpServerSpec;
-  /** Absolute path of the config file, or `acp` / `config.yaml`. */
-  source: string;
-}
+export type { DiscoveredMcpServer, McpServerSpec } from "./config.ts";
+export type {
+  ConnectOptions,
+  McpChange,
+  McpConnection,
+  McpPromptInfo,
+  McpResourceInfo,
+  McpServerStatus,
+} from "./types.ts";
 
 /** Workspace config files, in the order the issue names them (highest priority first). */
 export const WORKSPACE_MCP_FILES = [".coyote/mcp.json", ".coyote/.mcp.json", ".mcp.json"] as const;
-
-/** Default time allowed for one server to start and list its tools (ms); env `MCP_TIMEOUT` overrides. */
-export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
 
 /**
  * Expands `${VAR}` and `${VAR:-default}` (shell convention) in `value` from `env`.
@@ -259,40 +256,6 @@ export async function loadMcpConfig(
 }
 
 /**
- * Variables a stdio server inherits besides those its entry's `env` names: the MCP SDK's
- * `getDefaultEnvironment()` list (POSIX, after sudo's defaults) plus locale and temp dir.
- */
-export const MCP_BASE_ENV = [
-  "HOME",
-  "LOGNAME",
-  "PATH",
-  "SHELL",
-  "TERM",
-  "USER",
-  "LANG",
-  "LC_ALL",
-  "TMPDIR",
-] as const;
-
-/**
- * The environment of a stdio MCP server: {@link MCP_BASE_ENV} from `get` (values that start with
- * `()`, shell functions, skipped as the SDK does) overlaid by the entry's own `env` — never the
- * whole environment, so provider keys and tokens reach a server only when its config names them
- * (`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`). Issue 11 §3.
- */
-export function mcpServerEnv(
-  specEnv: Record<string, string> | undefined,
-  get: (name: string) => string | undefined = (n) => Deno.env.get(n),
-): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const k of MCP_BASE_ENV) {
-    const v = get(k);
-    if (v !== undefined && !v.startsWith("()")) env[k] = v;
-  }
-  return { ...env, ...(specEnv ?? {}) };
-}
-
-/**
  * Reads user and workspace MCP config files (see the module doc for order).
  * Warnings (bad JSON, invalid entries, unset variables) go to stderr via `console.warn`.
  */
@@ -303,91 +266,6 @@ export async function discoverMcpServers(
   const { servers, warnings } = await loadMcpConfig(app, cwd);
   for (const w of warnings) console.warn(`coyote: warning: ${w}`);
   return servers;
-}
-
-/** Options for {@link connectMcpServers}. */
-export interface ConnectOptions {
-  /** Session workspace: default cwd of stdio servers; relative `cwd` values resolve against it. */
-  cwd: string;
-  /** Start-up timeout per server in ms (connect + lists); default `MCP_TIMEOUT` env or 30 000. */
-  timeoutMs?: number;
-  /** Timeout of one `tools/call` in ms; default `MCP_TOOL_TIMEOUT` env or 600 000 (reset on progress). */
-  toolTimeoutMs?: number;
-  /** Receives server failures (start-up, crash, dropped tools). Default: `console.warn`. */
-  onWarning?: (message: string) => void;
-  /** Receives one line per server when it is ready, renamed tools, list changes. Default: dropped. */
-  onInfo?: (message: string) => void;
-  /**
-   * Return at once and start the servers in the background (`ready` settles when every server
-   * connected or failed). Default false: resolve after `ready` (`coyote mcp list`, tests).
-   */
-  background?: boolean;
-}
-
-/** Status of one server. */
-export interface McpServerStatus {
-  name: string;
-  source: string;
-  type: "stdio" | "http" | "sse";
-  /** `unchecked`: listed without starting it (`coyote mcp list --no-connect`). */
-  status: "starting" | "connected" | "failed" | "timeout" | "closed" | "unchecked";
-  tools: number;
-  error?: string;
-  /** `serverInfo` from the MCP `initialize` result. */
-  serverInfo?: { name: string; version: string };
-}
-
-/** What changed on a connection: a server settled (`ready`/`failed`), stopped, or re-listed. */
-export interface McpChange {
-  server: string;
-  kind: "ready" | "failed" | "closed" | "tools" | "prompts" | "resources";
-}
-
-/** An MCP prompt (`prompts/list`), offered as the slash command `/<server>:<name>`. */
-export interface McpPromptInfo {
-  server: string;
-  name: string;
-  description?: string;
-  arguments: { name: string; description?: string; required: boolean }[];
-}
-
-/** An MCP resource (`resources/list`), attachable to a prompt (ACP `resource_link`). */
-export interface McpResourceInfo {
-  server: string;
-  uri: string;
-  name: string;
-  description?: string;
-  mimeType?: string;
-}
-
-/** The servers of a session: live tools, prompts, resources, and a way to close them. */
-export interface McpConnection {
-  /** Current tools named `mcp__<server>__<tool>` (sanitised to `[a-zA-Z0-9_-]`, at most 64 chars). */
-  readonly tools: AnyTool[];
-  /** One line per server that failed to start, timed out or stopped, and per dropped tool. */
-  warnings: string[];
-  /** Per-server status (for `coyote mcp list`, `/mcp`). */
-  readonly servers: McpServerStatus[];
-  /** Settles when every server has connected or failed (never rejects). */
-  ready: Promise<void>;
-  /** Calls `listener` on every {@link McpChange}; returns an unsubscribe function. */
-  onChange(listener: (change: McpChange) => void): () => void;
-  /** Prompts of the running servers. */
-  prompts(): McpPromptInfo[];
-  /** `prompts/get`: the prompt's messages (MCP `PromptMessage[]`). */
-  getPrompt(
-    server: string,
-    name: string,
-    args: Record<string, string>,
-  ): Promise<{ role: string; content: Record<string, unknown> }[]>;
-  /** Resources of the running servers. */
-  resources(): McpResourceInfo[];
-  /** `resources/read` on the server that lists `uri`; null when no running server lists it. */
-  readResource(
-    uri: string,
-  ): Promise<{ uri: string; mimeType?: string; text?: string; blob?: string }[] | null>;
-  /** Closes every client and ends every server's process tree (SIGTERM, then SIGKILL). Idempotent. */
-  close(): Promise<void>;
 }
 
 /**
