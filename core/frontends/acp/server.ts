@@ -3,8 +3,10 @@
  * JSON-RPC 2.0, one message per line), built on `npm:@agentclientprotocol/sdk`'s
  * `agent()` builder and `ndJsonStream`. See docs/acp.md for the method table.
  *
- * This module is the dispatch: the session table, `session/*` handlers, turn forwarding and
- * cancel ordering. Helpers: `./permission.ts` (guard asks), `./questions.ts` (`user__*`),
+ * This module is the dispatch: the handler table, `initialize`, config options, prompt
+ * admission and cancel ordering. The session table and the `session/new`, `load`, `resume`,
+ * `list`, `close` handlers are in `./sessions.ts`, a prompt turn's forwarding in `./turn.ts`.
+ * Helpers: `./permission.ts` (guard asks), `./questions.ts` (`user__*`),
  * `./client_host.ts` (client fs / terminals), `./config_options.ts`, `./errors.ts`,
  * `./input.ts` (oversized lines), `./replay.ts` (load replay), `./commands.ts` (slash
  * commands), `./stdio.ts` (stdout purity).
@@ -28,53 +30,36 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AppOptions } from "../../config/app_options.ts";
-import type {
-  EngineEvent,
-  EventEnvelope,
-  TurnEndedEvent,
-  TurnResult,
-} from "../../protocol/types.ts";
 import { takeStdoutForProtocol } from "./stdio.ts";
-import { type AcpPeer, errText, type LiveSession, within } from "./peer.ts";
-import { permissionResolver } from "./permission.ts";
-import { hostServices } from "./client_host.ts";
+import type { AcpPeer, LiveSession } from "./peer.ts";
 import { applyConfigOption, configOptions } from "./config_options.ts";
-import { configError, sessionOpenError } from "./errors.ts";
 import { limitLines, MAX_MESSAGE_BYTES, oversizedError } from "./input.ts";
-import { replayUpdates, titleOf } from "./replay.ts";
-import { availableCommands, runSlashCommand } from "./commands.ts";
-import { attachMcpResources, mcpStatusUpdate, watchMcp } from "./mcp_bridge.ts";
+import { runSlashCommand } from "./commands.ts";
+import { attachMcpResources } from "./mcp_bridge.ts";
 import { limitUpdate } from "./output_limit.ts";
+import {
+  type AcpStartOptions,
+  closeAllSessions,
+  closeSession,
+  listSessions,
+  loadSession,
+  newSession,
+  requireSession,
+  type SessionServer,
+} from "./sessions.ts";
+import { runTurn } from "./turn.ts";
 import denoJson from "../../../deno.json" with { type: "json" };
 import { configuredModel, modelInfo } from "../../config/models.ts";
 
 export { PERMISSION_OPTIONS } from "./permission.ts";
 export type { LiveSession } from "./peer.ts";
+export type { AcpStartOptions } from "./sessions.ts";
 
 /** ACP protocol version spoken (answered even when the client asks for a higher one). */
 export const ACP_PROTOCOL_VERSION = 1;
 
 type Runtime = typeof import("../../session/runtime.ts");
 type AcpModule = typeof import("@agentclientprotocol/sdk");
-
-/** Progress lines kept per sub-agent on its spawn call (the oldest are dropped). */
-const CHILD_LINES = 12;
-
-/** One line of at most 160 characters. */
-function oneLine(s: string): string {
-  const l = (s.split("\n").find((x) => x.trim()) ?? "").trim();
-  return l.length > 160 ? l.slice(0, 159) + "…" : l;
-}
-
-function isAbsolute(p: string): boolean {
-  return p.startsWith("/") || /^[A-Za-z]:[\\/]/.test(p);
-}
-
-/** Start-up problems reported later, from `session/new` (docs/acp.md "Bad input"). */
-export interface AcpStartOptions {
-  /** A `config.yaml` error: `initialize` is answered, every `session/new` answers it. */
-  configError?: string;
-}
 
 /**
  * Runs the ACP server on stdin/stdout until stdin closes. Returns the process exit code
@@ -125,7 +110,7 @@ export async function runAcpServer(app: AppOptions, start: AcpStartOptions = {})
     } catch { /* unsupported signal on this platform */ }
   }
   await conn.closed;
-  await server.shutdown();
+  await closeAllSessions(server);
   await chain.catch(() => {});
   for (const s of signals) {
     try {
@@ -136,7 +121,7 @@ export async function runAcpServer(app: AppOptions, start: AcpStartOptions = {})
 }
 
 /** The ACP agent: session table and handlers. Exported for in-process tests and benchmarks. */
-export class AcpServer implements AcpPeer {
+export class AcpServer implements AcpPeer, SessionServer {
   clientCaps: acp.ClientCapabilities = {};
   /** Arrival number of the last message, of pending prompts (by request id) and of cancels. */
   private seq = 0;
@@ -160,11 +145,11 @@ export class AcpServer implements AcpPeer {
       // validate it.
       .onNotification(methods.agent.session.cancel, () => {})
       .onRequest(methods.agent.initialize, ({ params }) => this.initialize(params))
-      .onRequest(methods.agent.session.new, ({ params }) => this.newSession(params))
-      .onRequest(methods.agent.session.load, ({ params }) => this.loadSession(params, true))
-      .onRequest(methods.agent.session.resume, ({ params }) => this.loadSession(params, false))
-      .onRequest(methods.agent.session.list, ({ params }) => this.listSessions(params))
-      .onRequest(methods.agent.session.close, ({ params }) => this.closeSession(params.sessionId))
+      .onRequest(methods.agent.session.new, ({ params }) => newSession(this, params))
+      .onRequest(methods.agent.session.load, ({ params }) => loadSession(this, params, true))
+      .onRequest(methods.agent.session.resume, ({ params }) => loadSession(this, params, false))
+      .onRequest(methods.agent.session.list, ({ params }) => listSessions(this, params))
+      .onRequest(methods.agent.session.close, ({ params }) => closeSession(this, params.sessionId))
       .onRequest(
         methods.agent.session.prompt,
         ({ params, requestId, signal }) => this.prompt(params, requestId, signal),
@@ -212,160 +197,10 @@ export class AcpServer implements AcpPeer {
     };
   }
 
-  private requireSession(sessionId: string): LiveSession {
-    const live = this.sessions.get(sessionId);
-    if (!live) throw this.sdk.RequestError.sessionNotFound(sessionId);
-    return live;
-  }
-
-  private checkCwd(cwd: string): void {
-    if (!isAbsolute(cwd)) {
-      throw this.sdk.RequestError.invalidParams(
-        { cwd },
-        `"cwd" must be an absolute path, got ${JSON.stringify(cwd)}`,
-      );
-    }
-    let ok = false;
-    try {
-      ok = Deno.statSync(cwd).isDirectory;
-    } catch { /* missing */ }
-    if (!ok) throw this.sdk.RequestError.invalidParams({ cwd }, `"cwd" is not a directory: ${cwd}`);
-  }
-
-  /** Creates (or resumes) an engine session wired to this connection. */
-  private async open(
-    cwd: string,
-    mcpServers: acp.McpServer[] | undefined,
-    resumeId?: string,
-  ): Promise<LiveSession> {
-    if (this.start.configError) throw configError(this.sdk, this.start.configError);
-    this.checkCwd(cwd);
-    const rt = await this.runtime();
-    const { mcpServersFromAcp } = await import("../../extensions/mcp/mod.ts");
-    const slot: { live?: LiveSession } = {};
-    const holder = { get: () => slot.live };
-    let session;
-    try {
-      session = await rt.createSession(this.app, {
-        cwd,
-        permission: permissionResolver(this, holder),
-        host: (scope) => hostServices(this, holder, scope),
-        mcpServers: mcpServersFromAcp(mcpServers ?? []),
-        ...(resumeId ? { resumeId } : {}),
-        log: (line) => console.error(line),
-      });
-    } catch (e) {
-      throw sessionOpenError(this.sdk, e, resumeId);
-    }
-    const live: LiveSession = {
-      session,
-      calls: new Map(),
-      terminalCalls: new Map(),
-      children: new Map(),
-    };
-    slot.live = live;
-    this.sessions.set(session.id, live);
-    return live;
-  }
-
-  /** `session/new`: a session rooted at `cwd`; `available_commands_update` follows the response. */
-  async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
-    const live = await this.open(params.cwd, params.mcpServers);
-    const options = configOptions(await this.runtime(), this.app, live.session);
-    this.afterResponse(live);
-    return { sessionId: live.session.id, configOptions: options };
-  }
-
-  /**
-   * `session/load` (replay = true) and `session/resume` (no replay). The replay finishes
-   * every tool call the transcript left open (a crash mid-call) as `failed`.
-   */
-  async loadSession(
-    params: acp.LoadSessionRequest | acp.ResumeSessionRequest,
-    replay: boolean,
-  ): Promise<acp.LoadSessionResponse> {
-    let live = this.sessions.get(params.sessionId);
-    if (live) {
-      if (live.turn) {
-        throw this.sdk.RequestError.invalidRequest(
-          { sessionId: params.sessionId },
-          "a prompt turn is running in this session",
-        );
-      }
-    } else {
-      live = await this.open(params.cwd, params.mcpServers ?? [], params.sessionId);
-    }
-    const history = live.session.history();
-    if (replay) {
-      for (const update of replayUpdates(history)) await this.notify(live.session.id, update);
-    }
-    const title = titleOf(history);
-    if (title) live.titleSent = title;
-    const options = configOptions(await this.runtime(), this.app, live.session);
-    this.afterResponse(live, title);
-    return { configOptions: options };
-  }
-
-  async listSessions(params: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse> {
-    const rt = await this.runtime();
-    const list = await rt.listSessions(this.app, params.cwd ? { cwd: params.cwd } : {});
-    return {
-      // Sub-agents' transcripts are not conversations of their own.
-      sessions: list.filter((s) => !s.parentId).map((s) => ({
-        sessionId: s.sessionId,
-        cwd: s.cwd,
-        title: s.title || s.name || null,
-        updatedAt: s.updatedAt,
-      })),
-    };
-  }
-
-  async closeSession(sessionId: string): Promise<acp.CloseSessionResponse> {
-    const live = this.requireSession(sessionId);
-    this.sessions.delete(sessionId);
-    await this.stopSession(live);
-    return {};
-  }
-
-  private async stopSession(live: LiveSession): Promise<void> {
-    if (live.turn) {
-      live.turn.ac.abort();
-      await within(live.turn.done.catch(() => {}), 5000);
-    }
-    await within(live.session.close().catch(() => {}), 8000);
-  }
-
-  /** Closes every session (aborting turns first). Called when stdin closes. */
-  async shutdown(): Promise<void> {
-    const all = [...this.sessions.values()];
-    this.sessions.clear();
-    await Promise.all(all.map((l) => this.stopSession(l)));
-  }
-
-  /**
-   * Sends `available_commands_update` (and the stored title as `session_info_update`) after
-   * the current response has been queued: call it last in a handler, right before returning
-   * (the SDK queues the response in the same microtask run; this timer fires after it).
-   */
-  private afterResponse(live: LiveSession, title?: string): void {
-    setTimeout(() => {
-      void this.notify(live.session.id, {
-        sessionUpdate: "available_commands_update",
-        availableCommands: availableCommands(live),
-      });
-      if (title) {
-        void this.notify(live.session.id, { sessionUpdate: "session_info_update", title });
-      }
-      const status = mcpStatusUpdate(live);
-      if (status) void this.notify(live.session.id, status);
-      watchMcp(this, live);
-    }, 0);
-  }
-
   async setConfigOption(
     params: acp.SetSessionConfigOptionRequest,
   ): Promise<acp.SetSessionConfigOptionResponse> {
-    const live = this.requireSession(params.sessionId);
+    const live = requireSession(this, params.sessionId);
     applyConfigOption(this.sdk, live.session, params);
     return { configOptions: configOptions(await this.runtime(), this.app, live.session) };
   }
@@ -394,7 +229,7 @@ export class AcpServer implements AcpPeer {
   ): Promise<acp.PromptResponse> {
     const arrived = this.promptSeq.get(requestId) ?? this.seq;
     this.promptSeq.delete(requestId);
-    const live = this.requireSession(params.sessionId);
+    const live = requireSession(this, params.sessionId);
     if (live.turn) {
       throw new this.sdk.RequestError(
         -32600,
@@ -414,162 +249,10 @@ export class AcpServer implements AcpPeer {
       const local = await runSlashCommand(this, live, params.prompt, ac.signal);
       if (local) return local;
       await attachMcpResources(live, params.prompt);
-      return await this.runTurn(live, params, ac);
+      return await runTurn(this, live, params, ac);
     } finally {
       requestSignal?.removeEventListener("abort", onRequestCancel);
     }
-  }
-
-  private async runTurn(
-    live: LiveSession,
-    params: acp.PromptRequest,
-    ac: AbortController,
-  ): Promise<acp.PromptResponse> {
-    const sessionId = live.session.id;
-    live.calls.clear();
-    live.children.clear();
-    // Every update of the turn precedes its response: a tool that outlives the turn (it
-    // ignored the cancel past the engine's grace) cannot send updates afterwards.
-    let turnOpen = true;
-    let ended: TurnEndedEvent | null = null;
-    const onEvent = (env: EventEnvelope) => {
-      if (!turnOpen) return;
-      if (env.session_id !== sessionId) return this.forwardChild(live, env);
-      if (env.update.sessionUpdate === "turn_ended") ended = env.update;
-      else if (env.update.sessionUpdate !== "turn_started") this.forward(live, env.update);
-    };
-    const running = live.session.prompt(params.prompt, { signal: ac.signal, onEvent });
-    live.turn = { ac, done: running };
-    let result: TurnResult;
-    try {
-      await running;
-      if (!ended) throw new Error("the turn ended without a turn_ended event");
-      result = ended;
-    } catch (e) {
-      if (ac.signal.aborted) result = { stopReason: "cancelled" } as TurnResult;
-      else throw this.sdk.RequestError.internalError(undefined, errText(e));
-    } finally {
-      live.turn = undefined;
-      turnOpen = false;
-    }
-    this.sendTitle(live);
-    if (result.usage) {
-      const u = live.usage ??= { prompt_tokens: 0, completion_tokens: 0, requests: 0 };
-      u.prompt_tokens += result.usage.prompt_tokens ?? 0;
-      u.completion_tokens += result.usage.completion_tokens ?? 0;
-      u.requests += result.usage.requests ?? 0;
-    }
-    const cancelled = ac.signal.aborted || result.stopReason === "cancelled";
-    if (cancelled) {
-      // Every tool call ends: finish stragglers the engine left open.
-      for (const [toolCallId, status] of live.calls) {
-        if (status !== "completed" && status !== "failed") {
-          void this.notify(sessionId, {
-            sessionUpdate: "tool_call_update",
-            toolCallId,
-            status: "failed",
-          });
-        }
-      }
-      live.calls.clear();
-      return { stopReason: "cancelled" };
-    }
-    live.calls.clear();
-    if (result.error) {
-      // The editor's log (stderr) gets the failure too; the client gets it as the error below.
-      console.error(`coyote: ${result.error.message}`);
-      throw new this.sdk.RequestError(-32603, `Internal error: ${result.error.message}`, {
-        code: result.error.code,
-        stopReason: result.stopReason,
-      });
-    }
-    return {
-      stopReason: result.stopReason,
-      _meta: { coyote: { usage: result.usage, denied: result.denied.length } },
-    };
-  }
-
-  /** `session_info_update {title}` once the session has a title the client has not seen. */
-  private sendTitle(live: LiveSession): void {
-    const title = titleOf(live.session.history());
-    if (!title || title === live.titleSent) return;
-    live.titleSent = title;
-    void this.notify(live.session.id, {
-      sessionUpdate: "session_info_update",
-      title,
-      updatedAt: new Date().toISOString(),
-    });
-  }
-
-  /** Forwards one engine event of a live turn (user echo dropped; terminal embeds kept). */
-  private forward(live: LiveSession, ev: EngineEvent): void {
-    const id = live.session.id;
-    switch (ev.sessionUpdate) {
-      case "user_message_chunk":
-        return; // the client already shows its own prompt
-      case "tool_call":
-        live.calls.set(ev.toolCallId, ev.status ?? "pending");
-        break;
-      case "tool_call_update": {
-        if (ev.status) live.calls.set(ev.toolCallId, ev.status);
-        if (live.terminalCalls.has(ev.toolCallId) && ev.content) {
-          // The embedded terminal already shows the output: keep it instead of replacing it.
-          const { content: _drop, ...rest } = ev;
-          void this.notify(id, rest as acp.SessionUpdate);
-          if (ev.status === "completed" || ev.status === "failed") {
-            live.terminalCalls.delete(ev.toolCallId);
-          }
-          return;
-        }
-        break;
-      }
-    }
-    void this.notify(id, ev);
-  }
-
-  /**
-   * A sub-agent's event: shown as `tool_call_update` content on the root's `agent__spawn` call
-   * the sub-agent descends from — one line per tool call it starts, per failure, and its end
-   * (the last {@link CHILD_LINES} lines of each sub-agent). The full record is the
-   * sub-agent's own transcript.
-   */
-  private forwardChild(live: LiveSession, env: EventEnvelope): void {
-    let view = live.children.get(env.agent_id);
-    if (!view) {
-      const parent = env.parent_id ? live.children.get(env.parent_id) : undefined;
-      const rootCallId = parent?.rootCallId ?? env.parent_tool_call_id;
-      if (!rootCallId) return;
-      view = { rootCallId, lines: [] };
-      live.children.set(env.agent_id, view);
-    }
-    const ev = env.update;
-    let line: string | null = null;
-    if (ev.sessionUpdate === "turn_started") line = `started: ${oneLine(ev.prompt)}`;
-    else if (ev.sessionUpdate === "tool_call") line = `• ${ev.title}`;
-    else if (ev.sessionUpdate === "tool_call_update" && ev.status === "failed") {
-      const c = ev.content?.[0];
-      line = `  ✗ ${
-        oneLine(c && c.type === "content" && c.content.type === "text" ? c.content.text : "failed")
-      }`;
-    } else if (ev.sessionUpdate === "turn_ended") {
-      line = ev.error
-        ? `failed: ${oneLine(ev.error.message)}`
-        : `${ev.stopReason} (${ev.usage.requests} request(s), ${ev.usage.total_tokens} tokens)`;
-    }
-    if (line === null) return;
-    view.lines.push(line);
-    if (view.lines.length > CHILD_LINES) view.lines.splice(0, view.lines.length - CHILD_LINES);
-    const rootCallId = view.rootCallId;
-    const text = [...live.children.entries()]
-      .filter(([, v]) => v.rootCallId === rootCallId)
-      .map(([id, v]) => v.lines.map((l) => `[${id}] ${l}`).join("\n"))
-      .join("\n");
-    void this.notify(live.session.id, {
-      sessionUpdate: "tool_call_update",
-      toolCallId: rootCallId,
-      content: [{ type: "content", content: { type: "text", text } }],
-      _meta: { coyote: { agent_id: env.agent_id, parent_id: env.parent_id, seq: env.seq } },
-    });
   }
 
   /**
