@@ -9,7 +9,7 @@
  * @module
  */
 
-/** Subcommands that take a subcommand word, as registered in core/frontends/cli/mod.ts. */
+/** Subcommands that take a subcommand word, as registered in core/frontends/cli/args.ts. */
 export const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   plugins: ["list", "check"],
   mcp: ["list"],

@@ -12,7 +12,7 @@
  * Names resolved per workspace (`--agent`, `--skill`, an id-shaped `--session`) are checked where
  * the workspace is known: before the first request in one-shot, headless and REPL runs; from
  * `session/new` in ACP (the session's `cwd` may hold the agent or skill). `-C` and `-f` are checked
- * in core/frontends/cli/mod.ts where they are used.
+ * where they are used: core/frontends/cli/mod.ts (`-C`) and core/frontends/cli/prompt.ts (`-f`).
  * @module
  */
 import { resolve } from "node:path";

@@ -1,0 +1,80 @@
+/**
+ * {@link resolveApp}: the run's {@link AppOptions} from the parsed flags, the environment and the
+ * config file (flag > env > config > default), with a trusted workspace's project config merged
+ * under the flags.
+ * @module
+ */
+import type { AppOptions } from "../../config/app_options.ts";
+import { loadConfig, resolveDirs } from "../../config/config.ts";
+import { ConfigError } from "../../protocol/errors.ts";
+import { sandboxSettings } from "../../policy/sandbox/settings.ts";
+import type { ParsedCli } from "./args.ts";
+import { UsageError } from "./output.ts";
+
+/** `["k=v", …]` → `{k: "v"}` (last wins). @throws UsageError for an entry without a name. */
+function agentVariables(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of pairs) {
+    const eq = p.indexOf("=");
+    if (eq <= 0) {
+      throw new UsageError(`--agent-variable needs NAME VALUE, got ${JSON.stringify(p)}`);
+    }
+    out[p.slice(0, eq)] = p.slice(eq + 1);
+  }
+  return out;
+}
+
+/** Resolves AppOptions from parsed flags, environment and config file. */
+export async function resolveApp(
+  opts: ParsedCli["opts"],
+  onConfigError?: (e: ConfigError) => void,
+): Promise<AppOptions> {
+  const { configDir, dataDir } = resolveDirs(Deno.env);
+  let loaded: Awaited<ReturnType<typeof loadConfig>>;
+  try {
+    loaded = await loadConfig(configDir);
+  } catch (e) {
+    // ACP: the error is reported from `session/new` instead (docs/acp.md "Bad input").
+    if (!(e instanceof ConfigError) || !onConfigError) throw e;
+    onConfigError(e);
+    loaded = { config: {} };
+  }
+  const { config, path } = loaded;
+  const app: AppOptions = {
+    cwd: Deno.cwd(),
+    configDir,
+    dataDir,
+    config,
+    configPath: path,
+    model: opts.model,
+    baseURL: opts.baseUrl,
+    apiKey: opts.apiKey,
+    allow: opts.allow ?? [],
+    deny: opts.deny ?? [],
+    dangerouslySkipPermissions: !!opts.dangerouslySkipPermissions,
+    sandbox: sandboxSettings(config.sandbox, { noSandbox: opts.sandbox === false }),
+    plugins: opts.plugin ?? [],
+    noWorkspaceMcp: opts.workspaceMcp === false,
+    verbose: !!opts.verbose,
+    headless: !!opts.headless || !!opts.acpServer,
+    maxTurns: opts.maxTurns ?? config.max_turns ?? 50,
+    agent: opts.agent ?? config.agent,
+    trustWorkspace: !!opts.trustWorkspace,
+    agentVariables: agentVariables(opts.agentVariable ?? []),
+    skills: opts.skill ?? [],
+    addDirs: opts.addDir ?? [],
+  };
+  // Project config (.coyote/config.yaml, trusted workspaces only) is merged under the flags.
+  const { applyWorkspace } = await import("../../config/project.ts");
+  try {
+    return await applyWorkspace(app, app.cwd, {
+      userConfig: config,
+      flags: { agent: opts.agent, maxTurns: opts.maxTurns },
+    });
+  } catch (e) {
+    // ACP: reported from `session/new`, where the runtime applies the workspace again.
+    if (!(e instanceof ConfigError) || !onConfigError) throw e;
+    if (!opts.acpServer) onConfigError(e);
+    return app;
+  }
+}
