@@ -8,7 +8,7 @@
 import { slashCommands } from "../slash_commands.ts";
 import { costUsd, modelInfo } from "../../config/models.ts";
 import { formatTokens } from "../render/mod.ts";
-import type { ReplContext } from "./mod.ts";
+import type { ReplContext } from "./context.ts";
 
 const KEYS = [
   "Keys: Enter sends · \\ at the end of a line, Alt+Enter or a paste continue on the next line",

@@ -8,7 +8,8 @@
  *   are one entry).
  * - Slash commands: the shared list of core/frontends/slash_commands.ts, also as `.name` (core/frontends/repl/commands.ts);
  *   an unknown `/name` gets a note and is not sent to the model.
- *   `!cmd` runs a shell command through the guard (deny rules hold) in the session's OS sandbox.
+ *   `!cmd` runs a shell command through the guard (deny rules hold) in the session's OS sandbox
+ *   (core/frontends/repl/shell.ts).
  * - Keys: Ctrl+C cancels the running turn (its tools and sub-agents end with it) and keeps the
  *   REPL; at the prompt it clears the line, and a second Ctrl+C within 2 s on an empty prompt
  *   exits; Ctrl+D on an empty line exits.
@@ -28,7 +29,7 @@ import type {
   PermissionRequest,
   PromptInput,
 } from "../../protocol/types.ts";
-import type { AgentSession } from "../../session/conversation.ts";
+import type { AgentSession } from "../../session/types.ts";
 import { modelInfo } from "../../config/models.ts";
 import { BUILTIN_COMMANDS } from "../slash_commands.ts";
 // The renderer, the permission prompt and the commands load with the session (after the prompt
@@ -36,6 +37,8 @@ import { BUILTIN_COMMANDS } from "../slash_commands.ts";
 import type { Renderer } from "../render/terminal.ts";
 import { colorFor, styles, terminalWidth } from "../render/style.ts";
 import { hasControls, safeLine, safeText } from "../../util/terminal_safe.ts";
+import { err, out, type ReplContext, writeAll } from "./context.ts";
+import { shell } from "./shell.ts";
 import {
   appendHistory,
   complete,
@@ -50,41 +53,10 @@ export const PASTE_MS = 12;
 /** A second Ctrl+C at an empty prompt within this many ms exits. */
 export const EXIT_WINDOW_MS = 2000;
 
-const enc = new TextEncoder();
-function writeAll(file: { writeSync(p: Uint8Array): number }, text: string | Uint8Array) {
-  const bytes = typeof text === "string" ? enc.encode(text) : text;
-  let off = 0;
-  while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
-}
-const out = (t: string) => writeAll(Deno.stdout, t);
-const err = (t: string) => writeAll(Deno.stderr, t);
-
 /** Options for {@link runRepl}. */
 export interface ReplOptions {
   sessionName?: string;
   continueLatest?: boolean;
-}
-
-/** What the slash commands may touch (core/frontends/repl/commands.ts). */
-export interface ReplContext {
-  app: AppOptions;
-  session: AgentSession;
-  say(text: string): void;
-  /** Replaces the session (`/session new|switch`, `/clear`). */
-  replaceSession(opts: { resumeId?: string }): Promise<void>;
-  /** Runs a turn with this prompt (e.g. `/skill NAME text`). */
-  runTurn(input: PromptInput): Promise<void>;
-  /** Marks the workspace trusted for "always" answers (`/trust`). */
-  trustNow(): void;
-  exit(): void;
-  /** Usage of this REPL's turns. */
-  usage: {
-    prompt_tokens: number;
-    completion_tokens: number;
-    total_tokens: number;
-    requests: number;
-  };
-  renderer: Renderer;
 }
 
 /** Runs the REPL until `/exit`, Ctrl+D or a double Ctrl+C; returns the exit code. */
@@ -503,56 +475,6 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     await session.close().catch(() => {});
   }
   return code;
-}
-
-/**
- * `!cmd`: the user's own shell command. The guard decides first — a deny rule refuses it; an
- * `ask` is answered by the user having typed it — then it runs in the session's OS sandbox
- * (core/policy/sandbox/), output straight to the terminal, stdin closed.
- */
-async function shell(ctx: ReplContext, command: string): Promise<void> {
-  if (!command) return ctx.say("usage: !COMMAND");
-  const s = styles(colorFor(Deno.stderr.isTerminal()));
-  const verdict = await ctx.session.policy.evaluate({ type: "execute", command }).catch((e) => ({
-    decision: "deny" as const,
-    reason: `the guard could not evaluate it (${(e as Error).message})`,
-  }));
-  if (verdict.decision === "deny") {
-    err(s.red(`denied: ${safeText(verdict.reason)}\n`));
-    return;
-  }
-  const sb = ctx.session.commandSandbox;
-  const plan = sb
-    ? sb.prepare(command, ctx.session.cwd, "bash")
-    : { program: "bash", args: ["-c", command], env: Deno.env.toObject(), sandboxed: false };
-  if ("refused" in plan) {
-    err(s.red(`${safeText(plan.refused.replace(/^error: /, ""))}\n`));
-    return;
-  }
-  const ctrl = new AbortController();
-  const onInt = () => ctrl.abort();
-  Deno.addSignalListener("SIGINT", onInt);
-  try {
-    const child = new Deno.Command(plan.program, {
-      args: plan.args,
-      cwd: ctx.session.cwd,
-      env: plan.env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "inherit",
-      stderr: "inherit",
-      signal: ctrl.signal,
-    }).spawn();
-    const st = await child.status;
-    if (st.code !== 0) err(s.dim(`exit ${st.code}${plan.sandboxed ? "" : " (not sandboxed)"}\n`));
-    // The sandbox's clean-up: `.git`/`.coyote`/`.mcp.json` the command created are removed.
-    const note = "after" in plan ? plan.after?.() : undefined;
-    if (note) err(s.dim(`${safeText(note)}\n`));
-  } catch (e) {
-    err(s.red(`could not run: ${safeText((e as Error).message)}\n`));
-  } finally {
-    Deno.removeSignalListener("SIGINT", onInt);
-  }
 }
 
 /** Completion candidates without those holding a control character (see the completer). */
