@@ -935,7 +935,7 @@ Deno.test("guard: a verdict takes well under 1 ms once the parser is loaded", as
 });
 
 Deno.test("guard: policyCommand prints rules, sources, defaults and flags; bad rules exit 2", async () => {
-  const { policyCommand } = await import("../core/frontends/cli/policy.ts");
+  const { policyCommand } = await import("../core/frontends/policy_show.ts");
   const app = {
     cwd: ws,
     configDir: cfg,

@@ -9,7 +9,8 @@
  * This module is {@link main} and the dispatch. Its parts: ./args.ts (the flags), ./resolve.ts
  * (`resolveApp`), ./prompt.ts (the request: words, `-f` files, stdin, images), ./output.ts
  * (stdout, usage errors), and one module per subcommand (./agents.ts, ./graph.ts, ./mcp.ts,
- * ./plugins.ts, ./policy.ts, ./sessions.ts, ./trust.ts), each loaded when its command runs.
+ * ./plugins.ts, ./sessions.ts, ./trust.ts; `policy show` is ../policy_show.ts, shared with the
+ * REPL), each loaded when its command runs.
  * @module
  */
 import type { AppOptions } from "../../config/app_options.ts";
@@ -133,7 +134,7 @@ export async function main(argv: string[]): Promise<number> {
     if (name === "graph") {
       return await (await import("./graph.ts")).graphCommand(app, sub, args, textOut);
     }
-    return await (await import("./policy.ts")).policyCommand(
+    return await (await import("../policy_show.ts")).policyCommand(
       app,
       (s: string) => textOut(s.endsWith("\n") ? s : s + "\n"),
     );

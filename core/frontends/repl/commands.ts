@@ -222,7 +222,7 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
       return true;
     }
     case "policy": {
-      const { policyCommand } = await import("../cli/policy.ts");
+      const { policyCommand } = await import("../policy_show.ts");
       await policyCommand(ctx.app, (t) => say(t));
       return true;
     }

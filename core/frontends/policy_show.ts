@@ -4,10 +4,13 @@
  * (core/policy/sandbox/) derived from it, via `out`
  * (stdout). A malformed rule is a config/usage error: the message (naming the
  * rule and where it came from) goes to stderr and the exit code is 2.
+ *
+ * Shared by the frontends: the CLI's `coyote policy show` (core/frontends/cli/mod.ts) and the
+ * REPL's `/policy` (core/frontends/repl/commands.ts) print the same text.
  * @module
  */
-import type { AppOptions } from "../../config/app_options.ts";
-import { Policy, PolicyError } from "../../policy/policy.ts";
+import type { AppOptions } from "../config/app_options.ts";
+import { Policy, PolicyError } from "../policy/policy.ts";
 
 /** Exit code for usage/config errors (README "Exit codes"). */
 const EXIT_USAGE = 2;
@@ -37,7 +40,7 @@ export async function policyCommand(
   }
   await policy.globsReady();
   out(policy.describe());
-  const sb = await import("../../policy/sandbox/mod.ts");
+  const sb = await import("../policy/sandbox/mod.ts");
   const sandbox = await sb.CommandSandbox.create(policy, app.sandbox ?? sb.DEFAULT_SANDBOX);
   out("\n" + sb.describeSandbox(sb.deriveProfile(policy), sandbox.status));
   return 0;
