@@ -6,7 +6,7 @@
  */
 import type { AppOptions } from "../../config/app_options.ts";
 import type { PromptInput } from "../../protocol/types.ts";
-import type { AgentSession } from "../../session/conversation.ts";
+import type { AgentSession } from "../../session/types.ts";
 import type { Renderer } from "../render/terminal.ts";
 
 const enc = new TextEncoder();
