@@ -31,7 +31,7 @@ import type {
   TurnResult,
   TurnUsage,
 } from "../protocol/types.ts";
-import type { AgentSession, SessionOptions } from "../session/conversation.ts";
+import type { ChildSessionOptions, SupervisedSession } from "./types.ts";
 import { transcriptPath } from "../transcript/store.ts";
 import { condense } from "./summary.ts";
 import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
@@ -43,15 +43,15 @@ export class SpawnRefused extends Error {
   override name = "SpawnRefused";
 }
 
-/** One child of the current turn. */
-export interface ChildRun {
+/** One child of the current turn (`S`: the session type of the tree). */
+export interface ChildRun<S extends SupervisedSession = SupervisedSession> {
   id: string;
   agent: string;
   prompt: string;
   status: AgentRunSummary["status"];
   /** The parent's `agent__spawn` tool call. */
   toolCallId: string;
-  session?: AgentSession;
+  session?: S;
   ctrl: AbortController;
   queuedAt: number;
   startedAt?: number;
@@ -67,14 +67,14 @@ export interface ChildRun {
   activity?: string;
 }
 
-/** What the supervisor needs from its session. */
-export interface SupervisorHost {
+/** What the supervisor needs from its session (`S`: the session type, core/supervisor/types.ts). */
+export interface SupervisorHost<S extends SupervisedSession = SupervisedSession> {
   /** The owning session (set once it exists). */
-  owner(): AgentSession;
+  owner(): S;
   /** Opens a child session (core/session/conversation.ts `openSession` on the owner's workspace). */
-  open(opts: SessionOptions): Promise<AgentSession>;
+  open(opts: ChildSessionOptions<S>): Promise<S>;
   /** The child's permission resolver and host services (the root's, escalating). */
-  childWiring(def: AgentSpec): Pick<SessionOptions, "permission" | "host">;
+  childWiring(def: AgentSpec): Pick<ChildSessionOptions<S>, "permission" | "host">;
   /** Depth cap inherited from the ancestors (min of their `max_agent_depth`). */
   depthCap: number;
   /**
@@ -99,19 +99,38 @@ export function addUsage(into: TurnUsage, u: TurnUsage): void {
   into.requests += u.requests;
 }
 
+/**
+ * A turn's result with its children's rolled up (from {@link Supervisor.endTurn}): their usage
+ * added, their denied actions appended, their summaries as `agents`. Unchanged without children.
+ */
+export function withChildRuns(
+  result: TurnResult,
+  kids: { usage: TurnUsage; denied: DeniedAction[]; agents: AgentRunSummary[] },
+): TurnResult {
+  if (!kids.agents.length) return result;
+  const usage = { ...result.usage };
+  addUsage(usage, kids.usage);
+  return {
+    ...result,
+    usage,
+    denied: [...result.denied, ...kids.denied],
+    agents: kids.agents,
+  };
+}
+
 function zeroUsage(): TurnUsage {
   return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 };
 }
 
 /** See the module doc. */
-export class Supervisor {
-  readonly runs = new Map<string, ChildRun>();
+export class Supervisor<S extends SupervisedSession = SupervisedSession> {
+  readonly runs = new Map<string, ChildRun<S>>();
   #sink: EnvelopeSink | null = null;
   #reminders = 0;
   #turnSignal: AbortSignal | null = null;
   #onTurnAbort = () => this.cancelAll("the parent's turn was cancelled");
 
-  constructor(readonly host: SupervisorHost) {}
+  constructor(readonly host: SupervisorHost<S>) {}
 
   get limits(): AgentLimits {
     return limitsOf(this.host.owner().definition);
@@ -151,7 +170,7 @@ export class Supervisor {
     return { usage, denied, agents };
   }
 
-  summary(r: ChildRun): AgentRunSummary {
+  summary(r: ChildRun<S>): AgentRunSummary {
     return {
       agent_id: r.id,
       agent: r.agent,
@@ -178,7 +197,7 @@ export class Supervisor {
     }
   };
 
-  running(): ChildRun[] {
+  running(): ChildRun<S>[] {
     return [...this.runs.values()].filter((r) => r.status === "running");
   }
 
@@ -186,7 +205,7 @@ export class Supervisor {
    * Spawns a child (see the module doc); returns its run at once.
    * @throws SpawnRefused with the reason.
    */
-  spawn(agentName: string, prompt: string, toolCallId: string): ChildRun {
+  spawn(agentName: string, prompt: string, toolCallId: string): ChildRun<S> {
     const owner = this.host.owner();
     const def = owner.definition;
     if (!def.can_spawn_agents) {
@@ -225,7 +244,7 @@ export class Supervisor {
     };
     let id = `${agentName}-${randomHex8()}`;
     while (this.runs.has(id)) id = `${agentName}-${randomHex8()}`;
-    const run: ChildRun = {
+    const run: ChildRun<S> = {
       id,
       agent: agentName,
       prompt,
@@ -264,7 +283,7 @@ export class Supervisor {
     }
   }
 
-  async #start(run: ChildRun): Promise<void> {
+  async #start(run: ChildRun<S>): Promise<void> {
     run.status = "running";
     run.startedAt = performance.now();
     const owner = this.host.owner();
@@ -298,7 +317,7 @@ export class Supervisor {
   }
 
   /** The result text of a child for its parent (condensed past the threshold). */
-  resultText(run: ChildRun): string {
+  resultText(run: ChildRun<S>): string {
     if (run.status === "queued" || run.status === "running") {
       return `${run.id} is ${run.status}${run.activity ? ` (last: ${run.activity})` : ""}.`;
     }
@@ -321,7 +340,7 @@ export class Supervisor {
   }
 
   /** `agent__check`: status, or the result when it ended (then it counts as collected). */
-  check(id: string): ChildRun {
+  check(id: string): ChildRun<S> {
     const run = this.#get(id);
     if (run.status !== "queued" && run.status !== "running") run.collected = true;
     return run;
@@ -335,7 +354,7 @@ export class Supervisor {
     id: string | undefined,
     timeoutMs: number,
     signal: AbortSignal,
-  ): Promise<ChildRun[]> {
+  ): Promise<ChildRun<S>[]> {
     const runs = id ? [this.#get(id)] : [...this.runs.values()].filter((r) => !r.collected);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort = () => {};
@@ -354,7 +373,7 @@ export class Supervisor {
   }
 
   /** `agent__cancel`: cancels a child (and through its turn, its descendants). */
-  async cancel(id: string): Promise<ChildRun> {
+  async cancel(id: string): Promise<ChildRun<S>> {
     const run = this.#get(id);
     this.#abort(run, "cancelled by its parent");
     await run.done;
@@ -362,7 +381,7 @@ export class Supervisor {
     return run;
   }
 
-  #abort(run: ChildRun, why: string): void {
+  #abort(run: ChildRun<S>, why: string): void {
     if (run.status === "queued") {
       run.status = "cancelled";
       run.error = why;
@@ -409,7 +428,7 @@ export class Supervisor {
     return null;
   }
 
-  #get(id: string): ChildRun {
+  #get(id: string): ChildRun<S> {
     const run = this.runs.get(id);
     if (!run) {
       const known = [...this.runs.keys()];
