@@ -19,7 +19,7 @@ import { childEnv, coyoteCommand, makeCoyoteEnv } from "../tests/support/run_coy
 import { Renderer } from "../core/frontends/render/mod.ts";
 import { loadMarkdown } from "../core/frontends/render/markdown.ts";
 import { estimateTokens, summarise } from "../core/engine/compact.ts";
-import type { ChatMessage } from "../core/transcript/store.ts";
+import type { ChatMessage } from "../core/transcript/types.ts";
 import { type BenchResult, median } from "./stats.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 7);

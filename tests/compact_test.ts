@@ -13,7 +13,7 @@ import {
   SUMMARY_INSTRUCTIONS,
   turnStarts,
 } from "../core/engine/compact.ts";
-import type { ChatMessage } from "../core/transcript/store.ts";
+import type { ChatMessage } from "../core/transcript/types.ts";
 
 const isSummary = (r: RecordedRequest) =>
   String(requestMessages(r)[0]?.content ?? "").startsWith(SUMMARY_INSTRUCTIONS);

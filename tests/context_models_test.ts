@@ -19,7 +19,9 @@ import {
   shrinkToolResults,
   toolOutputCap,
 } from "../core/engine/context.ts";
-import { type ChatMessage, parseTranscript, TranscriptWriter } from "../core/transcript/store.ts";
+import type { ChatMessage } from "../core/transcript/types.ts";
+import { parseTranscript } from "../core/transcript/load.ts";
+import { TranscriptWriter } from "../core/transcript/writer.ts";
 
 const env = (vars: Record<string, string> = {}) => ({ get: (k: string) => vars[k] });
 

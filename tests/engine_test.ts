@@ -10,7 +10,8 @@ import { defineTool, type ToolAccess } from "../sdk/mod.ts";
 import { Engine, type ModelClient, type PolicyLike, REPEAT_LIMIT } from "../core/engine/mod.ts";
 import { ToolRegistry } from "../core/tools/registry.ts";
 import { createProvider } from "../core/provider/provider.ts";
-import { parseTranscript, TranscriptWriter } from "../core/transcript/store.ts";
+import { parseTranscript } from "../core/transcript/load.ts";
+import { TranscriptWriter } from "../core/transcript/writer.ts";
 import type {
   AnyTool,
   Decision,

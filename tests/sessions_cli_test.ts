@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 import { startModelServer } from "./support/model_server.ts";
-import { resolveSessionRef, shortIds, type StoredSessionInfo } from "../core/transcript/store.ts";
+import { resolveSessionRef, shortIds } from "../core/transcript/store.ts";
+import type { StoredSessionInfo } from "../core/transcript/types.ts";
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 

@@ -1,14 +1,8 @@
 /** Session store: JSONL transcripts, torn lines, coalescing, listing, history repair. */
 import assert from "node:assert/strict";
-import {
-  listStoredSessions,
-  loadSession,
-  newSessionId,
-  parseTranscript,
-  repairHistory,
-  transcriptPath,
-  TranscriptWriter,
-} from "../core/transcript/store.ts";
+import { listStoredSessions, newSessionId, transcriptPath } from "../core/transcript/store.ts";
+import { loadSession, parseTranscript, repairHistory } from "../core/transcript/load.ts";
+import { TranscriptWriter } from "../core/transcript/writer.ts";
 
 const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, requests: 1 };
 

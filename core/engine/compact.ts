@@ -14,7 +14,7 @@
  *   `compaction` line with the new history, so `--continue` resumes from the compacted state.
  * @module
  */
-import type { ChatMessage } from "../transcript/store.ts";
+import type { ChatMessage } from "../transcript/types.ts";
 import { answerReserve, CHARS_PER_TOKEN } from "./context.ts";
 import type { ModelClient, ModelResponse } from "./types.ts";
 

@@ -12,7 +12,7 @@
  * Full compaction (summarising old turns) is not done here.
  * @module
  */
-import type { ChatMessage } from "../transcript/store.ts";
+import type { ChatMessage } from "../transcript/types.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../config/models.ts";
 
 /** Characters per token for estimates (OpenAI's rule of thumb for English and code). */

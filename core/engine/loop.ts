@@ -31,7 +31,7 @@ import type {
   TurnResult,
   TurnUsage,
 } from "../protocol/types.ts";
-import type { ChatMessage } from "../transcript/store.ts";
+import type { ChatMessage } from "../transcript/types.ts";
 import { promptBlocks, promptText, promptToContent, requestMessages } from "./prompt.ts";
 import { runCalls } from "./schedule.ts";
 import { shrinkForOverflow } from "./context.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import type { PromptInput } from "../protocol/types.ts";
-import type { ChatMessage } from "../transcript/store.ts";
+import type { ChatMessage } from "../transcript/types.ts";
 
 /**
  * Converts prompt input (text or ACP content blocks) to an OpenAI user message content.

@@ -6,7 +6,7 @@
  * @module
  */
 import type { AnyTool } from "../protocol/types.ts";
-import type { ChatMessage } from "../transcript/store.ts";
+import type { ChatMessage } from "../transcript/types.ts";
 import { executeCall } from "./execute.ts";
 import { prepareCall } from "./prepare.ts";
 import { Cancelled, type ModelToolCall, type PreparedCall, type TurnContext } from "./types.ts";

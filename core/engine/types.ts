@@ -13,7 +13,8 @@ import type {
   HostFactory,
   PermissionResolver,
 } from "../protocol/types.ts";
-import type { ChatMessage, TranscriptWriter } from "../transcript/store.ts";
+import type { ChatMessage } from "../transcript/types.ts";
+import type { TranscriptWriter } from "../transcript/writer.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { ModelResponse } from "../provider/types.ts";
 

@@ -41,7 +41,7 @@ import { executeCall } from "../engine/execute.ts";
 import { promptText } from "../engine/prompt.ts";
 import type { TurnContext } from "../engine/types.ts";
 import { filterTools, ToolRegistry } from "../tools/registry.ts";
-import type { TranscriptWriter } from "../transcript/store.ts";
+import type { TranscriptWriter } from "../transcript/writer.ts";
 import type { GraphSpec } from "../protocol/graph_spec.ts";
 import { runGraph } from "./run.ts";
 import { GraphRunError, NodeError } from "./errors.ts";

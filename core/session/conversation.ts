@@ -40,7 +40,9 @@ import type { SkillState } from "../extensions/skills/tools.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { selectTools } from "../agents/resolve.ts";
 import { prepareAgent, type PreparedAgent } from "../agents/prepare.ts";
-import { loadSession, newSessionId, transcriptPath, TranscriptWriter } from "../transcript/store.ts";
+import { newSessionId, transcriptPath } from "../transcript/store.ts";
+import { TranscriptWriter } from "../transcript/writer.ts";
+import { loadSession } from "../transcript/load.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../../agents/mod.ts";
 import { addUsage, Supervisor } from "../supervisor/supervisor.ts";
@@ -60,7 +62,7 @@ import { signalTree } from "../../plugins/exec/tree.ts";
 import { modelInfo } from "../config/models.ts";
 import { learnedWindow, learnServerWindows } from "../provider/model_metadata.ts";
 import { capToolResults, toolOutputCap } from "../engine/context.ts";
-import type { ChatMessage } from "../transcript/store.ts";
+import type { ChatMessage } from "../transcript/types.ts";
 
 /** A loaded history with tool results capped for the model's window (core/engine/context.ts). */
 function fitHistory(
