@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { AgentSession } from "../core/session/conversation.ts";
+import type { AgentSession } from "../core/session/types.ts";
 import { parseAgentConfig } from "../core/agents/definition.ts";
 import { loadAgentRegistry } from "../core/agents/registry.ts";
 import type { AgentSpec } from "../core/protocol/types.ts";

@@ -14,7 +14,8 @@ import type { HostFactory, PermissionResolver } from "../protocol/types.ts";
 import type { McpServerSpec } from "../extensions/mcp/mod.ts";
 import { listStoredSessions } from "../transcript/store.ts";
 import { acquireWorkspace, UsageError } from "./workspace.ts";
-import { type AgentSession, openSession } from "./conversation.ts";
+import { openSession } from "./conversation.ts";
+import type { AgentSession } from "./types.ts";
 
 export { UsageError };
 export type { AgentSession };

@@ -15,7 +15,8 @@ import {
 } from "./model_server.ts";
 import { testApp } from "./fixtures.ts";
 import { acquireWorkspace, type Workspace } from "../../core/session/workspace.ts";
-import { type AgentSession, openSession } from "../../core/session/conversation.ts";
+import { openSession } from "../../core/session/conversation.ts";
+import type { AgentSession } from "../../core/session/types.ts";
 import type {
   AgentSpec,
   EventEnvelope,

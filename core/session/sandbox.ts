@@ -1,0 +1,62 @@
+/**
+ * The OS sandbox of a session's commands (core/policy/sandbox/): a root session derives it from
+ * its own policy (session rules included) and owns it; a sub-agent shares its root's. The core
+ * `execute_command` of the session's tool list is replaced by one that runs in it.
+ * @module
+ */
+import type { PolicyLike } from "../engine/mod.ts";
+import type { AnyTool } from "../protocol/types.ts";
+import type { Policy } from "../policy/policy.ts";
+import {
+  CommandSandbox,
+  DEFAULT_SANDBOX,
+  guardForcedAllow,
+  sandboxGuard,
+} from "../policy/sandbox/mod.ts";
+import { executeCommandTool, makeExecuteCommandTool } from "../../plugins/exec/mod.ts";
+import { signalTree } from "../../plugins/exec/tree.ts";
+import type { Workspace } from "./workspace.ts";
+
+/**
+ * A root session's sandbox, made from a new policy object of the workspace (`rootGuard`, its
+ * "always" answers add rules to it), and that policy guarded by the sandbox's status
+ * (`rootPolicy`, the session's policy).
+ */
+export async function rootSandbox(
+  ws: Workspace,
+  log: (line: string) => void,
+): Promise<{ sandbox: CommandSandbox; rootPolicy: PolicyLike; rootGuard: Policy }> {
+  const app = ws.app;
+  const policy = ws.newPolicy();
+  const sandbox = await CommandSandbox.create(policy, app.sandbox ?? DEFAULT_SANDBOX, {
+    secrets: ws.secrets,
+    log,
+    killTree: (t) => signalTree(t, "SIGKILL"),
+  });
+  const rootPolicy = sandboxGuard(policy, sandbox.status);
+  if (guardForcedAllow()) {
+    log("coyote: warning: TEST MODE: the guard allows every access (COYOTE_TEST_GUARD=allow)");
+  }
+  return { sandbox, rootPolicy, rootGuard: policy };
+}
+
+/**
+ * A tool list with the core `execute_command` replaced by one that runs in `sandbox` (its
+ * description carrying the sandbox's note for the model while the sandbox is active), guarded
+ * like the workspace's tools.
+ */
+export function withSandboxExec(
+  ws: Workspace,
+  sandbox: CommandSandbox,
+  list: AnyTool[],
+): AnyTool[] {
+  const execTool = ws.protectTool(
+    makeExecuteCommandTool(
+      sandbox,
+      sandbox.status.active ? sandbox.modelNote() : undefined,
+    ) as AnyTool,
+  );
+  const isCoreExec = (t: AnyTool) =>
+    t.name === executeCommandTool.name && t.description === executeCommandTool.description;
+  return list.map((t) => isCoreExec(t) ? execTool : t);
+}

@@ -1,0 +1,94 @@
+/**
+ * The shapes of a session (core/session/conversation.ts `openSession`): the options it is
+ * opened with ({@link SessionOptions}: permission resolver, host services, MCP servers, resume
+ * id, agent / model / name overrides, the parent of a sub-agent) and the live session
+ * frontends drive ({@link AgentSession}). A sub-agent's parent is an `AgentSession` too; the
+ * supervisor (core/supervisor/types.ts `SupervisedSession`) needs only a part of it.
+ * @module
+ */
+import type { HostServices } from "../../sdk/mod.ts";
+import type {
+  AgentOrigin,
+  AgentSpec,
+  EngineEvent,
+  EnvelopeSink,
+  HostFactory,
+  PermissionResolver,
+  PromptInput,
+  TurnResult,
+} from "../protocol/types.ts";
+import type { McpConnection, McpServerSpec } from "../extensions/mcp/mod.ts";
+import type { PolicyLike } from "../engine/mod.ts";
+import type { CompactionResult } from "../engine/compact.ts";
+import type { SkillState } from "../extensions/skills/tools.ts";
+import type { CommandSandbox, SandboxStatus } from "../policy/sandbox/mod.ts";
+import type { Workspace } from "./workspace.ts";
+
+/** Options for one session. */
+export interface SessionOptions {
+  /** Resolves guard `ask` decisions (headless: immediate reject). */
+  permission: PermissionResolver;
+  /** Client-side services (ACP fs / terminal, REPL askUser), or a factory binding them per call. */
+  host?: HostServices | HostFactory;
+  /** Extra MCP servers for this session (ACP `session/new` `mcpServers`). */
+  mcpServers?: Record<string, McpServerSpec>;
+  /** Continue this stored session (its history is loaded; nothing is re-executed). */
+  resumeId?: string;
+  /** Override agent / model for this session. */
+  agent?: string;
+  model?: string;
+  /** Name for a new session (`--session NAME`); stored in the transcript header. */
+  name?: string;
+  /** Opens a sub-agent of this session (see core/session/conversation.ts). */
+  parent?: { session: AgentSession; toolCallId: string; agentId?: string };
+}
+
+/** A live session. `prompt` runs one turn; only one turn at a time. */
+export interface AgentSession {
+  readonly id: string;
+  readonly cwd: string;
+  readonly workspace: Workspace;
+  /** This agent instance (`<agent>-<8 hex>`), `agent_id` of its envelopes. */
+  readonly agentId: string;
+  /** Where this session sits in the agent tree. */
+  readonly origin: AgentOrigin;
+  /** Current model id. */
+  model: string;
+  /** Current agent name. */
+  agent: string;
+  /** The current agent's definition. */
+  readonly definition: AgentSpec;
+  /** The session's policy (children: the parent's, narrowed). */
+  readonly policy: PolicyLike;
+  /** The OS sandbox `execute_command` runs in (children share the root's; core/policy/sandbox/). */
+  readonly commandSandbox?: CommandSandbox;
+  /** Its status (stream-json `init`, docs/permissions.md "The OS sandbox"). */
+  readonly sandbox?: SandboxStatus;
+  /** Names of the tools this session may call (a child's are a subset of its parent's). */
+  toolNames(): string[];
+  /** The session's MCP servers (tools, prompts, resources, status), when it has any. */
+  readonly mcp?: McpConnection;
+  /**
+   * Runs one turn: streams envelopes to `onEvent` (the session's own events and those of its
+   * sub-agents), resolves when the turn ends. Never rejects for provider/tool faults: those
+   * end the turn with `error` set. Rejects only if a turn is already running.
+   */
+  prompt(input: PromptInput, opts: { signal?: AbortSignal; onEvent: EnvelopeSink }): Promise<
+    TurnResult
+  >;
+  /**
+   * Summarises the older turns now, keeping the last ones and the todo list verbatim
+   * (`/compact [focus]`, core/engine/compact.ts). Rejects while a turn runs.
+   */
+  compact(
+    opts?: { focus?: string; signal?: AbortSignal; keep?: number },
+  ): Promise<CompactionResult>;
+  /** The current agent's live skill state (`/skill load|unload`; core/extensions/skills/tools.ts). */
+  readonly skills: SkillState;
+  /** Adds a policy rule for the rest of this session (ACP `allow_always`). */
+  addRule(decision: "allow" | "deny", rule: string): void;
+  /** Stored events of this session so far, in order (for ACP `session/load` replay). */
+  history(): EngineEvent[];
+  /** Ends the session: closes its transcript; the workspace is released by its owner. */
+  close(): Promise<void>;
+}
