@@ -34,7 +34,7 @@ import { compilePluginSource } from "../extensions/plugin_host/source.ts";
 import { IS_COMPILED, PluginProcess } from "../extensions/plugin_host/process.ts";
 import { childEnvFor, NO_PERMISSIONS } from "../extensions/plugin_host/grant.ts";
 import { DEFAULT_MAX_MEMORY_MB, defaultMaxHeapMB } from "../extensions/plugin_host/limits.ts";
-import { workerMain } from "../extensions/plugin_host/worker_main.ts";
+import { workerSource } from "../extensions/plugin_host/worker_main.ts";
 import { findEscapingLink } from "../extensions/plugin_host/links.ts";
 import { scriptMain } from "./script_main.ts";
 import { NodeError } from "./errors.ts";
@@ -112,9 +112,9 @@ function spawn(
   maxHeapMB: number,
   isolate: ScriptIsolate,
 ): ScriptProc {
-  const source = `(${workerMain.toString()})(${
-    JSON.stringify({ role: "script", childEnv: childEnvFor(perms) })
-  });\n(${scriptMain.toString()})(${JSON.stringify(dataUrl(code))});\n`;
+  const source = `${
+    workerSource({ role: "script", childEnv: childEnvFor(perms) })
+  }(${scriptMain.toString()})(${JSON.stringify(dataUrl(code))});\n`;
   let proc: PluginProcess;
   try {
     proc = new PluginProcess(`script:${name}`, perms, maxHeapMB, {

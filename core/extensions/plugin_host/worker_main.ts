@@ -28,11 +28,17 @@
  * bootstrap's own; `blob:` module URLs are "not found" in a `deno compile`
  * binary) under the Worker's own permissions; it has already been checked to
  * contain no imports.
+ *
+ * The bootstrap's one outside name is `stdoutToStderr` (core/util/child_stdout.ts, itself
+ * self-contained): {@link workerSource} puts its source text before `workerMain`'s, and a direct
+ * call of `workerMain` (host_main.ts) sees this module's import of it.
  * @module
  */
+import { stdoutToStderr } from "../../util/child_stdout.ts";
 
 /**
- * The worker's entry point. Must not reference anything outside its own body.
+ * The worker's entry point. Must not reference anything outside its own body but
+ * `stdoutToStderr`, which {@link workerSource} defines alongside it.
  * @param opts.role who runs under it, as crash and refusal messages name it (default
  *   `"plugin"`; graph scripts, core/graph/script_main.ts, pass `"script"`)
  * @param opts.childEnv the environment of child processes before a `load` message sets it
@@ -116,49 +122,7 @@ export function workerMain(opts: { role?: string; childEnv?: Record<string, stri
       env: { ...childEnv, ...(o.env ?? {}) },
       ...(toErr ? { stdout: "piped" as const } : {}),
     });
-    if (toErr) {
-      const writeAll = async (c: Uint8Array) => {
-        for (let off = 0; off < c.length;) off += await Deno.stderr.write(c.subarray(off));
-      };
-      const spawn = cmd.spawn.bind(cmd);
-      Object.defineProperty(cmd, "spawn", {
-        value: () => {
-          const child = spawn();
-          const pumped = (async () => {
-            for await (const c of child.stdout) await writeAll(c);
-          })().catch(() => {});
-          // `status` settles once the output is copied (at most 200 ms after exit: a background
-          // grandchild may hold the pipe open), so nothing is lost when the caller exits.
-          const status = child.status.then(async (st) => {
-            let t: ReturnType<typeof setTimeout> | undefined;
-            await Promise.race([pumped, new Promise((r) => (t = setTimeout(r, 200)))]);
-            clearTimeout(t);
-            return st;
-          });
-          Object.defineProperty(child, "status", { value: status });
-          return child;
-        },
-      });
-      if (o.stdout === "inherit") {
-        const output = cmd.output.bind(cmd);
-        const outputSync = cmd.outputSync.bind(cmd);
-        Object.defineProperty(cmd, "output", {
-          value: async () => {
-            const r = await output();
-            await writeAll(r.stdout);
-            return r;
-          },
-        });
-        Object.defineProperty(cmd, "outputSync", {
-          value: () => {
-            const r = outputSync();
-            Deno.stderr.writeSync(r.stdout);
-            return r;
-          },
-        });
-      }
-    }
-    return cmd;
+    return toErr ? stdoutToStderr(cmd, o.stdout === "inherit") : cmd;
   }
   Command.prototype = OrigCommand.prototype;
   lock(OrigCommand.prototype, "constructor", Command);
@@ -433,5 +397,14 @@ export function workerMain(opts: { role?: string; childEnv?: Record<string, stri
   g.onmessage = onMessage;
 }
 
+/**
+ * The bootstrap as module source text: `stdoutToStderr`'s declaration, then `workerMain`
+ * called with `opts` (JSON; none when omitted). The one place that builds it.
+ */
+export function workerSource(opts?: { role?: string; childEnv?: Record<string, string> }): string {
+  const args = opts === undefined ? "" : JSON.stringify(opts);
+  return `${stdoutToStderr.toString()}\n(${workerMain.toString()})(${args});\n`;
+}
+
 /** The bootstrap as module source text (what the Worker's `data:` URL contains). */
-export const WORKER_SOURCE = `(${workerMain.toString()})();\n`;
+export const WORKER_SOURCE = workerSource();

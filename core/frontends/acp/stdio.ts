@@ -5,9 +5,11 @@
  * `Deno.stdout`) are redirected to stderr (plugin Workers do the same in their bootstrap), so a stray log line in our code or a dependency
  * can never corrupt the JSON-RPC stream. No child process inherits fd 1 either
  * ({@link keepChildrenOffStdout}; plugin Workers wrap their own `Deno.Command` the same way).
- * No imports: safe to call before anything heavy loads.
+ * Its one import (core/util/child_stdout.ts) imports nothing: safe to call before anything
+ * heavy loads.
  * @module
  */
+import { stdoutToStderr } from "../../util/child_stdout.ts";
 
 let taken: WritableStream<Uint8Array> | undefined;
 
@@ -46,59 +48,19 @@ export function takeStdoutForProtocol(): WritableStream<Uint8Array> {
 /**
  * Replaces the global `Deno.Command` so that no child inherits fd 1: a `stdout` that is unset
  * (`spawn()` inherits by default) or `"inherit"` becomes a pipe whose bytes are copied to
- * stderr. `"piped"` and `"null"` are untouched; `output()` without `stdout` was piped already.
+ * stderr ({@link stdoutToStderr}). `"piped"` and `"null"` are untouched; `output()` without
+ * `stdout` was piped already.
  * (npm code spawning through `node:child_process` pipes stdio by default.)
  */
 export function keepChildrenOffStdout(): void {
   const g = Deno as unknown as { Command: typeof Deno.Command };
   const Orig = g.Command;
   if ((Orig as unknown as { offStdout?: boolean }).offStdout) return;
-  const writeAll = async (c: Uint8Array) => {
-    for (let off = 0; off < c.length;) off += await Deno.stderr.write(c.subarray(off));
-  };
   function Command(command: string | URL, options?: Deno.CommandOptions): Deno.Command {
     if (!new.target) throw new TypeError("Deno.Command must be called with new");
     const o = options ?? {};
     if (o.stdout !== undefined && o.stdout !== "inherit") return new Orig(command, o);
-    const cmd = new Orig(command, { ...o, stdout: "piped" });
-    const spawn = cmd.spawn.bind(cmd);
-    Object.defineProperty(cmd, "spawn", {
-      value: () => {
-        const child = spawn();
-        const pumped = (async () => {
-          for await (const c of child.stdout) await writeAll(c);
-        })().catch(() => {});
-        // `status` settles once the output is copied (at most 200 ms after exit: a background
-        // grandchild may hold the pipe open), so nothing is lost when the caller exits.
-        const status = child.status.then(async (st) => {
-          let t: ReturnType<typeof setTimeout> | undefined;
-          await Promise.race([pumped, new Promise((r) => (t = setTimeout(r, 200)))]);
-          clearTimeout(t);
-          return st;
-        });
-        Object.defineProperty(child, "status", { value: status });
-        return child;
-      },
-    });
-    if (o.stdout === "inherit") {
-      const output = cmd.output.bind(cmd);
-      const outputSync = cmd.outputSync.bind(cmd);
-      Object.defineProperty(cmd, "output", {
-        value: async () => {
-          const r = await output();
-          await writeAll(r.stdout);
-          return r;
-        },
-      });
-      Object.defineProperty(cmd, "outputSync", {
-        value: () => {
-          const r = outputSync();
-          Deno.stderr.writeSync(r.stdout);
-          return r;
-        },
-      });
-    }
-    return cmd;
+    return stdoutToStderr(new Orig(command, { ...o, stdout: "piped" }), o.stdout === "inherit");
   }
   Command.prototype = Orig.prototype;
   Object.defineProperty(Command, "offStdout", { value: true });
