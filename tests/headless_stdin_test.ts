@@ -1,5 +1,5 @@
 /**
- * Stdin handling of one-shot/headless runs (core/frontends/cli/mod.ts `buildPrompt`), as real subprocesses:
+ * Stdin handling of one-shot/headless runs (core/frontends/cli/prompt.ts `buildPrompt`), as real subprocesses:
  * a supervisor that keeps an empty stdin pipe open must never make `coyote --headless "prompt"`
  * hang; data that does come on the pipe is still appended; `-f -` waits for a slow pipe; with no
  * prompt argument the pipe is read to its end however late its data comes.

@@ -1,6 +1,6 @@
 /**
  * The resolved application options every command and frontend receives:
- * CLI flags merged over environment and config file (see core/frontends/cli/mod.ts and
+ * CLI flags merged over environment and config file (see core/frontends/cli/resolve.ts and
  * core/config/config.ts for precedence: flag > env > config > default).
  * @module
  */

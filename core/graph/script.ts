@@ -75,7 +75,7 @@ const MAX_IDLE_TOTAL = 8;
 /** An idle process unused this long is ended (ms). */
 const IDLE_MS = 60_000;
 
-/** Where a script runs inside its process (see RpcLimits.isolate in core/extensions/plugin_host/worker.ts). */
+/** Where a script runs inside its process (see RpcLimits.isolate in core/extensions/plugin_host/limits.ts). */
 export type ScriptIsolate = "process" | "worker";
 
 function dataUrl(js: string): string {

@@ -1,7 +1,7 @@
 /**
  * The model history as a strict OpenAI-compatible server accepts it. Applied to every request by
  * core/provider/provider.ts (so no caller can send a poisoned history) and, for the structural parts, to
- * transcripts on load by core/transcript/store.ts `repairHistory`.
+ * transcripts on load by core/transcript/load.ts `repairHistory`.
  *
  * Rules (each one a server that rejects the whole request otherwise):
  * - An assistant message needs content or tool calls: one with neither (a turn that streamed only

@@ -104,7 +104,7 @@ export function workerMain(opts: { role?: string; childEnv?: Record<string, stri
   lock(Deno.env, "delete", refuse("change environment variables"));
   // Child processes get only the environment the host sends at load (base variables
   // plus the plugin's env grant): Deno would otherwise hand them the WHOLE process
-  // environment, whatever this Worker's env permission (see childEnvFor in worker.ts).
+  // environment, whatever this Worker's env permission (see childEnvFor in grant.ts).
   // A function, not a subclass, so that the original class is not its prototype;
   // the shared prototype's `constructor` points back here. (Defence in depth: a
   // program the plugin may run works outside the sandbox with the user's rights.)

@@ -1,7 +1,7 @@
 /**
  * The `sandbox:` setting (docs/permissions.md "The OS sandbox"): a mode string
  * (`auto | required | off`) or a mapping `{mode, auto_allow}`, and `--no-sandbox`. Kept free of
- * heavy imports: core/frontends/cli/mod.ts resolves it at start-up.
+ * heavy imports: core/frontends/cli/resolve.ts resolves it at start-up.
  * @module
  */
 import { ConfigError } from "../../protocol/errors.ts";
