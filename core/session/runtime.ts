@@ -9,34 +9,26 @@
  * @module
  */
 import type { AppOptions } from "../config/app_options.ts";
-import type { AgentDefinition, HostServices } from "../../sdk/mod.ts";
-import type { HostFactory, PermissionResolver } from "../protocol/types.ts";
+import type { AgentDefinition } from "../../sdk/mod.ts";
 import type { McpServerSpec } from "../extensions/mcp/mod.ts";
 import { listStoredSessions } from "../transcript/store.ts";
 import { acquireWorkspace, UsageError } from "./workspace.ts";
 import { openSession } from "./conversation.ts";
-import type { AgentSession } from "./types.ts";
+import type { AgentSession, SessionOptions } from "./types.ts";
 
 export { UsageError };
 export type { AgentSession };
 
-/** Options for one root session (one workspace). */
-export interface SessionInit {
+/**
+ * Options for one root session (one workspace): a {@link SessionOptions} without `parent` (a
+ * sub-agent is opened by its parent's supervisor, never by a frontend), plus where it works and
+ * where its diagnostics go.
+ */
+export interface SessionInit extends Omit<SessionOptions, "parent"> {
   /** Absolute workspace root for this session (ACP `cwd`; CLI: process cwd). */
   cwd: string;
-  /** Resolves guard `ask` decisions (headless: immediate reject). */
-  permission: PermissionResolver;
-  /** Client-side services (ACP fs / terminal, REPL askUser), or a factory binding them per call. */
-  host?: HostServices | HostFactory;
   /** Extra MCP servers for this session (ACP `session/new` `mcpServers`), merged over discovered ones. */
   mcpServers?: Record<string, McpServerSpec>;
-  /** Continue this stored session (its history is loaded; nothing is re-executed). */
-  resumeId?: string;
-  /** Override agent / model for this session. */
-  agent?: string;
-  model?: string;
-  /** Name for a new session (`--session NAME`); stored in the transcript header. */
-  name?: string;
   /** Diagnostics (warnings) sink; stderr by default. Never stdout. */
   log?: (line: string) => void;
 }
