@@ -34,20 +34,13 @@
  * @module
  */
 import { PLUGIN_HOST_ARG } from "./host_main.ts";
+import { CHILD_BASE_ENV } from "./grant.ts";
 
-/** Variables every plugin process gets (when set) besides its `env` grant. */
-export const PROCESS_BASE_ENV = [
-  "PATH",
-  "HOME",
-  "LANG",
-  "LC_ALL",
-  "LC_CTYPE",
-  "TZ",
-  "TMPDIR",
-  "TERM",
-  "DENO_DIR",
-  "XDG_CACHE_HOME",
-];
+/**
+ * Variables every plugin process gets (when set) besides its `env` grant: those its child
+ * processes get ({@link CHILD_BASE_ENV}) and where Deno finds its cache.
+ */
+export const PROCESS_BASE_ENV = [...CHILD_BASE_ENV, "DENO_DIR", "XDG_CACHE_HOME"];
 
 const HOST_ENTRY = new URL("./host_main.ts", import.meta.url);
 
