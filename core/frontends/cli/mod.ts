@@ -22,6 +22,7 @@ import { outputFormatFromArgv, parseArgs, type ParsedCli, promptWords } from "./
 import { setJsonErrors, stdout, UsageError, usageExit } from "./output.ts";
 import type { buildPrompt } from "./prompt.ts";
 import { resolveApp } from "./resolve.ts";
+import { ownTreeWarning, taskWorkdir } from "./workdir.ts";
 
 export { VERSION };
 
@@ -44,10 +45,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (parsed.exit !== undefined) return parsed.exit;
   const o = parsed.opts;
+  // `deno task coyote` starts in Coyote's own folder: back to where it was typed (INIT_CWD,
+  // ./workdir.ts), before -C DIR and -f FILE, which are relative to it.
+  const taskDir = taskWorkdir();
+  if (taskDir) Deno.chdir(taskDir);
   if (o.cd !== undefined) {
     // `-C DIR` (Codex CLI's `--cd`, git's `-C`): everything after, `-f FILE` included, is relative
-    // to DIR. This is how `deno task coyote`, which always starts in Coyote's own folder, works
-    // on another repository.
+    // to DIR.
     try {
       if (!Deno.statSync(o.cd).isDirectory) throw new Error("not a directory");
       Deno.chdir(o.cd);
@@ -216,6 +220,9 @@ export async function main(argv: string[]): Promise<number> {
         : 'no prompt given: coyote "your request" (the interactive REPL needs a terminal)',
     );
   }
+  // An agent let loose in Coyote's own clone is rarely what was meant: say so (./workdir.ts).
+  const own = ownTreeWarning();
+  if (own) Deno.stderr.writeSync(new TextEncoder().encode(safeText(own)));
   // A terminal run in a workspace nobody decided about asks once (core/config/trust.ts).
   const ws = app.workspace;
   if (
