@@ -56,6 +56,28 @@ Deno.writeTextFileSync(join(ws, ".mcp.json"), "{}");
 Deno.writeTextFileSync(join(out, "pub", "p.txt"), "public");
 Deno.writeTextFileSync(join(out, "secret.txt"), "TOP SECRET");
 Deno.writeTextFileSync(join(home, ".ssh", "id_rsa"), "PRIVATE KEY");
+// The home as commands see it (core/policy/sandbox/home_view.ts): credentials where tools keep
+// them and where nobody knows them, next to toolchain stores that stay readable.
+const HOME_SECRETS: Record<string, string> = {
+  ".gitconfig":
+    '[url "https://x:ghp_views_token@github.com/"]\n\tinsteadOf = https://github.com/\n',
+  ".ssh/id_ed25519": "PRIVATE KEY",
+  ".aws/credentials": "aws_secret_access_key=x",
+  ".config/gh/hosts.yml": "oauth_token: x",
+  ".netrc": "machine h password p",
+  ".docker/config.json": '{"auths":{}}',
+  ".somevendor/secret": "vendor secret",
+  ".cache/huggingface/token": "hf_x",
+};
+const HOME_STORE_FILES = [".cache/x", ".npm/x"];
+for (const [rel, text] of Object.entries(HOME_SECRETS)) {
+  Deno.mkdirSync(join(home, rel, ".."), { recursive: true });
+  Deno.writeTextFileSync(join(home, rel), text);
+}
+for (const rel of HOME_STORE_FILES) {
+  Deno.mkdirSync(join(home, rel, ".."), { recursive: true });
+  Deno.writeTextFileSync(join(home, rel), "store file");
+}
 globalThis.addEventListener("unload", () => {
   try {
     Deno.removeSync(root, { recursive: true });
@@ -125,6 +147,8 @@ const PATHS = [
   join(out, "locked"),
   join(home, ".ssh"),
   join(home, ".ssh", "id_rsa"),
+  ...Object.keys(HOME_SECRETS).map((rel) => join(home, rel)),
+  ...HOME_STORE_FILES.map((rel) => join(home, rel)),
 ];
 const HOSTS = ["example.com", "evil.example", "api.github.com"];
 const PROGRAMS = ["ls", "cat", "git", "uname", "curl", "rm"];
@@ -498,6 +522,7 @@ Deno.test("policy views: the OS sandbox (view d) agrees with the guard — real 
           return `${seen} && echo R${i}=1 || echo R${i}=0; ${write} && echo W${i}=1 || echo W${i}=0`;
         }),
         `(echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo NET=1 || echo NET=0`,
+        "(git config --global --list; cat ~/.gitconfig) 2>/dev/null | grep -q ghp_views_token && echo GITTOKEN=1 || echo GITTOKEN=0",
         ...VARS.map((v) => `[ -n "\${${v}+x}" ] && echo ENV_${v}=1 || echo ENV_${v}=0`),
       ].join("\n");
       const c = sandboxedCommand(policy, script, { cwd: ws, backend: backend!, baseEnv });
@@ -536,7 +561,17 @@ Deno.test("policy views: the OS sandbox (view d) agrees with the guard — real 
         if (!canR && r.decision === "allow" && !policy.dangerouslySkipPermissions) {
           say(`read ${p}: guard allows, sandbox hides it`);
         }
+        // What fs_read would ask about in the home, a command cannot read silently — except the
+        // toolchain stores the home view shows on purpose (docs/permissions.md).
+        const store = profile.home?.stores.some((s) => p.startsWith(`${s.path}/`));
+        if (canR && r.decision !== "allow" && p.startsWith(`${home}/`) && !store) {
+          say(`read ${p}: guard ${r.decision}s, sandbox shows it`);
+        }
+        if (!canR && HOME_STORE_FILES.some((f) => p === join(home, f))) {
+          say(`read ${p}: a toolchain store file is hidden`);
+        }
       });
+      if (got("GITTOKEN")) say("git config --global shows the token of ~/.gitconfig");
       const netAllowed = HOSTS.some((h) =>
         policy.decide({ type: "net", host: h }).decision === "allow"
       );
@@ -565,7 +600,8 @@ Deno.test("policy views: the OS sandbox (view d) agrees with the guard — real 
   assert.deepEqual(problems, []);
   // The column is not vacuous: the defaults hide ~/.ssh and keep .git read-only, `rules` opens out/pub.
   const d = deriveProfile(POLICIES.defaults);
-  assert.ok(d.hidden.some((h) => h.path === join(home, ".ssh")));
+  assert.ok(d.home && !d.home.stores.some((s) => s.path === join(home, ".ssh")));
+  assert.ok(d.home.hidden.includes(join(home, ".cache", "huggingface", "token")));
   assert.ok(d.readOnly.some((h) => h.path === join(ws, ".git")));
   assert.ok(deriveProfile(POLICIES.rules).writable.some((w) => w.path === join(out, "pub")));
 });

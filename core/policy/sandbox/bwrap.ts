@@ -15,6 +15,7 @@
  * @module
  */
 import type { SandboxProfile } from "./profile.ts";
+import { homeMounts } from "./home_view.ts";
 
 let emptyFile: string | undefined;
 /** An empty read-only file (created once per process) mounted over hidden files. */
@@ -81,6 +82,8 @@ export function bwrapArgs(
         : ["--ro-bind", emptyFilePath(), h.path],
     });
   }
+  // The home: an empty tmpfs with the toolchain stores and a generated .gitconfig (./home_view.ts).
+  if (profile.home) mounts.push(...homeMounts(profile.home, emptyFilePath()));
   mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);
   for (const m of mounts) a.push(...m.args);
   a.push("--chdir", opts.cwd, "--", ...argv);

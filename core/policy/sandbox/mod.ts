@@ -30,6 +30,7 @@ import { commandEnvironment } from "./env.ts";
 import { compilePath, GlobEngineNotLoaded } from "../rules.ts";
 import { findProtected } from "./protected.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
+import { describeHome } from "./home_view.ts";
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
 
@@ -199,6 +200,8 @@ export function sandboxedCommand(
   } catch { /* bwrap reports it */ }
   if (opts.backend.name === "bwrap") {
     env.TMPDIR = "/tmp";
+    // Git reads the generated global config only (./home_view.ts), wherever the variable pointed.
+    if (profile.home) env.GIT_CONFIG_GLOBAL = `${profile.home.path}/.gitconfig`;
     return {
       program: opts.backend.path,
       args: bwrapArgs(profile, [shell, "-c", command], { cwd, tmpDir: opts.tmpDir }),
@@ -501,6 +504,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   l.push("  read-only inside writable paths:");
   if (!profile.readOnly.length) l.push("            (none)");
   for (const r of profile.readOnly) l.push(`            ${r.path}  (${r.why})`);
+  if (status.backend !== "sandbox-exec") l.push(...describeHome(profile.home));
   l.push("  hidden:");
   if (!profile.hidden.length) l.push("            (none)");
   for (const h of profile.hidden) l.push(`            ${h.path}  (${h.why})`);

@@ -7,7 +7,11 @@
  * The profile says, as absolute real paths:
  * - `writable`: the workspace, the private temp dir (mounted at `/tmp`) and the roots of `Write`
  *   allow rules whose pattern is a literal path or `dir/**`; everything else is read-only;
- * - `readable`: roots of `Read` allow rules, re-mounted read-only (visible even under `/tmp`);
+ * - `readable`: roots of `Read` allow rules, and the git dirs of a linked worktree or submodule
+ *   workspace that lie outside it (./home_view.ts `outsideGitDirs`), re-mounted read-only
+ *   (visible even under `/tmp` and the hidden home);
+ * - `home`: the home directory as an empty tmpfs with the toolchain stores read-only and a
+ *   generated `.gitconfig` (./home_view.ts; Linux);
  * - `readOnly`: protected paths inside a writable root (`.git/`, `.coyote/`, `.mcp.json` at any
  *   depth of the workspace, any case (./protected.ts); the config and data dirs) and literal `Write` deny
  *   rules — unless an allow rule names the protected path itself;
@@ -33,6 +37,7 @@ import type { Policy } from "../policy.ts";
 import { HIDDEN_HOME_PATHS } from "../home.ts";
 import { compilePath, isInside, type Rule, starMatch } from "../rules.ts";
 import { findProtected } from "./protected.ts";
+import { type HomeView, homeView, outsideGitDirs } from "./home_view.ts";
 
 /** One path entry of a profile, with why it is there (printed by `policy show`). */
 export interface ProfilePath {
@@ -58,6 +63,12 @@ export interface SandboxProfile {
    * was derived, as found (not resolved): what a command creates beyond these is removed after it.
    */
   protectedPaths: string[];
+  /**
+   * The home as commands see it (./home_view.ts): an empty tmpfs with the toolchain stores and a
+   * generated `.gitconfig`; undefined when a visible root contains the home (then the
+   * credential stores of core/policy/home.ts are hidden instead).
+   */
+  home?: HomeView;
 }
 
 /** Daemon sockets and per-user runtime dirs hidden by default (a socket on a read-only mount still connects). */
@@ -154,6 +165,17 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     }
   }
 
+  // A linked worktree's or submodule's git dirs outside the workspace: read-only, so git works.
+  for (const g of outsideGitDirs(ws)) {
+    if (pathRuleDecision(policy, "read", g) !== "deny") {
+      add(readable, g, "the repository's git dir (linked worktree or submodule)");
+    }
+  }
+  // Linux (bwrap) only: the macOS profile (./sbpl.ts) keeps the deny list.
+  const home = Deno.build.os === "linux"
+    ? homeView(policy.home, ws, [...writable, ...readable].map((r) => r.path))
+    : undefined;
+
   // Protected paths stay read-only unless an allow rule names them.
   const protectedPaths = findProtected(ws);
   const prot: [string | undefined, string][] = [
@@ -236,6 +258,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     notes,
     envRules: rules.filter((r) => r.kind === "env"),
     protectedPaths,
+    home,
   };
 }
 

@@ -1,0 +1,374 @@
+/**
+ * What a sandboxed command sees of the user's home directory (issue 16 "A home that shows only
+ * what is safe", docs/permissions.md "The home directory inside the sandbox"): an allow list, not
+ * a deny list. The home is an empty, writable tmpfs (discarded with the command) and only these
+ * appear in it, read-only:
+ *
+ * - the toolchain stores of {@link HOME_STORES} that exist (package-manager caches and stores,
+ *   language toolchains), plus the stores the environment names (`DENO_DIR`, `CARGO_HOME`, …,
+ *   {@link ENV_STORES}) when they lie inside the home;
+ * - minus the credential-looking entries inside them ({@link SECRET_NAME_RE}, found to
+ *   {@link SCAN_DEPTH} levels below each store), which are replaced by an empty file or dir;
+ * - a generated `~/.gitconfig` ({@link gitconfigText}) with only the identity and safe settings
+ *   of the real global git config (also named by `GIT_CONFIG_GLOBAL`);
+ * - what `Read` allow rules, the workspace and `Write` allow rules open (core/policy/sandbox/profile.ts).
+ *
+ * The view is off — the home shown as on the host minus the deny list of core/policy/home.ts —
+ * only when a visible root contains the whole home (Coyote started in `~` or above, `Read(~/**)`).
+ *
+ * Also here: the git dirs of the workspace's repository that lie outside it (a linked worktree's
+ * `.git` file names `<common>/worktrees/<name>`, a submodule's names `<super>/.git/modules/<name>`),
+ * found by reading those files — no git runs in the untrusted repository outside the sandbox —
+ * and mounted read-only so `git status` / `git log` work.
+ * @module
+ */
+import { dirname, isAbsolute, join } from "node:path";
+import { isInside } from "../rules.ts";
+
+/**
+ * The toolchain stores visible inside the sandbox, relative to the home, with what uses them.
+ * Where a tool keeps credentials next to its cache (`~/.cargo/credentials.toml`,
+ * `~/.gem/credentials`, `~/.pub-cache/credentials.json`, `~/.gradle/gradle.properties`,
+ * `~/.m2/settings.xml`), only the cache subdirectories are listed.
+ */
+export const HOME_STORES: readonly { path: string; what: string }[] = [
+  { path: ".cache", what: "XDG cache (Deno, pip, go-build, pre-commit, …)" },
+  { path: ".npm", what: "npm cache" },
+  { path: ".cargo/registry", what: "Cargo registry cache" },
+  { path: ".cargo/git", what: "Cargo git checkouts" },
+  { path: ".cargo/bin", what: "Cargo-installed programs" },
+  { path: ".rustup", what: "Rust toolchains" },
+  { path: ".deno", what: "Deno install dir" },
+  { path: ".m2/repository", what: "Maven repository" },
+  { path: ".gradle/caches", what: "Gradle caches" },
+  { path: ".gradle/wrapper", what: "Gradle wrapper distributions" },
+  { path: "go/pkg", what: "Go module cache" },
+  { path: "go/bin", what: "Go-installed programs" },
+  { path: ".nvm", what: "nvm Node versions" },
+  { path: ".pyenv", what: "pyenv Python versions" },
+  { path: ".local/bin", what: "user programs (pipx, uv, …)" },
+  { path: ".local/share/pnpm", what: "pnpm store and programs" },
+  { path: ".local/share/uv", what: "uv Pythons and tools" },
+  { path: ".pnpm-store", what: "pnpm store" },
+  { path: ".bun/bin", what: "Bun" },
+  { path: ".bun/install/cache", what: "Bun cache" },
+  { path: ".yarn/berry/cache", what: "Yarn cache" },
+  { path: ".gem/ruby", what: "RubyGems user installs" },
+  { path: ".gem/specs", what: "RubyGems specs cache" },
+  { path: ".pub-cache/hosted", what: "Dart/Flutter packages" },
+  { path: ".pub-cache/bin", what: "Dart programs" },
+  { path: ".sdkman/candidates", what: "SDKMAN JDKs and tools" },
+];
+
+/** Variables that name a store; `sub` lists only these subdirectories of it. */
+export const ENV_STORES: readonly { name: string; sub?: string[] }[] = [
+  { name: "DENO_DIR" },
+  { name: "XDG_CACHE_HOME" },
+  { name: "npm_config_cache" },
+  { name: "CARGO_HOME", sub: ["registry", "git", "bin"] },
+  { name: "RUSTUP_HOME" },
+  { name: "GOMODCACHE" },
+  { name: "NVM_DIR" },
+  { name: "PYENV_ROOT" },
+  { name: "PNPM_HOME" },
+  { name: "GRADLE_USER_HOME", sub: ["caches", "wrapper"] },
+];
+
+/** Inside ~/.cache: not toolchain caches (browsers, keyrings); hidden. */
+const CACHE_NOT_TOOLCHAIN = [
+  "mozilla",
+  "google-chrome",
+  "chromium",
+  "BraveSoftware",
+  "keyring",
+  "gnome-keyring",
+  "gh",
+  "1password",
+  "coyote",
+];
+
+/**
+ * Entry names inside a store that look like credentials and stay hidden: words `token`,
+ * `credential(s)`, `secret(s)`, `password`, `auth`, `cookie(s)`, `session(s)` (as a word, so
+ * `tokenizer.json` stays), keys and certificates (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `id_rsa*`,
+ * `id_ed25519*`…), `.netrc`, `.npmrc`, `.pypirc`, `.git-credentials`, `hosts.yml`, `auth.json`.
+ */
+export const SECRET_NAME_RE =
+  /(^|[^a-z])(tokens?|credentials?|secrets?|passwords?|passwd|auth|cookies?|sessions?|apikey|api_key)([^a-z]|$)|\.(pem|key|p12|pfx|jks|keystore|asc|gpg)$|^id_(rsa|dsa|ecdsa|ed25519)|^\.?(netrc|npmrc|pypirc|git-credentials)$|^hosts\.ya?ml$/i;
+
+/** How deep below a store the credential scan looks (1 = the store's own entries). */
+export const SCAN_DEPTH = 3;
+/** At most this many entries are read per store scan (a huge cache is scanned partly; see docs). */
+const SCAN_LIMIT = 20000;
+/** A store's scan is reused this long (ms), so commands in a row do not rescan. */
+const SCAN_TTL_MS = 60_000;
+
+/** One store mounted read-only: `path` inside the home (as the command names it), `source` its real path. */
+export interface HomeStore {
+  path: string;
+  source: string;
+  why: string;
+}
+
+/** The home view of a profile; see the module doc. */
+export interface HomeView {
+  /** The home directory (as the command sees it: `HOME`), an empty tmpfs. */
+  path: string;
+  stores: HomeStore[];
+  /** Credential-looking entries inside the stores, hidden (paths as the command names them). */
+  hidden: string[];
+  /** Host file mounted read-only at `<home>/.gitconfig`. */
+  gitconfig: string;
+}
+
+function real(p: string): string | undefined {
+  try {
+    return Deno.realPathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+const scans = new Map<string, { at: number; found: string[] }>();
+
+/** Credential-looking entries below `dir` (relative paths), {@link SCAN_DEPTH} levels deep. */
+function scanSecrets(dir: string): string[] {
+  const hit = scans.get(dir);
+  const now = Date.now();
+  if (hit && now - hit.at < SCAN_TTL_MS) return hit.found;
+  const found: string[] = [];
+  let seen = 0;
+  const walk = (abs: string, rel: string, depth: number) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(abs)];
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (++seen > SCAN_LIMIT) return;
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (SECRET_NAME_RE.test(e.name)) found.push(r);
+      else if (e.isDirectory && depth < SCAN_DEPTH) walk(`${abs}/${e.name}`, r, depth + 1);
+    }
+  };
+  walk(dir, "", 1);
+  scans.set(dir, { at: now, found });
+  return found;
+}
+
+let identity: string[] | undefined;
+
+/** Keys copied from the real global git config (nothing else is). */
+export const GIT_SAFE_KEYS = [
+  "user.name",
+  "user.email",
+  "core.autocrlf",
+  "core.eol",
+  "core.quotepath",
+  "init.defaultbranch",
+  "pull.rebase",
+  "merge.conflictstyle",
+  "diff.algorithm",
+  "color.ui",
+];
+
+/** `key value` lines of the real global git config's safe keys; read once per process. */
+function gitIdentity(cwd: string): string[] {
+  if (identity) return identity;
+  identity = [];
+  try {
+    const o = new Deno.Command("git", {
+      args: [
+        "config",
+        "--global",
+        "--includes",
+        "--get-regexp",
+        `^(${GIT_SAFE_KEYS.map((k) => k.replace(".", "\\.")).join("|")})$`,
+      ],
+      cwd,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    identity = new TextDecoder().decode(o.stdout).split("\n").filter(Boolean);
+  } catch { /* no git: no identity */ }
+  return identity;
+}
+
+/**
+ * The generated global git config: the safe keys of the user's real one ({@link GIT_SAFE_KEYS},
+ * read with `git config --global --includes --get-regexp` outside the sandbox) and
+ * `safe.directory` for the workspace. Never credentials, `url.*.insteadOf`, credential helpers
+ * or includes: only those keys are copied, and a value with a newline is dropped.
+ */
+export function gitconfigText(workspace: string, lines = gitIdentity(workspace)): string {
+  const sections = new Map<string, string[]>();
+  const put = (key: string, value: string) => {
+    if (/[\n\r\0]/.test(value)) return;
+    const i = key.lastIndexOf(".");
+    const sec = key.slice(0, i);
+    const q = `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+    sections.set(sec, [...(sections.get(sec) ?? []), `\t${key.slice(i + 1)} = ${q}`]);
+  };
+  for (const l of lines) {
+    const sp = l.indexOf(" ");
+    const key = (sp < 0 ? l : l.slice(0, sp)).toLowerCase();
+    if (!GIT_SAFE_KEYS.includes(key)) continue;
+    put(key, sp < 0 ? "true" : l.slice(sp + 1));
+  }
+  put("safe.directory", workspace);
+  let out =
+    "# Generated by Coyote for the OS sandbox (docs/permissions.md): identity and safe settings only.\n";
+  for (const [sec, body] of sections) out += `[${sec}]\n${body.join("\n")}\n`;
+  return out;
+}
+
+const generated = new Map<string, string>();
+
+/** A read-only host temp file with {@link gitconfigText} for `workspace`; one per workspace per process. */
+function gitconfigFile(workspace: string): string {
+  const hit = generated.get(workspace);
+  if (hit) return hit;
+  const p = Deno.makeTempFileSync({ prefix: "coyote-gitconfig-" });
+  Deno.writeTextFileSync(p, gitconfigText(workspace));
+  Deno.chmodSync(p, 0o444);
+  if (generated.size === 0) {
+    globalThis.addEventListener("unload", () => {
+      for (const f of generated.values()) {
+        try {
+          Deno.removeSync(f);
+        } catch { /* gone */ }
+      }
+    });
+  }
+  generated.set(workspace, p);
+  return p;
+}
+
+/**
+ * The home view for `home`, or undefined when one of `visibleRoots` (the workspace, writable and
+ * readable roots, real paths) contains the whole home. `env`: where {@link ENV_STORES} are read.
+ */
+export function homeView(
+  home: string,
+  workspace: string,
+  visibleRoots: readonly string[],
+  env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+): HomeView | undefined {
+  const realHome = real(home);
+  if (!realHome || home === "/" || realHome === "/") return undefined;
+  if (visibleRoots.some((r) => isInside(home, r) || isInside(realHome, r))) return undefined;
+  const stores: HomeStore[] = [];
+  const addStore = (path: string, why: string) => {
+    const source = real(path);
+    if (!source || !Deno.statSync(source).isDirectory) return;
+    if (stores.some((s) => s.path === path || isInside(path, s.path))) return;
+    // Already shown by a root (a `Write` allow rule keeps it writable).
+    if (visibleRoots.some((r) => isInside(path, r) || isInside(source, r))) return;
+    stores.push({ path, source, why });
+  };
+  for (const s of HOME_STORES) addStore(`${home}/${s.path}`, `${s.what} (toolchain store)`);
+  for (const e of ENV_STORES) {
+    const v = env(e.name);
+    if (!v || !isAbsolute(v) || !isInside(v, home) || v === home) continue;
+    for (const sub of e.sub ?? [""]) {
+      addStore(sub ? join(v, sub) : v, `$${e.name} (toolchain store)`);
+    }
+  }
+  const hidden: string[] = [];
+  for (const s of stores) {
+    for (const rel of scanSecrets(s.source)) hidden.push(`${s.path}/${rel}`);
+    if (s.path === `${home}/.cache`) {
+      for (const n of CACHE_NOT_TOOLCHAIN) {
+        if (real(`${s.path}/${n}`)) hidden.push(`${s.path}/${n}`);
+      }
+    }
+  }
+  return { path: home, stores, hidden, gitconfig: gitconfigFile(workspace) };
+}
+
+/**
+ * The bwrap mounts of `view` (./bwrap.ts sorts every mount shallowest first; `order` breaks
+ * ties): the home as a tmpfs, each store read-only, hidden entries emptied, the generated
+ * `.gitconfig`. `emptyFile`: an empty read-only host file.
+ */
+export function homeMounts(
+  view: HomeView,
+  emptyFile: string,
+): { path: string; order: number; args: string[] }[] {
+  const m = [{ path: view.path, order: -1, args: ["--tmpfs", view.path] }];
+  for (const s of view.stores) {
+    m.push({ path: s.path, order: 0, args: ["--ro-bind", s.source, s.path] });
+  }
+  for (const h of view.hidden) {
+    let dir = false;
+    try {
+      dir = Deno.statSync(h).isDirectory;
+    } catch { /* gone: an empty file */ }
+    m.push({
+      path: h,
+      order: 2,
+      args: dir
+        ? ["--perms", "0555", "--tmpfs", h, "--remount-ro", h]
+        : ["--ro-bind", emptyFile, h],
+    });
+  }
+  const gc = `${view.path}/.gitconfig`;
+  m.push({ path: gc, order: 1, args: ["--ro-bind", view.gitconfig, gc] });
+  return m;
+}
+
+/** `policy show` lines for the home view. */
+export function describeHome(view: HomeView | undefined): string[] {
+  if (!view) {
+    return [
+      "  home:     visible as on the host (a visible root contains it); credential stores hidden",
+    ];
+  }
+  const l = [`  home:     ${view.path} is empty inside the sandbox except (read-only):`];
+  for (const s of view.stores) l.push(`            ${s.path}  (${s.why})`);
+  l.push(`            ${view.path}/.gitconfig  (generated: identity and safe settings only)`);
+  l.push("            and what the workspace, Read and Write allow rules open");
+  if (view.hidden.length) {
+    l.push("  hidden inside those stores (look like credentials):");
+    for (const h of view.hidden) l.push(`            ${h}`);
+  }
+  return l;
+}
+
+/**
+ * The git dirs of the repository holding `workspace` that lie outside it — the dir a `.git` file
+ * names (linked worktree, submodule) and its `commondir` — as real paths, or a `.git` dir in a
+ * parent folder. Reads `.git` files only (no git runs in the repository outside the sandbox).
+ */
+export function outsideGitDirs(workspace: string): string[] {
+  const out: string[] = [];
+  for (let dir = workspace;; dir = dirname(dir)) {
+    const dotgit = `${dir}/.git`;
+    let st: Deno.FileInfo | undefined;
+    try {
+      st = Deno.statSync(dotgit);
+    } catch { /* not here */ }
+    if (st?.isDirectory) {
+      if (dir !== workspace) out.push(dotgit);
+      break;
+    }
+    if (st?.isFile) {
+      try {
+        const m = /^gitdir:\s*(.+?)\s*$/m.exec(Deno.readTextFileSync(dotgit));
+        if (m) {
+          const gitdir = isAbsolute(m[1]) ? m[1] : join(dir, m[1]);
+          out.push(gitdir);
+          try {
+            const c = Deno.readTextFileSync(`${gitdir}/commondir`).trim();
+            if (c) out.push(isAbsolute(c) ? c : join(gitdir, c));
+          } catch { /* not a linked worktree */ }
+        }
+      } catch { /* unreadable */ }
+      break;
+    }
+    if (dir === "/" || dir === dirname(dir)) break;
+  }
+  return out.map((p) => real(p)).filter((p): p is string => !!p && !isInside(p, workspace));
+}
