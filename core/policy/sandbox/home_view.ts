@@ -100,7 +100,10 @@ export const SECRET_NAME_RE =
 export const SCAN_DEPTH = 3;
 /** At most this many entries are read per store scan (a huge cache is scanned partly; see docs). */
 const SCAN_LIMIT = 20000;
-/** A store's scan is reused this long (ms), so commands in a row do not rescan. */
+/**
+ * A store's scan and the whole view are reused this long (ms), so commands in a row neither
+ * rescan nor re-stat: a store or credential file created later shows after at most this long.
+ */
 const SCAN_TTL_MS = 60_000;
 
 /** One store mounted read-only: `path` inside the home (as the command names it), `source` its real path. */
@@ -255,6 +258,22 @@ export function homeView(
   workspace: string,
   visibleRoots: readonly string[],
   env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+): HomeView | undefined {
+  const key = [home, workspace, ...visibleRoots].join("\0");
+  const hit = views.get(key);
+  if (hit && Date.now() - hit.at < SCAN_TTL_MS) return hit.view;
+  const view = computeView(home, workspace, visibleRoots, env);
+  views.set(key, { at: Date.now(), view });
+  return view;
+}
+
+const views = new Map<string, { at: number; view: HomeView | undefined }>();
+
+function computeView(
+  home: string,
+  workspace: string,
+  visibleRoots: readonly string[],
+  env: (name: string) => string | undefined,
 ): HomeView | undefined {
   const realHome = real(home);
   if (!realHome || home === "/" || realHome === "/") return undefined;
