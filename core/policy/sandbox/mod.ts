@@ -341,7 +341,7 @@ export class CommandSandbox {
       : mode === "proxy" && this.backend?.name === "bwrap" && socatPath()
       ? "network only through an HTTP(S) proxy to the hosts the user allowed"
       : "network on";
-    return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), ${net}, background processes end with the command.`;
+    return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), the home shows only toolchain caches (read-only), ${net}, background processes end with the command.`;
   }
 
   /** The exec plugin's `CommandLauncher.prepare`. */
