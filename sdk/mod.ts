@@ -599,6 +599,11 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The id of this tool call (ACP `toolCallId`). */
   toolCallId: string;
+  /**
+   * The id of the calling session (one conversation; a sub-agent has its own). First-party `fs_*`
+   * tools key their read stamps by it (plugins/fs/stamps.ts); undefined inside plugin workers.
+   */
+  sessionId?: string;
   log: ToolLogger;
   /** Reports progress; shows up as a `tool_call_update`. */
   progress(update: ToolProgress): void;

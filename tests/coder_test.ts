@@ -24,7 +24,6 @@ function coderModel(fixOnAttempt: number | null) {
   let implementations = 0;
   return (r: RecordedRequest): ScriptedReply => {
     const sys = system(r);
-    const last = messages(r).at(-1)!;
     if (sys.includes("You plan a code change")) {
       return submit({
         plan_summary: "make src.txt say fixed",
@@ -35,7 +34,11 @@ function coderModel(fixOnAttempt: number | null) {
       });
     }
     if (sys.includes("You implement a planned change")) {
-      if (last.role === "tool") return { text: "done" };
+      // Read src.txt, then write it (an existing file is overwritten only after a read: issue 18),
+      // then done.
+      const tools = messages(r).filter((m) => m.role === "tool").length;
+      if (tools === 0) return { tool_calls: [{ name: "fs_read", arguments: { path: "src.txt" } }] };
+      if (tools > 1) return { text: "done" };
       implementations++;
       const content = fixOnAttempt !== null && implementations >= fixOnAttempt
         ? "fixed\n"

@@ -28,7 +28,14 @@ Deno.test("guard e2e: protected paths and outside writes in headless; skip-permi
     ],
   });
   const server = await startModelServer({
-    script: [calls("a"), { text: "refused" }, calls("b"), { text: "done" }],
+    script: [
+      calls("a"),
+      { text: "refused" },
+      // fs_write overwrites an existing file only after reading it (issue 18, plugins/fs/stamps.ts).
+      { tool_calls: [{ id: "b0", name: "fs_read", arguments: { path: ".git/config" } }] },
+      calls("b"),
+      { text: "done" },
+    ],
   });
   try {
     const e = childEnv(env, { baseURL: server.baseURL });

@@ -42,7 +42,8 @@ Deno.test("fs edits: a CRLF file stays CRLF when lines are inserted; a CRLF-only
     assert.equal(same.isError, true);
     assert.match(same.content, /^Nothing changed in w\.txt: .*differ only in line endings.*CRLF/);
     assert.deepEqual(await Deno.readFile(f), before);
-    // fs_write of LF text over a CRLF file keeps CRLF.
+    // fs_write of LF text over a CRLF file keeps CRLF (an existing file is read first: stamps.ts).
+    await runTool(fsReadTool, { path: "w.txt" }, ctx);
     await runTool(fsWriteTool, { path: "w.txt", content: "a\nb\n" }, ctx);
     assert.equal(await Deno.readTextFile(f), "a\r\nb\r\n");
     // An LF file gets no CR from a CRLF new_string.
@@ -106,6 +107,7 @@ Deno.test("fs edits: a UTF-8 byte-order mark is kept by fs_patch and fs_write", 
       await Deno.readFile(f),
       new Uint8Array([0xef, 0xbb, 0xbf, ...bytes("ALPHA\nbeta\n")]),
     );
+    await runTool(fsReadTool, { path: "bom.txt" }, ctx);
     await runTool(fsWriteTool, { path: "bom.txt", content: "gamma\n" }, ctx);
     assert.deepEqual(
       await Deno.readFile(f),

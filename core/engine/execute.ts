@@ -49,6 +49,7 @@ export async function executeCall(t: TurnContext, p: PreparedCall): Promise<void
     cwd: o.cwd,
     signal: ctrl.signal,
     toolCallId: p.id,
+    sessionId: o.sessionId,
     host,
     log: {
       debug,

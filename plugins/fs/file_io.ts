@@ -7,18 +7,27 @@ import type { ToolContext } from "../../sdk/mod.ts";
 import { decodeBytes, dominantEol, encodeText, type Encoding, type TextFile } from "./text.ts";
 import { writeText } from "./paths.ts";
 
+/** A file as read for an edit: its text, encoding, line ending, and the bytes they came from. */
+export type ExistingFile = TextFile & { bytes: Uint8Array };
+
 /**
  * Reads the current file with its encoding and line ending (plugins/fs/text.ts), or null when it
- * does not exist. Through an ACP client's `fs` (editor buffers) the text is taken as UTF-8.
- * Other errors throw.
+ * does not exist. Through an ACP client's `fs` (editor buffers) the text is taken as UTF-8 and
+ * `bytes` are its UTF-8 encoding. Other errors throw.
  */
-export async function readExisting(ctx: ToolContext, abs: string): Promise<TextFile | null> {
+export async function readExisting(ctx: ToolContext, abs: string): Promise<ExistingFile | null> {
   try {
     if (ctx.host?.readTextFile) {
       const text = await ctx.host.readTextFile(abs);
-      return { text, encoding: "utf-8", eol: dominantEol(text) };
+      return {
+        text,
+        encoding: "utf-8",
+        eol: dominantEol(text),
+        bytes: new TextEncoder().encode(text),
+      };
     }
-    return decodeBytes(await Deno.readFile(abs));
+    const bytes = await Deno.readFile(abs);
+    return { ...decodeBytes(bytes), bytes };
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return null;
     throw err;

@@ -6,9 +6,10 @@
 import { z } from "zod";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
-import { nearMiss, type TextFile, UnencodableError, withEol } from "./text.ts";
+import { nearMiss, UnencodableError, withEol } from "./text.ts";
 import { describeFsError, displayPath, resolvePath, specialFile, toolError } from "./paths.ts";
-import { readExisting, writeFaithful } from "./file_io.ts";
+import { type ExistingFile, readExisting, writeFaithful } from "./file_io.ts";
+import { recalled, rememberWritten, sameContent, stampOf } from "./stamps.ts";
 import { cutLine, numbered } from "./lines.ts";
 import description from "./patch.txt" with { type: "text" };
 
@@ -60,7 +61,7 @@ export const fsPatchTool = defineTool({
     }
     const special = ctx.host?.readTextFile ? null : await specialFile(abs, shown);
     if (special) return toolError(special);
-    let file: TextFile | null;
+    let file: ExistingFile | null;
     try {
       file = await readExisting(ctx, abs);
     } catch (err) {
@@ -103,7 +104,13 @@ export const fsPatchTool = defineTool({
       );
     }
     try {
+      // The patch is exact, so it needs no prior read; it renews the session's read stamp only when
+      // the file was as the session last saw it, so a later fs_write still cannot drop a change
+      // made on disk that the agent never read (stamps.ts).
+      const seen = recalled(ctx, abs);
+      const current = seen ? sameContent(seen, await stampOf(ctx, abs, file.bytes)) : false;
       await writeFaithful(ctx, abs, newText, file.encoding);
+      if (current) await rememberWritten(ctx, abs, newText);
     } catch (err) {
       if (err instanceof UnencodableError) return toolError(`Not patched: ${err.message}`);
       return toolError(describeFsError(err, shown));

@@ -10,6 +10,7 @@ import type { ToolResult } from "../../sdk/mod.ts";
 import { decodeBytes, type Encoding, encodingName } from "./text.ts";
 import { describeFsError, displayPath, resolvePath, specialFile, toolError } from "./paths.ts";
 import { cutLine, numbered, READ_MAX_LINE } from "./lines.ts";
+import { remember, stampOf } from "./stamps.ts";
 import description from "./read.txt" with { type: "text" };
 
 /** Default and maximum line window of `fs_read`. */
@@ -177,12 +178,17 @@ export const fsReadTool = defineTool({
     let encodingNote = "";
     try {
       if (ctx.host?.readTextFile) {
-        win = readWindowFromText(await ctx.host.readTextFile(abs), offset, limit);
+        const text = await ctx.host.readTextFile(abs);
+        win = readWindowFromText(text, offset, limit);
+        remember(ctx, abs, await stampOf(ctx, abs, new TextEncoder().encode(text)));
       } else {
         const st = await Deno.stat(abs);
         if (st.isDirectory) return toolError(`${shown} is a directory; use fs_ls to list it`);
         const special = await specialFile(abs, shown);
         if (special) return toolError(special);
+        // The session's read stamp (stamps.ts), taken before the read: a change racing the read
+        // then shows as a stale stamp, never as content the agent is thought to have seen.
+        const stamp = await stampOf(ctx, abs, null);
         const enc = await sniffEncoding(abs);
         if (enc === "utf-8") win = await readWindowFromDisk(abs, offset, limit);
         else {
@@ -200,6 +206,7 @@ export const fsReadTool = defineTool({
             encodingName(f.encoding)
           }, not UTF-8: shown decoded; fs_patch and fs_write keep its encoding]`;
         }
+        remember(ctx, abs, stamp);
       }
     } catch (err) {
       return toolError(describeFsError(err, shown));

@@ -1,14 +1,16 @@
 /**
- * `fs_write`: writes a whole file, keeping an existing file's encoding and line ending.
+ * `fs_write`: writes a whole file, keeping an existing file's encoding and line ending; an existing
+ * file must have been read by this session and be unchanged since (stamps.ts).
  * The model-facing description is `write.txt`.
  * @module
  */
 import { z } from "zod";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
-import { encodingName, type TextFile, UnencodableError, withEol } from "./text.ts";
+import { encodingName, UnencodableError, withEol } from "./text.ts";
 import { describeFsError, displayPath, resolvePath, specialFile, toolError } from "./paths.ts";
-import { readExisting, writeFaithful } from "./file_io.ts";
+import { type ExistingFile, readExisting, writeFaithful } from "./file_io.ts";
+import { rememberWritten, staleWrite, stampOf } from "./stamps.ts";
 import description from "./write.txt" with { type: "text" };
 
 function countLines(text: string): number {
@@ -33,13 +35,19 @@ export const fsWriteTool = defineTool({
     const shown = displayPath(ctx.cwd, abs);
     const special = ctx.host?.readTextFile ? null : await specialFile(abs, shown);
     if (special) return toolError(special);
-    let old: TextFile | null;
+    let old: ExistingFile | null;
     let content = input.content;
     try {
       old = await readExisting(ctx, abs);
+      // No lost edits (stamps.ts): an existing file is overwritten only as this session last saw it.
+      if (old !== null) {
+        const stale = staleWrite(ctx, abs, shown, await stampOf(ctx, abs, old.bytes));
+        if (stale) return toolError(stale);
+      }
       // An existing file keeps its line ending and encoding (a CRLF file stays CRLF).
       if (old?.eol === "\r\n") content = withEol(content, "\r\n");
       await writeFaithful(ctx, abs, content, old?.encoding ?? "utf-8");
+      await rememberWritten(ctx, abs, content);
     } catch (err) {
       if (err instanceof UnencodableError) return toolError(`Not written: ${err.message}`);
       return toolError(describeFsError(err, shown));
