@@ -16,7 +16,7 @@ import {
   detectBackend,
   sandboxedCommand,
 } from "../core/policy/sandbox/mod.ts";
-import { gitconfigText, SECRET_NAME_RE } from "../core/policy/sandbox/home_view.ts";
+import { gitconfigText, homeView, SECRET_NAME_RE } from "../core/policy/sandbox/home_view.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
@@ -244,5 +244,27 @@ Deno.test("sandbox home: the generated git config keeps only safe keys; secret-l
   }
   for (const n of ["tokenizer.json", "oauthlib", "registry", "index.crates.io-6f17d22bba15001f"]) {
     assert.ok(!SECRET_NAME_RE.test(n), n);
+  }
+});
+
+Deno.test("sandbox home: a store that links to the home (or above it) is not shown; stores named by variables are", async () => {
+  const w = await fakeHome();
+  try {
+    await Deno.mkdir(join(w.home, ".local"), { recursive: true });
+    await Deno.symlink(w.home, join(w.home, ".local", "bin"));
+    await Deno.symlink("/", join(w.home, ".deno"));
+    await Deno.mkdir(join(w.home, "mydeno", "npm"), { recursive: true });
+    const env: Record<string, string> = { DENO_DIR: join(w.home, "mydeno"), PYENV_ROOT: w.home };
+    const v = homeView(w.home, w.ws, [w.ws], (n) => env[n])!;
+    const paths = v.stores.map((s) => s.path);
+    assert.ok(!paths.includes(join(w.home, ".local", "bin")), paths.join());
+    assert.ok(!paths.includes(join(w.home, ".deno")), paths.join());
+    assert.ok(!paths.includes(w.home), paths.join());
+    assert.ok(paths.includes(join(w.home, "mydeno")), paths.join());
+    assert.ok(paths.includes(join(w.home, ".npm")), paths.join());
+    // A root that contains the home turns the view off.
+    assert.equal(homeView(w.home, w.root, [w.root]), undefined);
+  } finally {
+    await w.cleanup();
   }
 });

@@ -282,6 +282,8 @@ function computeView(
   const addStore = (path: string, why: string) => {
     const source = real(path);
     if (!source || !Deno.statSync(source).isDirectory) return;
+    // A store that is (a link to) the home or a folder above it would show the whole home.
+    if (isInside(realHome, source)) return;
     if (stores.some((s) => s.path === path || isInside(path, s.path))) return;
     // Already shown by a root (a `Write` allow rule keeps it writable).
     if (visibleRoots.some((r) => isInside(path, r) || isInside(source, r))) return;
