@@ -1025,6 +1025,8 @@ Deno.test("acp: a session of the headless CLI is listed and loads with its tool 
     const env = {
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       HOME: Deno.env.get("HOME") ?? "/tmp",
+      // The parent's Deno cache: without it a moved cache (DENO_DIR) is cold in the child.
+      ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
       NO_COLOR: "1",
       ...e.env,
     };

@@ -26,7 +26,13 @@ import {
   startAcp,
   waitFor,
 } from "./support/acp_harness.ts";
-import { crashSpec, everythingSpec, filesystemSpec, noisySpec } from "./support/mcp_servers.ts";
+import {
+  crashSpec,
+  everythingSpec,
+  filesystemSpec,
+  noisySpec,
+  warmMcpServers,
+} from "./support/mcp_servers.ts";
 import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/run_coyote.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { runTool, testApp, toolContext } from "./support/fixtures.ts";
@@ -178,6 +184,7 @@ Deno.test("mcp names, expansion and ACP conversion", () => {
 });
 
 Deno.test("mcp client: real npm servers, a crash mid-call, a failing and a hanging server", async () => {
+  await warmMcpServers();
   const ws = await Deno.makeTempDir();
   await Deno.writeTextFile(`${ws}/hello.txt`, "hello from the filesystem server\n");
   const warnings: string[] = [];
@@ -254,6 +261,7 @@ Deno.test("mcp client: real npm servers, a crash mid-call, a failing and a hangi
 });
 
 Deno.test("mcp list: configured servers, source, status and tool counts", async () => {
+  await warmMcpServers();
   const dir = await Deno.makeTempDir();
   const ws = `${dir}/ws`;
   await Deno.mkdir(ws);
@@ -312,6 +320,7 @@ Deno.test("mcp list: configured servers, source, status and tool counts", async 
 });
 
 Deno.test("mcp through ACP: workspace .mcp.json and session/new mcpServers; a crash leaves the session alive", async () => {
+  await warmMcpServers();
   const dir = await Deno.makeTempDir();
   const ws = `${dir}/ws`;
   await Deno.mkdir(ws);
@@ -426,6 +435,7 @@ function freePort(): number {
 async function startRemoteEverything(
   mode: "streamableHttp" | "sse",
 ): Promise<{ port: number; stop(): Promise<void> }> {
+  await warmMcpServers();
   const port = freePort();
   const spec = everythingSpec();
   const child = new Deno.Command(spec.command, {

@@ -271,10 +271,12 @@ Deno.test("mcp env: a server gets the safe base and the variables its entry name
     OPENAI_API_KEY: "sk-secret",
     GITHUB_TOKEN: "ghp_x",
     SHELL: "() { evil; }",
+    DENO_DIR: "/cache/deno",
   };
   assert.deepEqual(mcpServerEnv({ GITHUB_TOKEN: "named" }, (n) => env[n]), {
     PATH: "/bin",
     HOME: "/h",
+    DENO_DIR: "/cache/deno",
     GITHUB_TOKEN: "named",
   });
 });

@@ -1,15 +1,26 @@
 /**
  * Real MCP servers from npm used by the tests, pinned, run with Deno (`deno run -A npm:…`)
- * so no wrapper process (npx → sh → node) can be orphaned. `.ci/run` warms them with
- * `deno cache`. Also the path of the crash fixture (tests/fixtures/mcp/crash_server.ts).
+ * so no wrapper process (npx → sh → node) can be orphaned. A test that starts them calls
+ * {@link warmMcpServers} first (fetches them into Deno's cache once, see ./warm_cache.ts). Also
+ * the path of the crash fixture (tests/fixtures/mcp/crash_server.ts).
  * @module
  */
+import { warmNpm } from "./warm_cache.ts";
 
 export const EVERYTHING_PKG = "npm:@modelcontextprotocol/server-everything@2026.8.31";
 export const FILESYSTEM_PKG = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
 export const CRASH_SERVER = new URL("../fixtures/mcp/crash_server.ts", import.meta.url).pathname;
 export const NOISY_SERVER = new URL("../fixtures/mcp/noisy_server.ts", import.meta.url).pathname;
 export const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
+
+/**
+ * Fetches {@link EVERYTHING_PKG} and {@link FILESYSTEM_PKG} into Deno's cache (once per test
+ * process), so a server's start-up timeout is never spent downloading.
+ * @throws Error naming the packages when the npm registry is unreachable.
+ */
+export function warmMcpServers(): Promise<void> {
+  return warmNpm(EVERYTHING_PKG, FILESYSTEM_PKG);
+}
 
 /** stdio spec of `server-everything`. */
 export function everythingSpec(): { command: string; args: string[] } {

@@ -30,7 +30,10 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 600_000;
 
 /**
  * Variables a stdio server inherits besides those its entry's `env` names: the MCP SDK's
- * `getDefaultEnvironment()` list (POSIX, after sudo's defaults) plus locale and temp dir.
+ * `getDefaultEnvironment()` list (POSIX, after sudo's defaults) plus locale and temp dir, and
+ * where package runners keep their caches (`DENO_DIR`, `XDG_CACHE_HOME`, `npm_config_cache`):
+ * paths, not secrets, and without them a server started as `deno run npm:…` or `npx …` under a
+ * moved cache downloads its packages again and spends its start-up timeout doing it (issue 20).
  */
 export const MCP_BASE_ENV = [
   "HOME",
@@ -42,6 +45,9 @@ export const MCP_BASE_ENV = [
   "LANG",
   "LC_ALL",
   "TMPDIR",
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
+  "npm_config_cache",
 ] as const;
 
 /**
