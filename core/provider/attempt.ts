@@ -14,6 +14,7 @@ import { wireMessages } from "./messages.ts";
 import type { OptionalField } from "./errors.ts";
 import { type Attempt, classify, HttpFault } from "./retry.ts";
 import {
+  argumentsText,
   completionAsChunks,
   emptyResponse,
   isCompleteJson,
@@ -166,7 +167,10 @@ export async function attemptOnce(
           const acc = toolSlot(tools, slots, tc, pos);
           const name = tc.function?.name;
           if (name && acc.name !== name) acc.name += name;
-          const args = tc.function?.arguments;
+          // llama.cpp / Ollama may send `arguments` as a JSON object (or array/null): one string.
+          const args = argumentsText(
+            (tc.function as { arguments?: unknown } | undefined)?.arguments,
+          );
           // Some servers repeat the whole arguments in a last delta: not glued on twice.
           if (args && !(args === acc.arguments && isCompleteJson(args))) acc.arguments += args;
           const extra = (tc as { extra_content?: unknown }).extra_content;

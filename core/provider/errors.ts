@@ -128,7 +128,8 @@ export type OptionalField =
   | "reasoning_content";
 
 /**
- * Which optional field (of those sent) a 400/422 error names: Mistral-style 422 "extra inputs are
+ * Which optional field (of those sent) a 400/422 error's own message names (`text`: the
+ * server's message and any OpenAI `param`, never the request it echoes): Mistral-style 422 "extra inputs are
  * not permitted" at `stream_options`, OpenAI reasoning models refusing `temperature`, a server
  * refusing `reasoning_content` in assistant messages. Undefined when none is named.
  */
@@ -138,6 +139,9 @@ export function rejectedField(
   sent: OptionalField[],
 ): OptionalField | undefined {
   if (status !== undefined && status !== 400 && status !== 422) return undefined;
+  // A name as a JSON key (`"stream_options": {…}`) is the server echoing the request body back
+  // (pydantic's `input`, a text/plain dump of what it got), not a refusal of that field.
+  text = text.replace(/"[A-Za-z_]+"\s*:/g, " ");
   for (const f of sent) {
     const re = f === "stream_options"
       ? /\bstream_options\b|\binclude_usage\b/

@@ -101,8 +101,13 @@ function validName(name: string | undefined): string {
  * `{}`; text that is not a JSON object is wrapped as `{"invalid_arguments": "<text>"}` (the
  * call was refused with an error saying so; the raw text stays visible to the model).
  */
-function validArguments(args: string | undefined): string {
-  const raw = args ?? "";
+function validArguments(args: unknown): string {
+  // A transcript written from a server that sent `arguments` as an object: JSON text once.
+  const raw = typeof args === "string"
+    ? args
+    : args === null || args === undefined
+    ? ""
+    : JSON.stringify(args) ?? "";
   if (!raw.trim()) return "{}";
   try {
     const v = JSON.parse(raw);

@@ -94,7 +94,7 @@ export function createProvider(cfg: ProviderConfig): Provider {
           notify(
             `coyote: the model server rejects \`${result.dropField}\` (HTTP ${
               err.status ?? "?"
-            }); ` +
+            }): "${err.message.replace(/^.*?\): /, "")}"; ` +
               `sending without it for this session` +
               (result.dropField === "stream_options"
                 ? " (set provider.stream_options: false to skip this)"

@@ -182,9 +182,29 @@ export function classify(
     attemptNo,
   );
   const dropField = code === "bad_request"
-    ? rejectedField(status, `${text} ${typeof body === "string" ? "" : JSON.stringify(body)}`, sent)
+    ? rejectedField(status, `${text} ${errorParams(body)}`, sent)
     : undefined;
   return { ok: false, error, retryable, retryAfterMs: retryAfter(headers), dropField };
+}
+
+/**
+ * The OpenAI `param` (`{"error": {"param": "stream_options"}}`) and pydantic `loc` values of an
+ * error body, space-separated: the field a server names as refused without saying it in its
+ * message. The rest of the body (pydantic's `input` echo of the request) is not looked at.
+ */
+function errorParams(body: unknown): string {
+  if (!body || typeof body !== "object") return "";
+  const out: string[] = [];
+  const visit = (v: unknown, depth: number) => {
+    if (depth > 4 || !v || typeof v !== "object") return;
+    if (Array.isArray(v)) return v.forEach((x) => visit(x, depth + 1));
+    const o = v as Record<string, unknown>;
+    if (typeof o.param === "string") out.push(o.param);
+    if (Array.isArray(o.loc)) out.push(o.loc.filter((x) => typeof x === "string").join("."));
+    for (const k of ["error", "detail", "errors"]) visit(o[k], depth + 1);
+  };
+  visit(body, 0);
+  return out.join(" ");
 }
 
 /** The message of a transport failure, with its cause (Deno: "error sending request … (os error 111)"). */

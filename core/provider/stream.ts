@@ -83,7 +83,7 @@ export function toolSlot(
 ): ToolAcc {
   const index = typeof tc.index === "number" ? tc.index : pos;
   const cur = slots.get(index);
-  const args = tc.function?.arguments ?? "";
+  const args = argumentsText((tc.function as { arguments?: unknown } | undefined)?.arguments);
   const fresh = !cur ||
     (!!tc.id && !!cur.id && tc.id !== cur.id) ||
     (!tc.id && !!tc.function?.name && !!cur.name && args.trimStart().startsWith("{") &&
@@ -97,6 +97,22 @@ export function toolSlot(
   tools.push(acc);
   slots.set(index, acc);
   return acc;
+}
+
+/**
+ * Tool-call `arguments` as text. The OpenAI format sends a JSON string; llama.cpp's server and
+ * Ollama's OpenAI endpoint may send the parsed JSON object (or an array, or null). A string is
+ * returned as it is, null/undefined as "", anything else as its JSON text — never
+ * `"[object Object]"`.
+ */
+export function argumentsText(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (v === null || v === undefined) return "";
+  try {
+    return JSON.stringify(v) ?? "";
+  } catch {
+    return String(v);
+  }
 }
 
 /** Whether `s` is non-blank text that parses as JSON. */
