@@ -3,7 +3,7 @@
  * `coyote --acp-server` (as a raw `--agent` command) through one `exec` turn against the
  * scripted model: initialize → session/new → prompt (an fs_read answered through acpx's
  * own `fs/read_text_file`) → end_turn. acpx prints the ACP traffic as NDJSON
- * (`--format json`). `.ci/run` warms the npx cache. Without Node's `npx` the test is skipped
+ * (`--format json`); `npx -y` fetches acpx on first use. Without Node's `npx` the test is skipped
  * with a message on stderr (README "Tests").
  */
 import assert from "node:assert/strict";

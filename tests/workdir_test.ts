@@ -93,3 +93,30 @@ Deno.test("workdir: a run inside Coyote's own clone warns on stderr", async () =
     await ce.cleanup();
   }
 });
+
+Deno.test("workdir: `deno task install` puts a `coyote` on PATH with the coyote task's permissions", async () => {
+  const root = await Deno.makeTempDir({ prefix: "coyote-install-" });
+  const denoJson = JSON.parse(await Deno.readTextFile(`${ROOT}/deno.json`));
+  const flags = (task: string) =>
+    task.split(/\s+/).filter((w) => w.startsWith("--allow") || w === "--no-prompt").sort();
+  try {
+    assert.deepEqual(flags(denoJson.tasks.install), flags(denoJson.tasks.coyote));
+    // DENO_INSTALL_ROOT: where `deno install -g` puts bin/ (here a temp folder, not ~/.deno).
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "--quiet", "--config", `${ROOT}/deno.json`, "install"],
+      cwd: root,
+      env: { DENO_INSTALL_ROOT: root, DENO_NO_UPDATE_CHECK: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const v = await new Deno.Command(`${root}/bin/coyote`, {
+      args: ["--version"],
+      cwd: root,
+      stdout: "piped",
+    }).output();
+    assert.match(new TextDecoder().decode(v.stdout), /^coyote \d+\.\d+\.\d+ \(deno /);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
