@@ -139,6 +139,15 @@ export function parseRule(text: unknown, decision: RuleDecision, source: string)
         }
         break;
       case "net":
+        // `Net(unix:/path)`: one unix socket the sandbox lets commands reach (./sandbox/seccomp.ts).
+        if (pattern.startsWith("unix:")) {
+          if (!/^unix:\/[^\0*?]*$/.test(pattern)) {
+            throw bad(
+              "expected unix: and an absolute socket path, e.g. unix:/run/user/1000/docker.sock",
+            );
+          }
+          break;
+        }
         if (!HOST_RE.test(pattern)) {
           throw bad(
             "expected a host name with an optional :port, e.g. api.github.com, *.npmjs.org, localhost:8080",

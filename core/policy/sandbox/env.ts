@@ -26,22 +26,54 @@ export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
   DEBIAN_FRONTEND: "noninteractive",
 };
 
+/** Names of variables that point at a daemon or a socket (issue 16 §1). */
+export const DAEMON_NAME =
+  /^(DOCKER_HOST|CONTAINER_HOST|DBUS_SESSION_BUS_ADDRESS|DBUS_SYSTEM_BUS_ADDRESS|XDG_RUNTIME_DIR|SSH_AUTH_SOCK|.*_SOCK|.*_SOCKET)$/i;
+
+/**
+ * Why `name=value` points at a daemon or a unix socket — by name ({@link DAEMON_NAME}), or a
+ * value that is a `unix://` URL, a D-Bus `unix:path=`/`unix:abstract=` address, or the path of an
+ * existing socket file — or undefined when it does not. Such variables do not enter the sandbox
+ * (its unix sockets are closed, core/policy/sandbox/seccomp.ts; a path would only tell a command
+ * where to knock) unless an `Env` allow rule passes them.
+ */
+export function daemonPointer(name: string, value: string): string | undefined {
+  if (DAEMON_NAME.test(name)) return "it names a daemon or socket";
+  if (/^unix:(\/\/|path=|abstract=|tmpdir=)/i.test(value)) {
+    return "its value is a unix socket address";
+  }
+  if (value.startsWith("/") && !value.includes(":") && value.length < 4096) {
+    try {
+      if (Deno.statSync(value).isSocket) return "its value is a socket file";
+    } catch { /* not a path */ }
+  }
+  return undefined;
+}
+
 /**
  * The environment for a command: `base` (default: Coyote's own) filtered by the `Env` rules and
- * the known `secrets` (values), plus {@link NON_INTERACTIVE_ENV}. Returns the names dropped too.
+ * the known `secrets` (values), plus {@link NON_INTERACTIVE_ENV}. `sandboxed`: also drop what
+ * {@link daemonPointer} names, unless an `Env` allow rule passes it. Returns the names dropped too.
  */
 export function commandEnvironment(
   opts: {
     base?: Record<string, string>;
     rules?: readonly Rule[];
     secrets?: readonly string[];
+    sandboxed?: boolean;
   } = {},
 ): { env: Record<string, string>; dropped: string[] } {
   const base = opts.base ?? Deno.env.toObject();
   const env: Record<string, string> = {};
   const dropped: string[] = [];
+  const rules = opts.rules ?? [];
   for (const [k, v] of Object.entries(base)) {
-    if (!envDecision(opts.rules ?? [], k, v, opts.secrets).pass) {
+    const d = envDecision(rules, k, v, opts.secrets);
+    if (!d.pass) {
+      dropped.push(k);
+    } else if (
+      opts.sandboxed && !d.why.endsWith("passes it") && daemonPointer(k, v) !== undefined
+    ) {
       dropped.push(k);
     } else env[k] = v;
   }

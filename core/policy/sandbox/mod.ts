@@ -31,6 +31,7 @@ import { compilePath, GlobEngineNotLoaded } from "../rules.ts";
 import { findProtected } from "./protected.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 import { describeHome } from "./home_view.ts";
+import { unixSocketFilterFile } from "./seccomp.ts";
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
 
@@ -192,6 +193,7 @@ export function sandboxedCommand(
     base: opts.baseEnv,
     rules: profile.envRules,
     secrets: opts.secrets,
+    sandboxed: true,
   });
   const shell = opts.shell ?? "bash";
   let cwd = opts.cwd;
@@ -202,12 +204,26 @@ export function sandboxedCommand(
     env.TMPDIR = "/tmp";
     // Git reads the generated global config only (./home_view.ts), wherever the variable pointed.
     if (profile.home) env.GIT_CONFIG_GLOBAL = `${profile.home.path}/.gitconfig`;
-    return {
-      program: opts.backend.path,
-      args: bwrapArgs(profile, [shell, "-c", command], { cwd, tmpDir: opts.tmpDir }),
-      env,
-      profile,
-    };
+    // No unix sockets (./seccomp.ts) unless a Net(unix:…) rule names one, or the proxy bridge
+    // (socat inside, which connects to Coyote's proxy by a unix socket) must run.
+    const filter = profile.network.mode !== "proxy" && !profile.unixSockets.length
+      ? unixSocketFilterFile()
+      : undefined;
+    const args = bwrapArgs(profile, [shell, "-c", command], {
+      cwd,
+      tmpDir: opts.tmpDir,
+      seccompFd: filter ? 3 : undefined,
+    });
+    if (filter) {
+      // Deno.Command passes no extra descriptors: sh opens the filter as fd 3 and execs bwrap.
+      return {
+        program: "/bin/sh",
+        args: ["-c", 'exec 3<"$0" && exec "$@"', filter, opts.backend.path, ...args],
+        env,
+        profile,
+      };
+    }
+    return { program: opts.backend.path, args, env, profile };
   }
   if (opts.tmpDir) env.TMPDIR = opts.tmpDir;
   return {

@@ -69,6 +69,11 @@ export interface SandboxProfile {
    * credential stores of core/policy/home.ts are hidden instead).
    */
   home?: HomeView;
+  /**
+   * Socket paths `Net(unix:/path)` allow rules name (existing ones): mounted into the sandbox,
+   * and while any is named the unix-socket filter (./seccomp.ts) is off.
+   */
+  unixSockets: string[];
 }
 
 /** Daemon sockets and per-user runtime dirs hidden by default (a socket on a read-only mount still connects). */
@@ -238,7 +243,11 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   }
 
   // Network.
-  const netAllow = rules.filter((r) => r.kind === "net" && r.decision === "allow");
+  const isUnix = (r: Rule) => r.pattern?.startsWith("unix:") ?? false;
+  const netAllow = rules.filter((r) => r.kind === "net" && r.decision === "allow" && !isUnix(r));
+  // `Net(unix:/path)` allow rules: these sockets are mounted in and the unix-socket filter is off.
+  const unixSockets = rules.filter((r) => r.kind === "net" && r.decision === "allow" && isUnix(r))
+    .map((r) => r.pattern!.slice(5)).filter((p) => real(p) !== undefined);
   const network: SandboxProfile["network"] = netAllow.length
     ? {
       mode: "proxy",
@@ -259,6 +268,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     envRules: rules.filter((r) => r.kind === "env"),
     protectedPaths,
     home,
+    unixSockets,
   };
 }
 

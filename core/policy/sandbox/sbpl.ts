@@ -59,6 +59,12 @@ export function sbplProfile(profile: SandboxProfile, opts: { tmpDir?: string } =
   if (profile.network.mode !== "none") {
     lines.push("(allow network*)");
   }
+  // Unix sockets (issue 16 §1): no connect to a socket file, except those a Net(unix:…) rule
+  // names (later rules win in SBPL). Untested on a Mac here; tests/sandbox_sockets_test.ts checks the text.
+  lines.push("(deny network-outbound (remote unix-socket))");
+  for (const s of profile.unixSockets ?? []) {
+    lines.push(`(allow network-outbound (remote unix-socket (path-literal ${JSON.stringify(s)})))`);
+  }
   // No network otherwise: not even loopback (macOS has no network namespace; the host's
   // loopback services would be reachable).
   return lines.join("\n") + "\n";

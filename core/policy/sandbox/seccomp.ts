@@ -1,0 +1,124 @@
+/**
+ * The seccomp filter that closes unix sockets inside the Linux sandbox (issue 16 §1 "Sockets
+ * closed by mechanism"; docs/permissions.md "Unix sockets"). A socket file on a read-only mount
+ * still accepts connections, and abstract sockets (`\0name`) have no file at all, so hiding known
+ * paths cannot be complete: instead no process in the sandbox may *create* an `AF_UNIX` socket.
+ * `socketpair(2)`, pipes and `AF_INET`/`AF_INET6` sockets keep working. Claude Code's
+ * sandbox-runtime does the same with a prebuilt program; this one is generated here, nothing is
+ * downloaded.
+ *
+ * The program is classic BPF as `seccomp(2)` / `prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)` take
+ * it and as `bwrap --seccomp FD` reads it from a file descriptor: an array of
+ * `struct sock_filter { __u16 code; __u8 jt; __u8 jf; __u32 k; }` (8 bytes each, little-endian on
+ * both x86_64 and aarch64), run against `struct seccomp_data { int nr; __u32 arch;
+ * __u64 instruction_pointer; __u64 args[6]; }` (linux/seccomp.h: `nr` at offset 0, `arch` at 4,
+ * `args[0]` at 16, its low 32 bits first on a little-endian machine).
+ *
+ * What it does, in order:
+ * 1. `arch` ≠ the native `AUDIT_ARCH_*` value (linux/audit.h: `AUDIT_ARCH_X86_64` 0xc000003e,
+ *    `AUDIT_ARCH_AARCH64` 0xc00000b7) → `SECCOMP_RET_KILL_PROCESS`: a 32-bit (ia32 via `int 0x80`,
+ *    arm32 compat) program has other syscall numbers and `socketcall(2)`, which could go around
+ *    the check, so it is ended instead.
+ * 2. x86_64 only: `nr` with the x32 bit (`__X32_SYSCALL_BIT` 0x40000000) → kill (x32 shares the
+ *    x86_64 audit arch with other numbers).
+ * 3. `io_uring_setup` (425 on both) → `EPERM`: `IORING_OP_SOCKET` creates sockets without the
+ *    `socket` syscall.
+ * 4. `socket` (x86_64 41, aarch64 198; asm/unistd) with `args[0]` (the domain, an `int`) =
+ *    `AF_UNIX` (1) → `SECCOMP_RET_ERRNO | EPERM` ("Operation not permitted").
+ * 5. Everything else → `SECCOMP_RET_ALLOW`.
+ *
+ * What it does not cover: a unix socket fd that a process already holds when it enters the
+ * sandbox (Coyote passes none), and `connect` of sockets created outside.
+ * @module
+ */
+
+/** Architectures the filter is generated for (`Deno.build.arch`). */
+export type SeccompArch = "x86_64" | "aarch64";
+
+/** Per architecture: the audit value and the syscall numbers the filter names. */
+export const SECCOMP_ARCH: Readonly<
+  Record<SeccompArch, { audit: number; socket: number; ioUringSetup: number; x32: boolean }>
+> = {
+  x86_64: { audit: 0xc000003e, socket: 41, ioUringSetup: 425, x32: true },
+  aarch64: { audit: 0xc00000b7, socket: 198, ioUringSetup: 425, x32: false },
+};
+
+// linux/filter.h, linux/bpf_common.h
+const BPF_LD_W_ABS = 0x20; // BPF_LD | BPF_W | BPF_ABS
+const BPF_JEQ_K = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const BPF_JGE_K = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const BPF_RET_K = 0x06; // BPF_RET | BPF_K
+// linux/seccomp.h
+const SECCOMP_RET_KILL_PROCESS = 0x80000000;
+const SECCOMP_RET_ERRNO = 0x00050000;
+const SECCOMP_RET_ALLOW = 0x7fff0000;
+const EPERM = 1;
+const AF_UNIX = 1;
+const X32_SYSCALL_BIT = 0x40000000;
+// offsets in struct seccomp_data
+const OFF_NR = 0;
+const OFF_ARCH = 4;
+const OFF_ARG0 = 16;
+
+type Label = "allow" | "errno" | "kill" | 0;
+type Insn = { code: number; k: number; jt?: Label; jf?: Label };
+
+/**
+ * The filter for `arch` as the bytes `bwrap --seccomp FD` reads (a whole number of 8-byte
+ * `sock_filter` entries). Throws for an architecture it does not know.
+ */
+export function unixSocketFilter(arch: string = Deno.build.arch): Uint8Array {
+  const a = SECCOMP_ARCH[arch as SeccompArch];
+  if (!a) throw new Error(`no seccomp filter for architecture ${arch} (x86_64 and aarch64 only)`);
+  const prog: Insn[] = [
+    { code: BPF_LD_W_ABS, k: OFF_ARCH },
+    { code: BPF_JEQ_K, k: a.audit, jt: 0, jf: "kill" },
+    { code: BPF_LD_W_ABS, k: OFF_NR },
+    ...(a.x32 ? [{ code: BPF_JGE_K, k: X32_SYSCALL_BIT, jt: "kill", jf: 0 } as Insn] : []),
+    { code: BPF_JEQ_K, k: a.ioUringSetup, jt: "errno", jf: 0 },
+    { code: BPF_JEQ_K, k: a.socket, jt: 0, jf: "allow" },
+    { code: BPF_LD_W_ABS, k: OFF_ARG0 },
+    { code: BPF_JEQ_K, k: AF_UNIX, jt: "errno", jf: "allow" },
+  ];
+  const at = { allow: prog.length, errno: prog.length + 1, kill: prog.length + 2 };
+  const rets = [SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_KILL_PROCESS];
+  const out = new Uint8Array((prog.length + rets.length) * 8);
+  const v = new DataView(out.buffer);
+  const jump = (
+    i: number,
+    l: Label | undefined,
+  ) => (l === undefined || l === 0 ? 0 : at[l] - i - 1);
+  prog.forEach((p, i) => {
+    v.setUint16(i * 8, p.code, true);
+    v.setUint8(i * 8 + 2, jump(i, p.jt));
+    v.setUint8(i * 8 + 3, jump(i, p.jf));
+    v.setUint32(i * 8 + 4, p.k, true);
+  });
+  rets.forEach((k, j) => {
+    const i = prog.length + j;
+    v.setUint16(i * 8, BPF_RET_K, true);
+    v.setUint32(i * 8 + 4, k >>> 0, true);
+  });
+  return out;
+}
+
+let written: string | undefined;
+/**
+ * A file (created once per process, mode 0444) holding {@link unixSocketFilter} for this
+ * machine, for `bwrap --seccomp 3 … 3<file`; undefined where no filter exists (another
+ * architecture).
+ */
+export function unixSocketFilterFile(): string | undefined {
+  if (written) return written;
+  if (!(Deno.build.arch in SECCOMP_ARCH)) return undefined;
+  const p = Deno.makeTempFileSync({ prefix: "coyote-unix-", suffix: ".bpf" });
+  Deno.writeFileSync(p, unixSocketFilter());
+  Deno.chmodSync(p, 0o444);
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(p);
+    } catch { /* gone */ }
+  });
+  written = p;
+  return p;
+}
