@@ -340,6 +340,17 @@ export function homeMounts(
   return m;
 }
 
+/**
+ * Whether hiding `p` (a real path) is already done by the home view: inside the home and not
+ * inside a store or one of `roots` (the writable and readable roots). ./bwrap.ts then skips the
+ * mount (each costs start-up time; a typical home has several credential stores).
+ */
+export function hiddenByHome(view: HomeView, p: string, roots: readonly string[]): boolean {
+  if (!isInside(p, view.path)) return false;
+  return ![...roots, ...view.stores.map((s) => s.path), ...view.stores.map((s) => s.source)]
+    .some((r) => isInside(p, r) || isInside(r, p));
+}
+
 /** `policy show` lines for the home view. */
 export function describeHome(view: HomeView | undefined): string[] {
   if (!view) {
