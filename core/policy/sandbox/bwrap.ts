@@ -49,9 +49,11 @@ const depth = (p: string) => p.split("/").filter(Boolean).length;
 export function bwrapArgs(
   profile: SandboxProfile,
   argv: string[],
-  opts: { cwd: string; tmpDir?: string },
+  opts: { cwd: string; tmpDir?: string; seccompFd?: number },
 ): string[] {
   const a = [
+    // ./seccomp.ts: no AF_UNIX sockets (read by bwrap from this inherited descriptor).
+    ...(opts.seccompFd === undefined ? [] : ["--seccomp", String(opts.seccompFd)]),
     "--die-with-parent",
     "--new-session",
     "--cap-drop",
@@ -73,18 +75,23 @@ export function bwrapArgs(
   for (const r of profile.readOnly) {
     mounts.push({ path: r.path, order: 1, args: ["--ro-bind", r.path, r.path] });
   }
+  // A socket a `Net(unix:…)` rule names is bound in; a hidden dir above it stays a writable
+  // (empty, sandbox-only) tmpfs so its mount point can be made.
+  const sockets = profile.unixSockets ?? [];
   const roots = [...profile.writable, ...profile.readable].map((r) => r.path);
   for (const h of profile.hidden) {
     // Already invisible: inside the home's empty tmpfs, under no store or root (./home_view.ts).
     if (profile.home && hiddenByHome(profile.home, h.path, roots)) continue;
+    const keepRw = sockets.some((s) => s.startsWith(`${h.path}/`));
     mounts.push({
       path: h.path,
       order: 2,
       args: isDir(h.path)
-        ? ["--perms", "0555", "--tmpfs", h.path, "--remount-ro", h.path]
+        ? ["--perms", "0555", "--tmpfs", h.path, ...(keepRw ? [] : ["--remount-ro", h.path])]
         : ["--ro-bind", emptyFilePath(), h.path],
     });
   }
+  for (const s of sockets) mounts.push({ path: s, order: 3, args: ["--bind", s, s] });
   // The home: an empty tmpfs with the toolchain stores and a generated .gitconfig (./home_view.ts).
   if (profile.home) mounts.push(...homeMounts(profile.home, emptyFilePath()));
   mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);
