@@ -1,0 +1,216 @@
+/**
+ * Journeys: the seeds' flows driven from the DEFAULT agent (sisyphus), as a user runs them —
+ * `coyote --headless --output-format stream-json` as a real subprocess on a real git repository,
+ * against the scripted model server answering per agent and per graph node (matched on the
+ * node's instructions). This is the place where a cross-module flow gets its test: each agent
+ * also works alone (tests/adversary_test.ts, tests/coder_test.ts), but these flows cross the
+ * supervisor, the session's tool ceiling and the graph engine (issue 17: a spawned graph's
+ * `submit_result` was refused by its parent's tool ceiling).
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/run_coyote.ts";
+import {
+  type RecordedRequest,
+  type ScriptedReply,
+  startModelServer,
+} from "./support/model_server.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+type Msg = { role: string; content: string | null; tool_calls?: Json[] };
+const messages = (r: RecordedRequest) => (r.body as { messages: Msg[] }).messages;
+const system = (r: RecordedRequest) => messages(r).find((m) => m.role === "system")?.content ?? "";
+const submit = (args: Record<string, unknown>): ScriptedReply => ({
+  tool_calls: [{ name: "submit_result", arguments: args }],
+});
+const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({
+  tool_calls: [{ name, arguments: args }],
+});
+
+async function git(cwd: string, ...args: string[]) {
+  const out = await new Deno.Command("git", {
+    args: ["-c", "user.email=t@t", "-c", "user.name=t", ...args],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (out.code !== 0) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+/** A git repo with one commit, then an unstaged change adding greet() and its test. */
+async function repo(parent: string): Promise<string> {
+  const dir = join(parent, "repo");
+  await Deno.mkdir(dir);
+  await git(dir, "init", "-q");
+  await Deno.writeTextFile(join(dir, "src.js"), "export const x = 1;\n");
+  await Deno.writeTextFile(join(dir, "src.txt"), "broken\n");
+  // The coder's verification, detected from the project (agents/coder/scripts/verify.ts).
+  await Deno.writeTextFile(join(dir, "Makefile"), "test:\n\tgrep -q fixed src.txt\n");
+  await git(dir, "add", ".");
+  await git(dir, "commit", "-qm", "base");
+  await Deno.writeTextFile(
+    join(dir, "src.js"),
+    "export const x = 1;\nexport function greet() { return 'hi'; }\n",
+  );
+  await Deno.writeTextFile(
+    join(dir, "src_test.js"),
+    "import { greet } from './src.js';\nif (greet() !== 'hi') throw 1;\n",
+  );
+  return dir;
+}
+
+const met = (file: string, line: number, test: { file: string; line: number } | null) => ({
+  status: "MET",
+  evidence: [{ file, line, note: "the change" }],
+  test,
+  explanation: "done as asked",
+  fix: "",
+});
+
+/** The adversary's nodes: criteria C1 (and the verdict given for it). */
+function adversaryNode(r: RecordedRequest, c1: Record<string, unknown>): ScriptedReply | null {
+  const sys = system(r);
+  if (sys.includes("You extract acceptance criteria")) {
+    return submit({
+      criteria: [{ id: "C1", text: "adds greet()" }],
+      verification_commands: ["grep -q greet src.js"],
+    });
+  }
+  if (sys.includes("You verify ONE acceptance criterion")) {
+    return submit({ criterion_id: "C1", ...c1 });
+  }
+  if (sys.includes("You look for problems")) return submit({ extras: [] });
+  return null;
+}
+
+/** The coder's nodes: plan, write `fixed`, review clean. */
+function coderNode(r: RecordedRequest): ScriptedReply | null {
+  const sys = system(r);
+  const last = messages(r).at(-1)!;
+  if (sys.includes("You plan a code change")) {
+    return submit({
+      plan_summary: "make src.txt say fixed",
+      files_to_modify: ["src.txt"],
+      files_to_create: [],
+      complexity_score: 2,
+      risks: [],
+    });
+  }
+  if (sys.includes("You implement a planned change")) {
+    const calls = messages(r).flatMap((m) => m.tool_calls ?? []).map((c) => c.function?.name);
+    if (!calls.includes("fs_read")) return call("fs_read", { path: "src.txt" });
+    if (!calls.includes("fs_write")) {
+      return call("fs_write", { path: "src.txt", content: "fixed\n" });
+    }
+    if (last.role === "tool") return { text: "done" };
+  }
+  if (sys.includes("You review a change you made")) {
+    return submit({ review_clean: true, review_notes: "clean" });
+  }
+  return null;
+}
+
+/**
+ * sisyphus (any request no graph node claims): spawns `agent` with `prompt`, collects, and
+ * answers with the collected result verbatim.
+ */
+function sisyphus(agent: string, prompt: string) {
+  return (r: RecordedRequest): ScriptedReply => {
+    const ms = messages(r);
+    const calls = ms.filter((m) => m.role === "assistant").flatMap((m) => m.tool_calls ?? []);
+    if (!calls.length) return call("agent__spawn", { agent, prompt });
+    if (calls.length === 1) return call("agent__collect", {});
+    return { text: `FINAL:\n${ms.at(-1)!.content}` };
+  };
+}
+
+/** Runs sisyphus (the default agent: no `-a`) headless on a fresh git repo. */
+async function journey(script: (r: RecordedRequest) => ScriptedReply, prompt: string) {
+  const server = await startModelServer({ script });
+  const env = await makeCoyoteEnv();
+  const parent = await Deno.makeTempDir({ prefix: "coyote-journey-" });
+  try {
+    const dir = await repo(parent);
+    const r = await runCoyote(
+      ["--headless", "--output-format", "stream-json", prompt],
+      { cwd: dir, env: childEnv(env, { baseURL: server.baseURL }) },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const lines: Json[] = parseJsonLines(r.stdout);
+    return {
+      lines,
+      result: lines.at(-1)!,
+      requests: server.requests,
+      file: await Deno.readTextFile(join(dir, "src.txt")),
+      stderr: r.stderr,
+    };
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(parent, { recursive: true });
+  }
+}
+
+/** No submit_result anywhere was refused (the issue 17 bug). */
+function noRefusedSubmit(lines: Json[]) {
+  const refused = lines.filter((l) =>
+    l.type === "session_update" && JSON.stringify(l.update).includes("submit_result is not among")
+  );
+  assert.deepEqual(refused, [], "a child graph's submit_result was refused");
+}
+
+Deno.test("journey: sisyphus → agent__spawn adversary → a computed CONFORMS reaches the parent", async () => {
+  const { result, lines, requests } = await journey(
+    (r) =>
+      adversaryNode(r, met("src.js", 2, { file: "src_test.js", line: 2 })) ??
+        sisyphus("adversary", "Review the change: it must add greet().")(r),
+    "review my change",
+  );
+  noRefusedSubmit(lines);
+  const text = String(result.text).replace(/\d+\.\d s\)/g, "N s)");
+  assert.match(
+    text,
+    /FINAL:\n[^]*ADVERSARIAL_REVIEW: CONFORMS\nCriteria: 1\/1 met \(all with tests\)\.\n\nVerification runs:\n- PASS `grep -q greet src\.js` \(exit 0, N s\)/,
+  );
+  // The adversary ran as sisyphus's child: its events carry the parent's agent id.
+  const init = lines[0] as Json;
+  const child = lines.filter((l: Json) => l.type === "session_update" && l.agent === "adversary");
+  assert.ok(child.length > 0);
+  assert.ok(child.every((l: Json) => l.parent_id === init.agent_id));
+  assert.ok(requests.some((r) => system(r).includes("You verify ONE acceptance criterion")));
+});
+
+Deno.test("journey: sisyphus → agent__spawn adversary → a computed DIVERGES (not a pipeline fault) reaches the parent", async () => {
+  const { result, lines } = await journey((r) =>
+    adversaryNode(r, {
+      status: "UNMET",
+      evidence: [],
+      test: null,
+      explanation: "greet() returns the wrong word",
+      fix: "return 'hello'",
+    }) ?? sisyphus("adversary", "Review the change: it must add greet().")(r), "review my change");
+  noRefusedSubmit(lines);
+  const text = String(result.text);
+  assert.match(
+    text,
+    /FINAL:\n[^]*ADVERSARIAL_REVIEW: DIVERGES\nCriteria: 0\/1 met, 0 partial, 1 unmet\/diverged\.\nComplaints:\n1\. Acceptance criterion "adds greet\(\)" — Unmet — greet\(\) returns the wrong word — return 'hello'\n/,
+  );
+  assert.doesNotMatch(text, /PIPELINE-FAULT/);
+});
+
+Deno.test("journey: sisyphus → agent__spawn coder → CODER_COMPLETE with its structured plan and review", async () => {
+  const { result, lines, file } = await journey(
+    (r) => coderNode(r) ?? sisyphus("coder", "make src.txt say fixed")(r),
+    "fix src.txt",
+  );
+  noRefusedSubmit(lines);
+  assert.equal(file, "fixed\n");
+  assert.match(
+    String(result.text),
+    /FINAL:\n[^]*CODER_COMPLETE\nmake src\.txt say fixed\nVerification: \["attempt 1: `make test` exit 0"\]\nReview: clean/,
+  );
+});
