@@ -14,6 +14,7 @@
  */
 import type { ChatMessage } from "../transcript/types.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../config/models.ts";
+import { headText, tailText } from "../util/text.ts";
 
 /** Characters per token for estimates (OpenAI's rule of thumb for English and code). */
 export const CHARS_PER_TOKEN = 4;
@@ -43,8 +44,8 @@ export function capText(text: string, cap: number, why = "to fit the model's con
   const head = Math.floor(cap * 0.75);
   const tail = Math.max(0, cap - head);
   const cut = text.length - head - tail;
-  return `${text.slice(0, head)}\n[… ${cut} of ${text.length} characters cut ${why}; ` +
-    `ask for a smaller part if you need them …]\n${tail ? text.slice(-tail) : ""}`;
+  return `${headText(text, head)}\n[… ${cut} of ${text.length} characters cut ${why}; ` +
+    `ask for a smaller part if you need them …]\n${tail ? tailText(text, tail) : ""}`;
 }
 
 /** Tool messages capped to `cap` characters (a loaded history; the input is not modified). */

@@ -18,6 +18,7 @@
  * ({@link inStreamStatus}). Any error as one line of at most 300 characters: {@link oneLine}.
  * @module
  */
+import { headText } from "../util/text.ts";
 
 /** The readable message of an error body (parsed JSON or raw text); "" when there is none. */
 export function errorText(body: unknown): string {
@@ -188,5 +189,5 @@ export function inStreamStatus(error: unknown): number | undefined {
 export function oneLine(e: unknown): string {
   const s = e instanceof Error ? e.message : typeof e === "string" ? e : String(e);
   const line = s.replace(/\s+/g, " ").trim();
-  return line.length > 300 ? line.slice(0, 297) + "..." : line;
+  return line.length > 300 ? headText(line, 297) + "..." : line;
 }

@@ -19,6 +19,7 @@
  *   the assistant message they came with, in the field they came in, unless `omitReasoning`.
  * @module
  */
+import { headText } from "../util/text.ts";
 
 /** A Chat Completions message as kept in the history (loose: extra fields travel as they are). */
 export interface WireMessage {
@@ -113,7 +114,7 @@ function validArguments(args: unknown): string {
     const v = JSON.parse(raw);
     if (v && typeof v === "object" && !Array.isArray(v)) return raw;
   } catch { /* wrapped below */ }
-  return JSON.stringify({ invalid_arguments: raw.slice(0, 4000) });
+  return JSON.stringify({ invalid_arguments: headText(raw, 4000) });
 }
 
 // deno-lint-ignore no-explicit-any

@@ -48,3 +48,57 @@ export function didYouMean(name: string, known: string[]): string {
   const near = closest(name, known);
   return near ? ` (did you mean "${near}"?)` : "";
 }
+
+let segmenter: Intl.Segmenter | undefined;
+
+/**
+ * The index at or before `end` (UTF-16 code units) where `s` can be cut without splitting a
+ * character: never between the two halves of a surrogate pair (a lone surrogate is invalid
+ * Unicode that strict JSON servers reject), and, looking 32 code units around `end`, not inside a
+ * grapheme cluster (`Intl.Segmenter`, created at the first cut: an emoji with its skin tone or
+ * ZWJ sequence, a letter with its combining marks). A cluster longer than that window is cut
+ * on a code point boundary instead. `end` is clamped to `[0, s.length]`.
+ */
+export function cutIndex(s: string, end: number): number {
+  if (end >= s.length) return s.length;
+  if (end <= 0) return 0;
+  let at = end;
+  const c = s.charCodeAt(at);
+  if (c >= 0xdc00 && c <= 0xdfff && at > 0) {
+    const p = s.charCodeAt(at - 1);
+    if (p >= 0xd800 && p <= 0xdbff) at--;
+  }
+  try {
+    segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
+    const from = Math.max(0, at - 32);
+    let best = -1;
+    for (const seg of segmenter.segment(s.slice(from, Math.min(s.length, at + 32)))) {
+      const i = from + seg.index;
+      if (i > at) break;
+      best = i;
+    }
+    if (best > from || from === 0) return Math.max(0, best);
+  } catch { /* no Intl.Segmenter: the code point cut stands */ }
+  return at;
+}
+
+/** At most `max` code units of `s` from its start, cut where {@link cutIndex} allows. */
+export function headText(s: string, max: number): string {
+  return s.length <= max ? s : s.slice(0, cutIndex(s, max));
+}
+
+/** `s` from `start` on, the start moved back to a character boundary ({@link cutIndex}). */
+export function textFrom(s: string, start: number): string {
+  return start <= 0 ? s : s.slice(cutIndex(s, start));
+}
+
+/** The last at most `max` code units of `s`, starting at a boundary {@link cutIndex} allows. */
+export function tailText(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const want = s.length - max;
+  for (let i = want; i < Math.min(s.length, want + 33); i++) {
+    if (cutIndex(s, i) === i) return s.slice(i);
+  }
+  const c = s.charCodeAt(want);
+  return s.slice(c >= 0xdc00 && c <= 0xdfff ? want + 1 : want);
+}

@@ -21,6 +21,7 @@
  * @module
  */
 import { walkFiles } from "./walk.ts";
+import { headText, textFrom } from "../../core/util/text.ts";
 
 /** Compiled search parameters, plain data (sent to workers). */
 export interface SearchSpec {
@@ -149,7 +150,8 @@ export function makeSearcher(spec: SearchSpec): (path: string) => FileHits | nul
   function clip(line: string, col: number): string {
     if (line.length <= spec.maxLine) return line;
     const start = Math.max(0, Math.min(col - (spec.maxLine >> 2), line.length - spec.maxLine));
-    return (start > 0 ? "…" : "") + line.slice(start, start + spec.maxLine) +
+    // On character boundaries: a split surrogate pair is invalid text strict servers reject.
+    return (start > 0 ? "…" : "") + headText(textFrom(line, start), spec.maxLine) +
       (start + spec.maxLine < line.length ? ` … [line truncated, ${line.length} chars]` : "");
   }
 

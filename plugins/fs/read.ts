@@ -78,7 +78,8 @@ async function readWindowFromDisk(abs: string, offset: number, limit: number): P
       const nl = text.indexOf("\n", start);
       const piece = nl === -1 ? text.slice(start) : text.slice(start, nl);
       if (lineNo >= offset && lineNo <= last && cur.length <= READ_MAX_LINE) {
-        cur += piece.slice(0, READ_MAX_LINE + 1 - cur.length);
+        // A little past the cut, so cutLine sees whole characters around it.
+        cur += piece.slice(0, READ_MAX_LINE + 64 - cur.length);
       }
       curLen += piece.length;
       if (nl === -1) break;

@@ -19,6 +19,7 @@
 import { z } from "zod";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
+import { headText } from "../../core/util/text.ts";
 
 export const DEFAULT_MAX_CHARS = 20_000;
 export const MAX_MAX_CHARS = 100_000;
@@ -174,7 +175,7 @@ export const webFetchTool = defineTool({
     }
     const total = text.length;
     if (total > maxChars) {
-      text = `${text.slice(0, maxChars)}\n[… truncated: ${maxChars} of ${total} chars shown …]`;
+      text = `${headText(text, maxChars)}\n[… truncated: ${maxChars} of ${total} chars shown …]`;
     } else if (body.cut) {
       text += `\n[… body cut at ${MAX_BODY_BYTES} bytes …]`;
     }
