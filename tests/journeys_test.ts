@@ -128,15 +128,26 @@ function sisyphus(agent: string, prompt: string) {
   };
 }
 
-/** Runs sisyphus (the default agent: no `-a`) headless on a fresh git repo. */
-async function journey(script: (r: RecordedRequest) => ScriptedReply, prompt: string) {
+/**
+ * Runs sisyphus (the default agent: no `-a`; or `args`) headless on a fresh git repo with `files`
+ * written into it.
+ */
+async function journey(
+  script: (r: RecordedRequest) => ScriptedReply,
+  prompt: string,
+  opts: { args?: string[]; files?: Record<string, string> } = {},
+) {
   const server = await startModelServer({ script });
   const env = await makeCoyoteEnv();
   const parent = await Deno.makeTempDir({ prefix: "coyote-journey-" });
   try {
     const dir = await repo(parent);
+    for (const [p, text] of Object.entries(opts.files ?? {})) {
+      await Deno.mkdir(join(dir, p, ".."), { recursive: true });
+      await Deno.writeTextFile(join(dir, p), text);
+    }
     const r = await runCoyote(
-      ["--headless", "--output-format", "stream-json", prompt],
+      [...(opts.args ?? []), "--headless", "--output-format", "stream-json", prompt],
       { cwd: dir, env: childEnv(env, { baseURL: server.baseURL }) },
     );
     assert.equal(r.code, 0, r.stderr);
@@ -213,4 +224,70 @@ Deno.test("journey: sisyphus → agent__spawn coder → CODER_COMPLETE with its 
     String(result.text),
     /FINAL:\n[^]*CODER_COMPLETE\nmake src\.txt say fixed\nVerification: \["attempt 1: `make test` exit 0"\]\nReview: clean/,
   );
+});
+
+/** step-runner's own llm nodes: orient, edge-case sweep, and a handoff written then submitted. */
+function stepRunnerNode(r: RecordedRequest): ScriptedReply | null {
+  const sys = system(r);
+  if (sys.includes("You prepare one step of a phased plan")) {
+    return submit({
+      plan_summary: "make src.txt say fixed",
+      implementation_brief: "make src.txt say fixed",
+      staleness_report: "nothing stale",
+      has_major_deviation: false,
+      deviation_summary: "",
+    });
+  }
+  if (sys.includes("You hunt edge cases")) {
+    return submit({
+      edge_case_report: "none found",
+      downstream_updates: "none",
+      needs_independent_review: false,
+    });
+  }
+  if (sys.includes("You write the handoff")) {
+    const calls = messages(r).flatMap((m) => m.tool_calls ?? []).map((c) => c.function?.name);
+    if (calls.includes("fs_write")) {
+      return submit({ step_summary: "src.txt fixed", result: "complete" });
+    }
+    const prompt = String(messages(r).find((m) => m.role === "user")?.content);
+    const path = prompt.match(/^Handoff file: (.+)$/m)![1];
+    const sections = [
+      "Summary",
+      "Completed",
+      "Not completed",
+      "Deviations",
+      "Downstream plan updates",
+      "Edge cases discovered",
+      "Evidence",
+      "Notes for next step",
+    ].map((s) => `## ${s}\nsrc.txt fixed\n`).join("\n");
+    return call("fs_write", {
+      path,
+      content: `---\nstep: 1\ntitle: Fix src\nresult: complete\n---\n${sections}`,
+    });
+  }
+  return null;
+}
+
+const PLAN = {
+  "plans/plan.md": "# plan\n",
+  "plans/steps/01-fix.md":
+    "---\nstep: 1\ntitle: Fix src\ndepends_on: []\nstatus: pending\n---\n## Objective\nmake src.txt say fixed\n\n## Test commands\n- grep -q fixed src.txt\n",
+};
+
+Deno.test("journey: step-runner → its coder child (agent node) → STEP_COMPLETE with the handoff written", async () => {
+  const { result, lines, file } = await journey(
+    (r) =>
+      stepRunnerNode(r) ?? coderNode(r) ??
+        (() => {
+          throw new Error(`unexpected request: ${system(r).slice(0, 80)}`);
+        })(),
+    "next step",
+    { args: ["-a", "step-runner"], files: PLAN },
+  );
+  noRefusedSubmit(lines);
+  assert.equal(file, "fixed\n");
+  assert.match(String(result.text), /^STEP_COMPLETE\n/);
+  assert.ok(lines.some((l: Json) => l.type === "session_update" && l.agent === "coder"));
 });
