@@ -10,7 +10,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
-import { deriveProfile, detectBackend, sandboxedCommand } from "../core/policy/sandbox/mod.ts";
+import {
+  CommandSandbox,
+  deriveProfile,
+  detectBackend,
+  sandboxedCommand,
+} from "../core/policy/sandbox/mod.ts";
+import { runCommand } from "../plugins/exec/mod.ts";
 import { SECCOMP_ARCH, unixSocketFilter } from "../core/policy/sandbox/seccomp.ts";
 import { sbplProfile } from "../core/policy/sandbox/sbpl.ts";
 import { commandEnvironment, daemonPointer } from "../core/policy/sandbox/env.ts";
@@ -176,6 +182,39 @@ socket.socket(socket.AF_INET6); print("inet6")'`,
     py.kill();
     await reader.cancel();
     await py.status;
+    await w.cleanup();
+  }
+});
+
+Deno.test("sandbox sockets: with Net(host) rules the proxy works and sockets stay closed (the bridge alone is unfiltered)", async () => {
+  const w = await world();
+  const web = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("web-body"),
+  );
+  const p = w.policy(["Net(127.0.0.1)"]);
+  const sb = await CommandSandbox.create(p, { mode: "required", autoAllow: true });
+  try {
+    const before = w.accepted();
+    const o = await runCommand(
+      [
+        `curl -s --max-time 5 http://127.0.0.1:${web.addr.port}/; echo`,
+        connect(w.sockets.outside),
+        connect("/tmp/.coyote-net.sock"),
+        `python3 -c 'import socket; socket.socketpair(); print("pair")'`,
+        "grep CapEff /proc/self/status",
+      ].join("\n"),
+      { cwd: w.ws, timeoutMs: 20_000, signal: new AbortController().signal, launcher: sb },
+    );
+    assert.equal(o.sandboxed, true);
+    assert.match(o.stdout, /^web-body$/m, o.stderr);
+    assert.equal(o.stdout.match(/ERR \[Errno 1\] Operation not permitted/g)?.length, 2, o.stdout);
+    assert.match(o.stdout, /^pair$/m);
+    assert.match(o.stdout, /CapEff:\s+0+$/m, "the command has no capability");
+    assert.equal(w.accepted(), before);
+  } finally {
+    sb.close();
+    await web.shutdown();
     await w.cleanup();
   }
 });

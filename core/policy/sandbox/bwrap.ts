@@ -49,7 +49,7 @@ const depth = (p: string) => p.split("/").filter(Boolean).length;
 export function bwrapArgs(
   profile: SandboxProfile,
   argv: string[],
-  opts: { cwd: string; tmpDir?: string; seccompFd?: number },
+  opts: { cwd: string; tmpDir?: string; seccompFd?: number; keepCaps?: string[] },
 ): string[] {
   const a = [
     // ./seccomp.ts: no AF_UNIX sockets (read by bwrap from this inherited descriptor).
@@ -58,6 +58,8 @@ export function bwrapArgs(
     "--new-session",
     "--cap-drop",
     "ALL",
+    // Only for a nested bwrap that drops them all again (mod.ts sandboxedCommand).
+    ...(opts.keepCaps ?? []).flatMap((c) => ["--cap-add", c]),
     "--unshare-pid",
   ];
   if (profile.network.mode !== "host") a.push("--unshare-net");

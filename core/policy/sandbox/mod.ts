@@ -180,6 +180,8 @@ export function sandboxedCommand(
     baseEnv?: Record<string, string>;
     /** `host`: share the host network although the profile says `proxy` (no proxy could run). */
     network?: "host";
+    /** Shell lines run before `command` outside the unix-socket filter (the proxy bridge). */
+    prelude?: string;
   },
 ): SandboxedCommand {
   let profile = deriveProfile(policy);
@@ -204,16 +206,29 @@ export function sandboxedCommand(
     env.TMPDIR = "/tmp";
     // Git reads the generated global config only (./home_view.ts), wherever the variable pointed.
     if (profile.home) env.GIT_CONFIG_GLOBAL = `${profile.home.path}/.gitconfig`;
-    // No unix sockets (./seccomp.ts) unless a Net(unix:…) rule names one, or the proxy bridge
-    // (socat inside, which connects to Coyote's proxy by a unix socket) must run.
-    const filter = profile.network.mode !== "proxy" && !profile.unixSockets.length
-      ? unixSocketFilterFile()
-      : undefined;
-    const args = bwrapArgs(profile, [shell, "-c", command], {
-      cwd,
-      tmpDir: opts.tmpDir,
-      seccompFd: filter ? 3 : undefined,
-    });
+    // No unix sockets (./seccomp.ts) unless a Net(unix:…) rule names one.
+    const filter = profile.unixSockets.length ? undefined : unixSocketFilterFile();
+    let argv = [shell, "-c", (opts.prelude ?? "") + command];
+    let seccompFd: number | undefined = filter ? 3 : undefined;
+    let keepCaps: string[] | undefined;
+    if (filter && opts.prelude) {
+      // The proxy bridge (socat) connects to Coyote's proxy by a unix socket: it starts unfiltered,
+      // then a nested bwrap applies the filter (fd 3, inherited) to the command alone. As root the
+      // outer keeps CAP_SYS_ADMIN/CAP_SETPCAP for that; the inner drops every capability.
+      seccompFd = undefined;
+      if (Deno.uid() === 0) keepCaps = ["CAP_SYS_ADMIN", "CAP_SETPCAP"];
+      argv = [
+        shell,
+        "-c",
+        opts.prelude +
+        'exec "$0" --cap-drop ALL --seccomp 3 --dev-bind / / --chdir "$PWD" -- "$@"',
+        opts.backend.path,
+        shell,
+        "-c",
+        command,
+      ];
+    }
+    const args = bwrapArgs(profile, argv, { cwd, tmpDir: opts.tmpDir, seccompFd, keepCaps });
     if (filter) {
       // Deno.Command passes no extra descriptors: sh opens the filter as fd 3 and execs bwrap.
       return {
@@ -387,7 +402,7 @@ export class CommandSandbox {
     try {
       // Net rules allow hosts: the command reaches them only through the filtering proxy (a bridge
       // inside the sandbox to Coyote's proxy on a socket in the private /tmp; core/policy/sandbox/netproxy.ts).
-      let script = command;
+      let prelude: string | undefined;
       let network: "host" | undefined;
       if (deriveProfile(this.policy).network.mode === "proxy") {
         if (this.backend.name === "bwrap" && socatPath()) {
@@ -403,10 +418,11 @@ export class CommandSandbox {
               return Promise.resolve(!v.includes("deny") && v.includes("allow"));
             },
           );
-          script = proxyPrelude(shell) + command;
+          prelude = proxyPrelude(shell);
         } else network = "host";
       }
-      const c = sandboxedCommand(this.policy, script, {
+      const c = sandboxedCommand(this.policy, command, {
+        prelude,
         cwd,
         backend: this.backend,
         tmpDir: this.#tmpDir,
