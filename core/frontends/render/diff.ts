@@ -21,9 +21,12 @@ export function unifiedDiff(
   const name = opts.cwd && d.path.startsWith(opts.cwd + "/")
     ? d.path.slice(opts.cwd.length + 1)
     : d.path;
+  // git's `a/` `b/` prefixes go before a workspace-relative name; a path outside the workspace
+  // stays absolute as is (`--- /etc/hosts`, not `a//etc/hosts`).
+  const [a, b] = name.startsWith("/") ? [name, name] : [`a/${name}`, `b/${name}`];
   const patch = createTwoFilesPatch(
-    d.oldText == null ? "/dev/null" : `a/${name}`,
-    `b/${name}`,
+    d.oldText == null ? "/dev/null" : a,
+    b,
     d.oldText ?? "",
     d.newText,
     undefined,

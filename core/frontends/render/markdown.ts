@@ -27,6 +27,14 @@ export async function loadMarkdown(width: number): Promise<MarkdownRenderer | nu
     // OSC 8 hyperlink where the terminal supports them, whose target the text can disguise.
     m.use({
       renderer: {
+        // A list item's text is a `text` token with inline tokens, which marked-terminal prints
+        // raw (`code` keeps its backticks, `**bold**` its stars): render those inline tokens;
+        // `false` hands every other text token back to marked-terminal.
+        text(token) {
+          const inline = (token as { tokens?: unknown[] }).tokens;
+          // deno-lint-ignore no-explicit-any
+          return inline?.length ? this.parser.parseInline(inline as any) : false;
+        },
         link(token) {
           const text = this.parser.parseInline(token.tokens);
           return text && text !== token.href ? `${text} (${token.href})` : token.href;

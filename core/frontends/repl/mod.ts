@@ -368,13 +368,31 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     showPrompt();
   };
 
+  // node:readline keeps each line of a multi-line entry as its own history item, so Up recalled
+  // only the last one: once the entry is whole, its lines (the newest items) become one item.
+  let entryLines: string[] = [];
+  const keepWhole = (entry: string) => {
+    const lines = entryLines;
+    entryLines = [];
+    const h = (rl as unknown as { history?: string[] }).history;
+    if (lines.length < 2 || !Array.isArray(h)) return;
+    for (const l of lines.reverse()) if (h[0] === l) h.shift();
+    const older = h.indexOf(entry);
+    if (older >= 0) h.splice(older, 1);
+    h.unshift(entry);
+  };
+
   const flushPending = () => {
     pasteTimer = undefined;
     const lines = pending;
     pending = [];
     lines.forEach((l, i) => {
+      entryLines.push(l);
       const entry = ml.push(l, i < lines.length - 1);
-      if (entry !== null) queue.push(entry);
+      if (entry !== null) {
+        keepWhole(entry);
+        queue.push(entry);
+      }
     });
     if (queue.length) void pump();
     else showPrompt();
@@ -390,6 +408,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     if (keyWaiter || (busy && !line)) return;
     if (altEnter) {
       altEnter = false;
+      entryLines.push(line);
       ml.push(line, true);
       showPrompt();
       return;
@@ -446,6 +465,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     const hadText = !!rlAny.line || ml.continuing;
     clearLine();
     ml.reset();
+    entryLines = [];
     out("^C\n");
     if (!hadText) err(s.dim("(Ctrl+C again to exit, or Ctrl+D)\n"));
     if (!busy) showPrompt();

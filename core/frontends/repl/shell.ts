@@ -46,7 +46,10 @@ export async function shell(ctx: ReplContext, command: string): Promise<void> {
       signal: ctrl.signal,
     }).spawn();
     const st = await child.status;
-    if (st.code !== 0) err(s.dim(`exit ${st.code}${plan.sandboxed ? "" : " (not sandboxed)"}\n`));
+    // The exit status always, as a shell prompt would show it (0 too; a signal by name).
+    const status = st.signal ? `killed by ${st.signal}` : `exit ${st.code}`;
+    const where = plan.sandboxed ? "" : " (not sandboxed)";
+    err((st.success ? s.dim : s.red)(`${st.success ? "✓" : "✗"} ${status}${where}\n`));
     // The sandbox's clean-up: `.git`/`.coyote`/`.mcp.json` the command created are removed.
     const note = "after" in plan ? plan.after?.() : undefined;
     if (note) err(s.dim(`${safeText(note)}\n`));
