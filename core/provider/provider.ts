@@ -60,6 +60,12 @@ import {
   sleep,
 } from "./retry.ts";
 import { emptyResponse, loadSdk, type Sdk } from "./stream.ts";
+
+/** Cheap test for the markers of a text tool call (core/provider/text_tool_calls.ts parses). */
+function mayHoldToolCall(text: string): boolean {
+  return /<tool_call>|\[TOOL_CALLS\]|<function=|<\|python_tag\|>/.test(text) ||
+    /^\s*(?:```(?:json)?\s*)?[[{][\s\S]*"name"\s*:/.test(text);
+}
 import { type Provider, type ProviderConfig, ProviderError } from "./types.ts";
 
 /** Creates a provider; starts loading the `openai` modules in the background. */
@@ -87,7 +93,18 @@ export function createProvider(cfg: ProviderConfig): Provider {
       let unreachable = 0;
       for (let attemptNo = 1;; attemptNo++) {
         const result = await attemptOnce(lib, cfg, req, callbacks, signal, redact, attemptNo, omit);
-        if (result.ok) return result.response;
+        if (result.ok) {
+          const res = result.response;
+          if (
+            res.toolCalls.length || !req.tools?.length || !mayHoldToolCall(res.text)
+          ) return res;
+          // Calls written as text (a server without a tool parser): loaded only then.
+          const { withTextToolCalls } = await import("./text_tool_calls.ts");
+          const known = new Set(
+            req.tools.flatMap((t) => t.type === "function" ? [t.function.name] : []),
+          );
+          return withTextToolCalls(res, known, notify, attemptNo, cfg.textToolCalls !== false);
+        }
         const err = result.error;
         if (result.dropField && !omit.has(result.dropField)) {
           omit.add(result.dropField);

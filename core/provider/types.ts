@@ -26,6 +26,12 @@ export interface ProviderConfig {
   retryBaseMs?: number;
   /** Send `stream_options: {include_usage: true}` (default true; config `provider.stream_options`). */
   streamOptions?: boolean;
+  /**
+   * Parse tool calls a model wrote as text (`<tool_call>…`, `[TOOL_CALLS]…`, bare JSON) into
+   * calls when the server returned none (default true; config `provider.text_tool_calls`).
+   * core/provider/text_tool_calls.ts.
+   */
+  textToolCalls?: boolean;
   /** Receives one human line per retry or dropped field ("retrying in 0.5 s …"); never the key. */
   notify?: (line: string) => void;
 }
