@@ -220,7 +220,8 @@ Deno.test("renderer: plain text mode shows every hostile piece escaped", async (
   assert.match(err, /✗ no \\u001b\]52;c;ZXZpbA==\\u0007 way/);
   assert.match(err, /\[ \] step \\u001b\[2K\\u001b\[1Aone\\u202e/);
   assert.match(err, /\+b\\u001b\[2K\\u001b\[1A\\r\n/);
-  assert.match(err, /b\/\/w\/f\\+u001b\]52;c;ZXZpbA==\\+u0007\.txt/);
+  // A path outside the workspace heads the diff as is (no `b/` prefix before its `/`).
+  assert.match(err, /\+\+\+ "\/w\/f\\+u001b\]52;c;ZXZpbA==\\+u0007\.txt"/);
   assert.match(err, /↳ explore-11111111 failed: boom \\u001b\[2K/);
   assert.match(err, /error: provider said \\u001b\]52/);
 });
