@@ -41,6 +41,8 @@ const SECRETS: Record<string, string> = {
   ".npm/_cacache/auth.json": TOKEN,
   ".m2/settings.xml": TOKEN,
   ".npmrc": `//registry.npmjs.org/:_authToken=${TOKEN}`,
+  ".nvm/versions/node/v20.1.0/etc/npmrc": `//registry.npmjs.org/:_authToken=${TOKEN}`,
+  ".pyenv/versions/3.12.1/pip.conf": `[global]\nindex-url = https://u:${TOKEN}@pypi.example/simple`,
 };
 /** Toolchain store files: readable. */
 const STORES: Record<string, string> = {
@@ -264,6 +266,32 @@ Deno.test("sandbox home: a store that links to the home (or above it) is not sho
     assert.ok(paths.includes(join(w.home, ".npm")), paths.join());
     // A root that contains the home turns the view off.
     assert.equal(homeView(w.home, w.root, [w.root]), undefined);
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("sandbox home: with the workspace at the home (view off) ~/.gitconfig is hidden and the guard asks", async () => {
+  const w = await fakeHome();
+  try {
+    const p = Policy.create({}, { allow: [], deny: [] }, {
+      workspace: w.home,
+      configDir: join(w.root, "cfg"),
+      home: w.home,
+    });
+    await p.globsReady();
+    assert.equal(deriveProfile(p).home, undefined);
+    const r = await run(
+      p,
+      "cat ~/.gitconfig ~/.config/git/config ~/.ssh/id_ed25519; cat ~/.cache/x",
+      w.home,
+      w.home,
+    );
+    assert.ok(!r.out.includes(TOKEN), r.out);
+    assert.match(r.out, /cache-ok/);
+    for (const rel of [".gitconfig", ".config/git/config", ".ssh/id_ed25519"]) {
+      assert.equal(p.decide({ type: "read", path: join(w.home, rel) }).decision, "ask", rel);
+    }
   } finally {
     await w.cleanup();
   }

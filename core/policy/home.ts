@@ -21,4 +21,8 @@ export const HIDDEN_HOME_PATHS: readonly string[] = [
   ".docker/config.json",
   ".npmrc",
   ".pypirc",
+  // Tokens in `url.*.insteadOf` URLs, credential helpers, `~/.config/git/credentials`; inside
+  // the sandbox's home view a generated `.gitconfig` takes its place (sandbox/home_view.ts).
+  ".gitconfig",
+  ".config/git",
 ];

@@ -96,6 +96,28 @@ const CACHE_NOT_TOOLCHAIN = [
 export const SECRET_NAME_RE =
   /(^|[^a-z])(tokens?|credentials?|secrets?|passwords?|passwd|auth|cookies?|sessions?|apikey|api_key)([^a-z]|$)|\.(pem|key|p12|pfx|jks|keystore|asc|gpg)$|^id_(rsa|dsa|ecdsa|ed25519)|^\.?(netrc|npmrc|pypirc|git-credentials)$|^hosts\.ya?ml$/i;
 
+/**
+ * Credential files known to live deeper inside a store than the name scan looks (`*` = any one
+ * entry): a Node version's global npmrc under nvm, a Python version's pip.conf under pyenv.
+ */
+export const DEEP_SECRETS: readonly string[] = [
+  ".nvm/versions/node/*/etc/npmrc",
+  ".pyenv/versions/*/etc/pip.conf",
+  ".pyenv/versions/*/pip.conf",
+];
+
+/** Paths matching `pattern` (segments, `*` = any entry) below `base`. */
+function expand(base: string, segs: readonly string[]): string[] {
+  if (!segs.length) return [base];
+  const [first, ...rest] = segs;
+  if (first !== "*") return real(`${base}/${first}`) ? expand(`${base}/${first}`, rest) : [];
+  try {
+    return [...Deno.readDirSync(base)].flatMap((e) => expand(`${base}/${e.name}`, rest));
+  } catch {
+    return [];
+  }
+}
+
 /** How deep below a store the credential scan looks (1 = the store's own entries). */
 export const SCAN_DEPTH = 3;
 /** At most this many entries are read per store scan (a huge cache is scanned partly; see docs). */
@@ -300,6 +322,11 @@ function computeView(
   const hidden: string[] = [];
   for (const s of stores) {
     for (const rel of scanSecrets(s.source)) hidden.push(`${s.path}/${rel}`);
+    for (const d of DEEP_SECRETS) {
+      if (d.startsWith(`${s.path.slice(home.length + 1)}/`)) {
+        hidden.push(...expand(home, d.split("/")));
+      }
+    }
     if (s.path === `${home}/.cache`) {
       for (const n of CACHE_NOT_TOOLCHAIN) {
         if (real(`${s.path}/${n}`)) hidden.push(`${s.path}/${n}`);
