@@ -10,6 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { transcriptPath } from "../core/transcript/store.ts";
 import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/run_coyote.ts";
 import {
   type RecordedRequest,
@@ -135,13 +136,22 @@ function sisyphus(agent: string, prompt: string) {
 async function journey(
   script: (r: RecordedRequest) => ScriptedReply,
   prompt: string,
-  opts: { args?: string[]; files?: Record<string, string> } = {},
+  opts: {
+    args?: string[];
+    files?: Record<string, string>;
+    /** Files written into the user's config dir (`agents/x.md` is a user agent). */
+    userFiles?: Record<string, string>;
+  } = {},
 ) {
   const server = await startModelServer({ script });
   const env = await makeCoyoteEnv();
   const parent = await Deno.makeTempDir({ prefix: "coyote-journey-" });
   try {
     const dir = await repo(parent);
+    for (const [p, text] of Object.entries(opts.userFiles ?? {})) {
+      await Deno.mkdir(join(env.configDir, p, ".."), { recursive: true });
+      await Deno.writeTextFile(join(env.configDir, p), text);
+    }
     for (const [p, text] of Object.entries(opts.files ?? {})) {
       await Deno.mkdir(join(dir, p, ".."), { recursive: true });
       await Deno.writeTextFile(join(dir, p), text);
@@ -152,7 +162,14 @@ async function journey(
     );
     assert.equal(r.code, 0, r.stderr);
     const lines: Json[] = parseJsonLines(r.stdout);
+    const transcript = async (sessionId: string) =>
+      await Deno.readTextFile(transcriptPath(env.dataDir, sessionId));
     return {
+      transcripts: await Promise.all(
+        [...new Set(lines.map((l: Json) => l.session_id).filter(Boolean))].map(async (id) =>
+          [id, await transcript(id)] as const
+        ),
+      ),
       lines,
       result: lines.at(-1)!,
       requests: server.requests,
@@ -290,4 +307,116 @@ Deno.test("journey: step-runner → its coder child (agent node) → STEP_COMPLE
   assert.equal(file, "fixed\n");
   assert.match(String(result.text), /^STEP_COMPLETE\n/);
   assert.ok(lines.some((l: Json) => l.type === "session_update" && l.agent === "coder"));
+});
+
+/**
+ * The user's own LLM coder (a user agent named `coder` stands in for the built-in graph one):
+ * reads src.txt, writes `half`; a follow-up (a second user message) makes it write `fixed`.
+ */
+const LLM_CODER =
+  "---\nname: coder\ndescription: The user's coder\ntools: [fs_read, fs_write]\n---\n" +
+  "CODERX agent: edits files as asked.\n";
+
+function llmCoder(r: RecordedRequest): ScriptedReply | null {
+  if (!system(r).startsWith("CODERX")) return null;
+  const ms = messages(r);
+  const last = ms.at(-1)!;
+  const users = ms.filter((m) => m.role === "user").length;
+  const lastCall = ms.filter((m) => m.role === "assistant").at(-1)?.tool_calls?.at(-1)?.function
+    ?.name;
+  if (last.role === "user" && users === 1) return call("fs_read", { path: "src.txt" });
+  if (last.role === "user") return call("fs_write", { path: "src.txt", content: "fixed\n" });
+  if (lastCall === "fs_read") return call("fs_write", { path: "src.txt", content: "half\n" });
+  return { text: users === 1 ? "wrote half" : "fixed per review" };
+}
+
+Deno.test("journey: coder → adversary DIVERGES → agent__send the complaints to the same coder → adversary CONFORMS → done", async () => {
+  let verdicts = 0;
+  const complaintsOf: string[] = [];
+  const coderId: string[] = [];
+  const script = (r: RecordedRequest): ScriptedReply => {
+    const first = system(r).includes("You verify ONE acceptance criterion") && verdicts++ === 0;
+    const adv = adversaryNode(
+      r,
+      first
+        ? {
+          status: "UNMET",
+          evidence: [{ file: "src.txt", line: 1, note: "says half" }],
+          test: null,
+          explanation: "src.txt says half",
+          fix: "make it say fixed",
+        }
+        : met("src.txt", 1, { file: "src_test.js", line: 1 }),
+    );
+    if (adv) return adv;
+    const coder = llmCoder(r);
+    if (coder) return coder;
+    // sisyphus: the seeds' loop, one step per request.
+    const ms = messages(r);
+    const calls = ms.filter((m) => m.role === "assistant").flatMap((m) => m.tool_calls ?? []);
+    const last = String(ms.at(-1)!.content);
+    switch (calls.length) {
+      case 0:
+        return call("agent__spawn", { agent: "coder", prompt: "make src.txt say fixed" });
+      case 1:
+        coderId.push(JSON.parse(last).id);
+        return call("agent__collect", {});
+      case 2:
+        return call("agent__spawn", { agent: "adversary", prompt: "Check: src.txt says fixed." });
+      case 3:
+        return call("agent__collect", {});
+      case 4: {
+        const complaints = last.slice(last.indexOf("Complaints:"));
+        complaintsOf.push(complaints);
+        return call("agent__send", { agent_id: coderId[0], message: complaints });
+      }
+      case 5:
+        return call("agent__collect", {});
+      case 6:
+        return call("agent__spawn", { agent: "adversary", prompt: "Check: src.txt says fixed." });
+      case 7:
+        return call("agent__collect", {});
+      default:
+        return { text: `FINAL:\n${last}` };
+    }
+  };
+  const { result, lines, requests, file, transcripts } = await journey(
+    script,
+    "make src.txt say fixed",
+    {
+      userFiles: { "agents/coder.md": LLM_CODER },
+    },
+  );
+  noRefusedSubmit(lines);
+  assert.equal(file, "fixed\n");
+  assert.match(
+    complaintsOf[0],
+    /^Complaints:\n1\. Acceptance criterion .* — Unmet — src\.txt says half/,
+  );
+  assert.match(String(result.text), /FINAL:\n[^]*ADVERSARIAL_REVIEW: CONFORMS/);
+  // The coder's follow-up request continues its conversation: its first task, its own earlier
+  // calls and answer, then the complaints verbatim.
+  const coderReqs = requests.filter((r) => system(r).startsWith("CODERX"));
+  const followUp = coderReqs.find((r) =>
+    messages(r).filter((m) => m.role === "user").length === 2
+  )!;
+  assert.ok(followUp, "the coder was sent a follow-up");
+  const ms = messages(followUp);
+  assert.equal(ms.filter((m) => m.role === "user")[0].content, "make src.txt say fixed");
+  assert.ok(ms.some((m) => m.role === "assistant" && m.content === "wrote half"));
+  assert.ok(
+    ms.some((m) => m.tool_calls?.some((c: Json) => c.function?.name === "fs_write")),
+    "its earlier fs_write is in its context",
+  );
+  assert.equal(ms.at(-1)!.role, "user");
+  assert.equal(ms.at(-1)!.content, complaintsOf[0]);
+  // One coder child: both of its runs' events carry the same agent_id (the one spawn returned).
+  const coderLines = lines.filter((l: Json) => l.type === "session_update" && l.agent === "coder");
+  assert.deepEqual([...new Set(coderLines.map((l: Json) => l.agent_id))], [coderId[0]]);
+  const coderSessions = new Set(coderLines.map((l: Json) => l.session_id));
+  assert.equal(coderSessions.size, 1, "the follow-up ran in the same child session");
+  // Its one transcript records both tasks: the first prompt and the complaints.
+  const t = transcripts.find(([id]) => coderSessions.has(id))![1];
+  assert.ok(t.includes(JSON.stringify("make src.txt say fixed")));
+  assert.ok(t.includes(JSON.stringify(complaintsOf[0])), "the follow-up is in its transcript");
 });

@@ -384,6 +384,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       }
       supervisor?.cancelAll("the session was closed");
       await supervisor?.settle(CHILD_SETTLE_MS);
+      await supervisor?.closeChildren();
       offMcp?.();
       transcript.close();
       if (ownsSandbox) sandbox.close();

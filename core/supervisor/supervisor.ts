@@ -14,6 +14,11 @@
  *   (core/supervisor/escalation.ts).
  * - `collect` waits for one child or all uncollected ones; the result is the child's final
  *   answer, condensed past `summarization_threshold` (the full text stays in its transcript).
+ * - `send` resumes a child that ended (completed or failed) with a follow-up user message: the
+ *   same session (its conversation intact, its transcript continued, its `agent_id` in the
+ *   events), again a run of this turn (queued, concurrency, spawn and live-agent caps as a
+ *   spawn). Ended children's sessions stay open for it across the parent's turns, until
+ *   {@link Supervisor.closeChildren} (the parent's close); a cancelled child is not resumable.
  * - `cancel` aborts a child's turn, which cancels its own children (cascade) and kills the
  *   processes its tools started; cancelling the parent's turn cancels every child.
  * - Guardrail (`beforeTurnEnd`): a turn that would end with uncollected children is reminded
@@ -125,6 +130,8 @@ function zeroUsage(): TurnUsage {
 /** See the module doc. */
 export class Supervisor<S extends SupervisedSession = SupervisedSession> {
   readonly runs = new Map<string, ChildRun<S>>();
+  /** Children that ended with an open session: resumable by {@link send} in any later turn. */
+  readonly #ended = new Map<string, ChildRun<S>>();
   #sink: EnvelopeSink | null = null;
   #reminders = 0;
   #turnSignal: AbortSignal | null = null;
@@ -226,6 +233,34 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
         `max_agent_depth ${this.host.depthCap} reached: ${owner.agentId} is at depth ${owner.origin.depth}, a child would be at depth ${depth}`,
       );
     }
+    const { done, finish } = this.#admit();
+    let id = `${agentName}-${randomHex8()}`;
+    while (this.runs.has(id) || this.#ended.has(id)) id = `${agentName}-${randomHex8()}`;
+    const run: ChildRun<S> = {
+      id,
+      agent: agentName,
+      prompt,
+      status: "queued",
+      toolCallId,
+      ctrl: new AbortController(),
+      queuedAt: performance.now(),
+      collected: false,
+      done,
+      finish,
+    };
+    this.runs.set(id, run);
+    this.#pump();
+    return run;
+  }
+
+  /**
+   * The caps a new run of this turn passes (the turn not cancelled, `max_spawns_per_turn`, a
+   * slot of the tree's live-agent budget); its `done` promise and `finish` (which gives the
+   * slot back).
+   * @throws SpawnRefused with the reason.
+   */
+  #admit(): { done: Promise<void>; finish: () => void } {
+    const owner = this.host.owner();
     if (this.#turnSignal?.aborted) throw new SpawnRefused("the turn is being cancelled");
     const perTurn = this.limits.maxSpawnsPerTurn;
     if (this.runs.size >= perTurn) {
@@ -242,23 +277,68 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
       slot.release();
       resolve();
     };
-    let id = `${agentName}-${randomHex8()}`;
-    while (this.runs.has(id)) id = `${agentName}-${randomHex8()}`;
-    const run: ChildRun<S> = {
-      id,
-      agent: agentName,
-      prompt,
+    return { done, finish };
+  }
+
+  /**
+   * `agent__send`: resumes the ended child `id` (this turn's or an earlier one's) with `message`
+   * as its next user message, in the same session; returns its run at once (collect it as a
+   * spawn). Counts as a run of this turn (`max_spawns_per_turn`, the live-agent budget,
+   * `max_concurrent_agents`); the child's own limits (`max_turns` …) apply to its new turn.
+   * @throws SpawnRefused when `id` is unknown, still queued or running, or was cancelled.
+   */
+  send(id: string, message: string): ChildRun<S> {
+    const live = this.runs.get(id);
+    if (live && (live.status === "queued" || live.status === "running")) {
+      throw new SpawnRefused(
+        `${id} is still ${live.status}: collect its result (agent__collect) before sending it a follow-up`,
+      );
+    }
+    const run = this.#ended.get(id);
+    if (!run) {
+      const known = [...this.#ended.keys()];
+      throw new SpawnRefused(
+        live
+          ? `${id} cannot be resumed: it ${
+            live.status === "cancelled" ? "was cancelled" : "never started"
+          }; spawn a new sub-agent instead`
+          : `no ended sub-agent with id "${id}"${
+            known.length ? `; resumable: ${known.join(", ")}` : " (none to resume)"
+          }`,
+      );
+    }
+    const wasInTurn = this.runs.delete(id);
+    let admitted;
+    try {
+      admitted = this.#admit();
+    } catch (e) {
+      if (wasInTurn) this.runs.set(id, run);
+      throw e;
+    }
+    this.#ended.delete(id);
+    Object.assign(run, {
+      prompt: message,
       status: "queued",
-      toolCallId,
       ctrl: new AbortController(),
       queuedAt: performance.now(),
+      startedAt: undefined,
+      endedAt: undefined,
+      result: undefined,
+      error: undefined,
       collected: false,
-      done,
-      finish,
-    };
+      activity: undefined,
+      ...admitted,
+    });
     this.runs.set(id, run);
     this.#pump();
     return run;
+  }
+
+  /** Closes the sessions of ended children kept for {@link send} (the parent's close). */
+  async closeChildren(): Promise<void> {
+    const kept = [...this.#ended.values()];
+    this.#ended.clear();
+    await Promise.all(kept.map((r) => r.session?.close().catch(() => {})));
   }
 
   /**
@@ -289,7 +369,8 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
     const owner = this.host.owner();
     const def = owner.workspace.agents.get(run.agent)!;
     try {
-      run.session = await this.host.open({
+      // A follow-up (`send`) prompts the session it already has.
+      run.session ??= await this.host.open({
         ...this.host.childWiring(def),
         agent: run.agent,
         parent: { session: owner, toolCallId: run.toolCallId, agentId: run.id },
@@ -310,7 +391,9 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
       run.status = run.ctrl.signal.aborted ? "cancelled" : "failed";
     } finally {
       run.endedAt = performance.now();
-      await run.session?.close().catch(() => {});
+      // An ended child's session stays open for a follow-up (`send`); a cancelled one closes.
+      if (run.session && run.status !== "cancelled") this.#ended.set(run.id, run);
+      else await run.session?.close().catch(() => {});
       run.finish();
       this.#pump();
     }

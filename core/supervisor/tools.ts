@@ -2,7 +2,8 @@
  * The `agent__*` tools of an agent with `can_spawn_agents` (issue 7 §3):
  * `agent__spawn {agent, prompt}` → `{id}` at once; `agent__check {id}`;
  * `agent__collect {id?, timeout_ms?}` (one, or every uncollected child); `agent__cancel {id}`
- * (cascades); `agent__list` (this turn's children and the agents that may be spawned, each with
+ * (cascades); `agent__send {agent_id, message}` (a follow-up to an ended child, in its same
+ * session: core/supervisor/supervisor.ts `send`); `agent__list` (this turn's children and the agents that may be spawned, each with
  * its description, custom ones marked — core/supervisor/spawnable.ts).
  * A refused spawn or an unknown id is a tool error that says why.
  * @module
@@ -20,6 +21,7 @@ export const SUPERVISOR_TOOLS = [
   "agent__check",
   "agent__collect",
   "agent__cancel",
+  "agent__send",
   "agent__list",
 ] as const;
 
@@ -32,6 +34,10 @@ const ID_INPUT = z.object({ id: z.string().min(1) });
 const COLLECT_INPUT = z.object({
   id: z.string().min(1).optional(),
   timeout_ms: z.number().int().positive().max(3_600_000).optional(),
+});
+const SEND_INPUT = z.object({
+  agent_id: z.string().min(1).describe("the id agent__spawn returned"),
+  message: z.string().min(1).describe("the follow-up, e.g. a reviewer's complaints verbatim"),
 });
 const NO_INPUT = z.object({});
 
@@ -124,6 +130,27 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
       }
     },
   });
+  const send = defineTool({
+    name: "agent__send",
+    description:
+      "Send a follow-up message to a sub-agent that has ended (completed or failed): it continues in the same conversation, with everything it did and said so far, e.g. to fix what a reviewer found. Returns at once; collect its new result with agent__collect.",
+    input: SEND_INPUT,
+    kind: "other",
+    concurrency: "serial",
+    title: (i) => `Send to ${i.agent_id}: ${i.message.split("\n")[0].slice(0, 80)}`,
+    run(i) {
+      try {
+        const s = sup();
+        const r = s.send(i.agent_id, i.message);
+        return {
+          content: JSON.stringify({ id: r.id, status: r.status }),
+          rawOutput: { id: r.id, agent: r.agent, status: r.status },
+        };
+      } catch (e) {
+        return refused(e);
+      }
+    },
+  });
   const list = defineTool({
     name: "agent__list",
     description: "Sub-agents of this turn with their status, and the agents you may spawn.",
@@ -169,5 +196,5 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
       };
     },
   });
-  return [spawn, check, collect, cancel, list];
+  return [spawn, check, collect, cancel, send, list];
 }
