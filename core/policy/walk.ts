@@ -101,10 +101,13 @@ export function scriptParts(
     // deny rule the hidden code might hit keeps the question.
     if (ctx.approved) continue;
     if (ctx.level === "skip" && !hasRules(core, ["execute", "read", "write"], ["deny"])) continue;
+    const y = yieldsTo(core, ctx.level);
     parts.push({
       decision: "ask",
-      reason: `${q(clip(h.text, 80))} is ${h.what}, which Bash evaluates as code; the guard asks`,
-      rule: "default",
+      reason: `${q(clip(h.text, 80))} is ${h.what}, which Bash evaluates as code; the guard asks${
+        y ? yieldNote(y) : ""
+      }`,
+      rule: y?.text ?? "default",
       subject: clip(h.text, 80),
     });
   }
@@ -279,7 +282,15 @@ export function simpleParts(
     });
   }
   if (name.includes(WILD)) {
-    if (level === "full" && !allow) {
+    const y = ctx.approved ? undefined : yieldsTo(core, level);
+    if (y) {
+      parts.push({
+        decision: "ask",
+        reason: `the command name of ${q(display)} is only known at run time${yieldNote(y)}`,
+        rule: y.text,
+        subject: display,
+      });
+    } else if (level === "full" && !allow) {
       parts.push({
         decision: "ask",
         reason: `the command name of ${q(display)} is only known at run time`,
@@ -298,6 +309,8 @@ export function simpleParts(
   }
 
   const c = classify(words);
+  // gitUnsafe's finding, once computed (null: not yet).
+  let gitWhy: string | undefined | null = null;
   let inner: Level = level;
   if (allow) {
     parts.push({
@@ -316,7 +329,7 @@ export function simpleParts(
     });
   } else if (level === "full") {
     if (c.allowed && name === "git") {
-      const why = gitUnsafe(core, ctx);
+      const why = gitWhy = gitUnsafe(core, ctx);
       if (why) {
         c.allowed = false;
         c.reason = why;
@@ -331,6 +344,25 @@ export function simpleParts(
       subject: display,
     });
     if (c.allowed) readPathParts(core, words, display, ctx, dyn, findItems, parts);
+  }
+  // A command that runs code the guard does not see is not understood: while an Execute deny or
+  // ask rule exists it asks with that rule (the sandbox's auto-allow yields; an allow rule on
+  // the program does not cover what it runs).
+  const y = ctx.approved ? undefined : yieldsTo(core, level);
+  if (y) {
+    // What the command line itself evaluates asks even under an allow rule on the program; the
+    // project's code (scripts, build files, repository configuration) only without one.
+    const why = c.opaque ??
+      (allow ? undefined : c.projectCode ??
+        (name === "git" ? (gitWhy === null ? gitUnsafe(core, ctx) : gitWhy) : undefined));
+    if (why) {
+      parts.push({
+        decision: "ask",
+        reason: `${q(display)}: ${why}${yieldNote(y)}`,
+        rule: y.text,
+        subject: display,
+      });
+    }
   }
 
   if (level !== "skip" || hasRules(core, ["env"], ["deny"])) {
@@ -364,8 +396,9 @@ export function simpleParts(
           sub && !sub.ok ? sub.error : ""
         })`
         : `${s.via} is nested too deeply`;
+      const ys = ctx.approved ? undefined : yieldsTo(core, inner);
       if (
-        inner === "full" ||
+        ys || inner === "full" ||
         hasRules(
           core,
           ["execute", "read", "write", "env"],
@@ -374,8 +407,8 @@ export function simpleParts(
       ) {
         parts.push({
           decision: "ask",
-          reason: `${q(display)}: ${why}; the guard asks (fail closed)`,
-          rule: "default",
+          reason: `${q(display)}: ${why}; the guard asks (fail closed)${ys ? yieldNote(ys) : ""}`,
+          rule: ys?.text ?? "default",
           subject: display,
         });
       }
@@ -395,6 +428,23 @@ export function simpleParts(
   argParts(core, words, c.readOnly, display, ctx, level === "skip" ? "skip" : "explicit", parts);
   if (!c.readOnly && !c.net && name !== "git") urlParts(core, words, display, parts);
 }
+
+/**
+ * The `Execute` rule a command the guard does not fully understand yields to: the first deny
+ * rule, or (not under `--dangerously-skip-permissions`) the first ask rule; undefined when
+ * there is none. Its part asks with this rule, so the OS sandbox's auto-allow (which lifts only
+ * default asks, sandbox/mod.ts `sandboxGuard`) does not run it and headless denies it.
+ */
+function yieldsTo(core: PolicyCore, level: Level): Rule | undefined {
+  const ex = rulesOf(core, "execute");
+  return ex.find((r) => r.decision === "deny") ??
+    (level === "skip" ? undefined : ex.find((r) => r.decision === "ask"));
+}
+
+const yieldNote = (r: Rule) =>
+  `; the guard cannot see what it runs and ${
+    by(r)
+  } restricts commands, so it asks (auto-allow yields)`;
 
 /** The star pattern of an Execute rule (`*` escaped for exact session rules). */
 function execPattern(r: Rule): string | undefined {

@@ -34,6 +34,20 @@ export interface Classification {
    * at run time. Each is a `Net` decision.
    */
   net?: string[];
+  /**
+   * Why the command runs code the guard does not see (a `-c` config key, an alias, a script
+   * file, `find -delete`, an interpreter's program text, a build tool's scripts): such a
+   * command is never fully understood, so while any `Execute` deny or ask rule exists it asks
+   * (the OS sandbox's auto-allow yields, and an allow rule on the program does not cover it).
+   */
+  opaque?: string;
+  /**
+   * Why the command runs code of the project the guard does not see (a build tool's scripts,
+   * an interpreter's script file, a program run by path, a shell reading a script): while an
+   * `Execute` deny or ask rule exists it asks unless an allow rule names the command (the user
+   * chose to run the project's code; auto-allow alone does not).
+   */
+  projectCode?: string;
 }
 
 /** A command run by another one. */
@@ -61,6 +75,24 @@ export function ask(
     writes: [],
     ...extra,
   };
+}
+
+/** {@link ask} for a command that runs code the guard does not see ({@link Classification.opaque}). */
+export function opaque(
+  words: string[],
+  why: string,
+  extra: Partial<Classification> = {},
+): Classification {
+  return ask(words, why, { opaque: why, ...extra });
+}
+
+/** {@link ask} for a command that runs the project's code ({@link Classification.projectCode}). */
+export function projectCode(
+  words: string[],
+  why: string,
+  extra: Partial<Classification> = {},
+): Classification {
+  return ask(words, why, { projectCode: why, ...extra });
 }
 
 export function allow(why: string, extra: Partial<Classification> = {}): Classification {

@@ -28,6 +28,8 @@ import {
   type Classification,
   hasWild,
   type InnerCommand,
+  opaque,
+  projectCode,
   show,
 } from "./classification.ts";
 import { anyLongOpt, longOpt } from "./options.ts";
@@ -157,7 +159,7 @@ export function classify(words: string[]): Classification {
   const name = words[0];
   const args = words.slice(1);
   if (name.includes("/")) {
-    return ask(
+    return projectCode(
       words,
       `${show(name)} is run by path, not by name (only well-known read-only commands are allowed)`,
     );
@@ -234,5 +236,150 @@ export function classify(words: string[]): Classification {
       if (args.length) return ask(words, `hostname with arguments changes the host name`);
       return allow(`read-only command "hostname"`);
   }
+  if (INTERPRETERS.has(name)) {
+    // A program text on the command line (`python -c`, `perl -e`, `node -e`, `deno eval`, or
+    // one only known at run time) is code the guard does not see; a script file is the project's.
+    return args.some((x) =>
+        hasWild(x) || /^-[a-zA-Z]*[ceEpr]|^--(eval|print|command|exec)|^eval$/.test(x)
+      )
+      ? opaque(words, `"${name}" evaluates a program text the guard does not see`)
+      : projectCode(words, `"${name}" runs a script the guard does not see`);
+  }
+  if (BUILD_TOOLS.has(name)) {
+    return projectCode(
+      words,
+      `"${name}" runs the project's scripts or build code, which the guard does not see`,
+    );
+  }
+  if (
+    AWK.has(name) && args.some((x) =>
+      hasWild(x) ||
+      /system|getline|[|>]|^-f|^--file|^-E|^--exec|@load|^-l|^--load|^-i|^--include/.test(x)
+    )
+  ) {
+    return opaque(
+      words,
+      `${name} with system(), getline, a pipe, a redirection or a program file runs code the guard does not see`,
+    );
+  }
   return ask(words, `"${name}" is not a read-only command`);
 }
+
+/**
+ * Interpreters: `-c`/`-e` program texts are {@link Classification.opaque}, script files
+ * {@link Classification.projectCode}.
+ */
+const INTERPRETERS = new Set([
+  "source",
+  ".",
+  "python",
+  "python2",
+  "python3",
+  "pypy",
+  "pypy3",
+  "perl",
+  "ruby",
+  "irb",
+  "php",
+  "node",
+  "nodejs",
+  "deno",
+  "bun",
+  "tsx",
+  "ts-node",
+  "lua",
+  "luajit",
+  "Rscript",
+  "R",
+  "julia",
+  "tclsh",
+  "wish",
+  "expect",
+  "osascript",
+  "pwsh",
+  "powershell",
+  "fish",
+  "csh",
+  "tcsh",
+  "rc",
+  "gdb",
+  "lldb",
+  "vim",
+  "vi",
+  "nvim",
+  "emacs",
+  "sqlite3",
+  "psql",
+  "mysql",
+  "jshell",
+  "groovy",
+]);
+/**
+ * Build tools, package managers and runners that run a project's scripts or build code
+ * (`make`, `npm run`/`install`, `npx`, `cargo build` with `build.rs`, `go generate`, …):
+ * {@link Classification.projectCode}.
+ */
+const BUILD_TOOLS = new Set([
+  "make",
+  "gmake",
+  "bmake",
+  "cmake",
+  "ninja",
+  "meson",
+  "npm",
+  "npx",
+  "pnpm",
+  "pnpx",
+  "yarn",
+  "corepack",
+  "cargo",
+  "rustc",
+  "go",
+  "gradle",
+  "gradlew",
+  "mvn",
+  "mvnw",
+  "ant",
+  "sbt",
+  "lein",
+  "mix",
+  "rake",
+  "bundle",
+  "gem",
+  "pip",
+  "pip3",
+  "pipx",
+  "uv",
+  "uvx",
+  "poetry",
+  "pdm",
+  "hatch",
+  "tox",
+  "nox",
+  "pytest",
+  "just",
+  "task",
+  "gcc",
+  "cc",
+  "clang",
+  "tcc",
+  "dotnet",
+  "swift",
+  "java",
+  "javac",
+  "kotlin",
+  "scala",
+  "parallel",
+  "watch",
+  "strace",
+  "ltrace",
+  "script",
+  "screen",
+  "tmux",
+  "ssh",
+  "docker",
+  "podman",
+  "kubectl",
+]);
+/** awk variants: their program is code (`system()`, pipes, `getline`). */
+const AWK = new Set(["awk", "gawk", "mawk", "nawk", "busybox-awk"]);

@@ -12,7 +12,7 @@
  * @module
  */
 import { WILD } from "../../rules.ts";
-import { allow, ask, type Classification, IDENT, show } from "../classification.ts";
+import { allow, ask, type Classification, IDENT, opaque, show } from "../classification.ts";
 import { operands } from "../options.ts";
 
 /**
@@ -103,7 +103,7 @@ export function builtin(name: string, args: string[]): Classification | undefine
     }
     case "mapfile":
     case "readarray": {
-      if (args.some((a) => /^-[^-]*C/.test(a))) return ask(words, `${name} -C runs a callback`);
+      if (args.some((a) => /^-[^-]*C/.test(a))) return opaque(words, `${name} -C runs a callback`);
       const ops = operands(args, { flags: "t", valued: "dnOsuc" });
       return targetsCheck(words, ops === undefined ? undefined : ops.length ? ops : ["MAPFILE"]);
     }
@@ -127,7 +127,7 @@ export function builtin(name: string, args: string[]): Classification | undefine
     case "unset": {
       const ops = operands(args, { flags: "fvn" });
       if (ops === undefined || ops.some((n) => !IDENT.test(n))) {
-        return ask(words, `"unset" of a subscript or computed name evaluates it as arithmetic`);
+        return opaque(words, `"unset" of a subscript or computed name evaluates it as arithmetic`);
       }
       return allow(`"unset" only removes variables of this command line's shell`);
     }
@@ -136,7 +136,7 @@ export function builtin(name: string, args: string[]): Classification | undefine
       // `test -v 'a[$(cmd)]'` evaluates the subscript (runs cmd).
       for (let i = 0; i < args.length; i++) {
         if ((args[i] === "-v" || args[i] === "-R") && !IDENT.test(args[i + 1] ?? "")) {
-          return ask(words, `"${name} ${args[i]}" on a subscript evaluates it as arithmetic`);
+          return opaque(words, `"${name} ${args[i]}" on a subscript evaluates it as arithmetic`);
         }
       }
       return allow(`read-only command "${name}"`);
@@ -144,7 +144,7 @@ export function builtin(name: string, args: string[]): Classification | undefine
     case "jobs":
       // `jobs -x CMD` runs CMD.
       if (args.some((a) => !/^(-[lnprs]+|%.*)$/.test(a))) {
-        return ask(words, `"jobs" with -x or an unknown option runs a command`);
+        return opaque(words, `"jobs" with -x or an unknown option runs a command`);
       }
       return allow(`read-only command "jobs"`);
   }

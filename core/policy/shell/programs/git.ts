@@ -12,8 +12,9 @@
  * @module
  */
 import { WILD } from "../../rules.ts";
-import { allow, ask, type Classification, hasWild, show } from "../classification.ts";
+import { allow, ask, type Classification, hasWild, opaque, show } from "../classification.ts";
 import { anyLongOpt, longOpt } from "../options.ts";
+import { SAFE_GIT_CONFIG } from "./git_repo.ts";
 
 /** `git` subcommands that only read (with extra checks below). */
 const GIT_READ_ONLY = new Set([
@@ -154,7 +155,18 @@ export function git(args: string[]): Classification {
     if (GIT_SAFE_GLOBAL.has(a)) continue;
     // -c, -C, --git-dir, --work-tree, --exec-path… point git at other configuration or
     // repositories (core.fsmonitor, core.pager, … run commands): not read-only.
-    if (a.startsWith("-")) return ask(words, `git option ${show(a)} is not known to be read-only`);
+    if (a.startsWith("-")) {
+      // `-c KEY=VALUE` of a key known not to run a program (`-c color.ui=never`) is understood.
+      const kv = a === "-c" ? args[i + 1] ?? "" : "";
+      const key = kv.includes("=") && !hasWild(kv) ? kv.slice(0, kv.indexOf("=")) : "";
+      if (key && SAFE_GIT_CONFIG.test(key.toLowerCase())) {
+        return ask(words, `git option ${show(a)} is not known to be read-only`);
+      }
+      return opaque(
+        words,
+        `git option ${show(a)} may make git run a program (config keys, aliases)`,
+      );
+    }
     break;
   }
   const sub = args[i];
@@ -166,7 +178,7 @@ export function git(args: string[]): Classification {
   if (rest.some((a) => a.startsWith(WILD))) return no(`git ${sub} with an unknown argument`);
   const progOpt = rest.find((a) => anyLongOpt(a, GIT_PROGRAM_OPTIONS));
   if (progOpt !== undefined) {
-    return no(`git ${sub} ${show(progOpt)} runs a program or writes a file`);
+    return opaque(words, `git ${sub} ${show(progOpt)} runs a program or writes a file`);
   }
   if (sub === "ls-remote" && rest.some((a) => /^-[^-]*u/.test(a))) {
     return no(`git ls-remote -u runs the program it names`);

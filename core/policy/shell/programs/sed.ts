@@ -8,7 +8,7 @@
  * @module
  */
 import { WILD } from "../../rules.ts";
-import { allow, ask, type Classification, show } from "../classification.ts";
+import { allow, ask, type Classification, opaque, show } from "../classification.ts";
 import { anyLongOpt, longOpt } from "../options.ts";
 
 /**
@@ -43,14 +43,14 @@ export function sed(args: string[]): Classification {
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--") break;
-    if (a.startsWith(WILD)) return ask(words, `sed with an unknown option`);
+    if (a.startsWith(WILD)) return opaque(words, `sed with an unknown option`);
     if (!a.startsWith("-") || a === "-") continue;
     // GNU sed takes any unambiguous prefix of a long option (`--exp`, `--in-pl`).
     if (longOpt(a, "--in-place") || (!a.startsWith("--") && /^-[^-]*i/.test(a))) {
       return ask(words, `"sed -i" edits files in place`);
     }
     if (longOpt(a, "--file") || (!a.startsWith("--") && /^-[^-]*f/.test(a))) {
-      return ask(words, `"sed -f" runs a script file the guard cannot see`);
+      return opaque(words, `"sed -f" runs a script file the guard cannot see`);
     }
     if (longOpt(a, "--expression")) {
       scripts.push(a.includes("=") ? a.slice(a.indexOf("=") + 1) : args[++i] ?? WILD);
@@ -75,7 +75,7 @@ export function sed(args: string[]): Classification {
         "--version",
       ];
       if (a.includes("=") || !anyLongOpt(a, known)) {
-        return ask(words, `sed option ${show(a)} is not known to the guard`);
+        return opaque(words, `sed option ${show(a)} is not known to the guard`);
       }
     } else if (/^-[^-]*e/.test(a)) {
       const rest = a.slice(a.indexOf("e") + 1);
@@ -83,7 +83,7 @@ export function sed(args: string[]): Classification {
       operandScript = false;
     } else if (/^-[^-]*l$/.test(a)) i++;
     else if (!/^-[nrEsuzb]+$/.test(a) && !/^-[^-]*l/.test(a)) {
-      return ask(words, `sed option ${show(a)} is not known to the guard`);
+      return opaque(words, `sed option ${show(a)} is not known to the guard`);
     }
   }
   if (operandScript) {
@@ -95,7 +95,7 @@ export function sed(args: string[]): Classification {
   }
   const bad = scripts.find((sc) => !readOnlySedScript(sc));
   if (bad !== undefined) {
-    return ask(words, `sed script ${show(bad)} is not one the guard knows to be read-only`);
+    return opaque(words, `sed script ${show(bad)} is not one the guard knows to be read-only`);
   }
   return allow(`read-only command "sed" (print/delete/substitute to stdout)`);
 }

@@ -10,7 +10,14 @@
  * @module
  */
 import { WILD } from "../../rules.ts";
-import { allow, ask, type Classification, hasWild } from "../classification.ts";
+import {
+  allow,
+  ask,
+  type Classification,
+  hasWild,
+  opaque,
+  projectCode,
+} from "../classification.ts";
 
 /** Programs that are shells: `-c STRING` runs STRING. */
 export const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]);
@@ -29,13 +36,13 @@ export function shell(name: string, args: string[]): Classification {
   const words = [name, ...args];
   if (name === "busybox") {
     if (args[0] !== "sh" && args[0] !== "ash") {
-      return ask(words, `"busybox" runs arbitrary applets`);
+      return opaque(words, `"busybox" runs arbitrary applets`);
     }
     return shell("sh", args.slice(1));
   }
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a.startsWith(WILD)) return ask(words, `${name} with unknown arguments`);
+    if (a.startsWith(WILD)) return opaque(words, `${name} with unknown arguments`);
     if (a === "--") break;
     if (
       a === "-o" || a === "+o" || a === "-O" || a === "+O" || a === "--rcfile" ||
@@ -60,5 +67,5 @@ export function shell(name: string, args: string[]): Classification {
     }
     break;
   }
-  return ask(words, `"${name}" runs a script or reads commands from its input`);
+  return projectCode(words, `"${name}" runs a script or reads commands from its input`);
 }

@@ -14,7 +14,7 @@
  * @module
  */
 import { WILD } from "../../rules.ts";
-import { allow, ask, type Classification, type InnerCommand } from "../classification.ts";
+import { allow, ask, type Classification, type InnerCommand, opaque } from "../classification.ts";
 import { type OptSpec, skipOptions } from "../options.ts";
 
 /** The wrappers and the options each takes before the command it runs. */
@@ -130,7 +130,10 @@ export function wrapper(name: string, args: string[]): Classification {
   }
   let at = skipOptions(args, spec);
   if (at < 0) {
-    return ask(words, `cannot tell which command "${name}" runs (unknown or unsupported option)`);
+    return opaque(
+      words,
+      `cannot tell which command "${name}" runs (unknown or unsupported option)`,
+    );
   }
   const unsafe = name === "sudo" || name === "doas";
   const base = (inner: InnerCommand[], why: string, extra: Partial<Classification> = {}) =>
@@ -140,14 +143,14 @@ export function wrapper(name: string, args: string[]): Classification {
 
   if (name === "env") {
     if (args.some((a) => /^(-C|--chdir|-S|--split-string)/.test(a))) {
-      return ask(words, `env -C / -S is not supported by the guard`);
+      return opaque(words, `env -C / -S is not supported by the guard`);
     }
     const assigns: string[] = [];
     while (at < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[at])) {
       assigns.push(args[at++].split("=")[0]);
     }
     if (at < args.length && args[at].startsWith(WILD)) {
-      return ask(words, `env runs an unknown command`);
+      return opaque(words, `env runs an unknown command`);
     }
     if (at >= args.length) {
       return ask(words, `"env" without a command prints the environment (may contain secrets)`);
@@ -179,7 +182,7 @@ export function wrapper(name: string, args: string[]): Classification {
     }
     const sub = (w: string) => (repl ? w.replaceAll(repl, WILD) : w);
     const inner = at < args.length ? [...args.slice(at).map(sub), WILD] : ["echo", WILD];
-    if (inner[0].startsWith(WILD)) return ask(words, `xargs runs an unknown command`);
+    if (inner[0].startsWith(WILD)) return opaque(words, `xargs runs an unknown command`);
     return allow(`"xargs" runs the command after it with input appended`, {
       readOnly: false,
       inner: [{ words: inner, assigns: [], unknownArgs: true }],
@@ -190,7 +193,7 @@ export function wrapper(name: string, args: string[]): Classification {
     return ask(words, `"${name}" without a command`);
   }
   const inner = args.slice(at);
-  if (inner[0].startsWith(WILD)) return ask(words, `"${name}" runs an unknown command`);
+  if (inner[0].startsWith(WILD)) return opaque(words, `"${name}" runs an unknown command`);
   return base([{ words: inner, assigns: [] }], `"${name}" runs the command after it`);
 }
 
@@ -201,7 +204,7 @@ export function find(args: string[]): Classification {
   const writes: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a.startsWith(WILD)) return ask(words, `find with an unknown argument may run or delete`);
+    if (a.startsWith(WILD)) return opaque(words, `find with an unknown argument may run or delete`);
     if (a === "-exec" || a === "-execdir" || a === "-ok" || a === "-okdir") {
       const cmd: string[] = [];
       let j = i + 1;
@@ -209,12 +212,12 @@ export function find(args: string[]): Classification {
         cmd.push(args[j].replaceAll("{}", WILD));
       }
       if (j >= args.length || !cmd.length) {
-        return ask(words, `find ${a} without a complete command`);
+        return opaque(words, `find ${a} without a complete command`);
       }
-      if (cmd[0].startsWith(WILD)) return ask(words, `find ${a} runs an unknown command`);
+      if (cmd[0].startsWith(WILD)) return opaque(words, `find ${a} runs an unknown command`);
       inner.push({ words: cmd, assigns: [], findItems: true });
       i = j;
-    } else if (a === "-delete") return ask(words, `find -delete deletes files`);
+    } else if (a === "-delete") return opaque(words, `find -delete deletes files (as rm does)`);
     else if (a === "-fprint" || a === "-fprint0" || a === "-fls" || a === "-fprintf") {
       writes.push(args[i + 1] ?? WILD);
       i += a === "-fprintf" ? 2 : 1;

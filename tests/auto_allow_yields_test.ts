@@ -1,0 +1,181 @@
+/**
+ * Auto-allow yields (issue 16 §5, docs/permissions.md "Auto-allow yields"): a command runs inside
+ * the OS sandbox without asking only when the guard understood all of it. While an `Execute` deny
+ * or ask rule exists, a command that evaluates strings as code or that the guard cannot fully
+ * analyse asks (denied in headless) with that rule, so `sandboxGuard` does not lift it; an allow
+ * rule on the program does not cover what the command line evaluates. Unit rows through the real
+ * policy and `sandboxGuard`, then the three reported examples and siblings end to end: headless
+ * `coyote` on real bwrap, a scripted model running them, `victim` surviving, the denials
+ * reported.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Policy } from "../core/policy/policy.ts";
+import { detectBackend, sandboxGuard, type SandboxStatus } from "../core/policy/sandbox/mod.ts";
+import { startModelServer } from "./support/model_server.ts";
+import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+
+const ON: SandboxStatus = {
+  mode: "auto",
+  active: true,
+  backend: "bwrap",
+  autoAllow: true,
+  reason: "",
+};
+
+async function repo(): Promise<string> {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-yield-" }));
+  await new Deno.Command("git", { args: ["init", "-q", ws] }).output();
+  await Deno.mkdir(join(ws, "victim"));
+  await Deno.writeTextFile(join(ws, "victim", "keep.txt"), "keep\n");
+  await Deno.writeTextFile(join(ws, "list"), "victim\n");
+  return ws;
+}
+
+/** [allow rules, deny rules, command, expected decision under sandboxGuard]. */
+const ROWS: [string[], string[], string, "allow" | "ask" | "deny"][] = [
+  // The reported examples.
+  [[], ["Execute(rm *)"], "git -c core.fsmonitor='rm -rf victim' status", "ask"],
+  [["Execute(find*)"], ["Execute(rm *)"], "find victim -delete", "ask"],
+  [["Execute(git*)"], ["Execute(rm *)"], "git -c alias.zap='!rm -rf victim' zap", "ask"],
+  // Siblings: configuration keys, program texts, unknown strings, interpreters, build tools.
+  [[], ["Execute(rm *)"], "git -c core.pager='rm -rf v' log", "ask"],
+  [["Execute(git*)"], ["Execute(rm *)"], "git --config-env=core.pager=X log", "ask"],
+  [["Execute(git*)"], ["Execute(rm *)"], "git fetch --upload-pack='rm -rf v' origin", "ask"],
+  [[], ["Execute(rm *)"], 'sh -c "$CMD"', "ask"],
+  [[], ["Execute(rm *)"], 'eval "$CMD"', "ask"],
+  [[], ["Execute(rm *)"], "sh script.sh", "ask"],
+  [[], ["Execute(rm *)"], "./build.sh", "ask"],
+  [[], ["Execute(rm *)"], "python3 -c \"import shutil; shutil.rmtree('v')\"", "ask"],
+  [["Execute(python3*)"], ["Execute(rm *)"], "python3 -c 'import os'", "ask"],
+  [[], ["Execute(rm *)"], "perl -e 'system(\"rm -rf v\")'", "ask"],
+  [[], ["Execute(rm *)"], 'node -e \'require("fs").rmSync("v",{recursive:true})\'', "ask"],
+  [[], ["Execute(rm *)"], "awk 'BEGIN{system(\"rm -rf v\")}'", "ask"],
+  [[], ["Execute(rm *)"], "env -S 'rm -rf v'", "ask"],
+  [[], ["Execute(rm *)"], "xargs $X < list", "ask"],
+  [[], ["Execute(rm *)"], "make clean", "ask"],
+  [[], ["Execute(rm *)"], "npm run clean", "ask"],
+  [[], ["Execute(rm *)"], "npx rimraf v", "ask"],
+  [[], ["Execute(rm *)"], "cargo run", "ask"],
+  [[], ["Execute(rm *)"], "sed -f script.sed f", "ask"],
+  [[], ["Execute(rm *)"], "X=rm; $X -rf v", "ask"],
+  [[], ["Execute(rm *)"], "source ./env.sh", "ask"],
+  // Analysed inner commands meet the deny rule itself.
+  [["Execute(find*)"], ["Execute(rm *)"], "find . -name x -exec rm {} +", "deny"],
+  [[], ["Execute(rm *)"], "xargs rm < list", "deny"],
+  [[], ["Execute(rm *)"], "sh -c 'rm -rf v'", "deny"],
+  [[], ["Execute(rm *)"], 'eval "rm -rf v"', "deny"],
+  // What the guard understands still runs unasked in the sandbox.
+  [[], ["Execute(rm *)"], "mkdir out && touch out/x", "allow"],
+  [[], ["Execute(rm *)"], "git -c color.ui=never log", "allow"],
+  [[], ["Execute(rm *)"], "awk '{print $1}' f", "allow"],
+  [[], ["Execute(rm *)"], "find . -name '*.ts'", "allow"],
+  // The user chose to run the project's code by naming it.
+  [["Execute(npm run test)"], ["Execute(rm *)"], "npm run test", "allow"],
+  // Without any Execute deny or ask rule nothing changes: auto-allow runs them in the sandbox.
+  [[], [], "find victim -delete", "allow"],
+  [[], [], "npm run clean", "allow"],
+  [[], [], "git -c core.pager='rm -rf v' log", "allow"],
+  [[], ["Read(/secret/**)"], "python3 -c 'print(1)'", "allow"],
+];
+
+Deno.test("auto-allow yields: opaque commands ask while an Execute deny or ask rule exists", async () => {
+  const ws = await repo();
+  try {
+    const failures: string[] = [];
+    for (const [allow, deny, command, want] of ROWS) {
+      const policy = Policy.create({}, { allow, deny }, { workspace: ws, configDir: "/c" });
+      const v = await sandboxGuard(policy, ON).evaluate({ type: "execute", command });
+      if (v.decision !== want) {
+        failures.push(
+          `${
+            JSON.stringify(command)
+          } (allow ${allow}, deny ${deny}): ${v.decision}, want ${want} — ${v.reason}`,
+        );
+      }
+    }
+    // An ask rule yields as a deny rule does.
+    const asking = Policy.create({ ask: ["Execute(curl *)"] }, { allow: [], deny: [] }, {
+      workspace: ws,
+      configDir: "/c",
+    });
+    const v = await sandboxGuard(asking, ON).evaluate({
+      type: "execute",
+      command: "git -c core.pager='rm -rf v' log",
+    });
+    if (v.decision !== "ask" || v.rule !== "Execute(curl *)") {
+      failures.push(`ask rule: ${v.decision} ${v.rule} — ${v.reason}`);
+    }
+    assert.deepEqual(failures, []);
+    // The reason names the rule it yields to.
+    const p = Policy.create({}, { allow: [], deny: ["Execute(rm *)"] }, {
+      workspace: ws,
+      configDir: "/c",
+    });
+    const r = await sandboxGuard(p, ON).evaluate({ type: "execute", command: "make clean" });
+    assert.equal(r.rule, "Execute(rm *)");
+    assert.match(r.reason, /auto-allow yields/);
+  } finally {
+    await Deno.remove(ws, { recursive: true }).catch(() => {});
+  }
+});
+
+/** The examples and siblings the scripted model runs end to end (each would delete `victim`). */
+const ATTACKS = [
+  "git -c core.fsmonitor='rm -rf victim' status",
+  "find victim -delete",
+  "git -c alias.zap='!rm -rf victim' zap",
+  "git -c core.pager='rm -rf victim' log",
+  "find . -path ./victim/keep.txt -exec rm {} +",
+  "xargs rm -rf < list",
+  "sh -c 'rm -rf victim'",
+  'eval "rm -rf victim"',
+  "python3 -c 'import shutil; shutil.rmtree(\"victim\")'",
+];
+
+Deno.test("auto-allow yields: headless on real bwrap, victim survives and the denials are reported", async () => {
+  const { backend } = await detectBackend();
+  assert.ok(backend, "bwrap must be installed for these tests (.ci/run installs bubblewrap)");
+  const ws = await repo();
+  const env = await makeCoyoteEnv();
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [
+          ...ATTACKS.map((command, i) => ({
+            id: `a${i}`,
+            name: "execute_command",
+            arguments: { command },
+          })),
+          // What the guard understands still runs unasked in the sandbox.
+          { id: "ok", name: "execute_command", arguments: { command: "mkdir made && ls" } },
+        ],
+      },
+      { text: "done" },
+    ],
+  });
+  try {
+    const r = await runCoyote([
+      "--headless",
+      "--output-format",
+      "json",
+      "--deny",
+      "Execute(rm *)",
+      "--allow",
+      "Execute(find*)",
+      "--allow",
+      "Execute(git*)",
+      "go",
+    ], { cwd: ws, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await Deno.readTextFile(join(ws, "victim", "keep.txt")), "keep\n");
+    const out = JSON.parse(r.stdout);
+    const denied = out.denied.map((d: { toolCallId: string }) => d.toolCallId).sort();
+    assert.deepEqual(denied, ATTACKS.map((_, i) => `a${i}`).sort());
+    assert.ok((await Deno.stat(join(ws, "made"))).isDirectory, "the understood command ran");
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(ws, { recursive: true }).catch(() => {});
+  }
+});
