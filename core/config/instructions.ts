@@ -119,3 +119,20 @@ export function buildSystemPrompt(
   }
   return parts.join("\n\n");
 }
+
+/**
+ * The instruction file of `dir` (first non-empty of {@link INSTRUCTION_FILES}) when `dir` lies
+ * strictly below `cwd` — one the start-up chain of {@link findInstructions} does not hold
+ * (it covers the repository root down to `cwd`). Null otherwise, or when there is none. A file
+ * that resolves outside `cwd` (a symlink out) is skipped. Used by core/engine/nested_instructions.ts
+ * when a file tool works in a subdirectory (`pkg/AGENTS.md` from the repository root).
+ */
+export function nestedInstructionFile(
+  dir: string,
+  cwd: string,
+): { path: string; text: string } | null {
+  const base = cwd.replace(/\/+$/, "") || "/";
+  const d = dir.replace(/\/+$/, "");
+  if (d === base || !d.startsWith(base === "/" ? "/" : `${base}/`)) return null;
+  return fileIn(d, base);
+}

@@ -11,6 +11,7 @@ import type { ToolCallContent as ToolContent } from "@agentclientprotocol/sdk";
 import type { HostServices, ToolResult } from "../../sdk/mod.ts";
 import { callScope } from "./gate.ts";
 import { capText, toolOutputCap } from "./context.ts";
+import { nestedInstructions } from "./nested_instructions.ts";
 import { CANCEL_GRACE_MS, Cancelled, type PreparedCall, type TurnContext } from "./types.ts";
 
 /** Runs a prepared call (or reports its refusal) and answers it in the history. */
@@ -157,6 +158,8 @@ export async function executeCall(t: TurnContext, p: PreparedCall): Promise<void
     ...(rawOutput !== undefined ? { rawOutput } : {}),
   });
   t.answered.add(p.id);
-  const forModel = result.isError && !/^error\b/i.test(content) ? `error: ${content}` : content;
+  let forModel = result.isError && !/^error\b/i.test(content) ? `error: ${content}` : content;
+  // A subdirectory's AGENTS.md (…) the first time a file tool works there (once per directory).
+  if (!result.isError) forModel += nestedInstructions(t.opts, o.cwd, name, p.input);
   t.pushMessage({ role: "tool", tool_call_id: p.id, content: forModel });
 }
