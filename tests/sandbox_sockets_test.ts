@@ -13,6 +13,7 @@ import { Policy } from "../core/policy/policy.ts";
 import {
   CommandSandbox,
   deriveProfile,
+  describeSandbox,
   detectBackend,
   sandboxedCommand,
 } from "../core/policy/sandbox/mod.ts";
@@ -227,6 +228,16 @@ Deno.test("sandbox sockets: a Net(unix:/path) rule lets that socket through", as
     const prof = deriveProfile(p);
     assert.deepEqual(prof.unixSockets, [w.sockets.outside]);
     assert.equal(prof.network.mode, "none", "a unix rule opens no network");
+    const show = (pr: typeof prof) =>
+      describeSandbox(pr, {
+        mode: "auto",
+        active: true,
+        backend: "bwrap",
+        autoAllow: true,
+        reason: "",
+      });
+    assert.match(show(prof), /sockets: +unix sockets open .*bound in: .*svc\.sock/);
+    assert.match(show(deriveProfile(w.policy())), /sockets: +no unix sockets \(seccomp/);
     const r = await inSandbox(p, connect(w.sockets.outside), w.ws);
     assert.match(r.out, /GOT HELLO/, r.out);
     assert.throws(

@@ -372,7 +372,7 @@ export class CommandSandbox {
       : mode === "proxy" && this.backend?.name === "bwrap" && socatPath()
       ? "network only through an HTTP(S) proxy to the hosts the user allowed"
       : "network on";
-    return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), the home shows only toolchain caches (read-only), ${net}, background processes end with the command.`;
+    return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), the home shows only toolchain caches (read-only), ${net}, no unix sockets (docker, ssh-agent, D-Bus unreachable), background processes end with the command.`;
   }
 
   /** The exec plugin's `CommandLauncher.prepare`. */
@@ -541,6 +541,15 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   if (!profile.hidden.length) l.push("            (none)");
   for (const h of profile.hidden) l.push(`            ${h.path}  (${h.why})`);
   l.push(`  network:  ${netWord(profile)} (${profile.network.why})`);
+  l.push(
+    profile.unixSockets?.length
+      ? `  sockets:  unix sockets open (the filter is off while Net(unix:…) rules exist); bound in: ${
+        profile.unixSockets.join(", ")
+      }`
+      : status.backend === "sandbox-exec"
+      ? "  sockets:  no connect to a unix socket file (SBPL)"
+      : "  sockets:  no unix sockets (seccomp: socket(AF_UNIX) fails with EPERM; socketpair and pipes work)",
+  );
   l.push(
     "  env:      scrubbed: the provider key always; names like *TOKEN* *SECRET* *KEY* *PASSWORD* *PASSWD* *CREDENTIAL* *AUTH* unless an Env allow rule passes them; Env deny rules",
   );
