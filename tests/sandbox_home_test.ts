@@ -193,6 +193,20 @@ Deno.test("sandbox home: git works in a linked worktree and a submodule whose gi
     assert.match(s.out, /first commit/);
     assert.ok(deriveProfile(ps).readable.some((x) => x.path.endsWith(".git/modules/lib")));
 
+    // A cloned repository's `.git` file may name any folder: only a git dir that names the
+    // checkout back is mounted (here the unknown vendor's dir, made to look like a git dir).
+    const evil = join(w.root, "evil");
+    await Deno.mkdir(evil);
+    await Deno.writeTextFile(join(evil, ".git"), `gitdir: ${w.home}/.somevendor\n`);
+    await Deno.writeTextFile(join(w.home, ".somevendor", "HEAD"), "ref: refs/heads/main\n");
+    await Deno.writeTextFile(join(w.home, ".somevendor", "commondir"), "..\n");
+    const pe = policy(evil);
+    await pe.globsReady();
+    assert.equal(deriveProfile(pe).readable.length, 0);
+    const e = await run(pe, "cat ~/.somevendor/secret; ls -A ~", evil, w.home);
+    assert.ok(!e.out.includes(TOKEN), e.out);
+    assert.doesNotMatch(e.out, /\.ssh/);
+
     // A Write allow rule into a store keeps it writable (the store's read-only mount yields).
     const pw = policy(wt, [`Write(${w.home}/.npm/**)`]);
     await pw.globsReady();

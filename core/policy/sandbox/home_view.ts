@@ -397,6 +397,27 @@ export function describeHome(view: HomeView | undefined): string[] {
 }
 
 /**
+ * Whether `gitdir` is git's record of the checkout `dir`: a linked worktree's `gitdir` file names
+ * `<dir>/.git`; a submodule's `config` has `core.worktree` leading to `dir`. Real paths compared.
+ */
+function namesBack(gitdir: string, dir: string): boolean {
+  const target = real(dir);
+  const read = (p: string) => {
+    try {
+      return Deno.readTextFileSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  const back = read(`${gitdir}/gitdir`)?.trim();
+  if (back && real(isAbsolute(back) ? back : join(gitdir, back)) === real(`${dir}/.git`)) {
+    return true;
+  }
+  const wt = /^\s*worktree\s*=\s*(.+?)\s*$/m.exec(read(`${gitdir}/config`) ?? "")?.[1];
+  return !!wt && !!target && real(isAbsolute(wt) ? wt : join(gitdir, wt)) === target;
+}
+
+/**
  * The git dirs of the repository holding `workspace` that lie outside it — the dir a `.git` file
  * names (linked worktree, submodule) and its `commondir` — as real paths, or a `.git` dir in a
  * parent folder. Reads `.git` files only (no git runs in the repository outside the sandbox).
@@ -416,8 +437,10 @@ export function outsideGitDirs(workspace: string): string[] {
     if (st?.isFile) {
       try {
         const m = /^gitdir:\s*(.+?)\s*$/m.exec(Deno.readTextFileSync(dotgit));
-        if (m) {
-          const gitdir = isAbsolute(m[1]) ? m[1] : join(dir, m[1]);
+        const gitdir = m ? (isAbsolute(m[1]) ? m[1] : join(dir, m[1])) : undefined;
+        // Only a git dir that names this checkout back (git's own bookkeeping, which a cloned
+        // repository cannot write) is mounted: a `.git` file may point anywhere (`~/.somevendor`).
+        if (gitdir && namesBack(gitdir, dir)) {
           out.push(gitdir);
           try {
             const c = Deno.readTextFileSync(`${gitdir}/commondir`).trim();
