@@ -42,6 +42,8 @@ export interface ProviderSection {
   headers?: Record<string, string>;
   /** Send `stream_options` (usage in the stream); false for servers that reject it. Default true. */
   stream_options?: boolean;
+  /** Run tool calls a model wrote as text when the server sent no `tool_calls`. Default true. */
+  text_tool_calls?: boolean;
 }
 
 /** One entry of the `models:` capability table (core/config/models.ts). */
@@ -258,6 +260,7 @@ function configSchema() {
         error: "expected a mapping of header names to strings",
       }).optional(),
       stream_options: z.boolean({ error: "expected true or false" }).optional(),
+      text_tool_calls: z.boolean({ error: "expected true or false" }).optional(),
     }, { error: "expected a mapping" });
     // `models:` capability table (core/config/models.ts).
     const usd = () => z.number({ error: "expected a price in USD per million tokens" }).min(0);
@@ -386,5 +389,6 @@ export function resolveProvider(opts: {
     maxRetries: p.max_retries ?? DEFAULT_MAX_RETRIES,
     ...(p.headers ? { headers: { ...p.headers } } : {}),
     ...(p.stream_options === false ? { streamOptions: false } : {}),
+    ...(p.text_tool_calls === false ? { textToolCalls: false } : {}),
   };
 }

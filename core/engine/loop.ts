@@ -19,6 +19,7 @@
  * @module
  */
 import { safeText } from "../util/terminal_safe.ts";
+import { refuseCutCalls } from "./truncated.ts";
 import type {
   AgentOrigin,
   AgentRunner,
@@ -185,6 +186,7 @@ export class Engine implements AgentRunner {
     let turnStart = this.messages.length;
     let shrunk = false;
     let compacted = false;
+    let cutResponses = 0; // responses whose tool calls the token limit cut (core/engine/truncated.ts)
     this.#pushMessage({
       role: "user",
       content: promptToContent(input, { images: o.images }) as ChatMessage["content"],
@@ -321,6 +323,12 @@ export class Engine implements AgentRunner {
       if (signal.aborted) {
         this.#answerUnanswered(calls.map((c) => c.id), new Set());
         return finish("cancelled");
+      }
+      if (calls.length && res.finishReason === "length") {
+        // Cut by the token limit: arguments may parse and still be short; nothing runs.
+        refuseCutCalls(calls, emit, (m) => this.#pushMessage(m), (l) => this.#log(l));
+        if (++cutResponses > 1) return finish("max_tokens");
+        continue;
       }
       if (!calls.length) {
         const fr = res.finishReason;
