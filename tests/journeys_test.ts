@@ -420,3 +420,33 @@ Deno.test("journey: coder → adversary DIVERGES → agent__send the complaints 
   assert.ok(t.includes(JSON.stringify("make src.txt say fixed")));
   assert.ok(t.includes(JSON.stringify(complaintsOf[0])), "the follow-up is in its transcript");
 });
+
+Deno.test("journey (ACP): sisyphus leaves a todo item open → the turn ends without re-prompting itself (auto_continue is off; the client drives turns)", async () => {
+  const { acpTestEnv, startAcp, finishAcp } = await import("./support/acp_harness.ts");
+  const todo = {
+    tool_calls: [{
+      name: "todo__write",
+      arguments: { todos: [{ content: "second", status: "in_progress" }] },
+    }],
+  };
+  // Without the ACP rule, the next requests would be auto-continuations (a third reply).
+  const e = await acpTestEnv([todo, { text: "paused" }, { text: "continued by itself" }]);
+  try {
+    const h = await startAcp({ env: e.env, args: ["--no-sandbox"] });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "plan it" }],
+      });
+      assert.equal(r.stopReason, "end_turn");
+      assert.equal(e.requests(), 2, "no automatic continuation in ACP");
+      // The default agent it ran is sisyphus (whose definition has auto_continue: true).
+      assert.match(e.bodies()[0], /Coordinator|sisyphus/i);
+    } finally {
+      await finishAcp(h);
+    }
+  } finally {
+    await e.close();
+  }
+});

@@ -268,7 +268,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     if (remind) return remind;
     const lim = limitsOf(current);
     const open = plan.filter((p) => p.status !== "completed");
-    if (lim.autoContinue && open.length && autoContinues < lim.maxAutoContinues) {
+    const autoContinue = lim.autoContinue && init.autoContinue !== false;
+    if (autoContinue && open.length && autoContinues < lim.maxAutoContinues) {
       autoContinues++;
       return `<system-reminder>Your todo list still has ${open.length} open item(s): ${
         open.map((p) => `"${p.content}" (${p.status})`).join(", ")

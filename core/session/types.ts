@@ -30,6 +30,11 @@ export interface SessionOptions {
   permission: PermissionResolver;
   /** Client-side services (ACP fs / terminal, REPL askUser), or a factory binding them per call. */
   host?: HostServices | HostFactory;
+  /**
+   * `false`: the agent's `auto_continue` (re-prompting itself while todo items are open) is off
+   * for this session — ACP, where the client drives the turns (issue 17). Default: the agent's.
+   */
+  autoContinue?: boolean;
   /** Extra MCP servers for this session (ACP `session/new` `mcpServers`). */
   mcpServers?: Record<string, McpServerSpec>;
   /** Continue this stored session (its history is loaded; nothing is re-executed). */

@@ -81,6 +81,8 @@ async function openSession(
       permission: permissionResolver(server, holder),
       host: (scope) => hostServices(server, holder, scope),
       mcpServers: mcpServersFromAcp(mcpServers ?? []),
+      // The client drives the turns: an agent's auto_continue does not re-prompt by itself.
+      autoContinue: false,
       ...(resumeId ? { resumeId } : {}),
       log: (line) => console.error(line),
     });
