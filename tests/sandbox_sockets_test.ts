@@ -227,6 +227,10 @@ Deno.test("sandbox sockets: a Net(unix:/path) rule lets that socket through", as
     await p.globsReady();
     const prof = deriveProfile(p);
     assert.deepEqual(prof.unixSockets, [w.sockets.outside]);
+    // A rule naming a directory or a plain file mounts nothing (a socket is what it opens).
+    const dirRule = w.policy([`Net(unix:${w.home})`, `Net(unix:${w.root}/none.sock)`]);
+    await dirRule.globsReady();
+    assert.deepEqual(deriveProfile(dirRule).unixSockets, []);
     assert.equal(prof.network.mode, "none", "a unix rule opens no network");
     const show = (pr: typeof prof) =>
       describeSandbox(pr, {
@@ -240,6 +244,13 @@ Deno.test("sandbox sockets: a Net(unix:/path) rule lets that socket through", as
     assert.match(show(deriveProfile(w.policy())), /sockets: +no unix sockets \(seccomp/);
     const r = await inSandbox(p, connect(w.sockets.outside), w.ws);
     assert.match(r.out, /GOT HELLO/, r.out);
+    // Also a socket inside the home, which commands otherwise see as an empty tmpfs.
+    const inHome = await inSandbox(
+      w.policy([`Net(unix:${w.sockets.docker})`]),
+      `${connect(w.sockets.docker)}; ls ${w.home}/.docker/run`,
+      w.ws,
+    );
+    assert.match(inHome.out, /GOT HELLO/, inHome.out);
     assert.throws(
       () => w.policy(["Net(unix:relative.sock)"]),
       /expected unix: and an absolute socket path/,

@@ -93,7 +93,7 @@ export function bwrapArgs(
         : ["--ro-bind", emptyFilePath(), h.path],
     });
   }
-  for (const s of sockets) mounts.push({ path: s, order: 3, args: ["--bind", s, s] });
+  for (const s of sockets) mounts.push({ path: s, order: 3, args: ["--ro-bind", s, s] });
   // The home: an empty tmpfs with the toolchain stores and a generated .gitconfig (./home_view.ts).
   if (profile.home) mounts.push(...homeMounts(profile.home, emptyFilePath()));
   mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);

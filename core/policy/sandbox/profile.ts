@@ -70,7 +70,8 @@ export interface SandboxProfile {
    */
   home?: HomeView;
   /**
-   * Socket paths `Net(unix:/path)` allow rules name (existing ones): mounted into the sandbox,
+   * Socket paths `Net(unix:/path)` allow rules name (existing sockets only; a directory or a
+   * file is not mounted): mounted read-only into the sandbox,
    * and while any is named the unix-socket filter (./seccomp.ts) is off.
    */
   unixSockets: string[];
@@ -88,6 +89,15 @@ export const HIDDEN_SYSTEM_PATHS: readonly string[] = [
 
 /** Names (case-insensitive substrings) of variables that look secret. */
 export const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
+
+/** True when `p` is (a link to) an existing socket file: what a `Net(unix:…)` rule may mount. */
+function isSocketFile(p: string): boolean {
+  try {
+    return Deno.statSync(p).isSocket === true;
+  } catch {
+    return false;
+  }
+}
 
 /** Real path of `p`, or undefined when it does not exist. */
 function real(p: string): string | undefined {
@@ -247,7 +257,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   const netAllow = rules.filter((r) => r.kind === "net" && r.decision === "allow" && !isUnix(r));
   // `Net(unix:/path)` allow rules: these sockets are mounted in and the unix-socket filter is off.
   const unixSockets = rules.filter((r) => r.kind === "net" && r.decision === "allow" && isUnix(r))
-    .map((r) => r.pattern!.slice(5)).filter((p) => real(p) !== undefined);
+    .map((r) => r.pattern!.slice(5)).filter(isSocketFile);
   const network: SandboxProfile["network"] = netAllow.length
     ? {
       mode: "proxy",
