@@ -310,3 +310,23 @@ Deno.test("sandbox home: with the workspace at the home (view off) ~/.gitconfig 
     await w.cleanup();
   }
 });
+
+Deno.test("sandbox home: `coyote policy show` lists what is visible of the home", async () => {
+  const w = await fakeHome();
+  const env = await makeCoyoteEnv();
+  try {
+    const r = await runCoyote(["policy", "show", "--allow", "Read(~/.somevendor/**)"], {
+      cwd: w.ws,
+      env: childEnv(env, { extra: { HOME: w.home } }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`home: +${w.home} is empty inside the sandbox except`));
+    assert.match(r.stdout, new RegExp(`${w.home}/\\.cargo/registry +\\(Cargo registry`));
+    assert.match(r.stdout, /\.gitconfig +\(generated: identity and safe settings only\)/);
+    assert.match(r.stdout, /hidden inside those stores[^]*huggingface\/token/);
+    assert.match(r.stdout, new RegExp(`visible: +\\(read-only\\)\\n +${w.home}/\\.somevendor`));
+  } finally {
+    await env.cleanup();
+    await w.cleanup();
+  }
+});
