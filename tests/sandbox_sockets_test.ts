@@ -251,6 +251,14 @@ Deno.test("sandbox sockets: a Net(unix:/path) rule lets that socket through", as
       w.ws,
     );
     assert.match(inHome.out, /GOT HELLO/, inHome.out);
+    // The guard decides the rule; the Deno-flag view leaves it out (Deno knows no socket paths).
+    const denyUnix = w.policy([]);
+    denyUnix.addRule("deny", `Net(unix:${w.sockets.docker})`, "test");
+    assert.ok(
+      !denyUnix.denoFlags().some((f) => f.includes("unix:")),
+      denyUnix.denoFlags().join(" "),
+    );
+    assert.equal(p.decide({ type: "net", host: `unix:${w.sockets.outside}` }).decision, "allow");
     assert.throws(
       () => w.policy(["Net(unix:relative.sock)"]),
       /expected unix: and an absolute socket path/,

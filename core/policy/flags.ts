@@ -57,6 +57,9 @@ export function flagFor(
       if (/[*]/.test(r.pattern)) {
         return { note: "guard-only: Deno flags take literal hosts, not globs" };
       }
+      if (r.pattern.startsWith("unix:")) {
+        return { note: "sandbox-only: a unix socket path (core/policy/sandbox/seccomp.ts)" };
+      }
       const v = r.pattern.toLowerCase();
       return { flag: "--deny-net", value: v, note: `--deny-net=${v}` };
     }
