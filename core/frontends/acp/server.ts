@@ -219,7 +219,8 @@ export class AcpServer implements AcpPeer, SessionServer {
 
   /**
    * `session/prompt`: one turn. Engine events are forwarded as `session/update` (queued in
-   * order before the response). A second prompt while a turn runs is rejected with `-32600`.
+   * order before the response). A second prompt while a turn runs is rejected with `-32600`;
+   * one that arrives after a `session/cancel` of the running turn waits for it to end, then runs.
    * `session/cancel` and `$/cancel_request` for this request both end it with `cancelled`.
    */
   async prompt(
@@ -230,6 +231,9 @@ export class AcpServer implements AcpPeer, SessionServer {
     const arrived = this.promptSeq.get(requestId) ?? this.seq;
     this.promptSeq.delete(requestId);
     const live = requireSession(this, params.sessionId);
+    // A turn cancelled before this prompt arrived (`session/cancel` + `session/prompt` in one
+    // write) is still winding down: wait for it to end (bounded by the engine's cancel grace).
+    while (live.turn?.ac.signal.aborted) await live.turn.done.catch(() => {});
     if (live.turn) {
       throw new this.sdk.RequestError(
         -32600,
