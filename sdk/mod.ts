@@ -293,6 +293,12 @@ export interface ToolResult {
   rawOutput?: unknown;
   /** The model's full plan/todo list; the engine emits it as an ACP `plan` update. */
   plan?: PlanItem[];
+  /**
+   * Images for the model (base64 `data`, e.g. `mimeType: "image/png"`), sent as OpenAI
+   * `image_url` data-URL parts when the model accepts images (`models.<name>.images: true`);
+   * otherwise the model sees `content` alone, which should say an image was there.
+   */
+  images?: { data: string; mimeType: string }[];
 }
 
 /**
@@ -821,6 +827,12 @@ export interface AgentDefinition {
   auto_continue?: boolean;
   /** Re-prompts allowed per user turn under {@link AgentDefinition.auto_continue}. @since 1.1 */
   max_auto_continues?: number;
+  /**
+   * Tokens (the turn's prompt + completion total so far) past which
+   * {@link AgentDefinition.auto_continue} stops re-prompting, whatever `max_auto_continues`
+   * allows (default 100,000). @since 1.2
+   */
+  max_auto_continue_tokens?: number;
   /** Example first prompts a frontend may offer. @since 1.1 */
   conversation_starters?: string[];
   /**

@@ -485,3 +485,45 @@ Deno.test("auto_continue re-prompts while the todo list has open items, up to ma
     await e.close();
   }
 });
+
+Deno.test("auto_continue is bounded by tokens too (max_auto_continue_tokens); the stream says why it stopped", async () => {
+  const todo = {
+    name: "todo__write",
+    arguments: { todos: [{ content: "step one", status: "pending" }] },
+  };
+  const e = await setup([
+    agent("SPENDER", {
+      auto_continue: true,
+      max_auto_continues: 10,
+      max_auto_continue_tokens: 2000,
+      tools: ["todo__write"],
+    }),
+    agent("COUNTER", { auto_continue: true, max_auto_continues: 1, tools: ["todo__write"] }),
+  ], (req) => {
+    const n = nth(e.requests, req);
+    if (n === 1) return { tool_calls: [todo] };
+    return { text: `stopping ${n}` };
+  });
+  const stopped = (events: { update: Json }[]) =>
+    events.map((x) => x.update._meta?.coyote).filter((m) => m?.event === "auto_continue_stopped");
+  try {
+    const spender = await e.open("spender");
+    const a = await e.run(spender, "work");
+    // The turn's tokens passed 2000 after two continuations, long before the 10 requests allow.
+    assert.equal(a.ended.usage.requests, 4);
+    const [s] = stopped(a.events);
+    assert.equal(s.reason, "max_auto_continue_tokens");
+    assert.equal(s.limit, 2000);
+    assert.ok(s.tokens >= 2000);
+    assert.equal(stopped(a.events).length, 1);
+    const counter = await e.open("counter");
+    const b = await e.run(counter, "work");
+    assert.equal(b.ended.usage.requests, 3);
+    assert.deepEqual(
+      stopped(b.events).map((m) => [m.reason, m.limit, m.continues]),
+      [["max_auto_continues", 1, 1]],
+    );
+  } finally {
+    await e.close();
+  }
+});

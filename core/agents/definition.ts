@@ -121,6 +121,7 @@ function agentSchemas() {
       escalation_timeout: posInt().optional(),
       auto_continue: bool().optional(),
       max_auto_continues: nonNegInt().optional(),
+      max_auto_continue_tokens: posInt().optional(),
       conversation_starters: strList().optional(),
       max_turns: posInt().optional(),
       ...ignored,
@@ -257,6 +258,7 @@ export async function parseAgentConfig(
   set("escalation_timeout", c.escalation_timeout as number | undefined);
   set("auto_continue", c.auto_continue as boolean | undefined);
   set("max_auto_continues", c.max_auto_continues as number | undefined);
+  set("max_auto_continue_tokens", c.max_auto_continue_tokens as number | undefined);
   set("conversation_starters", c.conversation_starters as string[] | undefined);
   return { definition: def, warnings };
 }
@@ -344,6 +346,7 @@ export function checkPluginAgent(a: unknown, origin: string): AgentDefinition {
       "max_live_agents",
       "summarization_threshold",
       "escalation_timeout",
+      "max_auto_continue_tokens",
     ] as const
   ) {
     const v = o[k];

@@ -263,13 +263,33 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   let current = first;
   let plan: PlanItem[] = [];
   let autoContinues = 0;
+  let autoContinueStopped = false;
+  /** The running turn's token total so far (its last `usage_update`). */
+  let turnTokens = 0;
   engine.opts.beforeTurnEnd = async ({ signal }) => {
     const remind = supervisor ? await supervisor.beforeTurnEnd() : null;
     if (remind) return remind;
     const lim = limitsOf(current);
     const open = plan.filter((p) => p.status !== "completed");
     const autoContinue = lim.autoContinue && init.autoContinue !== false;
-    if (autoContinue && open.length && autoContinues < lim.maxAutoContinues) {
+    // Bounded by requests and by tokens; the stream says which bound ended it (once a turn).
+    const stop = !autoContinue || !open.length || autoContinueStopped
+      ? null
+      : autoContinues >= lim.maxAutoContinues
+      ? { reason: "max_auto_continues", limit: lim.maxAutoContinues }
+      : turnTokens >= lim.maxAutoContinueTokens
+      ? { reason: "max_auto_continue_tokens", limit: lim.maxAutoContinueTokens }
+      : null;
+    if (stop) {
+      autoContinueStopped = true;
+      const data = { ...stop, continues: autoContinues, tokens: turnTokens, open: open.length };
+      turnEmit?.({
+        sessionUpdate: "agent_thought_chunk",
+        content: { type: "text", text: `auto_continue_stopped: ${JSON.stringify(data)}\n` },
+        _meta: { coyote: { event: "auto_continue_stopped", ...data } },
+      } as EngineEvent);
+    }
+    if (autoContinue && open.length && !autoContinueStopped) {
       autoContinues++;
       return `<system-reminder>Your todo list still has ${open.length} open item(s): ${
         open.map((p) => `"${p.content}" (${p.status})`).join(", ")
@@ -411,6 +431,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       } else setTimeout(lookupMetadata, 0);
     }
     autoContinues = 0;
+    autoContinueStopped = false;
+    turnTokens = 0;
     turnSink = sink;
     stopHooks.reset();
     turnEmit = (ev) => sink(stamp(ev));
@@ -429,6 +451,10 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
             pendingWarnings = [];
           }
           if (ev.sessionUpdate === "plan") plan = ev.entries as PlanItem[];
+          if (ev.sessionUpdate === "usage_update") {
+            const turn = (ev as { _meta?: { turn?: { total_tokens?: number } } })._meta?.turn;
+            if (typeof turn?.total_tokens === "number") turnTokens = turn.total_tokens;
+          }
           if (ev.sessionUpdate === "turn_ended") ended = ev;
           else sink(stamp(ev));
         },

@@ -29,6 +29,11 @@ export const DEFAULT_SUMMARIZATION_THRESHOLD = 8_000;
 export const DEFAULT_ESCALATION_TIMEOUT_S = 300;
 /** Re-prompts per turn while the todo list has open items (`auto_continue`). */
 export const DEFAULT_MAX_AUTO_CONTINUES = 5;
+/**
+ * Tokens (prompt + completion of the turn so far) past which `auto_continue` stops re-prompting,
+ * whatever `max_auto_continues` allows (issue 17: one unfinished plan cost ~127k tokens).
+ */
+export const DEFAULT_MAX_AUTO_CONTINUE_TOKENS = 100_000;
 /** Reminders a turn gets for uncollected children before they are cancelled. */
 export const MAX_PENDING_REMINDERS = 3;
 /** `agent__collect` waits this long when no `timeout_ms` is given (ms). */
@@ -44,6 +49,8 @@ export interface AgentLimits {
   escalationTimeoutMs: number;
   autoContinue: boolean;
   maxAutoContinues: number;
+  /** `max_auto_continue_tokens`: the turn's token total that ends self-continuation. */
+  maxAutoContinueTokens: number;
 }
 
 function positive(v: unknown, fallback: number): number {
@@ -78,5 +85,10 @@ export function limitsOf(def: AgentSpec): AgentLimits {
     ),
     autoContinue: def.auto_continue === true,
     maxAutoContinues: whole(def.max_auto_continues, DEFAULT_MAX_AUTO_CONTINUES, 0),
+    maxAutoContinueTokens: whole(
+      def.max_auto_continue_tokens,
+      DEFAULT_MAX_AUTO_CONTINUE_TOKENS,
+      1e-9,
+    ),
   };
 }
