@@ -36,6 +36,10 @@ export interface AppOptions {
   verbose?: boolean;
   headless: boolean;
   maxTurns: number;
+  /** `--max-budget-usd` / config `budget.usd`: the run's cost cap (USD at the `models:` prices). */
+  maxBudgetUsd?: number;
+  /** `--max-budget-tokens` / config `budget.tokens`: the run's cap on total tokens. */
+  maxBudgetTokens?: number;
   agent?: string;
   /** `--agent-variable NAME VALUE` (repeatable): values of the agent's template variables. */
   agentVariables?: Record<string, string>;

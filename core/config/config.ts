@@ -69,6 +69,11 @@ export interface CoyoteConfig {
   plugins?: string[];
   /** Turn limit (positive integer). */
   max_turns?: number;
+  /**
+   * Budget of one run (issue 18, docs/modes.md): `usd` (cost at the `models:` prices) and `tokens`
+   * (total tokens); reaching either ends the turn with stop reason `max_budget`.
+   */
+  budget?: { usd?: number; tokens?: number };
   /** Default agent name. */
   agent?: string;
   /** MCP servers by name (shape validated by the MCP client, core/extensions/mcp/). */
@@ -284,6 +289,12 @@ function configSchema() {
       }, { error: "expected a mapping with allow/ask/deny lists" }).optional(),
       plugins: strList().optional(),
       max_turns: posInt().optional(),
+      budget: z.strictObject({
+        usd: z.number({ error: "expected a positive number (USD)" }).positive({
+          error: "expected a positive number (USD)",
+        }).optional(),
+        tokens: posInt().optional(),
+      }, { error: "expected a mapping with usd and/or tokens" }).optional(),
       agent: str().optional(),
       mcpServers: z.record(
         str(),

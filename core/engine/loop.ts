@@ -19,6 +19,7 @@
  * @module
  */
 import { safeText } from "../util/terminal_safe.ts";
+import { costUsd } from "../config/models.ts";
 import { refuseCutCalls } from "./truncated.ts";
 import type {
   AgentOrigin,
@@ -219,6 +220,7 @@ export class Engine implements AgentRunner {
     while (true) {
       if (signal.aborted) return finish("cancelled");
       if (usage.requests >= o.maxTurns) return finish("max_turn_requests");
+      if (overBudget(o.budget, usage)) return finish("max_budget");
       usage.requests++;
       const tools = o.registry.openAITools();
       let streamed = "";
@@ -522,4 +524,13 @@ export class Engine implements AgentRunner {
       });
     }
   }
+}
+
+/** True when the turn's usage reached its token or USD budget (EngineOptions.budget). */
+function overBudget(b: EngineOptions["budget"], usage: TurnUsage): boolean {
+  if (!b) return false;
+  if (b.tokens !== undefined && usage.total_tokens >= b.tokens) return true;
+  if (b.usd === undefined) return false;
+  const cost = costUsd(usage, b.price?.());
+  return cost !== undefined && cost >= b.usd;
 }

@@ -17,6 +17,7 @@ import type { ChatMessage } from "../transcript/types.ts";
 import type { TranscriptWriter } from "../transcript/writer.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { ModelResponse } from "../provider/types.ts";
+import type { ModelPrice } from "../config/models.ts";
 
 /** The streamed completion the provider returns. */
 export type { ModelResponse };
@@ -74,6 +75,12 @@ export interface EngineOptions {
   systemPrompt: string;
   /** Model requests allowed per turn. */
   maxTurns: number;
+  /**
+   * The turn's budget (issue 18): before each model request, a turn whose `usage.total_tokens`
+   * reached `tokens`, or whose cost at `price()` (USD per million tokens, core/config/models.ts)
+   * reached `usd`, ends with stop reason `max_budget`. Without a price `usd` cannot be checked.
+   */
+  budget?: { tokens?: number; usd?: number; price?: () => ModelPrice | undefined };
   /**
    * Context window (tokens): reported in `usage_update.size`, sizes tool results
    * (core/engine/context.ts). Replaced each turn by `modelInfo(model)` when that is given.

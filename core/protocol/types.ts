@@ -12,8 +12,12 @@ import type { AgentDefinition, HostServices, ToolAccess, ToolDefinition } from "
 
 /** One engine event: exactly ACP's `SessionUpdate` (discriminated by `sessionUpdate`). */
 export type EngineEvent = acp.SessionUpdate;
-/** ACP stop reasons: `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled`. */
-export type StopReason = acp.StopReason;
+/**
+ * ACP stop reasons (`end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled`) plus
+ * Coyote's `max_budget`: the run's token or USD budget was reached (issue 18; `--max-budget-*`,
+ * config `budget:`). ACP has no such value: `session/prompt` answers it as `max_turn_requests`.
+ */
+export type StopReason = acp.StopReason | "max_budget";
 /**
  * ACP tool-call status: `pending` → `in_progress` → `completed` | `failed`; a call the guard or the
  * user refuses never runs and goes `pending` → `failed`.

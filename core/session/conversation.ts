@@ -201,6 +201,14 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     origin,
   });
   live.engine = engine;
+  // Issue 18: each turn's budget; the price is the engine's current model's (`/model` may change it).
+  if (app.maxBudgetUsd !== undefined || app.maxBudgetTokens !== undefined) {
+    engine.opts.budget = {
+      usd: app.maxBudgetUsd,
+      tokens: app.maxBudgetTokens,
+      price: () => modelInfo(app.config, engine.opts.model).price,
+    };
+  }
 
   // A model missing from `models:`: its window from the server's model list
   // (core/provider/model_metadata.ts), looked up once by a root session. A fresh session's first request

@@ -93,9 +93,18 @@ export async function runTurn(
       stopReason: result.stopReason,
     });
   }
+  // ACP has no budget stop reason: `max_budget` (issue 18) is answered as `max_turn_requests`,
+  // and `_meta.coyote.stopReason` keeps the exact one.
+  const budget = result.stopReason === "max_budget";
   return {
-    stopReason: result.stopReason,
-    _meta: { coyote: { usage: result.usage, denied: result.denied.length } },
+    stopReason: result.stopReason === "max_budget" ? "max_turn_requests" : result.stopReason,
+    _meta: {
+      coyote: {
+        usage: result.usage,
+        denied: result.denied.length,
+        ...(budget ? { stopReason: result.stopReason } : {}),
+      },
+    },
   };
 }
 

@@ -17,6 +17,7 @@ Exit codes:
        no prompt, no provider, bad config, unknown agent/session; an invalid definition found by
        graph check, plugins check/list, agents list/show)
   3    turn limit reached (--max-turns; stop reason max_turn_requests)
+  4    budget reached (--max-budget-usd, --max-budget-tokens, config budget:; stop reason max_budget)
   130  cancelled (SIGINT, SIGTERM or SIGHUP; stop reason cancelled)
 
 Environment: OPENAI_BASE_URL, OPENAI_API_KEY, COYOTE_MODEL, COYOTE_CONFIG_DIR, COYOTE_DATA_DIR.
@@ -38,6 +39,19 @@ export interface ParsedCli {
   opts: Record<string, any>;
   /** Set when commander already printed help/version (exit code inside). */
   exit?: number;
+}
+
+/** A positive number (an integer when `int`) for `flag`, else a usage error naming it. */
+function positiveNumber(flag: string, int = false): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0 || (int && !Number.isInteger(n))) {
+      throw new UsageError(
+        `${flag} must be a positive ${int ? "integer" : "number"}, got ${JSON.stringify(v)}`,
+      );
+    }
+    return n;
+  };
 }
 
 function positiveInt(v: string): number {
@@ -102,6 +116,16 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
       [],
     )
     .option("--max-turns <n>", "model requests allowed per turn (default 50)", positiveInt)
+    .option(
+      "--max-budget-usd <usd>",
+      "end the run when its cost reaches USD (needs the model's price in models:)",
+      positiveNumber("--max-budget-usd"),
+    )
+    .option(
+      "--max-budget-tokens <n>",
+      "end the run when its total tokens reach n",
+      positiveNumber("--max-budget-tokens", true),
+    )
     .option(
       "--allow <rule>",
       "add an allow rule, e.g. 'Execute(npm test)' (repeatable)",

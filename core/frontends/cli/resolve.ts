@@ -58,6 +58,8 @@ export async function resolveApp(
     verbose: !!opts.verbose,
     headless: !!opts.headless || !!opts.acpServer,
     maxTurns: opts.maxTurns ?? config.max_turns ?? 50,
+    maxBudgetUsd: opts.maxBudgetUsd ?? config.budget?.usd,
+    maxBudgetTokens: opts.maxBudgetTokens ?? config.budget?.tokens,
     agent: opts.agent ?? config.agent,
     trustWorkspace: !!opts.trustWorkspace,
     agentVariables: agentVariables(opts.agentVariable ?? []),

@@ -18,7 +18,8 @@
  * stderr when stdin is a terminal, else denies like headless.
  *
  * Exit codes ({@link EXIT}): 0 success, 1 runtime failure, 2 usage/config error,
- * 3 turn limit reached (`max_turn_requests`), 130 cancelled (SIGINT, SIGTERM or SIGHUP).
+ * 3 turn limit reached (`max_turn_requests`), 4 budget reached (`max_budget`: `--max-budget-usd`,
+ * `--max-budget-tokens`, config `budget:`; issue 18), 130 cancelled (SIGINT, SIGTERM or SIGHUP).
  * @module
  */
 import type { AppOptions } from "../../config/app_options.ts";
@@ -37,7 +38,7 @@ import type {
 } from "../../protocol/types.ts";
 import type { UserQuestion } from "../../../sdk/mod.ts";
 import { type AgentSession, createSession, UsageError } from "../../session/runtime.ts";
-import { modelInfo } from "../../config/models.ts";
+import { costUsd, modelInfo } from "../../config/models.ts";
 import { safeLine, safeText } from "../../util/terminal_safe.ts";
 import { listStoredSessions, resolveSessionRef } from "../../transcript/store.ts";
 import {
@@ -57,6 +58,7 @@ export const EXIT = {
   failure: 1,
   usage: 2,
   maxTurns: 3,
+  maxBudget: 4,
   cancelled: 130,
 } as const;
 
@@ -108,6 +110,8 @@ export interface ResultEvent {
   schema_version: number;
   stop_reason: string | null;
   usage: TurnUsage;
+  /** Cost of `usage` in USD at the `models:` price of the model; null without a price. */
+  cost_usd?: number | null;
   denied: DeniedAction[];
   session_id: string | null;
   text: string;
@@ -153,6 +157,7 @@ export function exitCodeFor(r: Pick<TurnResult, "stopReason" | "error">): number
   if (r.stopReason === "cancelled") return EXIT.cancelled;
   if (r.error) return EXIT.failure;
   if (r.stopReason === "max_turn_requests") return EXIT.maxTurns;
+  if (r.stopReason === "max_budget") return EXIT.maxBudget;
   return EXIT.ok;
 }
 
@@ -447,6 +452,10 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     }
     ui.renderer?.close();
     const code = exitCodeFor(result);
+    // Cost at the `models:` price of the session's model (undefined without a price).
+    const cost = session
+      ? costUsd(result.usage, modelInfo(app.config, session.model).price)
+      : undefined;
     // json/stream-json: the failure on stderr too, for people reading a CI log (text mode's
     // renderer printed it as `error: …`; an internal error was printed above with its stack).
     if (o.format !== "text" && result.error && result.error.code !== "internal") {
@@ -455,6 +464,12 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     if (result.stopReason === "cancelled" && o.format !== "text") err("coyote: cancelled\n");
     else if (result.stopReason === "max_turn_requests") {
       err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);
+    } else if (result.stopReason === "max_budget") {
+      err(
+        `coyote: budget reached after ${result.usage.total_tokens} tokens${
+          cost === undefined ? "" : ` ($${cost.toFixed(4)})`
+        } (--max-budget-usd / --max-budget-tokens)\n`,
+      );
     }
     if (o.format === "text" && result.denied.length) {
       err(`coyote: ${result.denied.length} action(s) denied${app.headless ? " (headless)" : ""}\n`);
@@ -478,6 +493,8 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       // A runtime fault is not a stop reason: null, with `error` saying what failed.
       stop_reason: code === EXIT.failure ? null : result.stopReason,
       usage: result.usage,
+      // USD at the `models:` price; null when the model has no price (issue 18).
+      cost_usd: cost ?? null,
       denied: result.denied,
       session_id: sid,
       text: result.text,
