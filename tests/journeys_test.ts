@@ -450,3 +450,46 @@ Deno.test("journey (ACP): sisyphus leaves a todo item open → the turn ends wit
     await e.close();
   }
 });
+
+Deno.test("journey: headless adversary on --agent-variable project_dir runs its declared `make test` under the sandbox's auto-allow, like any command", async () => {
+  const script = (r: RecordedRequest): ScriptedReply => {
+    const sys = system(r);
+    if (sys.includes("You extract acceptance criteria")) {
+      return submit({
+        criteria: [{ id: "C1", text: "adds greet()" }],
+        verification_commands: ["make test"],
+      });
+    }
+    return adversaryNode(r, met("src.js", 2, { file: "src_test.js", line: 2 }))!;
+  };
+  const server = await startModelServer({ script });
+  const env = await makeCoyoteEnv();
+  const parent = await Deno.makeTempDir({ prefix: "coyote-journey-" });
+  try {
+    const dir = await repo(parent);
+    await Deno.writeTextFile(join(dir, "Makefile"), "test:\n\tgrep -q greet src.js\n");
+    const r = await runCoyote(
+      [
+        "-a",
+        "adversary",
+        "--agent-variable",
+        "project_dir",
+        dir,
+        "--headless",
+        "--output-format",
+        "json",
+        "Review the change.",
+      ],
+      { cwd: parent, env: childEnv(env, { baseURL: server.baseURL }) },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const text = String(JSON.parse(r.stdout).text);
+    assert.match(text, /^ADVERSARIAL_REVIEW: CONFORMS\n/);
+    assert.match(text, /- PASS `make test` \(exit 0, /);
+    assert.doesNotMatch(text, /default policy asks/);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(parent, { recursive: true });
+  }
+});

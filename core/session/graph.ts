@@ -16,6 +16,7 @@ import type { AgentOrigin, AgentSpec, AnyTool, EnvelopeSink } from "../protocol/
 import type { Engine, PolicyLike } from "../engine/mod.ts";
 import type { GraphRunner } from "../graph/runner.ts";
 import { scriptGrant } from "../graph/grant.ts";
+import { sandboxGuard } from "../policy/sandbox/mod.ts";
 import type { Policy } from "../policy/policy.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import type { PreparedAgent } from "../agents/prepare.ts";
@@ -119,10 +120,15 @@ export function graphRunnerFactory(
       }
       return moved;
     };
-    return {
+    const inDir: PolicyLike = {
       evaluate: (access) => at().evaluate(access),
       addRule: (d, r, src) => line.guard.addRule(d, r, src),
     };
+    // One rule for every path that runs a command: with the OS sandbox on, a default `ask` for a
+    // command is auto-allowed here as for the session's own commands (a graph's declared checks,
+    // e.g. the adversary's verification commands; issue 17).
+    const status = c.session().commandSandbox?.status;
+    return status ? sandboxGuard(inDir, status) : inDir;
   };
   return async (a: AgentSpec, p: PreparedAgent): Promise<GraphRunner | null> =>
     a.graph
