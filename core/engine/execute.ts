@@ -9,6 +9,7 @@
 import { resolve } from "node:path";
 import type { ToolCallContent as ToolContent } from "@agentclientprotocol/sdk";
 import type { HostServices, ToolResult } from "../../sdk/mod.ts";
+import type { ChatMessage } from "../transcript/types.ts";
 import { callScope } from "./gate.ts";
 import { capText, toolOutputCap } from "./context.ts";
 import { nestedInstructions } from "./nested_instructions.ts";
@@ -162,4 +163,19 @@ export async function executeCall(t: TurnContext, p: PreparedCall): Promise<void
   // A subdirectory's AGENTS.md (…) the first time a file tool works there (once per directory).
   if (!result.isError) forModel += nestedInstructions(t.opts, o.cwd, name, p.input);
   t.pushMessage({ role: "tool", tool_call_id: p.id, content: forModel });
+  // Images of the result (an MCP screenshot) for a model that accepts them: a tool message
+  // carries text only, so they follow as a user message of image parts (held by
+  // core/engine/schedule.ts runCalls until every call of the response has its tool result).
+  if (result.images?.length && o.images === true && !result.isError) {
+    t.pushMessage({
+      role: "user",
+      content: [
+        { type: "text", text: `[images from the result of ${name} (tool call ${p.id})]` },
+        ...result.images.map((im) => ({
+          type: "image_url",
+          image_url: { url: `data:${im.mimeType};base64,${im.data}` },
+        })),
+      ] as ChatMessage["content"],
+    });
+  }
 }

@@ -23,6 +23,22 @@ export function runsInParallel(tool: AnyTool | undefined): boolean {
 
 /** Runs one response's tool calls (see the module doc); every call is answered in the history. */
 export async function runCalls(t: TurnContext, calls: ModelToolCall[]): Promise<void> {
+  // A user message of a call (a result's images, core/engine/execute.ts) waits until every call
+  // of the response has its tool result: tool messages must follow their assistant message.
+  // (`t` itself, not a copy: preparing calls updates its state, e.g. `t.repeat`.)
+  const held: ChatMessage[] = [];
+  const push = t.pushMessage;
+  t.pushMessage = (m, interrupted) =>
+    m.role === "user" ? void held.push(m) : push.call(t, m, interrupted);
+  try {
+    await runAll(t, calls);
+  } finally {
+    t.pushMessage = push;
+  }
+  for (const m of held) push.call(t, m);
+}
+
+async function runAll(t: TurnContext, calls: ModelToolCall[]): Promise<void> {
   let i = 0;
   while (i < calls.length) {
     if (t.signal.aborted) throw new Cancelled();

@@ -97,6 +97,22 @@ export function contentToText(content: unknown): string {
   return parts.join("\n");
 }
 
+/**
+ * The `image` blocks of MCP `CallToolResult.content` (base64 `data` and `mimeType`), for a model
+ * that accepts images (core/engine/execute.ts sends them as image parts); the text keeps its
+ * `[image: …]` placeholder for the others.
+ */
+export function contentImages(content: unknown): { data: string; mimeType: string }[] {
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((c) => {
+    const b = (c ?? {}) as Record<string, unknown>;
+    return b.type === "image" && typeof b.data === "string" && b.data &&
+        typeof b.mimeType === "string" && /^image\/[\w.+-]+$/.test(b.mimeType)
+      ? [{ data: b.data, mimeType: b.mimeType }]
+      : [];
+  });
+}
+
 /** The Coyote tool that calls `t` on the server of `st` (`schema`: its repaired input schema). */
 export function wrapTool(
   st: ServerState,
@@ -147,6 +163,8 @@ export function wrapTool(
           : JSON.stringify(r.toolResult ?? null);
         if (!text && r.structuredContent !== undefined) text = JSON.stringify(r.structuredContent);
         const out: ToolResult = { content: text, isError: r.isError === true };
+        const images = contentImages(r.content);
+        if (images.length) out.images = images;
         out.rawOutput = r.structuredContent !== undefined ? r.structuredContent : r.content;
         return out;
       } catch (e) {
