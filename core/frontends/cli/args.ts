@@ -1,13 +1,15 @@
 /**
  * The command line: the `commander` program (options, subcommands, `help`, the exit-code
  * epilogue), {@link parseArgs} into a {@link ParsedCli}, and the argv scans that run before or
- * without the parser ({@link joinAgentVariables}, {@link outputFormatFromArgv}). `commander`
- * itself loads lazily, inside {@link parseArgs}.
+ * without the parser ({@link joinAgentVariables}, {@link outputFormatFromArgv}). The options are
+ * the table in ./flags.ts; `commander` itself loads lazily, inside {@link parseArgs}, and only when
+ * the quick parser of ./flags.ts cannot explain argv (help, subcommands, any error).
  * @module
  */
 import type { Command as CommandT } from "commander";
 import { versionLine } from "./version.ts";
 import { stdout, UsageError } from "./output.ts";
+import { FLAGS, quickParse } from "./flags.ts";
 
 const EXIT_HELP = `
 Exit codes:
@@ -24,8 +26,6 @@ Environment: OPENAI_BASE_URL, OPENAI_API_KEY, COYOTE_MODEL, COYOTE_CONFIG_DIR, C
 Docs: README.md, docs/permissions.md (rule syntax), docs/agents.md, docs/graphs.md, docs/plugins.md,
 docs/mcp.md, docs/acp.md.`;
 
-const collect = (v: string, prev: string[]) => [...prev, v];
-
 /** Everything `parseArgs` found. */
 export interface ParsedCli {
   /** Subcommand to run, if any. */
@@ -41,38 +41,6 @@ export interface ParsedCli {
   exit?: number;
 }
 
-/** A positive number (an integer when `int`) for `flag`, else a usage error naming it. */
-function positiveNumber(flag: string, int = false): (v: string) => number {
-  return (v) => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0 || (int && !Number.isInteger(n))) {
-      throw new UsageError(
-        `${flag} must be a positive ${int ? "integer" : "number"}, got ${JSON.stringify(v)}`,
-      );
-    }
-    return n;
-  };
-}
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new UsageError(`--max-turns must be a positive integer, got ${JSON.stringify(v)}`);
-  }
-  return n;
-}
-
-/**
- * A flag value that must not be empty: `-m "$MODEL"` with MODEL unset would otherwise fall back to
- * COYOTE_MODEL or the config without a word.
- */
-function nonEmpty(flag: string): (v: string) => string {
-  return (v) => {
-    if (!v.trim()) throw new UsageError(`${flag} needs a value, got an empty string`);
-    return v;
-  };
-}
-
 type Commander = typeof import("commander");
 
 function buildProgram({ Command, Option }: Commander, result: ParsedCli): CommandT {
@@ -83,98 +51,21 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
       "[prompt...]",
       "the request; piped stdin is appended (no prompt on a terminal: the REPL)",
     )
-    .option(
-      "-p, --prompt [text]",
-      "the request as a flag value; prompt words after it are appended (a bare -p, as in Claude Code, is accepted)",
-    )
-    .option(
-      "-m, --model <model>",
-      "model name (env COYOTE_MODEL; config model)",
-      nonEmpty("-m/--model"),
-    )
-    .option(
-      "--base-url <url>",
-      "OpenAI-compatible base URL (env OPENAI_BASE_URL)",
-      nonEmpty("--base-url"),
-    )
-    .option("--api-key <key>", "API key (prefer env OPENAI_API_KEY)")
-    .option("-C, --cd <dir>", "work in DIR instead of the current directory (like git -C)")
-    .option("--headless", "never read from or prompt on the terminal; guard 'ask' is denied")
-    .addOption(
-      new Option("--output-format <format>", "output format").choices([
-        "text",
-        "json",
-        "stream-json",
-      ]).default(
-        "text",
-      ),
-    )
-    .option(
-      "-f, --file <path>",
-      "add a file's contents to the prompt (repeatable; '-' waits for all of stdin)",
-      collect,
-      [],
-    )
-    .option("--max-turns <n>", "model requests allowed per turn (default 50)", positiveInt)
-    .option(
-      "--max-budget-usd <usd>",
-      "end the run when its cost reaches USD (needs the model's price in models:)",
-      positiveNumber("--max-budget-usd"),
-    )
-    .option(
-      "--max-budget-tokens <n>",
-      "end the run when its total tokens reach n",
-      positiveNumber("--max-budget-tokens", true),
-    )
-    .option(
-      "--allow <rule>",
-      "add an allow rule, e.g. 'Execute(npm test)' (repeatable)",
-      collect,
-      [],
-    )
-    .option("--deny <rule>", "add a deny rule, e.g. 'Execute(rm *)' (repeatable)", collect, [])
-    .option(
-      "--dangerously-skip-permissions",
-      "allow everything except deny rules (commands stay in the OS sandbox)",
-    )
-    .option("--no-sandbox", "run commands without the OS sandbox (config sandbox: off)")
-    .option("--plugin <path>", "load a plugin module (repeatable)", collect, [])
-    .option("--no-workspace-mcp", "ignore the workspace's .mcp.json / .coyote/mcp.json")
-    .option("--verbose", "record more in the transcript (graph agents: the state after each node)")
-    .option("-a, --agent <name>", "agent to use (default sisyphus; see `coyote agents list`)")
-    .option(
-      "--agent-variable <name value>",
-      "set a variable of the agent's instructions: --agent-variable NAME VALUE (repeatable)",
-      collect,
-      [],
-    )
-    .option("--skill <name>", "load a skill before the first request (repeatable)", collect, [])
-    .option(
-      "--add-dir <dir>",
-      "also discover skills in DIR/.coyote/skills, DIR/.claude/skills, DIR/.agents/skills (repeatable)",
-      collect,
-      [],
-    )
-    .option(
-      "--session <id|name>",
-      "continue the stored session with this id (or unique id prefix of 8+ chars) or name; else start one named so",
-    )
-    .option("--continue", "continue the latest session of this directory")
-    .option("--list-sessions", "list this directory's stored sessions and exit")
-    // Sessions and workspace trust (core/transcript/store.ts, core/config/trust.ts).
-    .option("--all", "with --list-sessions: list the sessions of every directory")
-    .option(
-      "--trust-workspace",
-      "trust this workspace for this run: start its .mcp.json servers, load .coyote/ plugins and config",
-    )
-    .option("--acp-server", "serve the Agent Client Protocol over stdio")
     .helpCommand(false) // our own `help` below: an unknown command is a usage error
     .addHelpText("after", EXIT_HELP)
-    .showSuggestionAfterError(true)
-    .action((prompt: string[], opts) => {
-      result.prompt = prompt;
-      result.opts = opts;
-    });
+    .showSuggestionAfterError(true);
+  // The options: one table (./flags.ts), read by the quick parser too.
+  for (const f of FLAGS) {
+    const opt = new Option(f.flags, f.description);
+    if (f.choices) opt.choices(f.choices);
+    if (f.parse) opt.argParser(f.parse);
+    if (f.default !== undefined) opt.default(f.default);
+    program.addOption(opt);
+  }
+  program.action((prompt: string[], opts) => {
+    result.prompt = prompt;
+    result.opts = opts;
+  });
 
   const plugins = program.command("plugins").description("list or check plugins");
   plugins.command("list").description("show each plugin, its tools and its effective grant")
@@ -334,6 +225,14 @@ export function joinAgentVariables(argv: string[]): string[] {
  */
 export async function parseArgs(argv: string[]): Promise<ParsedCli> {
   argv = joinAgentVariables(argv);
+  // The common runs (a prompt, --headless, --acp-server) need no commander (./flags.ts).
+  const quick = quickParse(argv);
+  if (quick) return quick;
+  return await commanderParse(argv);
+}
+
+/** {@link parseArgs} by `commander` alone (argv already through {@link joinAgentVariables}). */
+export async function commanderParse(argv: string[]): Promise<ParsedCli> {
   const commander = await import("commander");
   const result: ParsedCli = { prompt: [], opts: {} };
   const program = buildProgram(commander, result);
@@ -358,6 +257,12 @@ export async function parseArgs(argv: string[]): Promise<ParsedCli> {
   // Global options given before a subcommand land on the program.
   if (result.command) result.opts = program.opts();
   return result;
+}
+
+/** The subcommand names the `commander` program registers (for tests/cli_flags_test.ts). */
+export async function registeredCommands(): Promise<string[]> {
+  const program = buildProgram(await import("commander"), { prompt: [], opts: {} });
+  return program.commands.map((c) => c.name());
 }
 
 /**
