@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fsGrepTool, fsReadTool } from "../plugins/fs/mod.ts";
 import { capText } from "../core/engine/context.ts";
+import { condense } from "../core/supervisor/summary.ts";
 import { cutIndex, headText, tailText } from "../core/util/text.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
 
@@ -84,4 +85,14 @@ Deno.test("capText and the cut helpers keep pairs and clusters whole", () => {
   assert.equal(cutIndex("abc", 10), 3);
   assert.equal(cutIndex("a😀", 2), 1);
   assert.equal(headText("plain ascii", 5), "plain");
+});
+
+Deno.test("a sub-agent's condensed answer keeps pairs whole at both cuts", () => {
+  for (const pre of ["", "a"]) {
+    const full = pre + "😀".repeat(3000);
+    for (const threshold of [1001, 1002, 1500]) {
+      const c = condense(full, threshold, "/t.jsonl");
+      assert.ok(wellFormed(c), `lone surrogate at threshold ${threshold}`);
+    }
+  }
 });

@@ -6,6 +6,7 @@
  * transcript). No extra model request is made.
  * @module
  */
+import { headText, tailText } from "../util/text.ts";
 
 /** The text the parent sees; `full` is kept in the child's transcript at `transcript`. */
 export function condense(full: string, threshold: number, transcript: string): string {
@@ -14,8 +15,8 @@ export function condense(full: string, threshold: number, transcript: string): s
   const tail = Math.max(0, threshold - head - 200);
   const omitted = full.length - head - tail;
   return `${
-    full.slice(0, head)
+    headText(full, head)
   }\n\n[… ${omitted} characters condensed; the full answer is in ${transcript} …]\n\n${
-    tail ? full.slice(full.length - tail) : ""
+    tail ? tailText(full, tail) : ""
   }`;
 }

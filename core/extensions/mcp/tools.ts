@@ -15,6 +15,7 @@ import type { AnyTool } from "../../protocol/types.ts";
 import { DEFAULT_TOOL_TIMEOUT_MS } from "./config.ts";
 import { errMsg, type ServerState } from "./server.ts";
 import type { ConnectOptions } from "./types.ts";
+import { headText } from "../../util/text.ts";
 
 /**
  * Sanitises a name part to `[a-zA-Z0-9_-]` (other characters become `_`).
@@ -127,8 +128,10 @@ export function wrapTool(
     (Number(Deno.env.get("MCP_TOOL_TIMEOUT")) || DEFAULT_TOOL_TIMEOUT_MS);
   return {
     name,
-    description: `${t.description ?? t.title ?? t.name} (MCP server ${server}, tool ${t.name})`
-      .slice(0, 4096),
+    description: headText(
+      `${t.description ?? t.title ?? t.name} (MCP server ${server}, tool ${t.name})`,
+      4096,
+    ),
     input: schema,
     kind: toolKind(t),
     readOnly: t.annotations?.readOnlyHint === true,

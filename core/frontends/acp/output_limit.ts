@@ -7,6 +7,7 @@
  * @module
  */
 import type * as acp from "@agentclientprotocol/sdk";
+import { headText } from "../../util/text.ts";
 
 /** Largest update sent as is, in UTF-16 code units (a quarter of 32 MiB leaves room for UTF-8). */
 export const MAX_UPDATE_CHARS = 8 * 1024 * 1024;
@@ -15,7 +16,7 @@ export const MAX_TEXT_CHARS = 1024 * 1024;
 
 function cut(text: string): string {
   if (text.length <= MAX_TEXT_CHARS) return text;
-  return `${text.slice(0, MAX_TEXT_CHARS)}\n[… ${
+  return `${headText(text, MAX_TEXT_CHARS)}\n[… ${
     text.length - MAX_TEXT_CHARS
   } more characters not sent: the update was over the ACP message limit]`;
 }
