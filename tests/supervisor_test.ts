@@ -527,3 +527,85 @@ Deno.test("auto_continue is bounded by tokens too (max_auto_continue_tokens); th
     await e.close();
   }
 });
+
+Deno.test("agent__send: refused while the child runs and for an unknown id; in a later turn the ended child continues in its same conversation", async () => {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let childId = "";
+  const seen: string[] = [];
+  const e = await setup([
+    agent("LEAD", { can_spawn_agents: true, spawnable_agents: ["worker"] }),
+    agent("WORKER"),
+  ], async (req) => {
+    const ms = messages(req);
+    const users = ms.filter((m: Json) => m.role === "user");
+    if (agentOf(req) === "WORKER") {
+      if (users.length === 1) await released;
+      return { text: `worker saw ${users.length} user message(s)` };
+    }
+    const lastUser = ms.lastIndexOf(users.at(-1));
+    const step = ms.slice(lastUser).filter((m: Json) => m.role === "assistant").length;
+    const last = String(ms.at(-1).content);
+    if (users.length === 1) {
+      if (step === 0) return { tool_calls: [spawn("worker", "task one")] };
+      if (step === 1) {
+        childId = JSON.parse(last).id;
+        return {
+          tool_calls: [{
+            name: "agent__send",
+            arguments: { agent_id: childId, message: "too early" },
+          }],
+        };
+      }
+      if (step === 2) {
+        seen.push(last);
+        release();
+        return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      }
+      if (step === 3) {
+        return {
+          tool_calls: [{
+            name: "agent__send",
+            arguments: { agent_id: "worker-nope", message: "x" },
+          }],
+        };
+      }
+      seen.push(last);
+      return { text: "turn one done" };
+    }
+    if (step === 0) {
+      return {
+        tool_calls: [{
+          name: "agent__send",
+          arguments: { agent_id: childId, message: "follow-up" },
+        }],
+      };
+    }
+    if (step === 1) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+    return { text: `LEAD got: ${last}` };
+  });
+  try {
+    const lead = await e.open("lead");
+    const a = await e.run(lead, "go");
+    assert.equal(a.ended.text, "turn one done");
+    assert.match(seen[0], new RegExp(`${childId} is still running: collect its result`));
+    assert.match(
+      seen[1],
+      new RegExp(`no ended sub-agent with id "worker-nope"; resumable: ${childId}`),
+    );
+    const b = await e.run(lead, "again");
+    assert.match(
+      b.ended.text,
+      new RegExp(`^LEAD got: ${childId} completed:\\nworker saw 2 user message\\(s\\)`),
+    );
+    // The same child session: its follow-up request carries its first task and answer.
+    const last = e.requests.filter((r) => agentOf(r) === "WORKER").at(-1)!;
+    const contents = messages(last).map((m: Json) => m.content);
+    assert.deepEqual(contents.slice(1), ["task one", "worker saw 1 user message(s)", "follow-up"]);
+    const kids = b.events.filter((x) => x.parent_id && x.agent_id === childId);
+    assert.ok(kids.length > 0, "the follow-up's events carry the child's agent_id");
+    assert.equal(b.ended.agents?.[0]?.agent_id, childId);
+  } finally {
+    await e.close();
+  }
+});
