@@ -88,6 +88,12 @@ Deno.test("text tool calls: provider.text_tool_calls false runs nothing but stil
   assert.match(r.stderr, /warning: .*looks like a tool call.*text_tool_calls is false/);
 });
 
+Deno.test("text tool calls: a call only inside the reasoning is warned about, not run", async () => {
+  const r = await run([{ reasoning: `<tool_call>${JSON.stringify(READ)}</tool_call>` }]);
+  assert.equal(r.bodies.length, 1);
+  assert.match(r.stderr, /warning: the model wrote a tool call inside its reasoning/);
+});
+
 Deno.test("text tool calls: plain prose and JSON that is not a call stay text", () => {
   const known = new Set(["fs_read"]);
   assert.equal(parseTextToolCalls("Here is the answer.", known).kind, "none");

@@ -96,7 +96,8 @@ export function createProvider(cfg: ProviderConfig): Provider {
         if (result.ok) {
           const res = result.response;
           if (
-            res.toolCalls.length || !req.tools?.length || !mayHoldToolCall(res.text)
+            res.toolCalls.length || !req.tools?.length ||
+            !(mayHoldToolCall(res.text) || (!res.text.trim() && mayHoldToolCall(res.reasoning)))
           ) return res;
           // Calls written as text (a server without a tool parser): loaded only then.
           const { withTextToolCalls } = await import("./text_tool_calls.ts");

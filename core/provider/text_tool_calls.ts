@@ -134,7 +134,18 @@ export function withTextToolCalls(
   attemptNo = 0,
   enabled = true,
 ): ModelResponse {
-  if (res.toolCalls.length || !res.text) return res;
+  if (res.toolCalls.length) return res;
+  if (!res.text.trim()) {
+    // A call inside the reasoning only (a server's reasoning parser took it): not run — the
+    // model had not committed to it — but said, since the turn would otherwise end in silence.
+    if (res.reasoning && parseTextToolCalls(res.reasoning, known).kind !== "none") {
+      notify(
+        "coyote: warning: the model wrote a tool call inside its reasoning and answered nothing; " +
+          "it was not run (the server returned no tool_calls; check its reasoning and tool-call parsers)",
+      );
+    }
+    return res;
+  }
   const r = parseTextToolCalls(res.text, known);
   if (r.kind === "none") return res;
   if (!enabled) {
