@@ -92,6 +92,12 @@ export const FLAGS: FlagSpec[] = [
     default: "text",
   },
   {
+    flags: "--output-schema <file>",
+    description:
+      "the final answer must be JSON valid against this JSON Schema file (one repair turn; result structured_output)",
+    parse: nonEmpty("--output-schema"),
+  },
+  {
     flags: "-f, --file <path>",
     description: "add a file's contents to the prompt (repeatable; '-' waits for all of stdin)",
     parse: collect,

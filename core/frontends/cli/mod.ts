@@ -100,6 +100,7 @@ export async function main(argv: string[]): Promise<number> {
       ...(o.session !== undefined ? ["--session"] : []),
       ...(o.continue ? ["--continue"] : []),
       ...(o.listSessions ? ["--list-sessions"] : []),
+      ...(o.outputSchema !== undefined ? ["--output-schema"] : []),
       ...(o.acpServer ? ["--acp-server"] : []),
       ...(o.skill?.length ? ["--skill"] : []),
       ...(o.agentVariable?.length ? ["--agent-variable"] : []),
@@ -238,12 +239,30 @@ export async function main(argv: string[]): Promise<number> {
       throw e;
     }
   }
+  if (repl && o.outputSchema !== undefined) {
+    return await usageExit("--output-schema needs a prompt (it shapes a one-shot run's answer)");
+  }
   if (repl) {
     const { runRepl } = await import("../repl/mod.ts");
     return await runRepl(app, { sessionName: o.session, continueLatest: !!o.continue });
   }
+  let outputSchema;
+  if (o.outputSchema !== undefined) {
+    // A bad schema file is a usage error naming it, before any model request (issue 19).
+    try {
+      outputSchema = await (await import("../headless/output_schema.ts")).loadOutputSchema(
+        o.outputSchema,
+        app.cwd,
+      );
+    } catch (e) {
+      // ./output_schema.ts throws the session layer's UsageError (a class of its own).
+      if ((e as Error)?.name === "UsageError") return await usageExit((e as Error).message, false);
+      throw e;
+    }
+  }
   const { runPrompt } = await import("../headless/mod.ts");
   return await runPrompt(app, {
+    outputSchema,
     prompt,
     format: o.outputFormat ?? "text",
     sessionName: o.session,
