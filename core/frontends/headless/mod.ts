@@ -43,6 +43,8 @@ import { safeLine, safeText } from "../../util/terminal_safe.ts";
 import { listStoredSessions, resolveSessionRef } from "../../transcript/store.ts";
 // The renderer (npm `diff`, `marked`) loads at first use: json / stream-json runs never need it.
 import type { Renderer } from "../render/terminal.ts";
+// `--output-schema` (./output_schema.ts) loads only for runs that pass it.
+import type { OutputSchema } from "./output_schema.ts";
 
 /** Process exit codes (README "Exit codes"). */
 export const EXIT = {
@@ -112,6 +114,12 @@ export interface ResultEvent {
   error?: { code: string; message: string };
   /** Sub-agents the turn ran (their usage is included in `usage`). */
   agents: AgentRunSummary[];
+  /**
+   * `--output-schema FILE`: the final answer parsed as JSON, validated against the schema (after
+   * at most one repair turn; ./output_schema.ts). Absent when the flag is not given or the answer
+   * could not be made to validate (then `error.code` is `output_schema`, exit code 1).
+   */
+  structured_output?: unknown;
 }
 
 export interface RunOptions {
@@ -125,6 +133,8 @@ export interface RunOptions {
   sessionName?: string;
   /** `--continue`: continue the latest session of this working directory. */
   continueLatest?: boolean;
+  /** `--output-schema FILE`, loaded (./output_schema.ts `loadOutputSchema`). */
+  outputSchema?: OutputSchema;
 }
 
 /** The `result` of a run that failed before its turn started (no session, or a usage error). */
@@ -292,10 +302,12 @@ async function askOnTty(
 async function textRenderer(
   session: AgentSession,
   ui: { renderer?: Renderer },
+  answerToStderr = false,
 ): Promise<(env: EventEnvelope) => void> {
   const { createTerminalRenderer } = await import("../render/terminal.ts");
   const r = await createTerminalRenderer({
-    out,
+    // `--output-schema`: stdout is kept for the validated JSON alone.
+    out: answerToStderr ? err : out,
     err,
     cwd: session.cwd,
     price: () => modelInfo(session.workspace.app.config, session.model).price,
@@ -308,6 +320,22 @@ function isUserError(e: unknown): boolean {
   const name = (e as Error)?.name;
   return e instanceof UsageError || name === "ConfigError" || name === "UsageError" ||
     name === "PolicyError";
+}
+
+/** `prompt` with `extra` appended to its text (a text block added to content blocks). */
+function withText(prompt: PromptInput, extra: string): PromptInput {
+  if (typeof prompt === "string") return prompt + extra;
+  return [...prompt, { type: "text", text: extra.trimStart() }];
+}
+
+/** The sum of two turns' usage, field by field. */
+function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+    requests: a.requests + b.requests,
+  };
 }
 
 /** Picks the stored session `--session NAME` / `--continue` refer to. */
@@ -423,7 +451,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     const render = o.format === "stream-json"
       ? (env: EventEnvelope) => out(jsonLine({ type: "session_update", ...env }))
       : o.format === "text"
-      ? await textRenderer(session, ui)
+      ? await textRenderer(session, ui, !!o.outputSchema)
       : () => {};
     const onEvent = (env: EventEnvelope) => {
       if (env.update.sessionUpdate === "turn_ended" && env.session_id === sid) ended = env.update;
@@ -431,10 +459,47 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     };
 
     let result: TurnResult;
+    let structured: { value: unknown } | undefined;
     try {
-      await session.prompt(o.prompt, { signal: ctrl.signal, onEvent });
+      const schema = o.outputSchema;
+      const S = schema ? await import("./output_schema.ts") : undefined;
+      await session.prompt(schema ? withText(o.prompt, S!.schemaInstruction(schema)) : o.prompt, {
+        signal: ctrl.signal,
+        onEvent,
+      });
       if (!ended) throw new Error("the turn ended without a turn_ended event");
       result = ended;
+      if (schema && !result.error && result.stopReason === "end_turn") {
+        let check = await S!.checkAnswer(schema, result.text);
+        if ("error" in check) {
+          // One repair turn quoting the validation error (as the graph engine's llm nodes do).
+          const first: TurnResult = result;
+          ended = null;
+          await session.prompt(S!.repairPrompt(check.error), { signal: ctrl.signal, onEvent });
+          if (!ended) throw new Error("the turn ended without a turn_ended event");
+          const again: TurnResult = ended;
+          result = {
+            ...again,
+            usage: addUsage(first.usage, again.usage),
+            denied: [...first.denied, ...again.denied],
+            agents: [...(first.agents ?? []), ...(again.agents ?? [])],
+          };
+          if (!result.error && result.stopReason === "end_turn") {
+            check = await S!.checkAnswer(schema, result.text);
+          }
+        }
+        if ("value" in check) structured = check;
+        else if (!result.error && result.stopReason === "end_turn") {
+          result = {
+            ...result,
+            error: {
+              code: "output_schema",
+              message: `the answer does not match --output-schema ${schema.path} ` +
+                `after one repair turn: ${check.error}`,
+            },
+          };
+        }
+      }
     } catch (e) {
       // An engine bug: report it as a runtime failure, never a stack trace on stdout.
       err(`coyote: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
@@ -498,7 +563,10 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       exit_code: code,
       ...(result.error ? { error: result.error } : {}),
       agents: result.agents ?? [],
+      ...(structured ? { structured_output: structured.value } : {}),
     });
+    // Text mode with --output-schema: stdout is the validated JSON alone.
+    if (o.format === "text" && structured) out(`${JSON.stringify(structured.value)}\n`);
     return code;
   } finally {
     for (const s of signals) Deno.removeSignalListener(s, onSignal);
