@@ -181,7 +181,12 @@ export const FLAGS: FlagSpec[] = [
     description:
       "continue the stored session with this id (or unique id prefix of 8+ chars) or name; else start one named so",
   },
-  { flags: "--continue", description: "continue the latest session of this directory" },
+  { flags: "-c, --continue", description: "continue the latest session of this directory" },
+  {
+    flags: "-r, --resume [id]",
+    description:
+      "continue the stored session with this id, unique id prefix or name (it must exist); bare: the latest one, like --continue",
+  },
   { flags: "--list-sessions", description: "list this directory's stored sessions and exit" },
   // Sessions and workspace trust (core/transcript/store.ts, core/config/trust.ts).
   { flags: "--all", description: "with --list-sessions: list the sessions of every directory" },

@@ -45,6 +45,16 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (parsed.exit !== undefined) return parsed.exit;
   const o = parsed.opts;
+  // `-r/--resume [ID]` (the Claude Code habit): `--session ID` for a session that must exist, or
+  // bare, `--continue`. No picker yet: a bare --resume takes the latest session of this directory.
+  let resumeRef: string | undefined;
+  if (o.resume !== undefined) {
+    if (o.session !== undefined || o.continue) {
+      return await usageExit("use one of --session ID|NAME, --continue or --resume [ID]");
+    }
+    if (typeof o.resume === "string") o.session = resumeRef = o.resume;
+    else o.continue = true;
+  }
   // `deno task coyote` starts in Coyote's own folder: back to where it was typed (INIT_CWD,
   // ./workdir.ts), before -C DIR and -f FILE, which are relative to it.
   const taskDir = taskWorkdir();
@@ -236,6 +246,22 @@ export async function main(argv: string[]): Promise<number> {
       app = await resolveApp(o);
     } catch (e) {
       if (e instanceof ConfigError) return await usageExit(e.message, false);
+      throw e;
+    }
+  }
+  if (resumeRef !== undefined) {
+    // --resume never starts a new session: a name matching nothing is an error (--session starts one).
+    const { listStoredSessions, resolveSessionRef } = await import("../../transcript/store.ts");
+    try {
+      const r = resolveSessionRef(await listStoredSessions(app.dataDir), resumeRef, "--resume");
+      if (!("id" in r)) {
+        return await usageExit(
+          `--resume ${resumeRef}: no stored session has this id or name (coyote --list-sessions)`,
+          false,
+        );
+      }
+    } catch (e) {
+      if ((e as Error)?.name === "UsageError") return await usageExit((e as Error).message, false);
       throw e;
     }
   }
