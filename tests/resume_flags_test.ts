@@ -1,7 +1,8 @@
 /**
  * `-c/--continue` and `-r/--resume [ID]` (issue 19, the flags people type by habit): real headless
  * runs of main.ts against the scripted model server. A continued run's request carries the earlier
- * conversation and reports the same `session_id`; `--resume NAME` never starts a new session.
+ * conversation and reports the same `session_id`; `--resume NAME` never starts a new session;
+ * `coyote resume [ID]` is `--resume [ID]` without prompt words.
  */
 import assert from "node:assert/strict";
 import { requestMessages, startModelServer } from "./support/model_server.ts";
@@ -31,6 +32,20 @@ Deno.test("resume flags: -c, -r ID, -r PREFIX and bare --resume continue the sto
       assert.equal(JSON.parse(r.stdout).session_id, sid, args.join(" "));
       assert.equal(server.requests.length, before + 1);
       assert.match(lastRequestText(), /PELICAN/, `${args.join(" ")} carries the conversation`);
+    }
+
+    // `coyote resume [ID]`: the same, with the request from piped stdin (a terminal gets the REPL).
+    for (const args of [["resume", sid.slice(0, 8)], ["resume"]]) {
+      const before = server.requests.length;
+      const r = await runCoyote(["--headless", "--output-format", "json", ...args], {
+        cwd: dir,
+        env: childEnv(env, { baseURL: server.baseURL }),
+        stdin: "which word?",
+      });
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(JSON.parse(r.stdout).session_id, sid, args.join(" "));
+      assert.equal(server.requests.length, before + 1);
+      assert.match(lastRequestText(), /PELICAN/);
     }
 
     const before = server.requests.length;

@@ -30,7 +30,7 @@ docs/mcp.md, docs/acp.md.`;
 export interface ParsedCli {
   /** Subcommand to run, if any. */
   command?: {
-    name: "plugins" | "mcp" | "policy" | "agents" | "trust" | "sessions" | "graph";
+    name: "plugins" | "mcp" | "policy" | "agents" | "trust" | "sessions" | "graph" | "resume";
     sub: string;
     args: string[];
   };
@@ -153,6 +153,15 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
   sessions.command("rm").argument("<id...>", "session id, unique id prefix or name")
     .description("delete stored sessions").action((ids: string[]) => {
       result.command = { name: "sessions", sub: "rm", args: ids };
+    });
+  // `coyote resume [ID]`: `coyote --resume [ID]` without a prompt (the REPL; piped stdin: one turn).
+  program.command("resume").argument(
+    "[id]",
+    "session id, unique id prefix or name (default: the latest)",
+  )
+    .description("continue a stored session of this directory (like --resume)")
+    .action((id: string | undefined) => {
+      result.command = { name: "resume", sub: "", args: id === undefined ? [] : [id] };
     });
 
   // `coyote help [command...]` prints help (never a prompt for the model); `help plugins check`

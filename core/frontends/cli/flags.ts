@@ -210,6 +210,7 @@ export const COMMAND_NAMES = [
   "policy",
   "trust",
   "sessions",
+  "resume",
   "help",
 ];
 

@@ -45,6 +45,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (parsed.exit !== undefined) return parsed.exit;
   const o = parsed.opts;
+  // `coyote resume [ID]` is `coyote --resume [ID]` with no prompt words (args.ts).
+  if (parsed.command?.name === "resume") {
+    if (o.resume !== undefined) return await usageExit("coyote resume takes no --resume");
+    o.resume = parsed.command.args[0] ?? true;
+    parsed.command = undefined;
+  }
   // `-r/--resume [ID]` (the Claude Code habit): `--session ID` for a session that must exist, or
   // bare, `--continue`. No picker yet: a bare --resume takes the latest session of this directory.
   let resumeRef: string | undefined;
