@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { requestMessages, startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv } from "./support/run_coyote.ts";
 import { Tmux } from "./support/tmux.ts";
+import { lineColumns, rowsAbove } from "../core/frontends/render/blocks.ts";
 
 const hasTmux = await new Deno.Command("tmux", { args: ["-V"], stdout: "null", stderr: "null" })
   .output().then((o) => o.success, () => false);
@@ -123,4 +124,48 @@ Deno.test("repl: inline code and bold inside list items are rendered, no backtic
     await r.close();
     await server.close();
   }
+});
+
+Deno.test("repl: markdown streams as it arrives, then each block is rendered in place once", async () => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const server = await startModelServer({
+    script: [{
+      text:
+        "First **ALPHA** paragraph.\n\nThen STREAMED-FIRST with `code-x` and the ending WORDS-LAST",
+      chunk_size: 6,
+      hold_last_chunk: held,
+    }],
+  });
+  const r = await repl(server.baseURL, [], true);
+  try {
+    await r.t.type("stream please");
+    await r.t.keys("Enter");
+    // The open (second) block is on screen before the model's last chunk (raw until it ends).
+    const mid = await r.t.waitFor(/STREAMED-FIRST/);
+    assert.doesNotMatch(mid, /tokens \(/, "the turn has not ended");
+    assert.match(mid, /First ALPHA paragraph\./, "the finished first block is rendered");
+    release();
+    const end = await r.t.waitFor(/WORDS-LAST[\s\S]*tokens[\s\S]*› $/m);
+    assert.equal(end.match(/STREAMED-FIRST/g)?.length, 1, `the raw text was replaced:\n${end}`);
+    assert.equal(end.match(/ALPHA/g)?.length, 1);
+    assert.match(end, /with code-x and the ending WORDS-LAST/, "rendered: no backticks");
+    assert.doesNotMatch(end, /\*\*|`/);
+  } finally {
+    release();
+    await r.close();
+    await server.close();
+  }
+});
+
+Deno.test("render: rows above the cursor after raw text, for erasing it in place", () => {
+  assert.equal(rowsAbove("abc", 10), 0);
+  assert.equal(rowsAbove("abc\n", 10), 1);
+  assert.equal(rowsAbove("\nabc", 10), 1, "the blank line before a block");
+  assert.equal(rowsAbove("x".repeat(10), 10), 0, "exactly the width: the cursor stays on its row");
+  assert.equal(rowsAbove("x".repeat(11), 10), 1, "one wrap");
+  assert.equal(rowsAbove("x".repeat(25) + "\nab", 10), 3);
+  assert.equal(lineColumns("\tx"), 9);
+  assert.equal(lineColumns("日本"), 4, "wide characters take two columns");
+  assert.equal(lineColumns("e\u0301"), 1, "a combining mark takes none");
 });

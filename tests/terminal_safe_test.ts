@@ -33,7 +33,9 @@ const OSC8 = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\";
 function foreignControls(out: string): string[] {
   const rest = out
     .replace(/\x1b\[[0-9;]*m/g, "")
-    .replace(/\x1b\[1A|\r\x1b\[K/g, "");
+    .replace(/\x1b\[1A|\r\x1b\[K/g, "")
+    // The renderer's own erase of an open block's raw text (render/mod.ts #eraseShown).
+    .replace(/(\x1b\[\d+A)?\r\x1b\[J/g, "");
   return [
     ...rest.matchAll(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g),
   ]

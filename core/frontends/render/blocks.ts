@@ -1,7 +1,8 @@
 /**
  * Splits streaming markdown into completed blocks, so a terminal renderer can print each block
  * once it is whole (CommonMark: a blank line ends a paragraph/list item; a fenced code block ends
- * at its closing fence). Pure; no I/O.
+ * at its closing fence), and the row arithmetic that lets it show the open block's raw text
+ * meanwhile and erase it in place ({@link rowsAbove}). Pure; no I/O.
  * @module
  */
 
@@ -29,6 +30,11 @@ export class BlockSplitter {
     const rest = this.#buf;
     this.#buf = "";
     return rest;
+  }
+
+  /** The buffered text (the open block), without clearing it. */
+  get rest(): string {
+    return this.#buf;
   }
 
   /** True when text is buffered. */
@@ -62,4 +68,44 @@ export function completedPrefix(text: string): number {
     }
   }
   return cut;
+}
+
+/**
+ * Columns a character takes on a terminal: 0 for combining marks and zero-width joiners, 2 for
+ * East Asian wide and emoji ranges (an approximation of wcwidth), else 1.
+ */
+function charWidth(cp: number): number {
+  if ((cp >= 0x300 && cp <= 0x36f) || cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
+  if (
+    (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) ||
+    (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+    (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1faff) ||
+    (cp >= 0x20000 && cp <= 0x3fffd)
+  ) return 2;
+  return 1;
+}
+
+/** Display columns of one line of plain text (tabs to the next multiple of 8). */
+export function lineColumns(line: string): number {
+  let col = 0;
+  for (const ch of line) {
+    col = ch === "\t" ? col + 8 - (col % 8) : col + charWidth(ch.codePointAt(0)!);
+  }
+  return col;
+}
+
+/**
+ * How many rows above the cursor plain `text` reaches once written from column 0 of a terminal
+ * `cols` wide (long lines wrap; a line exactly `cols` wide leaves the cursor on its own row): the
+ * count for a cursor-up before erasing the text in place.
+ */
+export function rowsAbove(text: string, cols: number): number {
+  const lines = text.split("\n");
+  let rows = 0;
+  lines.forEach((l, i) => {
+    const wrapped = Math.ceil(lineColumns(l) / Math.max(1, cols));
+    rows += i < lines.length - 1 ? Math.max(1, wrapped) : Math.max(0, wrapped - 1);
+  });
+  return rows;
 }

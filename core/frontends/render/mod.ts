@@ -19,7 +19,7 @@
  */
 import type { EventEnvelope, TurnUsage } from "../../protocol/types.ts";
 import { costUsd, type ModelPrice } from "../../config/models.ts";
-import { BlockSplitter } from "./blocks.ts";
+import { BlockSplitter, rowsAbove } from "./blocks.ts";
 import { unifiedDiff } from "./diff.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
 import { type Style, styles } from "./style.ts";
@@ -43,6 +43,8 @@ export interface RenderOptions {
   sameTerminal?: boolean;
   /** Columns (for wrapping). */
   width?: () => number;
+  /** Rows of the terminal (how much of an open markdown block can be shown raw). Default 24. */
+  height?: () => number;
   /** Workspace root: paths below it are shown relative. */
   cwd?: string;
   /** The current model's price (USD per million tokens), for the footer's cost. */
@@ -180,7 +182,57 @@ export class Renderer {
    */
   #statusLine(line: string, anyMoment = false) {
     if (!(anyMoment && this.o.markdown)) this.#endMessage();
+    // The open block's raw text goes below the line, so it stays the last thing on screen.
+    const shown = this.#shown;
+    this.#eraseShown();
     this.#write("err", line + "\n");
+    if (shown) {
+      this.#write("out", shown);
+      this.#shown = shown;
+    }
+  }
+
+  /**
+   * Markdown on a terminal: the open (unfinished) block is shown as raw text as it arrives, then
+   * erased in place and replaced by its rendering when it ends (a blank line, a closing fence,
+   * the message's end), so text is visible from its first token. This is that raw text as
+   * written (with the blank line before it), "" when none is on screen.
+   */
+  #shown = "";
+  /** The open block outgrew the screen: the rest of it waits for its rendering. */
+  #rawStopped = false;
+
+  /** True when the open block can be shown raw and erased in place (markdown on one terminal). */
+  #live(): boolean {
+    return !!this.o.markdown && !!this.o.sameTerminal && !!this.o.spinner && !this.#suspended;
+  }
+
+  /** Erases {@link #shown} (cursor up over its rows, clear to the end of the screen). */
+  #eraseShown() {
+    this.#rawStopped = false;
+    if (!this.#shown) return;
+    const rows = rowsAbove(this.#shown, this.o.width?.() ?? 80);
+    this.#shown = "";
+    this.#hideSpinner();
+    this.o.out(`${rows ? `\x1b[${rows}A` : ""}\r\x1b[J`);
+    this.#atLineStart = true;
+  }
+
+  /**
+   * Shows more of the open block raw (sanitised). A block taller than the screen would scroll
+   * out of reach of the cursor-up: past that it waits for its rendering, as before.
+   */
+  #showRaw(raw: string) {
+    const text = safeText(raw);
+    if (!text || this.#rawStopped) return;
+    const next = this.#shown + (!this.#shown && this.#blocks ? "\n" : "") + text;
+    const cols = this.o.width?.() ?? 80;
+    if (rowsAbove(next, cols) >= (this.o.height?.() ?? 24) - 2) {
+      this.#rawStopped = true;
+      return;
+    }
+    this.#write("out", next.slice(this.#shown.length));
+    this.#shown = next;
   }
 
   /** Ends the assistant message being streamed: flushes the last block, ends the line. */
@@ -189,6 +241,7 @@ export class Renderer {
     this.#messageOpen = false;
     const rest = this.#split.flush();
     if (this.o.markdown) {
+      this.#eraseShown();
       if (rest.trim()) this.#block(rest);
       this.#blocks = 0;
     } else if (this.#outCol !== 0) {
@@ -214,8 +267,14 @@ export class Renderer {
       this.#outCol = 0;
     }
     if (this.o.markdown) {
+      const shownBefore = this.#shown.length;
       const done = this.#split.push(raw);
+      if (done) this.#eraseShown();
       if (done.trim()) this.#block(done);
+      if (!this.#live()) return;
+      // The open block: all of it after a rendered block, else what this chunk added (all of it
+      // too when an earlier part could not be shown).
+      this.#showRaw(done || !shownBefore ? this.#split.rest : raw);
       return;
     }
     const chunk = safeText(raw);

@@ -40,6 +40,13 @@ export async function createTerminalRenderer(o: {
     spinner: errTty,
     sameTerminal: outTty && errTty,
     width: terminalWidth,
+    height: () => {
+      try {
+        return Deno.consoleSize().rows;
+      } catch {
+        return 24;
+      }
+    },
     cwd: o.cwd,
     price: o.price,
     footer: o.footer,
