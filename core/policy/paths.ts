@@ -18,6 +18,7 @@ import { basename, dirname, normalize } from "node:path";
 import { isInside, resolvePath, type Rule } from "./rules.ts";
 import { type Level, matcher, type PolicyCore } from "./context.ts";
 import { HIDDEN_HOME_PATHS } from "./home.ts";
+import { hooksPathDir, runsLaterPath } from "./sandbox/protected.ts";
 import type { GuardPart } from "./types.ts";
 import { by, SEVERITY } from "./verdict.ts";
 
@@ -94,6 +95,17 @@ export function resolveAll(core: PolicyCore, target: string, cwd: string): strin
   if (!target.split("/").includes("..")) return [abs];
   const phys = physical(core, target, cwd);
   return phys === abs ? [abs] : [abs, phys];
+}
+
+/**
+ * Why a write of `p` asks as code other tools run later (sandbox/protected.ts `RUNS_LATER` at any
+ * depth, the repository's `core.hooksPath` folder), if it does.
+ */
+function runsLaterWrite(core: PolicyCore, p: string): string | undefined {
+  const hooks = hooksPathDir(core.workspace);
+  if (hooks && isInside(p, hooks)) return `inside the repository's core.hooksPath (${hooks})`;
+  const m = runsLaterPath(p);
+  return m ? `protected as ${m}` : undefined;
 }
 
 /**
@@ -240,6 +252,16 @@ function pathPartOne(core: PolicyCore, kind: "read" | "write", p: string, level:
       decision: "deny",
       reason:
         `${p} is inside ${prot}, which is never written without an explicit allow rule; add --allow 'Write(${p})' to permit it`,
+      rule: "default",
+      subject: p,
+    };
+  }
+  const later = kind === "write" && !allow ? runsLaterWrite(core, p) : undefined;
+  if (later) {
+    return {
+      decision: "ask",
+      reason:
+        `${p} is ${later}, which another tool runs later without asking (outside the OS sandbox); the guard asks (allow with --allow 'Write(${p})')`,
       rule: "default",
       subject: p,
     };
