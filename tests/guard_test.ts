@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Policy, PolicyError } from "../core/policy/policy.ts";
-import { loadShellParser, parserLoadMs, parseShell } from "../core/policy/shell/parse.ts";
+import { loadShellParser, parseShell } from "../core/policy/shell/parse.ts";
 import { lexSimple } from "../core/policy/shell/fast_path.ts";
 import type { Decision } from "../core/protocol/types.ts";
 
@@ -902,36 +902,21 @@ Deno.test("guard: the plain-word fast path agrees with mvdan-sh", async () => {
   assert.ok(accepted > 50, `only ${accepted} lines took the fast path`);
 });
 
-Deno.test("guard: a verdict takes well under 1 ms once the parser is loaded", async () => {
+Deno.test("guard: everyday commands get their verdicts once the parser is loaded (the ≤ 1 ms cost is bench/guard.bench.ts)", async () => {
   await loadShellParser();
-  console.error(`mvdan-sh load: ${parserLoadMs.toFixed(1)} ms`);
-  const normal = [
-    "ls -la",
-    "git status",
-    "git diff HEAD~1 -- src",
-    "npm test",
-    "grep -rn 'foo bar' src | head -20",
-    "cd src && ls",
-    "cat a.txt | sort | uniq -c",
-    "echo $HOME > out.txt",
+  const expected: [string, Decision][] = [
+    ["ls -la", "allow"],
+    ["git status", "allow"],
+    ["git diff HEAD~1 -- src", "allow"],
+    ["grep -rn 'foo bar' src | head -20", "allow"],
+    ["cd src && ls", "allow"],
+    ["cat a.txt | sort | uniq -c", "allow"],
+    ["git commit -m x", "ask"],
   ];
-  for (const c of normal) await P.R.evaluate({ type: "execute", command: c });
-  const times: number[] = [];
-  for (let round = 0; round < 20; round++) {
-    for (const c of normal) {
-      const t0 = performance.now();
-      await P.R.evaluate({ type: "execute", command: c });
-      times.push(performance.now() - t0);
-    }
+  for (const [command, decision] of expected) {
+    const v = await P.R.evaluate({ type: "execute", command });
+    assert.equal(v.decision, decision, command);
   }
-  times.sort((a, b) => a - b);
-  const median = times[times.length >> 1];
-  console.error(
-    `verdict median ${(median * 1000).toFixed(0)} µs, p90 ${
-      (times[Math.floor(times.length * 0.9)] * 1000).toFixed(0)
-    } µs`,
-  );
-  assert.ok(median < 1, `median verdict ${median} ms`);
 });
 
 Deno.test("guard: policyCommand prints rules, sources, defaults and flags; bad rules exit 2", async () => {
