@@ -560,7 +560,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   );
   if (status.active && status.autoAllow) {
     l.push(
-      "  asks:     commands the guard would ask about by default run without asking (auto_allow); deny and ask rules still apply",
+      "  asks:     commands the guard would ask about by default run without asking (auto_allow); deny and ask rules still apply, and while an Execute deny/ask rule exists a command that evaluates code or runs the project's code asks",
     );
   }
   if (profile.notes.length) {
