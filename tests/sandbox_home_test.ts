@@ -17,7 +17,7 @@ import {
   sandboxedCommand,
 } from "../core/policy/sandbox/mod.ts";
 import { gitconfigText, homeView, SECRET_NAME_RE } from "../core/policy/sandbox/home_view.ts";
-import { startModelServer } from "./support/model_server.ts";
+import { commandBatch, startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 const TOKEN = "ghp_0123456789abcdefSECRET";
@@ -77,18 +77,7 @@ Deno.test("sandbox home: a headless session with the guard forced open reads no 
   calls.gitlist = "git config --global --list";
   calls.gitall = "git config --list --show-origin";
   calls.ls = "ls -A ~ ~/.cache ~/.config 2>&1; grep -r ghp_ ~ 2>/dev/null | head";
-  const server = await startModelServer({
-    script: [
-      {
-        tool_calls: Object.entries(calls).map(([id, command]) => ({
-          id,
-          name: "execute_command",
-          arguments: { command },
-        })),
-      },
-      { text: "done" },
-    ],
-  });
+  const server = await startModelServer({ script: commandBatch(calls) });
   try {
     const e = childEnv(env, {
       baseURL: server.baseURL,

@@ -21,7 +21,7 @@ import { runCommand } from "../plugins/exec/mod.ts";
 import { SECCOMP_ARCH, unixSocketFilter } from "../core/policy/sandbox/seccomp.ts";
 import { sbplProfile } from "../core/policy/sandbox/sbpl.ts";
 import { commandEnvironment, daemonPointer } from "../core/policy/sandbox/env.ts";
-import { startModelServer } from "./support/model_server.ts";
+import { commandBatch, startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 /** A workspace, a fake home with a Docker socket, an outside dir with a socket; all listening. */
@@ -332,18 +332,7 @@ Deno.test("sandbox sockets e2e: with the guard forced open, a headless session r
     docker: `${connect(w.sockets.docker)}; echo DH=$DOCKER_HOST`,
     socat: `socat -u UNIX-CONNECT:${w.sockets.docker} -; echo socat=$?`,
   };
-  const server = await startModelServer({
-    script: [
-      {
-        tool_calls: Object.entries(attacks).map(([id, command]) => ({
-          id,
-          name: "execute_command",
-          arguments: { command },
-        })),
-      },
-      { text: "done" },
-    ],
-  });
+  const server = await startModelServer({ script: commandBatch(attacks) });
   try {
     const before = w.accepted();
     const r = await runCoyote(["--headless", "--output-format", "stream-json", "go"], {

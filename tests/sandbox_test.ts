@@ -25,7 +25,7 @@ import { sbplProfile } from "../core/policy/sandbox/sbpl.ts";
 import { commandEnvironment } from "../core/policy/sandbox/env.ts";
 import { executeCommandTool, makeExecuteCommandTool } from "../plugins/exec/mod.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
-import { startModelServer } from "./support/model_server.ts";
+import { commandBatch, startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 const KEY = "sk-provider-key-0123456789abcdef";
@@ -472,18 +472,7 @@ Deno.test("sandbox e2e: with the guard forced to allow, a headless session still
       "echo PPID=$PPID; tr '\\0' ' ' < /proc/$PPID/cmdline; echo; tr '\\0' '\\n' < /proc/$PPID/environ; ls /proc",
     key: "env",
   };
-  const server = await startModelServer({
-    script: [
-      {
-        tool_calls: Object.entries(attacks).map(([id, command]) => ({
-          id,
-          name: "execute_command",
-          arguments: { command },
-        })),
-      },
-      { text: "done" },
-    ],
-  });
+  const server = await startModelServer({ script: commandBatch(attacks) });
   try {
     const gitConfig = await Deno.readTextFile(join(w.ws, ".git", "config"));
     const e = childEnv(env, {

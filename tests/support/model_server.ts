@@ -682,6 +682,24 @@ type Msg = {
   [k: string]: unknown;
 };
 
+/**
+ * The script "run these shell commands in one response, then say `done`": one reply whose
+ * `tool_calls` are `execute_command` calls (the key of `commands` is the call id), then a text
+ * reply. Shared by the sandbox attack tests.
+ */
+export function commandBatch(commands: Record<string, string>): ScriptedReply[] {
+  return [
+    {
+      tool_calls: Object.entries(commands).map(([id, command]) => ({
+        id,
+        name: "execute_command",
+        arguments: { command },
+      })),
+    },
+    { text: "done" },
+  ];
+}
+
 /** The `messages` of a recorded request ([] when absent). */
 export function requestMessages(req: RecordedRequest): Msg[] {
   const m = (req.body as { messages?: unknown } | null)?.messages;
