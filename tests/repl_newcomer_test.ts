@@ -169,3 +169,27 @@ Deno.test("render: rows above the cursor after raw text, for erasing it in place
   assert.equal(lineColumns("日本"), 4, "wide characters take two columns");
   assert.equal(lineColumns("e\u0301"), 1, "a combining mark takes none");
 });
+
+Deno.test("repl: a session that cannot open (no provider) shows its error and exits 2, with no welcome banner or prompt after it", async () => {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-repl-" });
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand([]);
+    await t.start([cmd, ...args], { cwd, env: childEnv(env) });
+    const screen = await t.waitFor(/\[exited \d+\]/);
+    assert.match(screen, /no model provider configured/);
+    assert.match(screen, /\[exited 2\]/);
+    // The session opens in the background: the banner may come first, never after the error.
+    const after = screen.slice(screen.indexOf("no model provider configured"));
+    assert.doesNotMatch(
+      after,
+      /\/help for commands|› /,
+      `nothing after the fatal error:\n${screen}`,
+    );
+  } finally {
+    await t.kill();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});

@@ -481,8 +481,12 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const signals: Deno.Signal[] = ["SIGTERM", "SIGHUP"];
   for (const sig of signals) Deno.addSignalListener(sig, onSignal);
 
-  err(s.dim(`coyote · ${app.cwd}\n/help for commands, Ctrl+C cancels, Ctrl+D exits\n`));
-  showPrompt();
+  // A session that already failed to open (its error is on screen, exit is on its way) gets no
+  // welcome banner after the error.
+  if (!muted) {
+    err(s.dim(`coyote · ${app.cwd}\n/help for commands, Ctrl+C cancels, Ctrl+D exits\n`));
+    showPrompt();
+  }
 
   const code = await done;
   for (const sig of signals) Deno.removeSignalListener(sig, onSignal);
