@@ -65,10 +65,14 @@ export async function availableAgents(
  */
 export async function createSession(app: AppOptions, init: SessionInit): Promise<AgentSession> {
   const ws = await acquireWorkspace(app, { cwd: init.cwd, log: init.log });
+  // The session's own MCP servers (ACP `mcpServers`) are counted per session: the last session
+  // naming one stops it, also while the workspace stays open for others.
+  const releaseMcp = ws.retainMcp(init.mcpServers);
   let session: AgentSession;
   try {
     session = await openSession(ws, init);
   } catch (e) {
+    await releaseMcp();
     await ws.release();
     throw e;
   }
@@ -79,6 +83,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       await close();
       if (!released) {
         released = true;
+        await releaseMcp();
         await ws.release();
       }
     },

@@ -94,6 +94,12 @@ export interface Workspace {
    */
   mcp(extraMcp?: Record<string, McpServerSpec>): Promise<McpConnection | null>;
   /**
+   * Counts one more session using the `extraMcp` servers (starting them if needed); the
+   * returned function releases them, and the last release of a server stops it (its process
+   * tree ends) while the workspace stays open for its other sessions. Idempotent release.
+   */
+  retainMcp(extraMcp?: Record<string, McpServerSpec>): () => Promise<void>;
+  /**
    * Keeps the workspace open for one more user (a session); pair with {@link release}.
    * Returns false when it is already closing (acquire a new one).
    */
@@ -239,22 +245,27 @@ export async function createWorkspace(
   };
   const baseTools = (): AnyTool[] => [...fixedTools, ...(mcp?.tools ?? []).map(guardOnce)];
 
-  // Servers a session brings (ACP `mcpServers`), connected once per name and spec.
-  const extraConns = new Map<string, Promise<McpConnection>>();
+  // Servers a session brings (ACP `mcpServers`), connected once per name and spec, shared by
+  // the sessions that name them and stopped when the last of those releases it (`retainMcp`).
+  const extraConns = new Map<string, { p: Promise<McpConnection>; users: number }>();
+  const keyOf = (name: string, spec: McpServerSpec) => `${name}\u0000${JSON.stringify(spec)}`;
   const extraConn = (name: string, spec: McpServerSpec): Promise<McpConnection> => {
-    const key = `${name}\u0000${JSON.stringify(spec)}`;
-    let p = extraConns.get(key);
-    if (!p) {
-      p = mcpMod().then(async (m) => {
+    const key = keyOf(name, spec);
+    let e = extraConns.get(key);
+    if (!e) {
+      const p = mcpMod().then((m) => {
         const server: DiscoveredMcpServer = { name, spec, source: "acp" };
-        const conn = await m.connectMcpServers([server], { cwd, ...mcpLogs });
-        closers.push(() => conn.close());
-        return conn;
+        return m.connectMcpServers([server], { cwd, ...mcpLogs });
       });
-      extraConns.set(key, p);
+      extraConns.set(key, e = { p, users: 0 });
     }
-    return p;
+    return e.p;
   };
+  closers.push(async () => {
+    const all = [...extraConns.values()];
+    extraConns.clear();
+    await Promise.all(all.map((e) => e.p.then((c) => c.close(), () => {})));
+  });
 
   const instructions = mergeInstructions(findInstructions(cwd), app.config?.instructions, cwd, log);
   let users = 0;
@@ -292,6 +303,25 @@ export async function createWorkspace(
       if (!all.length) return null;
       const m = await mcpMod();
       return m.combineMcp(all, mcp ? new Set(entries.map(([n]) => n)) : new Set());
+    },
+    retainMcp(extraMcp) {
+      const keys = Object.entries(extraMcp ?? {}).map(([n, s]) => {
+        void extraConn(n, s);
+        const k = keyOf(n, s);
+        extraConns.get(k)!.users++;
+        return k;
+      });
+      let done = false;
+      return async () => {
+        if (done) return;
+        done = true;
+        await Promise.all(keys.map(async (k) => {
+          const e = extraConns.get(k);
+          if (!e || --e.users > 0) return;
+          extraConns.delete(k);
+          await e.p.then((c) => c.close(), () => {});
+        }));
+      };
     },
     retain() {
       if (closed) return false;

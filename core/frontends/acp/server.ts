@@ -41,6 +41,7 @@ import {
   type AcpStartOptions,
   closeAllSessions,
   closeSession,
+  deleteSession,
   listSessions,
   loadSession,
   newSession,
@@ -128,6 +129,7 @@ export class AcpServer implements AcpPeer, SessionServer {
   private promptSeq = new Map<unknown, number>();
   private cancelSeq = new Map<string, number>();
   sessions = new Map<string, LiveSession>();
+  opening = new Map<string, Promise<LiveSession>>();
   conn?: acp.AgentConnection;
 
   constructor(
@@ -150,6 +152,7 @@ export class AcpServer implements AcpPeer, SessionServer {
       .onRequest(methods.agent.session.resume, ({ params }) => loadSession(this, params, false))
       .onRequest(methods.agent.session.list, ({ params }) => listSessions(this, params))
       .onRequest(methods.agent.session.close, ({ params }) => closeSession(this, params.sessionId))
+      .onRequest(methods.agent.session.delete, ({ params }) => deleteSession(this, params))
       .onRequest(
         methods.agent.session.prompt,
         ({ params, requestId, signal }) => this.prompt(params, requestId, signal),
@@ -190,7 +193,7 @@ export class AcpServer implements AcpPeer, SessionServer {
           embeddedContext: true,
         },
         mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { list: {}, resume: {}, close: {} },
+        sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {} },
       },
       authMethods: [],
       agentInfo: { name: "coyote", title: "Coyote", version: String(denoJson.version ?? "0.0.0") },

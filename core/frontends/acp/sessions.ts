@@ -1,6 +1,6 @@
 /**
  * The ACP server's session table and its handlers (ACP v1 "Session Setup": `session/new`,
- * `session/load`; and the `sessionCapabilities` `list`, `resume`, `close`; docs/acp.md
+ * `session/load`; and the `sessionCapabilities` `list`, `resume`, `close`, `delete`; docs/acp.md
  * "Methods"): opening a session rooted at an absolute `cwd` (a config error or a bad `cwd`
  * refuses it; the runtime's `createSession` wires the guard's asks, the client host and the
  * client's MCP servers), replaying a loaded one (`./replay.ts`), listing stored sessions (no
@@ -34,6 +34,11 @@ export interface SessionServer extends AcpPeer {
   readonly runtime: () => Promise<Runtime>;
   readonly start: AcpStartOptions;
   readonly sessions: Map<string, LiveSession>;
+  /**
+   * `session/load` / `resume` still opening, by session id: a second load of the same id joins
+   * it, and `session/close` / `delete` wait for it (one engine session, one set of MCP servers).
+   */
+  readonly opening: Map<string, Promise<LiveSession>>;
 }
 
 function isAbsolute(p: string): boolean {
@@ -129,7 +134,23 @@ export async function loadSession(
       );
     }
   } else {
-    live = await openSession(server, params.cwd, params.mcpServers ?? [], params.sessionId);
+    // Concurrent loads of one id share one open (else the second would replace the first in
+    // the table, and the first — with its workspace and MCP servers — would never be closed).
+    let opening = server.opening.get(params.sessionId);
+    if (!opening) {
+      opening = openSession(server, params.cwd, params.mcpServers ?? [], params.sessionId);
+      const p = opening;
+      server.opening.set(params.sessionId, p);
+      p.then(
+        () => server.opening.get(params.sessionId) === p && server.opening.delete(params.sessionId),
+        () => server.opening.get(params.sessionId) === p && server.opening.delete(params.sessionId),
+      );
+    }
+    live = await opening;
+    if (server.sessions.get(params.sessionId) !== live) {
+      // Closed (or deleted) while it was opening.
+      throw server.sdk.RequestError.sessionNotFound(params.sessionId);
+    }
   }
   const history = live.session.history();
   if (replay) {
@@ -159,13 +180,58 @@ export async function listSessions(
   };
 }
 
+/**
+ * `session/close`: ends the session's turn (aborted), its sub-agents and its MCP servers (the
+ * last session naming a server stops it). A `session/load` of it still opening is waited for
+ * first. `-32002` when it is neither open nor opening.
+ */
 export async function closeSession(
   server: SessionServer,
   sessionId: string,
 ): Promise<acp.CloseSessionResponse> {
+  const opening = server.opening.get(sessionId);
+  if (opening) await opening.catch(() => {});
   const live = requireSession(server, sessionId);
   server.sessions.delete(sessionId);
   await stopSession(live);
+  return {};
+}
+
+/**
+ * `session/delete` (ACP v1 `sessionCapabilities.delete`): closes the session when it is open
+ * here (as `session/close`), then removes its stored transcript and its sub-agents'
+ * transcripts, so it leaves `session/list`. `-32002` when there is neither a live session nor
+ * a stored transcript of that id.
+ */
+export async function deleteSession(
+  server: SessionServer,
+  params: acp.DeleteSessionRequest,
+): Promise<acp.DeleteSessionResponse> {
+  const { sessionId } = params;
+  const opening = server.opening.get(sessionId);
+  if (opening) await opening.catch(() => {});
+  const live = server.sessions.get(sessionId);
+  if (live) {
+    server.sessions.delete(sessionId);
+    await stopSession(live);
+  }
+  const store = await import("../../transcript/store.ts");
+  const dataDir = server.app.dataDir;
+  const stored = await store.listStoredSessions(dataDir);
+  const removed = await store.removeSession(dataDir, sessionId);
+  if (!removed && !live) throw server.sdk.RequestError.sessionNotFound(sessionId);
+  // Its sub-agents' transcripts go with it (and theirs), as `coyote sessions rm` does.
+  const gone = new Set([sessionId]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const c of stored) {
+      if (c.parent && gone.has(c.parent) && !gone.has(c.id)) {
+        gone.add(c.id);
+        grew = true;
+        await store.removeSession(dataDir, c.id).catch(() => false);
+      }
+    }
+  }
   return {};
 }
 
@@ -179,6 +245,7 @@ async function stopSession(live: LiveSession): Promise<void> {
 
 /** Closes every session (aborting turns first). Called when stdin closes. */
 export async function closeAllSessions(server: SessionServer): Promise<void> {
+  await Promise.all([...server.opening.values()].map((p) => p.catch(() => {})));
   const all = [...server.sessions.values()];
   server.sessions.clear();
   await Promise.all(all.map((l) => stopSession(l)));
