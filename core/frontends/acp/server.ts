@@ -124,6 +124,8 @@ export async function runAcpServer(app: AppOptions, start: AcpStartOptions = {})
 /** The ACP agent: session table and handlers. Exported for in-process tests and benchmarks. */
 export class AcpServer implements AcpPeer, SessionServer {
   clientCaps: acp.ClientCapabilities = {};
+  /** What `initialize` advertised; a prompt with a content kind not in it is refused. */
+  promptCaps?: acp.PromptCapabilities;
   /** Arrival number of the last message, of pending prompts (by request id) and of cancels. */
   private seq = 0;
   private promptSeq = new Map<unknown, number>();
@@ -181,17 +183,12 @@ export class AcpServer implements AcpPeer, SessionServer {
 
   initialize(params: acp.InitializeRequest): acp.InitializeResponse {
     this.clientCaps = params.clientCapabilities ?? {};
+    this.promptCaps = promptCapabilities(this.app);
     return {
       protocolVersion: ACP_PROTOCOL_VERSION,
       agentCapabilities: {
         loadSession: true,
-        // Images go to the model as OpenAI `image_url` parts: advertised only when the
-        // configured model is known to accept them (`models: {<name>: {images: true}}`).
-        promptCapabilities: {
-          image: acceptsImages(this.app),
-          audio: false,
-          embeddedContext: true,
-        },
+        promptCapabilities: this.promptCaps,
         mcpCapabilities: { http: true, sse: true },
         sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {} },
       },
@@ -234,6 +231,7 @@ export class AcpServer implements AcpPeer, SessionServer {
     const arrived = this.promptSeq.get(requestId) ?? this.seq;
     this.promptSeq.delete(requestId);
     const live = requireSession(this, params.sessionId);
+    refuseUnadvertised(this.sdk, params.prompt, this.promptCaps ?? promptCapabilities(this.app));
     // A turn cancelled before this prompt arrived (`session/cancel` + `session/prompt` in one
     // write) is still winding down: wait for it to end (bounded by the engine's cancel grace).
     while (live.turn?.ac.signal.aborted) await live.turn.done.catch(() => {});
@@ -286,6 +284,46 @@ export class AcpServer implements AcpPeer, SessionServer {
   cancel(sessionId: string): void {
     this.sessions.get(sessionId)?.turn?.ac.abort();
   }
+}
+
+/**
+ * The `promptCapabilities` of `initialize`. Images go to the model as OpenAI `image_url`
+ * parts: advertised only when the configured model is known to accept them (`models:
+ * {<name>: {images: true}}`); audio never; embedded resources always (they become text).
+ */
+function promptCapabilities(app: AppOptions): acp.PromptCapabilities {
+  return { image: acceptsImages(app), audio: false, embeddedContext: true };
+}
+
+/**
+ * Refuses a prompt carrying a content kind `initialize` did not advertise (ACP v1 "Prompt
+ * Capabilities": clients MUST restrict prompts to them): `-32602` invalid params naming the
+ * block and the capability, before anything reaches the model or the transcript. `text` and
+ * `resource_link` are the baseline and always accepted.
+ */
+function refuseUnadvertised(
+  sdk: AcpModule,
+  prompt: acp.ContentBlock[],
+  caps: acp.PromptCapabilities,
+): void {
+  const need: Record<string, keyof acp.PromptCapabilities> = {
+    image: "image",
+    audio: "audio",
+    resource: "embeddedContext",
+  };
+  prompt.forEach((b, i) => {
+    const cap = need[b.type];
+    if (cap && !caps[cap]) {
+      throw sdk.RequestError.invalidParams(
+        { index: i, type: b.type, capability: `promptCapabilities.${cap}` },
+        `prompt[${i}] is a "${b.type}" block, but this agent advertised promptCapabilities.${cap}: false${
+          b.type === "image"
+            ? " (the model is not configured for images: models.<name>.images)"
+            : ""
+        }; send it as text or a resource_link instead`,
+      );
+    }
+  });
 }
 
 /** True when the model a new session would use has `images: true` in the `models:` table. */
