@@ -42,6 +42,12 @@ export interface HarnessOptions {
    * agent cancels. Offer the capability with `clientCapabilities: {elicitation: {form: {}}}`.
    */
   elicitationAnswers?: (Record<string, unknown> | "hold")[];
+  /**
+   * These methods (`fs/read_text_file`, `fs/write_text_file`) are never answered for a path
+   * ending in `.hold` until the agent withdraws them with `$/cancel_request` (recorded in
+   * `fsCancelled`).
+   */
+  holdFs?: string[];
 }
 
 export interface TerminalRecord {
@@ -72,6 +78,8 @@ export interface AcpHarness {
   /** `elicitation/create` requests (params) in arrival order. */
   elicitations: Record<string, unknown>[];
   fsCalls: { method: string; path: string }[];
+  /** `fs/*` requests the agent withdrew with `$/cancel_request` (`holdFs`). */
+  fsCancelled: { method: string; path: string }[];
   terminals: TerminalRecord[];
   /** stderr text so far. */
   stderr(): string;
@@ -138,6 +146,17 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
   const elicitationAnswers = [...(opts.elicitationAnswers ?? [])];
   const answers = [...(opts.permissionAnswers ?? [])];
   const fsCalls: { method: string; path: string }[] = [];
+  const fsCancelled: { method: string; path: string }[] = [];
+  /** With `holdFs`, a `.hold` path waits for `$/cancel_request` (then answers -32800). */
+  const held = (method: string, path: string, signal: AbortSignal): Promise<never> | null => {
+    if (!opts.holdFs?.includes(method) || !path.endsWith(".hold")) return null;
+    return new Promise((_, reject) => {
+      signal.addEventListener("abort", () => {
+        fsCancelled.push({ method, path });
+        reject(acp.RequestError.requestCancelled());
+      }, { once: true });
+    });
+  };
   const terminals: TerminalRecord[] = [];
 
   const app = acp.client({ name: "coyote-test-client" })
@@ -169,8 +188,10 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
       }
       return a as acp.CreateElicitationResponse;
     })
-    .onRequest("fs/read_text_file", async ({ params }) => {
+    .onRequest("fs/read_text_file", async ({ params, signal }) => {
       fsCalls.push({ method: "fs/read_text_file", path: params.path });
+      const hold = held("fs/read_text_file", params.path, signal);
+      if (hold) return await hold;
       try {
         return { content: await Deno.readTextFile(params.path) };
       } catch (e) {
@@ -181,8 +202,10 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
         throw e;
       }
     })
-    .onRequest("fs/write_text_file", async ({ params }) => {
+    .onRequest("fs/write_text_file", async ({ params, signal }) => {
       fsCalls.push({ method: "fs/write_text_file", path: params.path });
+      const hold = held("fs/write_text_file", params.path, signal);
+      if (hold) return await hold;
       await Deno.writeTextFile(params.path, params.content);
       return {};
     })
@@ -256,6 +279,7 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
     permissionAt,
     elicitations,
     fsCalls,
+    fsCancelled,
     terminals,
     stderr: () => stderrText,
     updatesFor: (sid) => updates.filter((u) => u.sessionId === sid).map((u) => u.update),

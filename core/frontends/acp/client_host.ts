@@ -7,6 +7,8 @@
  * - `terminal` → `execute_command` runs in a client terminal (`terminal/create`, embedded in
  *   the tool call, killed on timeout/cancel, always released);
  * - `askUser` → `user__*` questions (see `./questions.ts`).
+ * A pending `fs/*` or `terminal/create` request is withdrawn with `$/cancel_request` when the
+ * turn is cancelled ({@link cancelWithTurn}).
  * @module
  */
 import type { HostServices } from "../../../sdk/mod.ts";
@@ -36,9 +38,14 @@ export function hostServices(
   if (caps.fs?.readTextFile) {
     host.readTextFile = async (path) => {
       try {
-        const r = await peer.client.request("fs/read_text_file", { sessionId: sid(), path });
+        const r = await peer.client.request(
+          "fs/read_text_file",
+          { sessionId: sid(), path },
+          cancelWithTurn(holder),
+        );
         return r.content;
       } catch (e) {
+        if (isCancelled(e)) throw e;
         const msg = errText(e);
         const code = (e as { code?: number }).code;
         if (code === -32002 || /not found|no such file|ENOENT|does not exist/i.test(msg)) {
@@ -55,7 +62,11 @@ export function hostServices(
     host.writeTextFile = async (path, content) => {
       const dir = path.replace(/\/[^/]*$/, "");
       if (dir && dir !== path) await Deno.mkdir(dir, { recursive: true }).catch(() => {});
-      await peer.client.request("fs/write_text_file", { sessionId: sid(), path, content });
+      await peer.client.request(
+        "fs/write_text_file",
+        { sessionId: sid(), path, content },
+        cancelWithTurn(holder),
+      );
     };
   }
   if (caps.terminal) {
@@ -81,7 +92,7 @@ async function runInTerminal(
     args: ["-c", command],
     cwd: opts.cwd,
     outputByteLimit: opts.outputByteLimit ?? 1_000_000,
-  });
+  }, cancelWithTurn(holder));
   try {
     // The terminal is embedded in the call that runs it; a sub-agent's calls are not shown to
     // the client as tool calls of their own, so its terminals are not embedded.
@@ -134,6 +145,24 @@ async function runInTerminal(
   } finally {
     await term.release().catch(() => {});
   }
+}
+
+/**
+ * Request options tying a client request (`fs/*`, `terminal/create`) to the running turn: when
+ * `session/cancel` aborts the turn, the SDK sends `$/cancel_request {requestId}` for it and
+ * rejects at once with `-32800` (`stopWaitingOnCancel`), so the tool ends now instead of
+ * holding the turn for the engine's cancel grace. Outside a turn, no signal.
+ */
+export function cancelWithTurn(
+  holder: SessionHolder,
+): { cancellationSignal?: AbortSignal; stopWaitingOnCancel?: boolean } {
+  const signal = holder.get()?.turn?.ac.signal;
+  return signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : {};
+}
+
+/** A `-32800` request-cancelled error (the turn was cancelled while the client held it). */
+function isCancelled(e: unknown): boolean {
+  return (e as { code?: number })?.code === -32800;
 }
 
 /** True when `path` does not exist on the local disk. */
