@@ -21,6 +21,11 @@ export interface LiveSession {
    * descends from and the progress lines shown on that call.
    */
   children: Map<string, { rootCallId: string; lines: string[] }>;
+  /**
+   * Sub-agents' tool calls announced to the client (a `tool_call` sent before their permission
+   * request or question, {@link announceChildCall}) and not finished yet, by client id.
+   */
+  childCalls?: Set<string>;
   /** Title last sent as `session_info_update`. */
   titleSent?: string;
   /** MCP changes are being forwarded (see `./mcp_bridge.ts`). */
@@ -69,6 +74,54 @@ export function scopeMeta(scope: CallScope): Record<string, unknown> {
     tool_call_id: scope.toolCallId,
     parent_tool_call_id: scope.rootToolCallId,
   };
+}
+
+/**
+ * Announces a sub-agent's tool call to the client as a `tool_call` (status `pending`) under its
+ * client id ({@link clientToolCallId}), once, before a `session/request_permission` or question
+ * names it: an editor draws a card for the id a permission request carries, and that card then
+ * gets its final status — from the sub-agent's own `tool_call_update` (`./turn.ts`
+ * `forwardChild`), or `failed` when the turn ends first. `_meta.coyote` names the sub-agent
+ * and the root's `agent__spawn` call. A no-op for a root call (the engine announced it).
+ * Returns the client id.
+ */
+export async function announceChildCall(
+  peer: AcpPeer,
+  live: LiveSession | undefined,
+  scope: CallScope | undefined,
+  call: { toolCallId: string; title: string; kind?: acp.ToolKind; rawInput?: unknown },
+): Promise<string> {
+  const id = clientToolCallId(call.toolCallId, scope);
+  if (!live || !scope || scope.depth === 0) return id;
+  const open = live.childCalls ??= new Set();
+  if (open.has(id) || live.calls.has(id)) return id;
+  open.add(id);
+  live.calls.set(id, "pending");
+  await peer.notify(live.session.id, {
+    sessionUpdate: "tool_call",
+    toolCallId: id,
+    title: `${scope.agentId}: ${call.title}`,
+    ...(call.kind ? { kind: call.kind } : {}),
+    status: "pending",
+    ...(call.rawInput !== undefined ? { rawInput: call.rawInput as Record<string, unknown> } : {}),
+    _meta: { coyote: scopeMeta(scope) },
+  });
+  return id;
+}
+
+/**
+ * Sends the final `tool_call_update` of an announced sub-agent call (see
+ * {@link announceChildCall}); a no-op for any other id or a call already finished.
+ */
+export function finishChildCall(
+  peer: AcpPeer,
+  live: LiveSession,
+  id: string,
+  status: "completed" | "failed",
+): void {
+  if (!live.childCalls?.delete(id)) return;
+  live.calls.set(id, status);
+  void peer.notify(live.session.id, { sessionUpdate: "tool_call_update", toolCallId: id, status });
 }
 
 /** Message of any thrown value. */

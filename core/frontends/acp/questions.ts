@@ -20,7 +20,7 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { UserQuestion } from "../../../sdk/mod.ts";
-import { type AcpPeer, clientToolCallId, scopeMeta, type SessionHolder } from "./peer.ts";
+import { type AcpPeer, announceChildCall, scopeMeta, type SessionHolder } from "./peer.ts";
 import type { CallScope } from "../../protocol/types.ts";
 
 /** Default escalation timeout of a question, ms (seed 004: 300 s). */
@@ -75,10 +75,18 @@ export async function askUser(
     timedOut = true;
     ac.abort();
   }, ms);
+  // A sub-agent's question names its call: announced first (finished by ./turn.ts).
+  const toolCallId = scope
+    ? await announceChildCall(peer, live, scope, {
+      toolCallId: scope.toolCallId,
+      title: scope.toolName,
+      kind: "other",
+    })
+    : "question";
   const ctx: Ask = {
     peer,
     sessionId: live.session.id,
-    toolCallId: scope ? clientToolCallId(scope.toolCallId, scope) : "question",
+    toolCallId,
     // A sub-agent's question names the sub-agent.
     meta: scope && scope.depth > 0
       ? { coyote: { ...questionMeta(q).coyote as object, ...scopeMeta(scope) } }

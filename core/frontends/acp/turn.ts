@@ -16,7 +16,7 @@ import type {
   TurnEndedEvent,
   TurnResult,
 } from "../../protocol/types.ts";
-import { type AcpPeer, errText, type LiveSession } from "./peer.ts";
+import { type AcpPeer, errText, finishChildCall, type LiveSession } from "./peer.ts";
 import { titleOf } from "./replay.ts";
 
 /** Progress lines kept per sub-agent on its spawn call (the oldest are dropped). */
@@ -38,6 +38,7 @@ export async function runTurn(
   const sessionId = live.session.id;
   live.calls.clear();
   live.children.clear();
+  live.childCalls?.clear();
   // Every update of the turn precedes its response: a tool that outlives the turn (it
   // ignored the cancel past the engine's grace) cannot send updates afterwards.
   let turnOpen = true;
@@ -62,6 +63,8 @@ export async function runTurn(
     live.turn = undefined;
     turnOpen = false;
   }
+  // Announced sub-agent calls the turn ended before (a cancelled or collected-late child).
+  for (const id of [...(live.childCalls ?? [])]) finishChildCall(peer, live, id, "failed");
   sendTitle(peer, live);
   if (result.usage) {
     const u = live.usage ??= { prompt_tokens: 0, completion_tokens: 0, requests: 0 };
@@ -162,6 +165,12 @@ function forwardChild(peer: AcpPeer, live: LiveSession, env: EventEnvelope): voi
     live.children.set(env.agent_id, view);
   }
   const ev = env.update;
+  if (
+    ev.sessionUpdate === "tool_call_update" && (ev.status === "completed" || ev.status === "failed")
+  ) {
+    // A call announced for its permission request or question gets its final status.
+    finishChildCall(peer, live, `${env.agent_id}/${ev.toolCallId}`, ev.status);
+  }
   let line: string | null = null;
   if (ev.sessionUpdate === "turn_started") line = `started: ${oneLine(ev.prompt)}`;
   else if (ev.sessionUpdate === "tool_call") line = `• ${ev.title}`;
