@@ -156,17 +156,13 @@ export async function createWorkspace(
   const cwd = opts.cwd;
   // Warnings name files, servers and plugins a repository chose: shown escaped (render/safe.ts).
   const log = opts.log ?? ((l: string) => console.error(safeText(l)));
-  // The OS sandbox probe (a `bwrap … true` run, memoised) starts now, beside the workspace's own
-  // start-up, instead of when the first session opens.
-  if (app.sandbox?.mode !== "off") {
-    void import("../policy/sandbox/mod.ts").then((m) => m.detectBackend());
-  }
+  // The OS sandbox probe (a `bwrap … true` run, memoised per process, a success cached per bwrap
+  // binary and kernel in the data dir) starts now, beside the workspace's own start-up.
+  if (app.sandbox?.mode !== "off") void detectBackend({ cacheDir: app.dataDir });
   // Trust and project config of this directory (core/config/trust.ts, core/config/project.ts).
   app = await applyWorkspace(app, cwd);
   const trust = app.workspace!.trust;
   if (app.workspace!.ignored.length) log(untrustedNote(trust, app.workspace!.ignored));
-  // Find the OS sandbox backend (a bwrap probe) while plugins and MCP servers start.
-  if (app.sandbox?.mode !== "off") void detectBackend();
   const providerConfig = resolveProvider({
     flags: { model: app.model, baseURL: app.baseURL, apiKey: app.apiKey },
     env: Deno.env,

@@ -23,7 +23,7 @@
 import type { Policy } from "../policy.ts";
 import type { GuardVerdict } from "../../protocol/types.ts";
 import type { ToolAccess } from "../../../sdk/mod.ts";
-import { deriveProfile, type SandboxProfile } from "./profile.ts";
+import { deriveProfile, networkOf, type SandboxProfile } from "./profile.ts";
 import { bwrapArgs } from "./bwrap.ts";
 import { sbplProfile } from "./sbpl.ts";
 import { commandEnvironment } from "./env.ts";
@@ -76,8 +76,8 @@ function which(name: string): string | undefined {
 let probe: Promise<{ backend?: SandboxBackend; reason: string }> | undefined;
 
 /** How `policy show` and the status name a profile's network. */
-function netWord(profile: SandboxProfile, backend?: SandboxBackend): string {
-  const m = profile.network.mode;
+function netWord(network: SandboxProfile["network"], backend?: SandboxBackend): string {
+  const m = network.mode;
   if (m === "none") return "off";
   if (m === "proxy") {
     return (!backend || backend.name === "bwrap") && socatPath()
@@ -96,10 +96,58 @@ function socatPath(): string | undefined {
 
 /**
  * Finds a working backend once per process: on Linux `bwrap` on `PATH`, proven by running `true`
+/** The probe's arguments: a change here is a new cache key. */
+const PROBE_ARGS = [
+  "--die-with-parent",
+  "--cap-drop",
+  "ALL",
+  "--unshare-pid",
+  "--unshare-net",
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+  "--",
+  "true",
+];
+
+/**
+ * What a successful probe depends on: the bwrap binary (path, size, mtime), the kernel release
+ * and the user. Another bwrap, kernel or user is a new key, so a stale entry is never used.
+ */
+function probeKey(bwrap: string): string | undefined {
+  try {
+    const st = Deno.statSync(bwrap);
+    return JSON.stringify([
+      1,
+      bwrap,
+      st.size,
+      st.mtime?.getTime() ?? 0,
+      Deno.osRelease(),
+      Deno.uid(),
+      PROBE_ARGS,
+    ]);
+  } catch {
+    return undefined;
+  }
+}
+
  * with the namespaces the profile uses (user namespaces may be disabled, e.g. in some containers);
  * on macOS `/usr/bin/sandbox-exec`.
  */
-export function detectBackend(): Promise<{ backend?: SandboxBackend; reason: string }> {
+export function detectBackend(
+  opts: { cacheDir?: string } = {},
+): Promise<{ backend?: SandboxBackend; reason: string }> {
+ *
+ * With `cacheDir` (Coyote's data dir), a **successful** Linux probe is remembered in
+ * `<cacheDir>/sandbox-probe.json`, keyed by {@link probeKey}, so later starts spawn no probe
+ * before their first request (issue 22: a 3–20 ms subprocess). A failure is never cached: a
+ * machine where the sandbox once failed probes again at each start, so it is never left
+ * unsandboxed by an old answer. A cached "works" that no longer holds makes commands fail with
+ * bwrap's own error (fail closed), not run unsandboxed. Only the first call's options count.
   probe ??= (async () => {
     if (Deno.build.os === "darwin") {
       const p = "/usr/bin/sandbox-exec";
@@ -117,29 +165,34 @@ export function detectBackend(): Promise<{ backend?: SandboxBackend; reason: str
     if (!bwrap) return { reason: "bwrap (package bubblewrap) is not installed" };
     try {
       const o = await new Deno.Command(bwrap, {
-        args: [
-          "--die-with-parent",
-          "--cap-drop",
-          "ALL",
-          "--unshare-pid",
-          "--unshare-net",
-          "--ro-bind",
-          "/",
-          "/",
-          "--dev",
-          "/dev",
-          "--proc",
-          "/proc",
-          "--",
-          "true",
-        ],
+    const key = opts.cacheDir ? probeKey(bwrap) : undefined;
+    const cacheFile = opts.cacheDir && key ? `${opts.cacheDir}/sandbox-probe.json` : undefined;
+    if (cacheFile) {
+      try {
+        const c = JSON.parse(await Deno.readTextFile(cacheFile));
+        if (c?.key === key && c?.ok === true) {
+          return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
+        }
+      } catch { /* no entry yet */ }
+    }
+        args: PROBE_ARGS,
         stdin: "null",
         stdout: "null",
         stderr: "piped",
         clearEnv: true,
         env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
       }).output();
-      if (o.success) return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
+      if (o.success) {
+        if (cacheFile) {
+          try {
+            await Deno.mkdir(opts.cacheDir!, { recursive: true });
+            const tmp = `${cacheFile}.${crypto.randomUUID()}.tmp`;
+            await Deno.writeTextFile(tmp, JSON.stringify({ key, ok: true }));
+            await Deno.rename(tmp, cacheFile);
+          } catch { /* a read-only data dir: probe at every start */ }
+        }
+        return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
+      }
       const msg = new TextDecoder().decode(o.stderr).trim().split("\n")[0];
       return { reason: `bwrap cannot create namespaces here (${msg || `exit ${o.code}`})` };
     } catch (e) {
@@ -335,7 +388,7 @@ export class CommandSandbox {
       const d = await detectBackend();
       backend = d.backend;
       reason = backend
-        ? `${backend.name}: workspace writable, network ${netWord(deriveProfile(policy), backend)}`
+        ? `${backend.name}: workspace writable, network ${netWord(networkOf(policy.rules()), backend)}`
         : d.reason;
     }
     const status: SandboxStatus = {
@@ -361,12 +414,7 @@ export class CommandSandbox {
    * lets a command do, so a "Read-only file system" or a refused connection is expected.
    */
   modelNote(): string {
-    let mode: SandboxProfile["network"]["mode"] = "none";
-    try {
-      mode = deriveProfile(this.policy).network.mode;
-    } catch (e) {
-      if (!(e instanceof GlobEngineNotLoaded)) throw e;
-    }
+    const mode = networkOf(this.policy.rules()).mode;
     const net = mode === "none"
       ? "no network"
       : mode === "proxy" && this.backend?.name === "bwrap" && socatPath()
@@ -404,7 +452,7 @@ export class CommandSandbox {
       // inside the sandbox to Coyote's proxy on a socket in the private /tmp; core/policy/sandbox/netproxy.ts).
       let prelude: string | undefined;
       let network: "host" | undefined;
-      if (deriveProfile(this.policy).network.mode === "proxy") {
+      if (networkOf(this.policy.rules()).mode === "proxy") {
         if (this.backend.name === "bwrap" && socatPath()) {
           const policy = this.policy;
           this.#proxy ??= NetProxy.start(
@@ -540,7 +588,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   l.push("  hidden:");
   if (!profile.hidden.length) l.push("            (none)");
   for (const h of profile.hidden) l.push(`            ${h.path}  (${h.why})`);
-  l.push(`  network:  ${netWord(profile)} (${profile.network.why})`);
+  l.push(`  network:  ${netWord(profile.network)} (${profile.network.why})`);
   l.push(
     profile.unixSockets?.length
       ? `  sockets:  unix sockets open (the filter is off while Net(unix:…) rules exist); bound in: ${

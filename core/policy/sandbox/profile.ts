@@ -253,19 +253,10 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   }
 
   // Network.
-  const isUnix = (r: Rule) => r.pattern?.startsWith("unix:") ?? false;
-  const netAllow = rules.filter((r) => r.kind === "net" && r.decision === "allow" && !isUnix(r));
+  const network = networkOf(rules);
   // `Net(unix:/path)` allow rules: these sockets are mounted in and the unix-socket filter is off.
   const unixSockets = rules.filter((r) => r.kind === "net" && r.decision === "allow" && isUnix(r))
     .map((r) => r.pattern!.slice(5)).filter(isSocketFile);
-  const network: SandboxProfile["network"] = netAllow.length
-    ? {
-      mode: "proxy",
-      why: `${
-        netAllow.map((r) => r.text).join(", ")
-      } allow hosts: reached only through Coyote's filtering HTTP(S) proxy, which asks the same rules; nothing else leaves`,
-    }
-    : { mode: "none", why: "no Net allow rule: no network (loopback only, of its own)" };
 
   return {
     workspace: ws,
@@ -287,6 +278,26 @@ export function deriveProfile(policy: Policy): SandboxProfile {
  * known secret (the provider key, under any name) never passes — not even with an `Env` allow
  * rule, which the guard also uses to let a command *expand* the variable. Otherwise an `Env` deny
  * rule drops it, an `Env` allow rule (a bare `Env` allows every name) passes it, and a
+const isUnix = (r: Rule) => r.pattern?.startsWith("unix:") ?? false;
+
+/**
+ * The network part of the profile alone, from the rules: `proxy` when a `Net` allow rule names a
+ * host (not a `unix:` socket), else `none`. Cheap (no file system, no subprocess), so what a
+ * session shows before its first request (the status line, `execute_command`'s note) does not
+ * derive the whole profile (home scan, protected-path walk, git config).
+ */
+export function networkOf(rules: readonly Rule[]): SandboxProfile["network"] {
+  const netAllow = rules.filter((r) => r.kind === "net" && r.decision === "allow" && !isUnix(r));
+  return netAllow.length
+    ? {
+      mode: "proxy",
+      why: `${
+        netAllow.map((r) => r.text).join(", ")
+      } allow hosts: reached only through Coyote's filtering HTTP(S) proxy, which asks the same rules; nothing else leaves`,
+    }
+    : { mode: "none", why: "no Net allow rule: no network (loopback only, of its own)" };
+}
+
  * secret-looking name ({@link SECRET_NAME}) drops it.
  */
 export function envDecision(
