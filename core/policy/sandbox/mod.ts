@@ -94,8 +94,6 @@ function socatPath(): string | undefined {
   return socat.path;
 }
 
-/**
- * Finds a working backend once per process: on Linux `bwrap` on `PATH`, proven by running `true`
 /** The probe's arguments: a change here is a new cache key. */
 const PROBE_ARGS = [
   "--die-with-parent",
@@ -135,12 +133,10 @@ function probeKey(bwrap: string): string | undefined {
   }
 }
 
+/**
+ * Finds a working backend once per process: on Linux `bwrap` on `PATH`, proven by running `true`
  * with the namespaces the profile uses (user namespaces may be disabled, e.g. in some containers);
  * on macOS `/usr/bin/sandbox-exec`.
- */
-export function detectBackend(
-  opts: { cacheDir?: string } = {},
-): Promise<{ backend?: SandboxBackend; reason: string }> {
  *
  * With `cacheDir` (Coyote's data dir), a **successful** Linux probe is remembered in
  * `<cacheDir>/sandbox-probe.json`, keyed by {@link probeKey}, so later starts spawn no probe
@@ -148,6 +144,10 @@ export function detectBackend(
  * machine where the sandbox once failed probes again at each start, so it is never left
  * unsandboxed by an old answer. A cached "works" that no longer holds makes commands fail with
  * bwrap's own error (fail closed), not run unsandboxed. Only the first call's options count.
+ */
+export function detectBackend(
+  opts: { cacheDir?: string } = {},
+): Promise<{ backend?: SandboxBackend; reason: string }> {
   probe ??= (async () => {
     if (Deno.build.os === "darwin") {
       const p = "/usr/bin/sandbox-exec";
@@ -163,8 +163,6 @@ export function detectBackend(
     }
     const bwrap = which("bwrap");
     if (!bwrap) return { reason: "bwrap (package bubblewrap) is not installed" };
-    try {
-      const o = await new Deno.Command(bwrap, {
     const key = opts.cacheDir ? probeKey(bwrap) : undefined;
     const cacheFile = opts.cacheDir && key ? `${opts.cacheDir}/sandbox-probe.json` : undefined;
     if (cacheFile) {
@@ -175,6 +173,8 @@ export function detectBackend(
         }
       } catch { /* no entry yet */ }
     }
+    try {
+      const o = await new Deno.Command(bwrap, {
         args: PROBE_ARGS,
         stdin: "null",
         stdout: "null",

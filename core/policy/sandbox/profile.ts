@@ -273,11 +273,6 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   };
 }
 
-/**
- * Whether variable `name` (value `value`) passes into a command, and why. A value equal to a
- * known secret (the provider key, under any name) never passes — not even with an `Env` allow
- * rule, which the guard also uses to let a command *expand* the variable. Otherwise an `Env` deny
- * rule drops it, an `Env` allow rule (a bare `Env` allows every name) passes it, and a
 const isUnix = (r: Rule) => r.pattern?.startsWith("unix:") ?? false;
 
 /**
@@ -298,6 +293,11 @@ export function networkOf(rules: readonly Rule[]): SandboxProfile["network"] {
     : { mode: "none", why: "no Net allow rule: no network (loopback only, of its own)" };
 }
 
+/**
+ * Whether variable `name` (value `value`) passes into a command, and why. A value equal to a
+ * known secret (the provider key, under any name) never passes — not even with an `Env` allow
+ * rule, which the guard also uses to let a command *expand* the variable. Otherwise an `Env` deny
+ * rule drops it, an `Env` allow rule (a bare `Env` allows every name) passes it, and a
  * secret-looking name ({@link SECRET_NAME}) drops it.
  */
 export function envDecision(
