@@ -56,6 +56,11 @@ export interface ModelSpec {
   max_output_tokens?: number;
   /** USD per million tokens. */
   price?: { input: number; output: number; cached_input?: number };
+  /**
+   * Parse tool calls this model writes as text into calls (wins over
+   * `provider.text_tool_calls` for requests to this model; core/provider/text_tool_calls.ts).
+   */
+  text_tool_calls?: boolean;
 }
 
 /** The validated `config.yaml`. */
@@ -273,12 +278,15 @@ function configSchema() {
       context_window: posInt().optional(),
       images: z.boolean({ error: "expected true or false" }).optional(),
       max_output_tokens: posInt().optional(),
+      text_tool_calls: z.boolean({ error: "expected true or false" }).optional(),
       price: z.strictObject({
         input: usd(),
         output: usd(),
         cached_input: usd().optional(),
       }, { error: "expected a mapping with input/output (USD per million tokens)" }).optional(),
-    }, { error: "expected a mapping (context_window, images, max_output_tokens, price)" });
+    }, {
+      error: "expected a mapping (context_window, images, max_output_tokens, price, text_tool_calls)",
+    });
     const schema = z.strictObject({
       model: str().optional(),
       provider: provider.optional(),
@@ -338,6 +346,16 @@ export interface ProviderFlags {
   model?: string;
   baseURL?: string;
   apiKey?: string;
+}
+
+/** `textToolCallModels` of the provider config: the models whose entry sets `text_tool_calls`. */
+function textToolCallModels(
+  models: Record<string, ModelSpec> | undefined,
+): { textToolCallModels?: Record<string, boolean> } {
+  const set = Object.entries(models ?? {}).filter(([, m]) => typeof m.text_tool_calls === "boolean");
+  return set.length
+    ? { textToolCallModels: Object.fromEntries(set.map(([n, m]) => [n, m.text_tool_calls!])) }
+    : {};
 }
 
 /**
@@ -401,5 +419,6 @@ export function resolveProvider(opts: {
     ...(p.headers ? { headers: { ...p.headers } } : {}),
     ...(p.stream_options === false ? { streamOptions: false } : {}),
     ...(p.text_tool_calls === false ? { textToolCalls: false } : {}),
+    ...textToolCallModels(config.models),
   };
 }

@@ -9,6 +9,7 @@
  *     images: false               # accepts image input (OpenAI image_url parts)
  *     max_output_tokens: 8192     # reserved for the answer out of the window (not sent)
  *     price: { input: 0.3, output: 1.2, cached_input: 0.03 }  # USD per million tokens
+ *     text_tool_calls: false      # do not parse calls it writes as text (over provider.text_tool_calls)
  * ```
  *
  * A model missing from the table gets {@link DEFAULT_CONTEXT_WINDOW} and unknown image support

@@ -19,6 +19,7 @@ import {
   emptyResponse,
   isCompleteJson,
   mergeDetails,
+  openaiFinishReason,
   pickUsage,
   type Sdk,
   type ToolAcc,
@@ -181,7 +182,7 @@ export async function attemptOnce(
           cb.onToolCallDelta?.(acc.seq, tc.id ?? undefined, name ?? undefined);
         });
       }
-      if (choice.finish_reason) finishReason = choice.finish_reason;
+      if (choice.finish_reason) finishReason = openaiFinishReason(choice.finish_reason);
     }
     if (signal?.aborted) {
       return { ok: false, error: cancelled(partial(), attemptNo), retryable: false };

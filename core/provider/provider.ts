@@ -104,7 +104,20 @@ export function createProvider(cfg: ProviderConfig): Provider {
           const known = new Set(
             req.tools.flatMap((t) => t.type === "function" ? [t.function.name] : []),
           );
-          return withTextToolCalls(res, known, notify, attemptNo, cfg.textToolCalls !== false);
+          // A model's own `models.<name>.text_tool_calls` wins over `provider.text_tool_calls`.
+          const model = req.model ?? cfg.model;
+          const own = cfg.textToolCallModels?.[model];
+          const setting = own !== undefined
+            ? `models.${model}.text_tool_calls`
+            : "provider.text_tool_calls";
+          return withTextToolCalls(
+            res,
+            known,
+            notify,
+            attemptNo,
+            own ?? cfg.textToolCalls !== false,
+            setting,
+          );
         }
         const err = result.error;
         if (result.dropField && !omit.has(result.dropField)) {

@@ -182,6 +182,28 @@ export function toolList(tools: ToolAcc[], attemptNo: number): ModelToolCall[] {
   }));
 }
 
+/**
+ * A `finish_reason` in OpenAI's words. Anthropic-compatible servers (and proxies in front of
+ * them) send Anthropic's `stop_reason` values: `max_tokens` is OpenAI's `length` (the output
+ * limit cut the answer, so its tool calls are refused, core/engine/truncated.ts), `tool_use`
+ * is `tool_calls`, `end_turn` / `stop_sequence` are `stop`; Gemini's upper-case `MAX_TOKENS`
+ * and `STOP` likewise. Anything else passes unchanged.
+ */
+export function openaiFinishReason(raw: string): string {
+  switch (raw.toLowerCase()) {
+    case "max_tokens":
+      return "length";
+    case "tool_use":
+      return "tool_calls";
+    case "end_turn":
+    case "stop_sequence":
+    case "stop":
+      return "stop";
+    default:
+      return raw;
+  }
+}
+
 /** A response with nothing in it (what a request cancelled before any chunk carries). */
 export function emptyResponse(): ModelResponse {
   return { text: "", reasoning: "", toolCalls: [], finishReason: null };

@@ -124,8 +124,9 @@ export function parseTextToolCalls(text: string, known: ReadonlySet<string>): Te
  * `known` is not empty (see {@link parseTextToolCalls}); `notify` gets one line saying what was
  * done, or that the text looked like a tool call that could not be used (never silence).
  * `finish_reason` `stop` becomes `tool_calls`; `length` stays (the engine refuses cut calls).
- * With `enabled` false (config `provider.text_tool_calls: false`) nothing is parsed into calls,
- * but a call-like text is still warned about.
+ * With `enabled` false (config `provider.text_tool_calls: false`, or the model's
+ * `models.<name>.text_tool_calls: false`) nothing is parsed into calls, but a call-like text is
+ * still warned about; `setting` names the config key in those lines.
  */
 export function withTextToolCalls(
   res: ModelResponse,
@@ -133,6 +134,7 @@ export function withTextToolCalls(
   notify: (line: string) => void,
   attemptNo = 0,
   enabled = true,
+  setting = "provider.text_tool_calls",
 ): ModelResponse {
   if (res.toolCalls.length) return res;
   if (!res.text.trim()) {
@@ -151,7 +153,7 @@ export function withTextToolCalls(
   if (!enabled) {
     notify(
       "coyote: warning: the model wrote what looks like a tool call as text; not run " +
-        "(provider.text_tool_calls is false)",
+        `(${setting} is false)`,
     );
     return res;
   }
@@ -171,7 +173,7 @@ export function withTextToolCalls(
   notify(
     `coyote: the model wrote ${toolCalls.length} tool call(s) as text (${
       toolCalls.map((c) => c.name).join(", ")
-    }); running them as calls (set provider.text_tool_calls: false to turn this off)`,
+    }); running them as calls (set ${setting}: false to turn this off)`,
   );
   return {
     ...res,

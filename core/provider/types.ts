@@ -32,6 +32,11 @@ export interface ProviderConfig {
    * core/provider/text_tool_calls.ts.
    */
   textToolCalls?: boolean;
+  /**
+   * Per-model `text_tool_calls` from the `models:` table (model name → on/off), winning over
+   * {@link textToolCalls} for requests to that model.
+   */
+  textToolCallModels?: Record<string, boolean>;
   /** Receives one human line per retry or dropped field ("retrying in 0.5 s …"); never the key. */
   notify?: (line: string) => void;
 }
