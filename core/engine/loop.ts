@@ -222,6 +222,7 @@ export class Engine implements AgentRunner {
       if (usage.requests >= o.maxTurns) return finish("max_turn_requests");
       if (overBudget(o.budget, usage)) return finish("max_budget");
       usage.requests++;
+      if (o.beforeRequest) await o.beforeRequest();
       const tools = o.registry.openAITools();
       let streamed = "";
       let res: ModelResponse;

@@ -105,6 +105,12 @@ export interface EngineOptions {
   origin?: AgentOrigin;
   beforeTurnEnd?: BeforeTurnEnd;
   /**
+   * Awaited before each model request (bounded by the caller): the session lets an MCP tool-list
+   * change that is still landing (a server just ready, `notifications/tools/list_changed`) reach
+   * `registry`, so the request's tool list is current. Must not throw.
+   */
+  beforeRequest?: () => Promise<void>;
+  /**
    * Checked after each batch of tool calls: true ends the turn (`end_turn`) without another
    * model request (a graph llm node whose `submit_result` call has delivered its result).
    */

@@ -59,6 +59,7 @@ import { envelopeStamper } from "./envelope.ts";
 import { sessionStopHooks } from "./stop_hooks.ts";
 import { fitHistory, loadToResume } from "./resume.ts";
 import { untilAborted, within } from "./wait.ts";
+import { mcpAtTurnStart } from "./mcp_startup.ts";
 
 /** How long a turn waits for its cancelled sub-agents to end before it ends itself (ms). */
 export const CHILD_SETTLE_MS = 10_000;
@@ -315,15 +316,21 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
 
   // MCP servers start in the background and may change their tools: the next model request
   // sees the current set (prompts and resources need no new registry).
+  let toolsLanding: Promise<void> = Promise.resolve();
   const offMcp = inherits ? undefined : mcp?.onChange((c) => {
     if (c.kind === "prompts" || c.kind === "resources" || closed) return;
-    void ws.tools(init.mcpServers).then((next) => {
+    toolsLanding = ws.tools(init.mcpServers).then((next) => {
       all.splice(0, all.length, ...withExec(next));
       registry = new ToolRegistry(toolsOf(prepared));
       engine.opts.registry = registry;
       engine.opts.policy = policyFor(registry);
-    });
+    }, () => {});
   });
+  // Each model request waits (at most 5 s) for a tool-list change still landing.
+  if (mcp && !inherits) {
+    engine.opts.beforeRequest = () =>
+      within((mcp.settled?.() ?? Promise.resolve()).then(() => toolsLanding), 5_000);
+  }
   const session: AgentSession = {
     ...(mcp ? { mcp } : {}),
     id,
@@ -427,9 +434,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   ): Promise<TurnResult> {
     const sink = opts.onEvent;
     const signal = opts.signal ?? new AbortController().signal;
-    // Servers still starting: the turn waits for them (each bounded by its start-up
-    // timeout) so the model sees their tools; a cancel stops the wait.
-    if (mcp) await untilAborted(mcp.ready, signal);
+    // Servers still starting: a root turn waits for them, or (`mcpStartup: "background"`)
+    // starts without their tools and says so (./mcp_startup.ts); a sub-agent never waits.
+    const mcpNotices = parent
+      ? null
+      : await mcpAtTurnStart(mcp, { mode: init.mcpStartup ?? "wait", signal, log });
     // The window matters once there is history to fit; a fresh session's first request does not
     // wait for the model list (it arrives during the turn, on a slow server too).
     if (metadataWanted) {
@@ -465,9 +474,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
           }
           if (ev.sessionUpdate === "turn_ended") ended = ev;
           else sink(stamp(ev));
+          if (ev.sessionUpdate === "turn_started") mcpNotices?.start((n) => sink(stamp(n)));
         },
       });
     } finally {
+      mcpNotices?.stop();
       prepared.skills.endTurn();
       if (supervisor) {
         supervisor.cancelAll("the parent's turn ended");

@@ -37,6 +37,11 @@ export interface SessionOptions {
   autoContinue?: boolean;
   /** Extra MCP servers for this session (ACP `session/new` `mcpServers`). */
   mcpServers?: Record<string, McpServerSpec>;
+  /**
+   * A turn that begins while MCP servers are still starting: `wait` for them (default; headless)
+   * or start without their tools and say so (`background`: ACP, the REPL). core/session/mcp_startup.ts.
+   */
+  mcpStartup?: "wait" | "background";
   /** Continue this stored session (its history is loaded; nothing is re-executed). */
   resumeId?: string;
   /** Override agent / model for this session. */

@@ -117,6 +117,8 @@ class Connection implements McpConnection {
   private renamedLogged = new Set<string>();
   private closed?: Promise<void>;
   private toolCache?: AnyTool[];
+  /** Re-listings in flight (`listenForChanges`), for {@link settled}. */
+  private relisting = new Set<Promise<void>>();
 
   constructor(servers: DiscoveredMcpServer[], private opts: ConnectOptions) {
     this.states = servers.map((d) => ({
@@ -379,17 +381,26 @@ class Connection implements McpConnection {
     const client = st.client!;
     const on = (kind: "tools" | "prompts" | "resources") => async () => {
       if (!st.alive) return;
-      try {
-        await this.refresh(st, { timeout: timeoutMs }, kind);
-        this.info(`MCP server ${st.d.name}: ${kind} list changed`);
-        this.emit({ server: st.d.name, kind });
-      } catch (e) {
-        this.warn(`MCP server ${st.d.name}: re-listing ${kind} failed: ${errMsg(e)}`);
-      }
+      const work = (async () => {
+        try {
+          await this.refresh(st, { timeout: timeoutMs }, kind);
+          this.info(`MCP server ${st.d.name}: ${kind} list changed`);
+          this.emit({ server: st.d.name, kind });
+        } catch (e) {
+          this.warn(`MCP server ${st.d.name}: re-listing ${kind} failed: ${errMsg(e)}`);
+        }
+      })();
+      this.relisting.add(work);
+      await work;
+      this.relisting.delete(work);
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, on("tools"));
     client.setNotificationHandler(PromptListChangedNotificationSchema, on("prompts"));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, on("resources"));
+  }
+
+  settled(): Promise<void> {
+    return Promise.all([...this.relisting]).then(() => {});
   }
 
   prompts(): McpPromptInfo[] {

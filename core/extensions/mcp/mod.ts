@@ -311,6 +311,7 @@ export function combineMcp(conns: McpConnection[], hidden: Set<string> = new Set
       return conns.flatMap((c, i) => c.servers.filter((s) => visible(i, s.name)));
     },
     ready: Promise.all(conns.map((c) => c.ready)).then(() => {}),
+    settled: () => Promise.all(conns.map((c) => c.settled?.())).then(() => {}),
     onChange(listener) {
       const offs = conns.map((c) => c.onChange(listener));
       return () => offs.forEach((off) => off());

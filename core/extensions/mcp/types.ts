@@ -72,6 +72,11 @@ export interface McpConnection {
   readonly servers: McpServerStatus[];
   /** Settles when every server has connected or failed (never rejects). */
   ready: Promise<void>;
+  /**
+   * Settles when no re-listing after a `notifications/{tools,…}/list_changed` is in flight (its
+   * change has been reported through `onChange`); never rejects.
+   */
+  settled?(): Promise<void>;
   /** Calls `listener` on every {@link McpChange}; returns an unsubscribe function. */
   onChange(listener: (change: McpChange) => void): () => void;
   /** Prompts of the running servers. */

@@ -88,6 +88,8 @@ async function openSession(
       mcpServers: mcpServersFromAcp(mcpServers ?? []),
       // The client drives the turns: an agent's auto_continue does not re-prompt by itself.
       autoContinue: false,
+      // A prompt does not wait for MCP servers still starting (core/session/mcp_startup.ts).
+      mcpStartup: "background",
       ...(resumeId ? { resumeId } : {}),
       log: (line) => console.error(line),
     });

@@ -208,7 +208,15 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   };
   const open = async (init: { resumeId?: string; name?: string }) => {
     const { createSession } = await import("../../session/runtime.ts");
-    const next = await createSession(app, { cwd: app.cwd, permission, host, log, ...init });
+    // A prompt does not wait for MCP servers still starting (core/session/mcp_startup.ts).
+    const next = await createSession(app, {
+      cwd: app.cwd,
+      permission,
+      host,
+      log,
+      mcpStartup: "background",
+      ...init,
+    });
     const sess = next;
     const { createTerminalRenderer } = await import("../render/terminal.ts");
     renderer = await createTerminalRenderer({
