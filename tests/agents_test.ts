@@ -594,24 +594,38 @@ Deno.test("cli: plugin agents and skills join the registry; a workspace file sha
   }
 });
 
-Deno.test("built-ins are cached parsed in the data dir; a broken cache file is parsed again", async () => {
-  const { loadBuiltins, parseBuiltins } = await import("../core/agents/builtins.ts");
+Deno.test("built-ins: a stale generated module falls back to the data-dir cache; a broken cache file is parsed again; other builds' entries stay", async () => {
+  const { loadBuiltins, parseBuiltins, KEEP } = await import("../core/agents/builtins.ts");
   const dir = await Deno.makeTempDir({ prefix: "coyote-builtin-cache-" });
+  // A checkout whose agent files changed since `deno task gen`: the generated key differs.
+  const stale = { key: "stale", agents: [], skills: [], warnings: [] };
   try {
     const fresh = await parseBuiltins();
     assert.deepEqual(fresh.warnings, []);
     await Deno.writeTextFile(join(dir, "0".repeat(64) + ".json"), "{}"); // another build's
-    const first = await loadBuiltins(dir);
-    const files = [...Deno.readDirSync(dir)].map((e) => e.name);
-    assert.equal(files.length, 1);
-    assert.match(files[0], /^[0-9a-f]{64}\.json$/);
-    const second = await loadBuiltins(dir);
+    const first = await loadBuiltins(dir, stale);
+    const files = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.equal(files.length, 2, "the other build's entry stays");
+    const mine = files.find((f) => f !== "0".repeat(64) + ".json")!;
+    assert.match(mine, /^[0-9a-f]{64}\.json$/);
+    const second = await loadBuiltins(dir, stale);
     assert.deepEqual(second, first);
     assert.deepEqual(second, fresh, "the cached form equals a fresh parse");
     assert.ok(second.agents.find((e) => e.name === "coder")?.graphText?.includes("nodes:"));
-    await Deno.writeTextFile(join(dir, files[0]), "{ not json");
-    assert.deepEqual(await loadBuiltins(dir), fresh);
-    assert.deepEqual(JSON.parse(Deno.readTextFileSync(join(dir, files[0]))).agents.length, 10);
+    await Deno.writeTextFile(join(dir, mine), "{ not json");
+    assert.deepEqual(await loadBuiltins(dir, stale), fresh);
+    assert.deepEqual(JSON.parse(Deno.readTextFileSync(join(dir, mine))).agents.length, 10);
+    // At most KEEP entries: the oldest go.
+    for (let i = 1; i <= KEEP + 2; i++) {
+      const f = join(dir, String(i).repeat(64).slice(0, 64) + ".json");
+      await Deno.writeTextFile(f, "{}");
+      await Deno.utime(f, 1000 + i, 1000 + i);
+    }
+    await Deno.remove(join(dir, mine));
+    await loadBuiltins(dir, stale);
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name);
+    assert.equal(left.length, KEEP);
+    assert.ok(left.includes(mine), "this build's new entry is kept");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -1,14 +1,21 @@
 /**
- * The built-in agents and skills, parsed once and cached.
+ * The built-in agents and skills, parsed at build time.
  *
- * Parsing them (npm `yaml`, the zod schemas, ~20 files) costs tens of milliseconds at every start,
- * for a result that only changes with Coyote itself. So the parsed form is kept in
- * `<data dir>/builtin-cache/<sha256>.json`, keyed by the SHA-256 of {@link CACHE_FORMAT}, the
- * Coyote version and every embedded file's text: any change to a built-in (or a new Coyote) is a
- * new key. A missing, unreadable or malformed cache file is parsed again and rewritten (written to
- * a temporary file and renamed, so a concurrent reader never sees half of one); a data dir that
- * cannot be written only costs the parse. Writing a new entry removes the other builds' entries. Graph agents are cached with their description; their
- * text stays the embedded one.
+ * Parsing them (npm `yaml`, the zod schemas, ~20 files) costs tens of milliseconds, for a result
+ * that only changes with Coyote itself. So `deno task gen` (scripts/gen_builtins.ts) writes the
+ * parsed form to `./builtins.gen.json`, imported as a JSON module (embedded in the binary like the
+ * texts): no YAML parse at start in any build, and no per-build cache to miss when two builds (an
+ * installed binary and a checkout) share a data dir. The module records {@link cacheKey}, the
+ * SHA-256 of {@link CACHE_FORMAT}, the Coyote version and every embedded file's text;
+ * tests/builtins_generated_test.ts fails when it is stale.
+ *
+ * A checkout whose agent or skill files were edited without `deno task gen` (the key differs)
+ * falls back to the parsed form cached in `<data dir>/builtin-cache/<key>.json`, parsed and
+ * written on a miss (to a temporary file, then renamed, so a concurrent reader never sees half of
+ * one). The {@link KEEP} newest entries stay, so builds that share a data dir do not evict each
+ * other. A missing, unreadable or malformed cache file is parsed again; a data dir that cannot be
+ * written only costs the parse. Graph agents are stored with their description; their text stays
+ * the embedded one.
  * @module
  */
 import { join } from "node:path";
@@ -17,6 +24,7 @@ import { builtinAgentFiles } from "../../agents/mod.ts";
 import { builtinSkillFiles } from "../../skills/mod.ts";
 import { type AgentEntry, parseBuiltinAgents } from "./registry.ts";
 import { parseSkill, type SkillEntry } from "../extensions/skills/load.ts";
+import generated from "./builtins.gen.json" with { type: "json" };
 
 /** Bump when the parsers' output for the same text changes. */
 export const CACHE_FORMAT = 2;
@@ -29,7 +37,17 @@ export interface Builtins {
   warnings: string[];
 }
 
-async function cacheKey(): Promise<string> {
+/** Data-dir cache entries kept (newest first): one per build that shares the data dir. */
+export const KEEP = 4;
+
+/** What `deno task gen` writes to `./builtins.gen.json`. */
+export interface GeneratedBuiltins extends Builtins {
+  /** {@link cacheKey} of the texts it was parsed from. */
+  key: string;
+}
+
+/** The key of this build's embedded built-ins (see the module doc). */
+export async function cacheKey(): Promise<string> {
   const parts = [
     `format ${CACHE_FORMAT}`,
     `coyote ${pkg.version}`,
@@ -70,38 +88,56 @@ function isBuiltins(v: unknown): v is Builtins {
     b.agents.every((e) => typeof e?.name === "string" && Array.isArray(e.shadows));
 }
 
+/** The stored form: graph texts are not duplicated (they stay the embedded ones). */
+export function storedForm(b: Builtins): Builtins {
+  return { ...b, agents: b.agents.map(({ graphText: _g, ...e }) => e) };
+}
+
+/** A stored form back to entries: each graph gets its embedded text again. */
+function withGraphTexts(b: Builtins): Builtins {
+  for (const e of b.agents) {
+    if (e.kind === "graph") e.graphText = builtinAgentFiles.find((f) => f.name === e.name)?.text;
+  }
+  return b;
+}
+
 /**
- * The built-ins, from the cache in `cacheDir` when it holds this build's, else parsed (and
- * cached). Without `cacheDir`, parsed. Never throws.
+ * The built-ins: the generated module when it matches this build's texts (the normal case, no
+ * parse, no file read), else the data-dir cache in `cacheDir` when it holds this build's entry,
+ * else parsed (and cached). Without `cacheDir`, parsed on a mismatch. Never throws. `gen` replaces
+ * the generated module (tests).
  */
-export async function loadBuiltins(cacheDir?: string): Promise<Builtins> {
+export async function loadBuiltins(
+  cacheDir?: string,
+  gen: GeneratedBuiltins = generated as unknown as GeneratedBuiltins,
+): Promise<Builtins> {
+  const key = await cacheKey();
+  if (gen.key === key && isBuiltins(gen)) {
+    const { key: _k, ...b } = structuredClone(gen);
+    return withGraphTexts(b);
+  }
   if (!cacheDir) return parseBuiltins();
-  const file = join(cacheDir, `${await cacheKey()}.json`);
+  const file = join(cacheDir, `${key}.json`);
   try {
     const cached = JSON.parse(await Deno.readTextFile(file));
-    if (isBuiltins(cached)) {
-      // The embedded text is not duplicated in the cache.
-      for (const e of cached.agents) {
-        if (e.kind === "graph") {
-          e.graphText = builtinAgentFiles.find((f) => f.name === e.name)?.text;
-        }
-      }
-      return cached;
-    }
+    if (isBuiltins(cached)) return withGraphTexts(cached);
   } catch { /* missing or malformed: parse again */ }
   const parsed = await parseBuiltins();
   try {
     await Deno.mkdir(cacheDir, { recursive: true });
     const tmp = `${file}.${crypto.randomUUID()}.tmp`;
-    const data = {
-      ...parsed,
-      agents: parsed.agents.map(({ graphText: _g, ...e }) => e),
-    };
-    await Deno.writeTextFile(tmp, JSON.stringify(data));
+    await Deno.writeTextFile(tmp, JSON.stringify(storedForm(parsed)));
     await Deno.rename(tmp, file);
-    // Entries of other builds are dead weight: one file stays.
+    // Other builds' entries stay (up to KEEP, newest first): two builds sharing a data dir both hit.
+    const entries: { name: string; mtime: number }[] = [];
     for await (const e of Deno.readDir(cacheDir)) {
-      if (e.isFile && e.name.endsWith(".json") && join(cacheDir, e.name) !== file) {
+      if (!e.isFile || !/^[0-9a-f]{64}\.json$/.test(e.name)) continue;
+      const st = await Deno.stat(join(cacheDir, e.name)).catch(() => null);
+      entries.push({ name: e.name, mtime: st?.mtime?.getTime() ?? 0 });
+    }
+    entries.sort((a, b) => b.mtime - a.mtime);
+    for (const e of entries.slice(KEEP)) {
+      if (join(cacheDir, e.name) !== file) {
         await Deno.remove(join(cacheDir, e.name)).catch(() => {});
       }
     }

@@ -12,6 +12,7 @@
  *   `graph.yaml`. Unknown or broken agent: exit 2 with the error.
  * @module
  */
+import { join } from "node:path";
 import type { AppOptions } from "../../config/app_options.ts";
 import type { AgentDefinition } from "../../../sdk/mod.ts";
 import { type AgentEntry, type AgentRegistry, loadAgentRegistry } from "../../agents/registry.ts";
@@ -44,10 +45,13 @@ async function registryFor(app: AppOptions): Promise<AgentRegistry> {
     await loaded.close();
   }
   const { appTrusts } = await import("../../config/trust.ts");
+  const { loadBuiltins } = await import("../../agents/builtins.ts");
   return loadAgentRegistry({
     configDir: app.configDir,
     cwd: app.cwd,
     pluginAgents,
+    // Parsed at build time (or cached in the data dir), as a session's start takes them.
+    builtins: (await loadBuiltins(join(app.dataDir, "builtin-cache"))).agents,
     trusted: appTrusts(app, app.cwd),
   });
 }

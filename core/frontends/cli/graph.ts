@@ -32,7 +32,12 @@ export async function graphCommand(
     console.error("coyote: usage: coyote graph check PATH|NAME");
     return 2;
   }
-  const registry = await loadAgentRegistry({ configDir: app.configDir, cwd: app.cwd });
+  const { loadBuiltins } = await import("../../agents/builtins.ts");
+  const registry = await loadAgentRegistry({
+    configDir: app.configDir,
+    cwd: app.cwd,
+    builtins: (await loadBuiltins(join(app.dataDir, "builtin-cache"))).agents,
+  });
   let path = resolve(app.cwd, args[0]);
   const asAgent = registry.entry(args[0]);
   try {

@@ -34,8 +34,10 @@ import { describeHome } from "./home_view.ts";
 import { unixSocketFilterFile } from "./seccomp.ts";
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
+import { detectBackend, type SandboxBackend, socatPath } from "./probe.ts";
 
 export { deriveProfile, envDecision, type SandboxProfile } from "./profile.ts";
+export { detectBackend, type SandboxBackend } from "./probe.ts";
 export {
   DEFAULT_SANDBOX,
   SandboxConfigError,
@@ -43,13 +45,6 @@ export {
   type SandboxSettings,
   sandboxSettings,
 } from "./settings.ts";
-
-/** A working backend. */
-export interface SandboxBackend {
-  name: "bwrap" | "sandbox-exec";
-  /** Absolute path of the program. */
-  path: string;
-}
 
 /** What a session's sandbox is (printed by `policy show`, in the stream-json `init` event). */
 export interface SandboxStatus {
@@ -62,19 +57,6 @@ export interface SandboxStatus {
   reason: string;
 }
 
-function which(name: string): string | undefined {
-  for (const dir of (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":")) {
-    if (!dir) continue;
-    try {
-      const p = `${dir}/${name}`;
-      if (Deno.statSync(p).isFile) return p;
-    } catch { /* not here */ }
-  }
-  return undefined;
-}
-
-let probe: Promise<{ backend?: SandboxBackend; reason: string }> | undefined;
-
 /** How `policy show` and the status name a profile's network. */
 function netWord(network: SandboxProfile["network"], backend?: SandboxBackend): string {
   const m = network.mode;
@@ -85,121 +67,6 @@ function netWord(network: SandboxProfile["network"], backend?: SandboxBackend): 
       : "on (not filtered: socat missing or macOS)";
   }
   return "on";
-}
-
-let socat: { path?: string } | undefined;
-/** `socat`, the bridge the filtering proxy needs inside a bwrap sandbox; looked up once. */
-function socatPath(): string | undefined {
-  socat ??= { path: which("socat") };
-  return socat.path;
-}
-
-/** The probe's arguments: a change here is a new cache key. */
-const PROBE_ARGS = [
-  "--die-with-parent",
-  "--cap-drop",
-  "ALL",
-  "--unshare-pid",
-  "--unshare-net",
-  "--ro-bind",
-  "/",
-  "/",
-  "--dev",
-  "/dev",
-  "--proc",
-  "/proc",
-  "--",
-  "true",
-];
-
-/**
- * What a successful probe depends on: the bwrap binary (path, size, mtime), the kernel release
- * and the user. Another bwrap, kernel or user is a new key, so a stale entry is never used.
- */
-function probeKey(bwrap: string): string | undefined {
-  try {
-    const st = Deno.statSync(bwrap);
-    return JSON.stringify([
-      1,
-      bwrap,
-      st.size,
-      st.mtime?.getTime() ?? 0,
-      Deno.osRelease(),
-      Deno.uid(),
-      PROBE_ARGS,
-    ]);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Finds a working backend once per process: on Linux `bwrap` on `PATH`, proven by running `true`
- * with the namespaces the profile uses (user namespaces may be disabled, e.g. in some containers);
- * on macOS `/usr/bin/sandbox-exec`.
- *
- * With `cacheDir` (Coyote's data dir), a **successful** Linux probe is remembered in
- * `<cacheDir>/sandbox-probe.json`, keyed by {@link probeKey}, so later starts spawn no probe
- * before their first request (issue 22: a 3–20 ms subprocess). A failure is never cached: a
- * machine where the sandbox once failed probes again at each start, so it is never left
- * unsandboxed by an old answer. A cached "works" that no longer holds makes commands fail with
- * bwrap's own error (fail closed), not run unsandboxed. Only the first call's options count.
- */
-export function detectBackend(
-  opts: { cacheDir?: string } = {},
-): Promise<{ backend?: SandboxBackend; reason: string }> {
-  probe ??= (async () => {
-    if (Deno.build.os === "darwin") {
-      const p = "/usr/bin/sandbox-exec";
-      try {
-        Deno.statSync(p);
-        return { backend: { name: "sandbox-exec" as const, path: p }, reason: "sandbox-exec" };
-      } catch {
-        return { reason: "/usr/bin/sandbox-exec not found" };
-      }
-    }
-    if (Deno.build.os !== "linux") {
-      return { reason: `no OS sandbox for ${Deno.build.os} (Linux bwrap and macOS only)` };
-    }
-    const bwrap = which("bwrap");
-    if (!bwrap) return { reason: "bwrap (package bubblewrap) is not installed" };
-    const key = opts.cacheDir ? probeKey(bwrap) : undefined;
-    const cacheFile = opts.cacheDir && key ? `${opts.cacheDir}/sandbox-probe.json` : undefined;
-    if (cacheFile) {
-      try {
-        const c = JSON.parse(await Deno.readTextFile(cacheFile));
-        if (c?.key === key && c?.ok === true) {
-          return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
-        }
-      } catch { /* no entry yet */ }
-    }
-    try {
-      const o = await new Deno.Command(bwrap, {
-        args: PROBE_ARGS,
-        stdin: "null",
-        stdout: "null",
-        stderr: "piped",
-        clearEnv: true,
-        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-      }).output();
-      if (o.success) {
-        if (cacheFile) {
-          try {
-            await Deno.mkdir(opts.cacheDir!, { recursive: true });
-            const tmp = `${cacheFile}.${crypto.randomUUID()}.tmp`;
-            await Deno.writeTextFile(tmp, JSON.stringify({ key, ok: true }));
-            await Deno.rename(tmp, cacheFile);
-          } catch { /* a read-only data dir: probe at every start */ }
-        }
-        return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
-      }
-      const msg = new TextDecoder().decode(o.stderr).trim().split("\n")[0];
-      return { reason: `bwrap cannot create namespaces here (${msg || `exit ${o.code}`})` };
-    } catch (e) {
-      return { reason: `bwrap failed to start (${(e as Error).message})` };
-    }
-  })();
-  return probe;
 }
 
 /** A command ready to spawn: program, arguments and the complete environment (clear the rest). */
@@ -388,7 +255,9 @@ export class CommandSandbox {
       const d = await detectBackend();
       backend = d.backend;
       reason = backend
-        ? `${backend.name}: workspace writable, network ${netWord(networkOf(policy.rules()), backend)}`
+        ? `${backend.name}: workspace writable, network ${
+          netWord(networkOf(policy.rules()), backend)
+        }`
         : d.reason;
     }
     const status: SandboxStatus = {
