@@ -34,6 +34,8 @@ const EXPLAINED: string[][] = [
   ["-", "go"],
   ["agent", "list"],
   ["go", "--headless"],
+  ["--mode", "plan", "go"],
+  ["--mode=accept-edits", "--headless", "go"],
 ];
 
 const LEFT_TO_COMMANDER: string[][] = [
@@ -48,6 +50,7 @@ const LEFT_TO_COMMANDER: string[][] = [
   ["--output-format", "yaml", "x"],
   ["--max-turns", "0", "x"],
   ["--max-turns", "-1", "x"],
+  ["--mode", "yolo", "x"],
   ["-m", "", "x"],
   ["-m"],
   ["--headless=1", "x"],

@@ -29,6 +29,11 @@ export interface AppOptions {
   dangerouslySkipPermissions: boolean;
   /** The OS sandbox of commands (config `sandbox:`, `--no-sandbox`); default auto + auto_allow. */
   sandbox?: { mode: "auto" | "required" | "off"; autoAllow: boolean };
+  /**
+   * The permission mode (core/policy/mode.ts): `--mode` > config `mode:` > `auto` (`accept-edits`
+   * when the config says `sandbox: {auto_allow: false}`).
+   */
+  mode?: import("../policy/mode.ts").PermissionMode;
   /** `--plugin PATH` (repeatable). */
   plugins: string[];
   noWorkspaceMcp: boolean;

@@ -74,6 +74,8 @@ export interface CoyoteConfig {
   plugins?: string[];
   /** Turn limit (positive integer). */
   max_turns?: number;
+  /** The permission mode (core/policy/mode.ts, docs/modes.md); `--mode` wins. */
+  mode?: "plan" | "default" | "accept-edits" | "auto";
   /**
    * Budget of one run (issue 18, docs/modes.md): `usd` (cost at the `models:` prices) and `tokens`
    * (total tokens); reaching either ends the turn with stop reason `max_budget`.
@@ -297,6 +299,9 @@ function configSchema() {
       }, { error: "expected a mapping with allow/ask/deny lists" }).optional(),
       plugins: strList().optional(),
       max_turns: posInt().optional(),
+      mode: z.enum(["plan", "default", "accept-edits", "auto"], {
+        error: "expected plan, default, accept-edits or auto",
+      }).optional(),
       budget: z.strictObject({
         usd: z.number({ error: "expected a positive number (USD)" }).positive({
           error: "expected a positive number (USD)",

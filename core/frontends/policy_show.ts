@@ -30,6 +30,7 @@ export async function policyCommand(
       dataDir: app.dataDir,
       configPath: app.configPath,
       dangerouslySkipPermissions: app.dangerouslySkipPermissions,
+      mode: app.mode,
     });
   } catch (e) {
     if (e instanceof PolicyError) {
@@ -42,6 +43,8 @@ export async function policyCommand(
   out(policy.describe());
   const sb = await import("../policy/sandbox/mod.ts");
   const sandbox = await sb.CommandSandbox.create(policy, app.sandbox ?? sb.DEFAULT_SANDBOX);
-  out("\n" + sb.describeSandbox(sb.deriveProfile(policy), sandbox.status));
+  // Commands run without asking in mode auto only (core/policy/mode.ts).
+  const status = { ...sandbox.status, autoAllow: policy.mode === "auto" };
+  out("\n" + sb.describeSandbox(sb.deriveProfile(policy), status));
   return 0;
 }

@@ -19,6 +19,7 @@ import {
   type RuleDecision,
   type RuleKind,
 } from "./rules.ts";
+import type { PermissionMode } from "./mode.ts";
 
 /** The state of one policy the evaluation functions share (private to the `Policy` façade). */
 export interface PolicyCore {
@@ -28,6 +29,8 @@ export interface PolicyCore {
   readonly home: string;
   readonly dangerouslySkipPermissions: boolean;
   readonly configPath?: string;
+  /** The permission mode (./mode.ts); `Policy.setMode` changes it for the rest of the session. */
+  mode: PermissionMode;
   /** The rules in effect, in the order they were added (config, flags, session); `addRule` appends. */
   readonly rules: Rule[];
   /** Compiled matchers of Read/Write rules ({@link matcher}). */

@@ -18,6 +18,7 @@ import { type Level, matcher, type PolicyCore, rulesOf } from "./context.ts";
 import { namePart } from "./names.ts";
 import { netPart } from "./net.ts";
 import { pathPart } from "./paths.ts";
+import { PLAN_RULE } from "./mode.ts";
 import { simpleParts } from "./walk.ts";
 import type { GuardPart, WorkerGrant } from "./types.ts";
 import { by, worstPart } from "./verdict.ts";
@@ -160,6 +161,8 @@ export function workerPermissions(
 
 /** A refusal phrase from a part: `rule X (from …) denies it` / `the policy asks for reads outside the workspace`. */
 function phrase(core: PolicyCore, p: GuardPart): string {
+  // Plan mode's own decision (./mode.ts) says itself what it is.
+  if (p.rule === PLAN_RULE) return p.reason.replace(/ \(switch the mode.*\)$/, "");
   if (p.rule && p.rule !== "default") {
     const r = core.rules.find((x) => x.text === p.rule);
     return `${r ? by(r) : `rule ${p.rule}`} ${p.decision === "deny" ? "denies" : "asks for"} it`;

@@ -21,6 +21,7 @@ import { HIDDEN_HOME_PATHS } from "./home.ts";
 import { hooksPathDir, runsLaterPath } from "./sandbox/protected.ts";
 import type { GuardPart } from "./types.ts";
 import { by, SEVERITY } from "./verdict.ts";
+import { planWritePart } from "./mode.ts";
 
 function pathRuleMatches(core: PolicyCore, r: Rule, p: string): boolean {
   return r.pattern === undefined || matcher(core, r).test(p);
@@ -190,12 +191,20 @@ export function pathPart(
 ): GuardPart {
   const lvl: Level = core.dangerouslySkipPermissions ? "skip" : level;
   const first = pathPartOne(core, kind, abs, lvl);
+  first.kind = kind;
   if (first.decision === "deny") return first;
+  // Plan mode (./mode.ts) writes nothing, whatever the rules or --dangerously-skip-permissions say.
+  if (kind === "write" && core.mode === "plan") return planWritePart(abs, "writing");
   const real = realPath(core, abs);
   if (real === abs) return first;
   const second = pathPartOne(core, kind, real, lvl);
   if (SEVERITY[second.decision] > SEVERITY[first.decision]) {
-    return { ...second, reason: `${second.reason} (${abs} resolves to ${real})`, subject: abs };
+    return {
+      ...second,
+      reason: `${second.reason} (${abs} resolves to ${real})`,
+      subject: abs,
+      kind,
+    };
   }
   return first;
 }

@@ -41,11 +41,18 @@ import { loadShellParser, shellParserLoaded } from "./shell/parse.ts";
 import { workerPermissions } from "./grant.ts";
 import { denoFlags, flagFor } from "./flags.ts";
 import { describe } from "./show.ts";
+import { applyMode, type PermissionMode } from "./mode.ts";
 
 export { PolicyError } from "./rules.ts";
 export type { Rule } from "./rules.ts";
 export type { GuardPart, PolicyAccess, PolicyInput, PolicyOptions, WorkerGrant } from "./types.ts";
 export { MAX_COMMAND_LENGTH } from "./command.ts";
+export {
+  isPermissionMode,
+  MODE_DESCRIPTIONS,
+  PERMISSION_MODES,
+  type PermissionMode,
+} from "./mode.ts";
 
 /**
  * The effective permission policy of one workspace. Create with
@@ -78,6 +85,7 @@ export class Policy {
       home: this.home,
       dangerouslySkipPermissions: this.dangerouslySkipPermissions,
       configPath: this.configPath,
+      mode: opts.mode ?? "auto",
       rules,
       paths: new Map(),
       real: new Map(),
@@ -145,7 +153,23 @@ export class Policy {
       home: this.home,
       dangerouslySkipPermissions: this.dangerouslySkipPermissions,
       configPath: this.configPath,
+      mode: this.mode,
     });
+  }
+
+  /** The permission mode in effect (./mode.ts): `plan`, `default`, `accept-edits` or `auto`. */
+  get mode(): PermissionMode {
+    return this.#core.mode;
+  }
+
+  /**
+   * Switches the permission mode for the rest of the session (REPL Shift+Tab and `/mode`, ACP
+   * `session/set_mode`). Every view reads the mode when it decides, so the next access, command
+   * and sandbox profile follow it; a plugin process started earlier keeps its worker grant (the
+   * guard still decides each of its calls).
+   */
+  setMode(mode: PermissionMode): void {
+    this.#core.mode = mode;
   }
 
   /**
@@ -184,9 +208,26 @@ export class Policy {
     if (access.type === "execute") {
       const command = String(access.command ?? "");
       if (!shellParserLoaded() && needsFullParser(command)) await loadShellParser();
-      return commandParts(this.#core, command);
+      const core = this.#core;
+      // Plan mode judges a command by the read-only defaults alone (./mode.ts).
+      const view: PolicyCore = core.mode !== "plan" ? core : {
+        ...core,
+        dangerouslySkipPermissions: false,
+        rules: core.rules.filter((r) => !(r.kind === "execute" && r.decision === "allow")),
+      };
+      return applyMode(
+        core.mode,
+        commandParts(view, command),
+        true,
+        core.dangerouslySkipPermissions,
+      );
     }
-    return [decideAccess(this.#core, access)];
+    return applyMode(
+      this.#core.mode,
+      [decideAccess(this.#core, access)],
+      false,
+      this.dangerouslySkipPermissions,
+    );
   }
 
   /**
@@ -194,7 +235,15 @@ export class Policy {
    * @throws TypeError for `execute` (use {@link evaluate}).
    */
   decide(access: Exclude<PolicyAccess, { type: "execute" }>): GuardVerdict {
-    return aggregate([decideAccess(this.#core, access)], access);
+    return aggregate(
+      applyMode(
+        this.#core.mode,
+        [decideAccess(this.#core, access)],
+        false,
+        this.dangerouslySkipPermissions,
+      ),
+      access,
+    );
   }
 
   // -------------------------------------------------------------------------

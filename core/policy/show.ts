@@ -9,6 +9,7 @@ import { type RuleDecision, ruleText } from "./rules.ts";
 import type { PolicyCore } from "./context.ts";
 import { MAX_COMMAND_LENGTH } from "./command.ts";
 import { denoFlags, flagFor } from "./flags.ts";
+import { MODE_DESCRIPTIONS } from "./mode.ts";
 
 /** Human-readable effective policy: rules with sources, defaults and the derived Deno flags. */
 export function describe(core: PolicyCore): string {
@@ -19,9 +20,12 @@ export function describe(core: PolicyCore): string {
     `  config dir: ${core.configDir}${core.configPath ? ` (config file ${core.configPath})` : ""}`,
   );
   if (core.dataDir) lines.push(`  data dir:   ${core.dataDir}`);
+  lines.push(`  mode:       ${core.mode} (${MODE_DESCRIPTIONS[core.mode]})`);
   if (core.dangerouslySkipPermissions) {
     lines.push(
-      "  mode:       --dangerously-skip-permissions (everything is allowed except explicit deny rules)",
+      `  skip:       --dangerously-skip-permissions (everything is allowed except explicit deny rules${
+        core.mode === "plan" ? "; plan mode stays read-only" : ""
+      })`,
     );
   }
   lines.push("");

@@ -31,6 +31,8 @@ export interface PolicyOptions {
   dangerouslySkipPermissions?: boolean;
   /** Path of the config file the `permissions` block came from (named in errors and `describe()`). */
   configPath?: string;
+  /** The permission mode (./mode.ts `PermissionMode`); default `auto`. */
+  mode?: "plan" | "default" | "accept-edits" | "auto";
 }
 
 export interface WorkerGrant {
@@ -52,4 +54,6 @@ export interface GuardPart {
   /** The rule text that decided, or `default` when a default did. */
   rule?: string;
   subject: string;
+  /** Set on the parts of a path decision (paths.ts `pathPart`): what the path is accessed for. */
+  kind?: "read" | "write";
 }

@@ -405,6 +405,13 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     addRule(decision, rule) {
       engine.opts.policy.addRule(decision, rule, "session");
     },
+    get mode() {
+      return parent ? parent.mode : rootGuard!.mode;
+    },
+    setMode(mode) {
+      if (parent) parent.setMode(mode);
+      else rootGuard!.setMode(mode);
+    },
     history() {
       return (graph ?? engine).history();
     },

@@ -114,7 +114,7 @@ export function graphRunnerFactory(
     let seen = -1;
     let moved: Policy;
     const at = () => {
-      if (line.guard.rules().length !== seen) {
+      if (line.guard.rules().length !== seen || moved.mode !== line.guard.mode) {
         seen = line.guard.rules().length;
         moved = line.guard.forWorkspace(dir);
       }
@@ -128,7 +128,7 @@ export function graphRunnerFactory(
     // command is auto-allowed here as for the session's own commands (a graph's declared checks,
     // e.g. the adversary's verification commands; issue 17).
     const status = c.session().commandSandbox?.status;
-    return status ? sandboxGuard(inDir, status) : inDir;
+    return status ? sandboxGuard(inDir, status, () => line.guard.mode) : inDir;
   };
   return async (a: AgentSpec, p: PreparedAgent): Promise<GraphRunner | null> =>
     a.graph

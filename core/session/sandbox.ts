@@ -33,7 +33,7 @@ export async function rootSandbox(
     log,
     killTree: (t) => signalTree(t, "SIGKILL"),
   });
-  const rootPolicy = sandboxGuard(policy, sandbox.status);
+  const rootPolicy = sandboxGuard(policy, sandbox.status, () => policy.mode);
   if (guardForcedAllow()) {
     log("coyote: warning: TEST MODE: the guard allows every access (COYOTE_TEST_GUARD=allow)");
   }

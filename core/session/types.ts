@@ -22,6 +22,7 @@ import type { PolicyLike } from "../engine/mod.ts";
 import type { CompactionResult } from "../engine/compact.ts";
 import type { SkillState } from "../extensions/skills/tools.ts";
 import type { CommandSandbox, SandboxStatus } from "../policy/sandbox/mod.ts";
+import type { PermissionMode } from "../policy/mode.ts";
 import type { Workspace } from "./workspace.ts";
 
 /** Options for one session. */
@@ -95,6 +96,13 @@ export interface AgentSession {
   ): Promise<CompactionResult>;
   /** The current agent's live skill state (`/skill load|unload`; core/extensions/skills/tools.ts). */
   readonly skills: SkillState;
+  /**
+   * The permission mode of the session's tree (core/policy/mode.ts; a sub-agent's is its root's:
+   * an agent cannot widen it). `setMode` switches it for the rest of the session (REPL Shift+Tab
+   * and `/mode`, ACP `session/set_mode`); the next access, command and sandbox profile follow it.
+   */
+  readonly mode: PermissionMode;
+  setMode(mode: PermissionMode): void;
   /** Adds a policy rule for the rest of this session (ACP `allow_always`). */
   addRule(decision: "allow" | "deny", rule: string): void;
   /** Stored events of this session so far, in order (for ACP `session/load` replay). */

@@ -181,6 +181,7 @@ export async function createWorkspace(
         dataDir: app.dataDir,
         configPath: app.configPath,
         dangerouslySkipPermissions: app.dangerouslySkipPermissions,
+        mode: app.mode,
       },
     );
   const policy = newPolicy();

@@ -131,6 +131,12 @@ export const FLAGS: FlagSpec[] = [
     default: [],
   },
   {
+    flags: "--mode <mode>",
+    description:
+      "permission mode: plan (read-only), default (asks for writes and commands), accept-edits, auto (default; config mode)",
+    choices: ["plan", "default", "accept-edits", "auto"],
+  },
+  {
     flags: "--dangerously-skip-permissions",
     description: "allow everything except deny rules (commands stay in the OS sandbox)",
   },

@@ -8,6 +8,7 @@ import type { AppOptions } from "../../config/app_options.ts";
 import { loadConfig, resolveDirs } from "../../config/config.ts";
 import { ConfigError } from "../../protocol/errors.ts";
 import { sandboxSettings } from "../../policy/sandbox/settings.ts";
+import { resolveMode } from "../../policy/mode.ts";
 import type { ParsedCli } from "./args.ts";
 import { UsageError } from "./output.ts";
 
@@ -53,6 +54,7 @@ export async function resolveApp(
     deny: opts.deny ?? [],
     dangerouslySkipPermissions: !!opts.dangerouslySkipPermissions,
     sandbox: sandboxSettings(config.sandbox, { noSandbox: opts.sandbox === false }),
+    mode: undefined,
     plugins: opts.plugin ?? [],
     noWorkspaceMcp: opts.workspaceMcp === false,
     verbose: !!opts.verbose,
@@ -66,6 +68,7 @@ export async function resolveApp(
     skills: opts.skill ?? [],
     addDirs: opts.addDir ?? [],
   };
+  app.mode = resolveMode(opts.mode, config.mode, app.sandbox!.autoAllow);
   // Project config (.coyote/config.yaml, trusted workspaces only) is merged under the flags.
   const { applyWorkspace } = await import("../../config/project.ts");
   try {

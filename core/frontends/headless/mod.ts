@@ -82,6 +82,8 @@ export interface InitEvent {
     auto_allow: boolean;
     reason: string;
   };
+  /** The run's permission mode at start (core/policy/mode.ts; Claude Code's field name). */
+  permissionMode: string;
   /** The root agent's `agent_id` (the one of its `session_update` lines). */
   agent_id: string;
 }
@@ -437,11 +439,12 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
               mode: session.sandbox.mode,
               active: session.sandbox.active,
               backend: session.sandbox.backend,
-              auto_allow: session.sandbox.autoAllow,
+              auto_allow: session.mode === "auto", // docs/modes.md
               reason: session.sandbox.reason,
             },
           }
           : {}),
+        permissionMode: session.mode,
         agent_id: session.agentId,
       };
       out(jsonLine(init));

@@ -15,9 +15,10 @@
  *   workspace, ./protected.ts) cannot be mounted read-only without creating them on the host:
  *   what a command creates is removed after it (the result says so), unless a `Write` allow rule
  *   names it.
- * - `auto_allow` (default true): with the sandbox on, an `execute` access the guard would *ask*
- *   about by default runs without asking ({@link sandboxGuard}); deny rules and explicit `ask`
- *   rules still decide.
+ * - Permission mode `auto` (core/policy/mode.ts; the default, unless `auto_allow: false`): with
+ *   the sandbox on, an `execute` access the guard would *ask* about by default runs without
+ *   asking ({@link sandboxGuard}); deny rules and explicit `ask` rules still decide. In `plan`
+ *   mode the workspace is mounted read-only (./profile.ts).
  * @module
  */
 import type { Policy } from "../policy.ts";
@@ -35,6 +36,7 @@ import { unixSocketFilterFile } from "./seccomp.ts";
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
 import { detectBackend, type SandboxBackend, socatPath } from "./probe.ts";
+import type { PermissionMode } from "../mode.ts";
 
 export { deriveProfile, envDecision, type SandboxProfile } from "./profile.ts";
 export { detectBackend, type SandboxBackend } from "./probe.ts";
@@ -406,10 +408,15 @@ export function guardForcedAllow(): boolean {
 
 /**
  * The guard as the engine sees it with a sandbox: `ask` verdicts of `execute` accesses that no
- * explicit rule decided become `allow` when the sandbox is active and `auto_allow` is on.
- * Deny verdicts and explicit `ask` rules are unchanged; other accesses are unchanged.
+ * explicit rule decided become `allow` when the sandbox is active and the permission mode
+ * (`mode()`, read at each decision; core/policy/mode.ts) is `auto`. Deny verdicts and explicit
+ * `ask` rules are unchanged; other accesses are unchanged.
  */
-export function sandboxGuard(policy: GuardLike, status: SandboxStatus): GuardLike {
+export function sandboxGuard(
+  policy: GuardLike,
+  status: SandboxStatus,
+  mode: () => PermissionMode = () => "auto",
+): GuardLike {
   const forced = guardForcedAllow();
   return {
     async evaluate(access) {
@@ -418,14 +425,13 @@ export function sandboxGuard(policy: GuardLike, status: SandboxStatus): GuardLik
       }
       const v = await policy.evaluate(access);
       if (
-        status.active && status.autoAllow && access.type === "execute" && v.decision === "ask" &&
-        (v.rule === undefined || v.rule === "default")
+        status.active && mode() === "auto" && access.type === "execute" &&
+        v.decision === "ask" && (v.rule === undefined || v.rule === "default")
       ) {
         return {
           ...v,
           decision: "allow",
-          reason:
-            `runs inside the OS sandbox (sandbox.auto_allow); the guard alone would ask: ${v.reason}`,
+          reason: `runs inside the OS sandbox (mode auto); the guard alone would ask: ${v.reason}`,
         };
       }
       return v;

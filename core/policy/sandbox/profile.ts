@@ -6,7 +6,8 @@
  *
  * The profile says, as absolute real paths:
  * - `writable`: the workspace, the private temp dir (mounted at `/tmp`) and the roots of `Write`
- *   allow rules whose pattern is a literal path or `dir/**`; everything else is read-only;
+ *   allow rules whose pattern is a literal path or `dir/**`; everything else is read-only. In
+ *   `plan` mode (core/policy/mode.ts) only the private temp dir: the workspace is `readable`;
  * - `readable`: roots of `Read` allow rules, and the git dirs of a linked worktree or submodule
  *   workspace that lie outside it (./home_view.ts `outsideGitDirs`), re-mounted read-only
  *   (visible even under `/tmp` and the hidden home);
@@ -147,14 +148,19 @@ function add(list: ProfilePath[], p: string | undefined, why: string): void {
  */
 export function deriveProfile(policy: Policy): SandboxProfile {
   const ws = real(policy.workspace) ?? policy.workspace;
-  const writable: ProfilePath[] = [{ path: ws, why: "the workspace" }];
+  // Plan mode (core/policy/mode.ts) is read-only: nothing but the private /tmp is writable.
+  const plan = policy.mode === "plan";
+  const writable: ProfilePath[] = plan ? [] : [{ path: ws, why: "the workspace" }];
   const readOnly: ProfilePath[] = [];
   const hidden: ProfilePath[] = [];
   const notes: string[] = [];
   const rules = policy.rules();
+  const readable: ProfilePath[] = [];
+  if (plan) add(readable, ws, "the workspace (read-only: plan mode)");
 
   // Writable roots from Write allow rules.
   for (const r of rules) {
+    if (plan) break;
     if (r.kind !== "write" || r.decision !== "allow") continue;
     if (r.pattern === undefined) {
       notes.push(
@@ -171,7 +177,6 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     add(writable, root, `${r.text} (from ${r.source})`);
   }
 
-  const readable: ProfilePath[] = [];
   for (const r of rules) {
     if (r.kind !== "read" || r.decision !== "allow") continue;
     const root = ruleRoot(policy, r);
