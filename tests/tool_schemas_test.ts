@@ -1,8 +1,8 @@
 /**
  * Snapshot of every first-party tool schema the model sees: the OpenAI `tools` array (name,
  * description, JSON Schema parameters) exactly as `ToolRegistry.openAITools()` builds it, for the
- * tools of `plugins/mod.ts` (`corePlugins`), the supervisor's `agent__*` tools and the skill
- * tools, each group with the size of its array in chars (`total_chars`, the first request's
+ * tools of `plugins/mod.ts` (`corePlugins`), the supervisor's `agent__*` tools, the skill
+ * tools and the MCP resource tools (`mcp__list_resources`, `mcp__read_resource`), each group with the size of its array in chars (`total_chars`, the first request's
  * token budget; `ToolRegistry.openAIToolsChars()`). Compared as text with
  * `tests/snapshots/tool_schemas.json`, keys in the order they are sent: any change to a schema,
  * a description or the order shows as a diff there. After an intended change, regenerate it with
@@ -15,6 +15,7 @@ import { corePlugins } from "../plugins/mod.ts";
 import { ToolRegistry } from "../core/tools/registry.ts";
 import { supervisorTools } from "../core/supervisor/tools.ts";
 import { createSkillState } from "../core/extensions/skills/tools.ts";
+import { mcpResourceTools } from "../core/extensions/mcp/resource_tools.ts";
 import type { AnyTool } from "../core/protocol/types.ts";
 
 const SNAPSHOT = fileURLToPath(new URL("./snapshots/tool_schemas.json", import.meta.url));
@@ -37,6 +38,8 @@ function snapshotText(): string {
       throw new Error("not called");
     })),
     skills: group(skills.tools),
+    // Offered while a connected MCP server lists resources.
+    mcp_resources: group(mcpResourceTools(() => null)),
   };
   return JSON.stringify(snapshot, null, 2) + "\n";
 }

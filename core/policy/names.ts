@@ -69,7 +69,9 @@ export function namePart(
 export function toolPart(core: PolicyCore, name: string): GuardPart {
   const p = namePart(core, "tool", name, "full");
   if (p) return p;
-  if (name.startsWith("mcp__")) {
+  // The MCP resource tools only read what a configured server offers (core/extensions/mcp/
+  // resource_tools.ts): allowed like the other read-only tools; a rule naming them still wins.
+  if (name.startsWith("mcp__") && name !== "mcp__list_resources" && name !== "mcp__read_resource") {
     return {
       decision: "ask",
       reason: `the default policy asks before calling MCP tool ${name}`,

@@ -318,7 +318,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   // sees the current set (prompts and resources need no new registry).
   let toolsLanding: Promise<void> = Promise.resolve();
   const offMcp = inherits ? undefined : mcp?.onChange((c) => {
-    if (c.kind === "prompts" || c.kind === "resources" || closed) return;
+    // Resources too: `mcp__list_resources` / `mcp__read_resource` come and go with them.
+    if (c.kind === "prompts" || closed) return;
     toolsLanding = ws.tools(init.mcpServers).then((next) => {
       all.splice(0, all.length, ...withExec(next));
       registry = new ToolRegistry(toolsOf(prepared));

@@ -285,13 +285,21 @@ export async function createWorkspace(
     protectTool: guard,
     async tools(extraMcp) {
       const entries = Object.entries(extraMcp ?? {});
-      if (!entries.length) return baseTools();
-      const conns = await Promise.all(entries.map(([n, s]) => extraConn(n, s)));
-      const extra = conns.flatMap((c) => c.tools).map(guardOnce);
-      // A session's own server replaces a discovered one of the same name (ACP wins).
-      const names = new Set(entries.map(([n]) => n));
-      const prefix = (t: AnyTool) => [...names].some((n) => t.name.startsWith(`mcp__${n}__`));
-      return [...baseTools().filter((t) => !prefix(t)), ...extra];
+      let list = baseTools();
+      if (entries.length) {
+        const conns = await Promise.all(entries.map(([n, s]) => extraConn(n, s)));
+        const extra = conns.flatMap((c) => c.tools).map(guardOnce);
+        // A session's own server replaces a discovered one of the same name (ACP wins).
+        const names = new Set(entries.map(([n]) => n));
+        const prefix = (t: AnyTool) => [...names].some((n) => t.name.startsWith(`mcp__${n}__`));
+        list = [...list.filter((t) => !prefix(t)), ...extra];
+      }
+      // `mcp__list_resources` / `mcp__read_resource` while a running server lists resources.
+      if (!mcp && !entries.length) return list;
+      const view = await ws.mcp(extraMcp);
+      if (!view?.resources().length) return list;
+      const { mcpResourceTools } = await import("../extensions/mcp/resource_tools.ts");
+      return [...list, ...mcpResourceTools(() => view).map(guard)];
     },
     async mcp(extraMcp) {
       const entries = Object.entries(extraMcp ?? {});

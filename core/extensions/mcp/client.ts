@@ -428,8 +428,11 @@ class Connection implements McpConnection {
 
   async readResource(
     uri: string,
+    server?: string,
   ): Promise<{ uri: string; mimeType?: string; text?: string; blob?: string }[] | null> {
-    const st = this.states.find((s) => s.alive && s.resources.some((r) => r.uri === uri));
+    const st = this.states.find((s) =>
+      s.alive && (!server || s.d.name === server) && s.resources.some((r) => r.uri === uri)
+    );
     if (!st?.client) return null;
     const res = await st.client.request(
       { method: "resources/read", params: { uri } },

@@ -30,7 +30,7 @@
 import type { AppOptions } from "../../config/app_options.ts";
 import { appTrusts } from "../../config/trust.ts";
 import type { DiscoveredMcpServer, McpServerSpec } from "./config.ts";
-import type { ConnectOptions, McpConnection } from "./types.ts";
+import type { ConnectOptions, McpConnection, McpResourceInfo } from "./types.ts";
 
 export type { DiscoveredMcpServer, McpServerSpec } from "./config.ts";
 export type {
@@ -323,10 +323,12 @@ export function combineMcp(conns: McpConnection[], hidden: Set<string> = new Set
       if (!c) return Promise.reject(new Error(`no MCP server named ${server}`));
       return c.getPrompt(server, name, args);
     },
-    async readResource(uri) {
+    async readResource(uri, server) {
       for (const [i, c] of conns.entries()) {
-        if (!c.resources().some((r) => r.uri === uri && visible(i, r.server))) continue;
-        return await c.readResource(uri);
+        const lists = (r: McpResourceInfo) =>
+          r.uri === uri && visible(i, r.server) && (!server || r.server === server);
+        if (!c.resources().some(lists)) continue;
+        return await c.readResource(uri, server);
       }
       return null;
     },

@@ -89,9 +89,13 @@ export interface McpConnection {
   ): Promise<{ role: string; content: Record<string, unknown> }[]>;
   /** Resources of the running servers. */
   resources(): McpResourceInfo[];
-  /** `resources/read` on the server that lists `uri`; null when no running server lists it. */
+  /**
+   * `resources/read` on the server that lists `uri` (`server`: that one, when several do); null
+   * when no running server lists it.
+   */
   readResource(
     uri: string,
+    server?: string,
   ): Promise<{ uri: string; mimeType?: string; text?: string; blob?: string }[] | null>;
   /** Closes every client and ends every server's process tree (SIGTERM, then SIGKILL). Idempotent. */
   close(): Promise<void>;
