@@ -53,6 +53,10 @@ export interface AppOptions {
   /** `--add-dir DIR` (repeatable): more directories whose `.coyote|.claude|.agents/skills/` count. */
   addDirs?: string[];
   // Workspace trust and project config (core/config/trust.ts, core/config/project.ts).
+  /** `--record FILE` (absolute): write every model exchange there (core/provider/tape.ts). */
+  record?: string;
+  /** `--replay FILE` (absolute): serve the model from that recording, no network. */
+  replay?: string;
   /** `--trust-workspace`: trust the workspace for this run. */
   trustWorkspace?: boolean;
   /** Set by `applyWorkspace`: the workspace these options were derived for. */

@@ -113,7 +113,7 @@ export async function attemptOnce(
       (params as { reasoning_effort?: string }).reasoning_effort = req.reasoning_effort;
       sent.push("reasoning_effort");
     }
-    const res = await fetch(`${cfg.baseURL.replace(/\/+$/, "")}/chat/completions`, {
+    const res = await (cfg.fetch ?? fetch)(`${cfg.baseURL.replace(/\/+$/, "")}/chat/completions`, {
       method: "POST",
       headers: {
         "content-type": "application/json",

@@ -34,12 +34,13 @@ async function fetchWindows(
   baseURL: string,
   apiKey: string,
   headers: Record<string, string> | undefined,
+  fetchFn: typeof fetch = fetch,
 ): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), METADATA_TIMEOUT_MS);
   try {
-    const res = await fetch(`${baseURL.replace(/\/+$/, "")}/models`, {
+    const res = await fetchFn(`${baseURL.replace(/\/+$/, "")}/models`, {
       headers: { ...headers, authorization: `Bearer ${apiKey}` },
       signal: ctrl.signal,
     });
@@ -65,10 +66,12 @@ export function serverWindows(p: {
   baseURL: string;
   apiKey: string;
   headers?: Record<string, string>;
+  /** The provider's `fetch` (core/provider/types.ts `ProviderConfig.fetch`), default the global one. */
+  fetch?: typeof fetch;
 }): Promise<Map<string, number>> {
   let hit = cache.get(p.baseURL);
   if (!hit) {
-    hit = fetchWindows(p.baseURL, p.apiKey, p.headers);
+    hit = fetchWindows(p.baseURL, p.apiKey, p.headers, p.fetch);
     cache.set(p.baseURL, hit);
   }
   return hit;
@@ -85,6 +88,7 @@ export async function learnServerWindows(p: {
   baseURL: string;
   apiKey: string;
   headers?: Record<string, string>;
+  fetch?: typeof fetch;
 }): Promise<void> {
   settled.set(p.baseURL, await serverWindows(p));
 }

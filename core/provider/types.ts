@@ -39,6 +39,12 @@ export interface ProviderConfig {
   textToolCallModels?: Record<string, boolean>;
   /** Receives one human line per retry or dropped field ("retrying in 0.5 s …"); never the key. */
   notify?: (line: string) => void;
+  /**
+   * The `fetch` every request of this provider goes through (chat completions and the `/models`
+   * lookup); default the global one. `--record` / `--replay` put theirs here
+   * (core/provider/tape.ts), below the SSE decoder, so retries, deltas and errors run unchanged.
+   */
+  fetch?: typeof fetch;
 }
 
 /** One request to the model. */

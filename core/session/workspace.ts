@@ -20,7 +20,7 @@ import { Policy } from "../policy/policy.ts";
 import { corePlugins } from "../../plugins/mod.ts";
 import type { ModelClient } from "../engine/mod.ts";
 import { findInstructions, type WorkspaceInstructions } from "../config/instructions.ts";
-import { PLACEHOLDER_API_KEY, resolveProvider } from "../config/config.ts";
+import { PLACEHOLDER_API_KEY, type ProviderFlags, resolveProvider } from "../config/config.ts";
 import type { ProviderConfig } from "../provider/types.ts";
 import {
   knownSecretCandidates,
@@ -163,12 +163,45 @@ export async function createWorkspace(
   app = await applyWorkspace(app, cwd);
   const trust = app.workspace!.trust;
   if (app.workspace!.ignored.length) log(untrustedNote(trust, app.workspace!.ignored));
-  const providerConfig = resolveProvider({
-    flags: { model: app.model, baseURL: app.baseURL, apiKey: app.apiKey },
-    env: Deno.env,
-    config: app.config ?? {},
-    configPath: app.configPath,
-  });
+  const flags: ProviderFlags = { model: app.model, baseURL: app.baseURL, apiKey: app.apiKey };
+  const resolve = (f: ProviderFlags = flags) =>
+    resolveProvider({
+      flags: f,
+      env: Deno.env,
+      config: app.config ?? {},
+      configPath: app.configPath,
+    });
+  // `--record` / `--replay` (core/provider/tape.ts, loaded only then): the provider's fetch.
+  const tape = app.record || app.replay ? await import("../provider/tape.ts") : null;
+  let providerConfig = tape && app.replay
+    ? await replayProvider(tape, app.replay, resolve, flags)
+    : resolve();
+  // No known secret (provider key, secret-named variables, config secrets) travels in a tool
+  // result or an MCP tool description (core/tools/redact.ts), nor into a recording.
+  const secrets = secretValues([
+    providerConfig.apiKey === PLACEHOLDER_API_KEY ? undefined : providerConfig.apiKey,
+    Deno.env.get("OPENAI_API_KEY"),
+    ...knownSecretCandidates(app.config),
+  ]);
+  const redact = makeRedactor(secrets);
+  if (tape) {
+    const ctx = {
+      cwd,
+      home: Deno.env.get("HOME"),
+      redact,
+      log,
+      model: providerConfig.model,
+      baseURL: providerConfig.baseURL,
+    };
+    try {
+      providerConfig = {
+        ...providerConfig,
+        fetch: await tape.tapeFetch({ record: app.record, replay: app.replay }, ctx),
+      };
+    } catch (e) {
+      throw e instanceof tape.TapeError ? new UsageError(e.message) : e;
+    }
+  }
   // Retries and dropped request fields are announced on the diagnostics sink (stderr).
   const client = createProvider({ ...providerConfig, notify: log }) as unknown as ModelClient;
   const newPolicy = () =>
@@ -220,14 +253,6 @@ export async function createWorkspace(
   });
   for (const w of warnings) log(`coyote: warning: ${w}`);
 
-  // No known secret (provider key, secret-named variables, config secrets) travels in a tool
-  // result or an MCP tool description (core/tools/redact.ts).
-  const secrets = secretValues([
-    providerConfig.apiKey === PLACEHOLDER_API_KEY ? undefined : providerConfig.apiKey,
-    Deno.env.get("OPENAI_API_KEY"),
-    ...knownSecretCandidates(app.config),
-  ]);
-  const redact = makeRedactor(secrets);
   const guard = (t: AnyTool) => (secrets.length ? redactingTool(t, redact) : t);
   const fixedTools: AnyTool[] = [
     ...corePlugins.flatMap((p) => p.tools ?? []),
@@ -350,6 +375,36 @@ export async function createWorkspace(
     },
   };
   return ws;
+}
+
+/**
+ * The provider of a `--replay` run: the configured one, else the recording's model and base URL
+ * (a CI job replays without any provider set up). @throws UsageError for a bad replay file.
+ */
+async function replayProvider(
+  tape: typeof import("../provider/tape.ts"),
+  file: string,
+  resolve: (f: ProviderFlags) => ProviderConfig,
+  flags: ProviderFlags,
+): Promise<ProviderConfig> {
+  let header;
+  try {
+    header = await tape.tapeHeader(file);
+  } catch (e) {
+    throw e instanceof tape.TapeError ? new UsageError(e.message) : e;
+  }
+  const fills: ProviderFlags[] = [
+    flags,
+    { ...flags, baseURL: flags.baseURL ?? header.base_url },
+    { ...flags, baseURL: flags.baseURL ?? header.base_url, model: flags.model ?? header.model },
+  ];
+  for (let i = 0;; i++) {
+    try {
+      return resolve(fills[i]);
+    } catch (e) {
+      if (i === fills.length - 1) throw e;
+    }
+  }
 }
 
 /** Open workspaces per app options and directory (ACP sessions on one cwd share one). */

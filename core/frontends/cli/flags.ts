@@ -98,6 +98,18 @@ export const FLAGS: FlagSpec[] = [
     parse: nonEmpty("--output-schema"),
   },
   {
+    flags: "--record <file>",
+    description:
+      "write every model request and streamed response of the run to FILE (JSONL, secrets redacted; docs/ci.md)",
+    parse: nonEmpty("--record"),
+  },
+  {
+    flags: "--replay <file>",
+    description:
+      "serve the model from a --record FILE, no network; a request that differs fails the run",
+    parse: nonEmpty("--replay"),
+  },
+  {
     flags: "-f, --file <path>",
     description: "add a file's contents to the prompt (repeatable; '-' waits for all of stdin)",
     parse: collect,

@@ -25,6 +25,28 @@ function agentVariables(pairs: string[]): Record<string, string> {
   return out;
 }
 
+/**
+ * `--record FILE` / `--replay FILE` as absolute paths (relative to the current directory).
+ * @throws UsageError when both are given.
+ */
+function tapeFiles(record?: string, replay?: string): { record?: string; replay?: string } {
+  if (record !== undefined && replay !== undefined) {
+    throw new UsageError("use either --record FILE or --replay FILE, not both");
+  }
+  // Absolute and without `..` (node:path stays off the start path).
+  const abs = (f: string) =>
+    decodeURIComponent(
+      new URL(
+        f.replaceAll("%", "%25").replaceAll("#", "%23").replaceAll("?", "%3F"),
+        `file://${Deno.cwd()}/`,
+      ).pathname,
+    );
+  return {
+    ...(record !== undefined ? { record: abs(record) } : {}),
+    ...(replay !== undefined ? { replay: abs(replay) } : {}),
+  };
+}
+
 /** Resolves AppOptions from parsed flags, environment and config file. */
 export async function resolveApp(
   opts: ParsedCli["opts"],
@@ -65,6 +87,7 @@ export async function resolveApp(
     agent: opts.agent ?? config.agent,
     trustWorkspace: !!opts.trustWorkspace,
     agentVariables: agentVariables(opts.agentVariable ?? []),
+    ...tapeFiles(opts.record, opts.replay),
     skills: opts.skill ?? [],
     addDirs: opts.addDir ?? [],
   };
