@@ -42,7 +42,7 @@ import { limitsOf } from "../supervisor/limits.ts";
 import type { CommandSandbox } from "../policy/sandbox/mod.ts";
 import { modelInfo } from "../config/models.ts";
 import { learnedWindow, learnServerWindows } from "../provider/model_metadata.ts";
-import type { AgentSession, SessionOptions } from "./types.ts";
+import type { AgentSession, SessionOptions, TurnOverrides } from "./types.ts";
 import { narrowPolicy } from "./tool_set.ts";
 import { rootSandbox, withSandboxExec } from "./sandbox.ts";
 import {
@@ -438,7 +438,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   /** One turn of {@link AgentSession.prompt} (see there). */
   async function turn(
     input: PromptInput,
-    opts: { signal?: AbortSignal; onEvent: EnvelopeSink },
+    opts: { signal?: AbortSignal; onEvent: EnvelopeSink; overrides?: TurnOverrides },
   ): Promise<TurnResult> {
     const sink = opts.onEvent;
     const signal = opts.signal ?? new AbortController().signal;
@@ -466,6 +466,14 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     // and carries their usage.
     let ended: TurnEndedEvent | null = null;
     let result: TurnResult;
+    // A custom command's `model` / `allowed-tools` hold for this turn only (types.ts).
+    const over = opts.overrides;
+    const restore = { model: engine.opts.model };
+    if (over?.model) engine.opts.model = over.model;
+    if (over?.tools) {
+      const keep = over.tools;
+      engine.opts.registry = new ToolRegistry(toolsOf(prepared).filter((t) => keep(t.name)));
+    }
     try {
       if (graphFor && !graph) graph = await graphRunner(graphFor.a, graphFor.p);
       result = await (graph ?? engine).prompt(input, {
@@ -486,6 +494,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         },
       });
     } finally {
+      if (over?.model && engine.opts.model === over.model) engine.opts.model = restore.model;
+      if (over?.tools) engine.opts.registry = registry;
       mcpNotices?.stop();
       prepared.skills.endTurn();
       if (supervisor) {

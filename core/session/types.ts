@@ -54,6 +54,18 @@ export interface SessionOptions {
   parent?: { session: AgentSession; toolCallId: string; agentId?: string };
 }
 
+/**
+ * What one turn may change and the next turn gets back (a custom slash command's `model` and
+ * `allowed-tools`, core/extensions/commands/load.ts). An LLM agent's turn only; a graph agent's
+ * turn ignores them.
+ */
+export interface TurnOverrides {
+  /** The model of this turn. */
+  model?: string;
+  /** Keeps only the tools this accepts (by name) for this turn: narrows, never widens. */
+  tools?: (name: string) => boolean;
+}
+
 /** A live session. `prompt` runs one turn; only one turn at a time. */
 export interface AgentSession {
   readonly id: string;
@@ -84,9 +96,10 @@ export interface AgentSession {
    * sub-agents), resolves when the turn ends. Never rejects for provider/tool faults: those
    * end the turn with `error` set. Rejects only if a turn is already running.
    */
-  prompt(input: PromptInput, opts: { signal?: AbortSignal; onEvent: EnvelopeSink }): Promise<
-    TurnResult
-  >;
+  prompt(
+    input: PromptInput,
+    opts: { signal?: AbortSignal; onEvent: EnvelopeSink; overrides?: TurnOverrides },
+  ): Promise<TurnResult>;
   /**
    * Summarises the older turns now, keeping the last ones and the todo list verbatim
    * (`/compact [focus]`, core/engine/compact.ts). Rejects while a turn runs.

@@ -4,19 +4,27 @@
  * such command is answered here instead of going to the model:
  * - an MCP prompt (`/<server>:<prompt> args`) is fetched with `prompts/get` and its
  *   messages become the turn's prompt (as Claude Code and Codex do);
- * - `/help`, `/session`, `/model [id]`, `/agent [name]`, `/mcp`, `/tools`, `/skill` (list),
- *   `/todo`, `/cost`, `/exit` answer with an `agent_message_chunk` and `end_turn`;
- * - `/skill NAME [text]` runs a turn led by the skill's instructions;
+ * - a custom command (a Markdown prompt file, core/frontends/slash/custom.ts) becomes the turn's
+ *   prompt, its `model` and `allowed-tools` hold for that turn;
+ * - `/help`, `/status`, `/session`, `/model [id]`, `/agent [name]`, `/agents`, `/mcp`, `/tools`,
+ *   `/skill` (list), `/skills`, `/permissions [allow|deny|remove RULE]`, `/memory` (list),
+ *   `/resume` (how: ACP `session/load`), `/todo`, `/cost`, `/exit` answer with an
+ *   `agent_message_chunk` and `end_turn`;
+ * - `/skill NAME [text]` runs a turn led by the skill's instructions; `/init` and `/review` run
+ *   their prompts (core/frontends/slash/prompts.ts);
  * - `/compact [focus]` summarises the older turns (core/engine/compact.ts) and sends a
  *   `usage_update` with the new context size;
  * - `/clear`, `/policy`, `/trust` answer that they need the terminal REPL.
- * Text that merely starts with `/` but names no command goes to the model unchanged.
+ * Text that merely starts with `/` but names no command goes to the model unchanged (an editor
+ * may send any text; the REPL, where the user types it, answers with a did-you-mean instead).
  * @module
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import { parseSlashCommand, type SlashCommand, slashCommands } from "../slash_commands.ts";
 import type { AcpPeer, LiveSession } from "./peer.ts";
 import { modelInfo } from "../../config/models.ts";
+import type { TurnOverrides } from "../../session/types.ts";
+import { asSlashCommand, customTurn, findCustom } from "../slash/custom.ts";
 
 /** MCP prompts of a session as slash commands `/<server>:<prompt>`. */
 export function mcpCommands(live: LiveSession): SlashCommand[] {
@@ -78,11 +86,16 @@ function messagesToBlocks(
 
 /** The `availableCommands` of a session (ACP `AvailableCommand[]`). */
 export function availableCommands(live: LiveSession): acp.AvailableCommand[] {
-  return slashCommands(mcpCommands(live)).map((c) => ({
+  return allCommands(live).map((c) => ({
     name: c.name,
     description: c.description,
     ...(c.hint ? { input: { hint: c.hint } } : {}),
   }));
+}
+
+/** Built-ins, then the custom commands, then the MCP prompts of a session. */
+function allCommands(live: LiveSession): SlashCommand[] {
+  return slashCommands([...(live.custom ?? []).map(asSlashCommand), ...mcpCommands(live)]);
 }
 
 /** The prompt's text when it is a single text block (a command), else null. */
@@ -93,19 +106,22 @@ function soleText(prompt: acp.ContentBlock[]): string | null {
 
 /**
  * Answers `prompt` locally when it is a slash command; returns the response, or null to run a
- * normal turn. An MCP prompt replaces `prompt` in place (its messages), then returns null.
+ * normal turn. An MCP prompt, a custom command, `/init`, `/review` and `/skill NAME` replace
+ * `prompt` in place, then return null; a custom command's turn overrides go to `turn`.
  */
 export async function runSlashCommand(
   peer: AcpPeer,
   live: LiveSession,
   prompt: acp.ContentBlock[],
   _signal: AbortSignal,
+  turn: { overrides?: TurnOverrides } = {},
 ): Promise<acp.PromptResponse | null> {
   const text = soleText(prompt);
   const cmd = text === null ? null : parseSlashCommand(text);
   if (!cmd) return null;
-  const all = slashCommands(mcpCommands(live));
-  const found = all.find((c) => c.name === cmd.name);
+  const all = allCommands(live);
+  const leaf = findCustom(live.custom ?? [], cmd.name);
+  const found = all.find((c) => c.name === cmd.name) ?? all.find((c) => c.name === leaf?.name);
   if (!found) return null;
   const sid = live.session.id;
   const say = async (msg: string): Promise<acp.PromptResponse> => {
@@ -115,6 +131,14 @@ export async function runSlashCommand(
     });
     return { stopReason: "end_turn" };
   };
+  if (typeof found.source === "object" && "file" in found.source) {
+    const custom = live.custom!.find((c) => c.name === found.name)!;
+    const t = customTurn(custom, cmd.args, live.session);
+    for (const n of t.notes) console.error(`coyote: ${n}`);
+    prompt.splice(0, prompt.length, { type: "text", text: t.prompt });
+    turn.overrides = t.overrides;
+    return null;
+  }
   if (found.source !== "builtin") {
     const mcp = live.session.mcp;
     const { mcpServer, prompt: name } = found.source;
@@ -145,6 +169,41 @@ export async function runSlashCommand(
       );
     case "session":
       return await say(`session ${session.id}\nworkspace ${session.cwd}`);
+    case "init":
+    case "review": {
+      const P = await import("../slash/prompts.ts");
+      const text = found.name === "init"
+        ? P.initPrompt(cmd.args)
+        : P.reviewPrompt(session, cmd.args);
+      prompt.splice(0, prompt.length, { type: "text", text });
+      return null;
+    }
+    case "status": {
+      const { statusText } = await import("../slash/info.ts");
+      return await say(statusText(session, live.usage, live.custom?.length ?? 0));
+    }
+    case "agents":
+    case "skills":
+    case "memory": {
+      const I = await import("../slash/info.ts");
+      return await say(
+        found.name === "agents"
+          ? I.agentsText(session)
+          : found.name === "skills"
+          ? I.skillsText(session)
+          : I.memoryText(session, false),
+      );
+    }
+    case "permissions": {
+      const { permissionsCommand } = await import("../slash/permissions.ts");
+      return await say(
+        await permissionsCommand(session, cmd.args, { trusted: session.workspace.trust.trusted }),
+      );
+    }
+    case "resume":
+      return await say(
+        "Open another session from your editor's session list (ACP session/list, session/load).",
+      );
     case "model":
       if (cmd.args) session.model = cmd.args;
       return await say(`model: ${session.model}`);

@@ -4,6 +4,7 @@
  * handler. Kept as a small interface so those modules do not depend on `server.ts`.
  * @module
  */
+import type { CustomCommand } from "../../extensions/commands/load.ts";
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AgentSession } from "../../session/runtime.ts";
 import type { CallScope } from "../../protocol/types.ts";
@@ -30,6 +31,8 @@ export interface LiveSession {
   titleSent?: string;
   /** MCP changes are being forwarded (see `./mcp_bridge.ts`). */
   mcpWatched?: boolean;
+  /** The workspace's custom slash commands (core/frontends/slash/custom.ts), loaded at open. */
+  custom?: CustomCommand[];
   /** Token usage of this connection's turns in the session (for `/cost`). */
   usage?: { prompt_tokens: number; completion_tokens: number; requests: number };
 }

@@ -35,6 +35,7 @@ import type { AcpPeer, LiveSession } from "./peer.ts";
 import { applyConfigOption, configOptions } from "./config_options.ts";
 import { limitLines, MAX_MESSAGE_BYTES, oversizedError } from "./input.ts";
 import { runSlashCommand } from "./commands.ts";
+import type { TurnOverrides } from "../../session/types.ts";
 import { attachMcpResources } from "./mcp_bridge.ts";
 import { limitUpdate } from "./output_limit.ts";
 import {
@@ -251,10 +252,11 @@ export class AcpServer implements AcpPeer, SessionServer {
     const onRequestCancel = () => ac.abort();
     requestSignal?.addEventListener("abort", onRequestCancel, { once: true });
     try {
-      const local = await runSlashCommand(this, live, params.prompt, ac.signal);
+      const turn: { overrides?: TurnOverrides } = {};
+      const local = await runSlashCommand(this, live, params.prompt, ac.signal, turn);
       if (local) return local;
       await attachMcpResources(live, params.prompt);
-      return await runTurn(this, live, params, ac);
+      return await runTurn(this, live, params, ac, turn.overrides);
     } finally {
       requestSignal?.removeEventListener("abort", onRequestCancel);
     }

@@ -96,11 +96,14 @@ async function openSession(
   } catch (e) {
     throw sessionOpenError(server.sdk, e, resumeId);
   }
+  const { customCommands } = await import("../slash/custom.ts");
   const live: LiveSession = {
     session,
     calls: new Map(),
     terminalCalls: new Map(),
     children: new Map(),
+    // Listed in `available_commands_update`; a file's problems go to stderr once.
+    custom: await customCommands(session.workspace.app, session, (l) => console.error(l)),
   };
   slot.live = live;
   server.sessions.set(session.id, live);

@@ -18,6 +18,7 @@ import type {
 } from "../../protocol/types.ts";
 import { type AcpPeer, errText, finishChildCall, type LiveSession } from "./peer.ts";
 import { titleOf } from "./replay.ts";
+import type { TurnOverrides } from "../../session/types.ts";
 
 /** Progress lines kept per sub-agent on its spawn call (the oldest are dropped). */
 const CHILD_LINES = 12;
@@ -34,6 +35,7 @@ export async function runTurn(
   live: LiveSession,
   params: acp.PromptRequest,
   ac: AbortController,
+  overrides?: TurnOverrides,
 ): Promise<acp.PromptResponse> {
   const sessionId = live.session.id;
   live.calls.clear();
@@ -49,7 +51,7 @@ export async function runTurn(
     if (env.update.sessionUpdate === "turn_ended") ended = env.update;
     else if (env.update.sessionUpdate !== "turn_started") forward(peer, live, env.update);
   };
-  const running = live.session.prompt(params.prompt, { signal: ac.signal, onEvent });
+  const running = live.session.prompt(params.prompt, { signal: ac.signal, onEvent, overrides });
   live.turn = { ac, done: running };
   let result: TurnResult;
   try {

@@ -52,8 +52,11 @@ export async function main(argv: string[]): Promise<number> {
     parsed.command = undefined;
   }
   // `-r/--resume [ID]` (the Claude Code habit): `--session ID` for a session that must exist, or
-  // bare, `--continue`. No picker yet: a bare --resume takes the latest session of this directory.
+  // bare: on a terminal a picker of this directory's sessions (../slash/picker.ts), else
+  // `--continue` (the latest session of this directory).
   let resumeRef: string | undefined;
+  const pickResume = o.resume === true && !o.headless && Deno.stdin.isTerminal() &&
+    Deno.stderr.isTerminal();
   if (o.resume !== undefined) {
     if (o.session !== undefined || o.continue) {
       return await usageExit("use one of --session ID|NAME, --continue or --resume [ID]");
@@ -254,6 +257,19 @@ export async function main(argv: string[]): Promise<number> {
       if (e instanceof ConfigError) return await usageExit(e.message, false);
       throw e;
     }
+  }
+  if (pickResume) {
+    const { pick, sessionChoices } = await import("../slash/picker.ts");
+    const { readKey } = await import("../render/permission.ts");
+    const choices = await sessionChoices(app.dataDir, app.cwd);
+    if (!choices.length) {
+      return await usageExit(`no earlier session for ${app.cwd} to resume`, false);
+    }
+    const write = (t: string) => Deno.stderr.writeSync(new TextEncoder().encode(t));
+    const id = await pick(choices, () => readKey(new AbortController().signal), write);
+    if (!id) return 130;
+    o.continue = false;
+    o.session = id;
   }
   if (resumeRef !== undefined) {
     // --resume never starts a new session: a name matching nothing is an error (--session starts one).

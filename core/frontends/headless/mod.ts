@@ -466,9 +466,19 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     try {
       const schema = o.outputSchema;
       const S = schema ? await import("./output_schema.ts") : undefined;
-      await session.prompt(schema ? withText(o.prompt, S!.schemaInstruction(schema)) : o.prompt, {
+      // `coyote -p "/fix-issue 42"`: a custom command (or /init, /review) runs its prompt.
+      let input = o.prompt;
+      let overrides;
+      if (typeof input === "string" && input.trimStart().startsWith("/")) {
+        const { promptCommand } = await import("../slash/custom.ts");
+        const cmd = await promptCommand(app, session, input, (l) => err(`${safeText(l)}\n`));
+        for (const n of cmd?.notes ?? []) err(`coyote: ${safeText(n)}\n`);
+        if (cmd) ({ prompt: input, overrides } = cmd);
+      }
+      await session.prompt(schema ? withText(input, S!.schemaInstruction(schema)) : input, {
         signal: ctrl.signal,
         onEvent,
+        overrides,
       });
       if (!ended) throw new Error("the turn ended without a turn_ended event");
       result = ended;

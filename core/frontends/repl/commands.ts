@@ -1,14 +1,17 @@
 /**
- * The REPL's slash commands: exactly the shared list of core/frontends/slash_commands.ts (`/help`, `/agent`,
- * `/model`, `/session`, `/skill`, `/mcp`, `/tools`, `/compact`, `/clear`, `/todo`, `/policy`,
- * `/cost`, `/trust`, `/exit`), each also as `.name` for users of the original Coyote, plus the
+ * The REPL's slash commands: exactly the shared list of core/frontends/slash_commands.ts (`/help`,
+ * `/init`, `/review`, `/status`, `/agent`, `/agents`, `/model`, `/session`, `/resume`, `/skill`,
+ * `/skills`, `/mcp`, `/tools`, `/permissions`, `/memory`, `/compact`, `/clear`, `/todo`,
+ * `/policy`, `/cost`, `/trust`, `/exit`), each also as `.name` for users of the original Coyote,
+ * then the custom commands (Markdown prompt files, core/frontends/slash/custom.ts) and the
  * session's MCP prompts as `/<server>:<prompt>`.
  * @module
  */
-import { slashCommands } from "../slash_commands.ts";
+import { type SlashCommand, slashCommands } from "../slash_commands.ts";
 import { costUsd, modelInfo } from "../../config/models.ts";
 import { formatTokens } from "../render/mod.ts";
 import type { ReplContext } from "./context.ts";
+import { asSlashCommand, customCommands, customTurn, findCustom } from "../slash/custom.ts";
 
 const KEYS = [
   "Keys: Enter sends · \\ at the end of a line, Alt+Enter or a paste continue on the next line",
@@ -23,15 +26,19 @@ const KEYS = [
  */
 export async function runCommand(ctx: ReplContext, name: string, args: string): Promise<boolean> {
   const session = ctx.session;
-  const mcpPrompts = (session.mcp?.prompts() ?? []).map((p) => ({
-    name: `${p.server}:${p.name}`,
-    description: p.description ?? `MCP prompt ${p.name} of server ${p.server}`,
-    source: { mcpServer: p.server, prompt: p.name },
-  }));
-  const all = slashCommands(mcpPrompts);
-  const found = all.find((c) => c.name === name);
+  const custom = await customCommands(ctx.app, session);
+  const all = await commandList(ctx);
+  const leaf = findCustom(custom, name);
+  const found = all.find((c) => c.name === name) ?? all.find((c) => c.name === leaf?.name);
   if (!found) return false;
   const say = ctx.say;
+  if (typeof found.source === "object" && "file" in found.source) {
+    const cmd = custom.find((c) => c.name === found.name)!;
+    const t = customTurn(cmd, args, session);
+    for (const n of t.notes) say(`note: ${n}`);
+    await ctx.runTurn(t.prompt, t.overrides);
+    return true;
+  }
   if (found.source !== "builtin") {
     const mcp = session.mcp!;
     const { mcpServer, prompt } = found.source;
@@ -53,6 +60,42 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
         all.map((c) => `/${c.name}${c.hint ? ` <${c.hint}>` : ""}  ${c.description}`).join("\n") +
           "\n\n" + KEYS,
       );
+      return true;
+    case "init": {
+      const { initPrompt } = await import("../slash/prompts.ts");
+      await ctx.runTurn(initPrompt(args));
+      return true;
+    }
+    case "review": {
+      const { reviewPrompt } = await import("../slash/prompts.ts");
+      await ctx.runTurn(reviewPrompt(session, args));
+      return true;
+    }
+    case "status": {
+      const { statusText } = await import("../slash/info.ts");
+      say(statusText(session, ctx.usage, custom.length));
+      return true;
+    }
+    case "agents": {
+      const { agentsText } = await import("../slash/info.ts");
+      say(agentsText(session));
+      return true;
+    }
+    case "skills": {
+      const { skillsText } = await import("../slash/info.ts");
+      say(skillsText(session));
+      return true;
+    }
+    case "permissions": {
+      const { permissionsCommand } = await import("../slash/permissions.ts");
+      say(await permissionsCommand(session, args, { trusted: ctx.trusted() }));
+      return true;
+    }
+    case "memory":
+      await memory(ctx, args);
+      return true;
+    case "resume":
+      await resume(ctx, args);
       return true;
     case "agent":
       if (args) {
@@ -254,4 +297,90 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
       return true;
   }
   return false;
+}
+
+/** Every command of this REPL's session: built-ins, custom commands, MCP prompts. */
+export async function commandList(ctx: ReplContext): Promise<SlashCommand[]> {
+  const session = ctx.session;
+  const mcpPrompts: SlashCommand[] = (session.mcp?.prompts() ?? []).map((p) => ({
+    name: `${p.server}:${p.name}`,
+    description: p.description ?? `MCP prompt ${p.name} of server ${p.server}`,
+    source: { mcpServer: p.server, prompt: p.name },
+  }));
+  const custom = (await customCommands(ctx.app, session)).map(asSlashCommand);
+  return slashCommands([...custom, ...mcpPrompts]);
+}
+
+/** `/memory [N]`: the instruction files; `N` opens that one in `$VISUAL` / `$EDITOR`. */
+async function memory(ctx: ReplContext, args: string): Promise<void> {
+  const { instructionFiles, memoryText } = await import("../slash/info.ts");
+  const files = instructionFiles(ctx.session);
+  const editor = Deno.env.get("VISUAL") || Deno.env.get("EDITOR");
+  if (!args) {
+    ctx.say(memoryText(ctx.session, true));
+    return;
+  }
+  const n = Number(args);
+  const file = Number.isInteger(n) && n >= 1 && n <= files.length ? files[n - 1] : undefined;
+  if (!file) {
+    ctx.say(`usage: /memory N (1–${files.length || 1}); /memory lists the files`);
+    return;
+  }
+  if (!editor) {
+    ctx.say(`${file}\n(set $EDITOR to open it from here)`);
+    return;
+  }
+  const [cmd, ...rest] = editor.trim().split(/\s+/);
+  try {
+    const code = await ctx.withTerminal(async () =>
+      (await new Deno.Command(cmd, {
+        args: [...rest, file],
+        stdin: "inherit",
+        stdout: "inherit",
+        stderr: "inherit",
+      }).spawn().status).code
+    );
+    ctx.say(
+      code === 0
+        ? `edited ${file} (the instructions apply to new sessions: /clear)`
+        : `${editor} exited with ${code}`,
+    );
+  } catch (e) {
+    ctx.say(`cannot run $EDITOR (${editor}): ${(e as Error).message}`);
+  }
+}
+
+/** `/resume [ID]`: continue a stored session of this workspace; without ID, a picker. */
+async function resume(ctx: ReplContext, args: string): Promise<void> {
+  let id: string | null = null;
+  if (args) {
+    const { listStoredSessions, resolveSessionRef } = await import("../../transcript/store.ts");
+    try {
+      const r = resolveSessionRef(await listStoredSessions(ctx.app.dataDir), args, "/resume");
+      if (!("id" in r)) {
+        ctx.say(`no stored session ${args}`);
+        return;
+      }
+      id = r.id;
+    } catch (e) {
+      ctx.say((e as Error).message);
+      return;
+    }
+  } else {
+    const { pick, sessionChoices } = await import("../slash/picker.ts");
+    const choices = (await sessionChoices(ctx.app.dataDir, ctx.session.cwd))
+      .filter((c) => c.id !== ctx.session.id);
+    if (!choices.length) {
+      ctx.say("No other stored session for this workspace.");
+      return;
+    }
+    id = await pick(choices, () => ctx.readKey(), (t) => ctx.write(t));
+    if (!id) return;
+  }
+  if (id === ctx.session.id) {
+    ctx.say("that is this session");
+    return;
+  }
+  await ctx.replaceSession({ resumeId: id });
+  ctx.say(`resumed session ${ctx.session.id}`);
 }

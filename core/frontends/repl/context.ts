@@ -6,7 +6,7 @@
  */
 import type { AppOptions } from "../../config/app_options.ts";
 import type { PromptInput } from "../../protocol/types.ts";
-import type { AgentSession } from "../../session/types.ts";
+import type { AgentSession, TurnOverrides } from "../../session/types.ts";
 import type { Renderer } from "../render/terminal.ts";
 
 const enc = new TextEncoder();
@@ -25,8 +25,16 @@ export interface ReplContext {
   say(text: string): void;
   /** Replaces the session (`/session new|switch`, `/clear`). */
   replaceSession(opts: { resumeId?: string }): Promise<void>;
-  /** Runs a turn with this prompt (e.g. `/skill NAME text`). */
-  runTurn(input: PromptInput): Promise<void>;
+  /** Runs a turn with this prompt (e.g. `/skill NAME text`; a custom command's overrides). */
+  runTurn(input: PromptInput, overrides?: TurnOverrides): Promise<void>;
+  /** The next key typed (raw sequence), for a picker; null when the REPL ends. */
+  readKey(): Promise<string | null>;
+  /** Writes to the terminal as is (stderr; a picker's drawing). */
+  write(text: string): void;
+  /** Runs `f` with the terminal handed over (line editing paused): `$EDITOR` of `/memory`. */
+  withTerminal<T>(f: () => Promise<T>): Promise<T>;
+  /** Whether the workspace is trusted now (`/trust` counts). */
+  trusted(): boolean;
   /** Marks the workspace trusted for "always" answers (`/trust`). */
   trustNow(): void;
   exit(): void;

@@ -6,8 +6,9 @@
  *   in the compiled binary). History per workspace (core/frontends/repl/input.ts). Multi-line input: a
  *   trailing `\`, Alt+Enter, or a paste (lines arriving within {@link PASTE_MS} of each other
  *   are one entry).
- * - Slash commands: the shared list of core/frontends/slash_commands.ts, also as `.name` (core/frontends/repl/commands.ts);
- *   an unknown `/name` gets a note and is not sent to the model.
+ * - Slash commands: the shared list of core/frontends/slash_commands.ts, also as `.name` (core/frontends/repl/commands.ts),
+ *   and the custom commands (core/frontends/slash/custom.ts; Tab completes them too);
+ *   an unknown `/name` gets a note with a did-you-mean and is not sent to the model.
  *   `!cmd` runs a shell command through the guard (deny rules hold) in the session's OS sandbox
  *   (core/frontends/repl/shell.ts).
  * - Keys: Ctrl+C cancels the running turn (its tools and sub-agents end with it) and keeps the
@@ -29,9 +30,9 @@ import type {
   PermissionRequest,
   PromptInput,
 } from "../../protocol/types.ts";
-import type { AgentSession } from "../../session/types.ts";
+import type { AgentSession, TurnOverrides } from "../../session/types.ts";
 import { modelInfo } from "../../config/models.ts";
-import { BUILTIN_COMMANDS } from "../slash_commands.ts";
+import { BUILTIN_COMMANDS, unknownCommandNote } from "../slash_commands.ts";
 // The renderer, the permission prompt and the commands load with the session (after the prompt
 // is on screen): literal dynamic imports, compile-ready.
 import type { Renderer } from "../render/terminal.ts";
@@ -231,11 +232,15 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   // The session (workspace: plugins, MCP, sandbox probe) opens in the background: the prompt is
   // ready for typing at once, and the first entry waits for it.
   let started = false;
+  /** Names of the custom commands (Tab completion), once loaded. */
+  let customNames: string[] = [];
   const ready: Promise<boolean> = (async () => {
     try {
       const { pickSession } = await import("../headless/mod.ts");
       session = await open(await pickSession(app, o));
       started = true;
+      const { customCommands } = await import("../slash/custom.ts");
+      void customCommands(app, session, log).then((l) => (customNames = l.map((c) => c.name)));
       return true;
     } catch (e) {
       muted = true;
@@ -262,7 +267,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     completer: (line: string) =>
       safeCompletions(complete(line, {
         cwd: app.cwd,
-        commands: () => BUILTIN_COMMANDS.map((c) => c.name),
+        commands: () => [...BUILTIN_COMMANDS.map((c) => c.name), ...customNames],
         agents: () => started ? session.workspace.agents.names() : [],
         skills: () => started ? session.workspace.skills.map((k) => k.name) : [],
         models: () => [
@@ -295,12 +300,13 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     promptShown = true;
   };
 
-  const runTurn = async (input: PromptInput) => {
+  const runTurn = async (input: PromptInput, overrides?: TurnOverrides) => {
     const ctrl = new AbortController();
     turn = ctrl;
     muted = true;
     try {
       const r = await session.prompt(input, {
+        overrides,
         signal: ctrl.signal,
         onEvent: (env: EventEnvelope) => renderer.onEnvelope(env),
       });
@@ -330,6 +336,25 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       await old.close().catch(() => {});
     },
     runTurn,
+    readKey: async () => {
+      const key = await waitKey(new AbortController().signal);
+      // readline saw the key too (a digit, `j`, an arrow's history recall): not a line to keep.
+      setTimeout(clearLine, 0);
+      return key;
+    },
+    write: (t) => err(t),
+    async withTerminal(f) {
+      rl.pause();
+      const stdin = process.stdin as unknown as { setRawMode?: (on: boolean) => void };
+      stdin.setRawMode?.(false);
+      try {
+        return await f();
+      } finally {
+        stdin.setRawMode?.(true);
+        rl.resume();
+      }
+    },
+    trusted: () => trustedOverride || session.workspace.trust.trusted,
     trustNow: () => (trustedOverride = true),
     exit: () => exit(0),
     usage,
@@ -356,7 +381,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       if (handled) return;
       // A mistyped `/command` is not sent to the model (a paid turn the user did not ask for).
       if (m[1] === "/") {
-        err(s.yellow(`unknown command /${m[2]}; /help lists the commands\n`));
+        const { commandList } = await import("./commands.ts");
+        const names = (await commandList(ctx)).map((c) => c.name);
+        err(s.yellow(`${safeText(unknownCommandNote(m[2], names))}\n`));
         return;
       }
     }
