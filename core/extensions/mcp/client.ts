@@ -83,7 +83,9 @@ export function backoffFetch(log: (m: string) => void): typeof fetch {
   return async (input: string | URL | Request, init?: RequestInit) => {
     const method = (init?.method ?? (input instanceof Request ? input.method : "GET"))
       .toUpperCase();
-    if (method !== "GET") return await fetch(input, init);
+    // Only the event-stream GET; OAuth discovery GETs (./oauth/) go through this fetch too.
+    const accept = new Headers(init?.headers).get("accept") ?? "";
+    if (method !== "GET" || !accept.includes("text/event-stream")) return await fetch(input, init);
     if (stopped) return noStream();
     if (++gets > MAX_SSE_GETS) {
       stopped = true;
@@ -212,9 +214,20 @@ class Connection implements McpConnection {
     if ("url" in spec) {
       const url = new URL(spec.url);
       const requestInit: RequestInit = spec.headers ? { headers: spec.headers } : {};
+      // OAuth (./oauth/): unless the entry brings its own Authorization header.
+      const authProvider = Object.keys(spec.headers ?? {}).some((k) =>
+          k.toLowerCase() === "authorization"
+        )
+        ? undefined
+        : await (await import("./oauth/provider.ts")).runAuthProvider({
+          name: d.name,
+          serverUrl: spec.url,
+          dataDir: this.opts.dataDir,
+        });
       transport = spec.type === "sse"
         ? new SSEClientTransport(url, {
           requestInit,
+          authProvider,
           // The custom fetch carries the headers on the event-stream GET as well.
           fetch: (u: string | URL, init?: RequestInit) => {
             const h = new Headers(init?.headers);
@@ -224,6 +237,7 @@ class Connection implements McpConnection {
         })
         : new StreamableHTTPClientTransport(url, {
           requestInit,
+          authProvider,
           fetch: backoffFetch((m) => this.info(`MCP server ${d.name}: ${m}`)),
         });
     } else {
@@ -296,13 +310,17 @@ class Connection implements McpConnection {
       const timedOut = e instanceof TimeoutError;
       st.status.status = timedOut ? "timeout" : "failed";
       const msg = withTail(errMsg(e), st);
+      // OAuth needed (./oauth/provider.ts): the message names `coyote mcp login`.
+      const auth = (e as Error)?.name === "McpAuthRequiredError";
       st.deadReason = timedOut
         ? `start-up timed out after ${timeoutMs} ms`
+        : auth
+        ? msg
         : `failed to start: ${msg}`;
       st.status.error = st.deadReason;
       st.tools = [];
       this.warn(
-        `MCP server ${d.name} (${d.source}) ${timedOut ? msg : `failed to start: ${msg}`}`,
+        `MCP server ${d.name} (${d.source}) ${timedOut || auth ? msg : `failed to start: ${msg}`}`,
       );
       st.closing = true;
       await closeState(st);

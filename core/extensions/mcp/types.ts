@@ -11,6 +11,8 @@ import type { AnyTool } from "../../protocol/types.ts";
 export interface ConnectOptions {
   /** Session workspace: default cwd of stdio servers; relative `cwd` values resolve against it. */
   cwd: string;
+  /** Where OAuth credentials of remote servers are kept (`mcp-oauth/`); default: Coyote's data dir. */
+  dataDir?: string;
   /** Start-up timeout per server in ms (connect + lists); default `MCP_TIMEOUT` env or 30 000. */
   timeoutMs?: number;
   /** Timeout of one `tools/call` in ms; default `MCP_TOOL_TIMEOUT` env or 600 000 (reset on progress). */

@@ -85,7 +85,8 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
       };
     },
   );
-  program.command("mcp").description("MCP servers").command("list").description(
+  const mcp = program.command("mcp").description("MCP servers");
+  mcp.command("list").description(
     "show configured MCP servers, their source, status and tool counts",
   ).option("--json", "print one JSON object").option(
     "--timeout <ms>",
@@ -99,6 +100,25 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
         ...(o.connect === false ? ["--no-connect"] : []),
       ];
       result.command = { name: "mcp", sub: "list", args };
+    });
+  mcp.command("login").argument("<name>", "a remote (http/sse) server of the configuration")
+    .description(
+      "log in to an OAuth MCP server: print the URL (a browser opens on a terminal), wait for the redirect, store the tokens",
+    )
+    .option("--timeout <ms>", "how long to wait for the browser's redirect (default 300000)")
+    .option("--no-browser", "only print the URL")
+    .action((name: string, o: { timeout?: string; browser?: boolean }) => {
+      const args = [
+        name,
+        ...(o.timeout ? ["--timeout", o.timeout] : []),
+        ...(o.browser === false ? ["--no-browser"] : []),
+      ];
+      result.command = { name: "mcp", sub: "login", args };
+    });
+  mcp.command("logout").argument("<name>", "a remote server of the configuration")
+    .description("delete the server's stored OAuth tokens and client registration")
+    .action((name: string) => {
+      result.command = { name: "mcp", sub: "logout", args: [name] };
     });
   const agents = program.command("agents").description("list or show agents");
   agents.command("list").description("show every agent: name, kind, source, description")

@@ -3,6 +3,7 @@
  * came from, whether it starts (connect + `tools/list`, bounded by the timeout) and its tool
  * count. Output goes to stdout (a table, or one JSON object with `--json`); config warnings
  * go to stderr. Exit codes: 0 listed (even when some servers fail), 2 usage error.
+ * `coyote mcp login|logout NAME` (OAuth of a remote server) is ./mcp_login.ts.
  * @module
  */
 import { safeCell, safeText } from "../../util/terminal_safe.ts";
@@ -14,9 +15,14 @@ import {
 } from "../../extensions/mcp/mod.ts";
 
 /** Runs `coyote mcp <sub>`; returns the process exit code. */
-export async function mcpCommand(app: AppOptions, sub: "list", args: string[]): Promise<number> {
+export async function mcpCommand(app: AppOptions, sub: string, args: string[]): Promise<number> {
+  if (sub === "login" || sub === "logout") {
+    return await (await import("./mcp_login.ts")).mcpLoginCommand(app, sub, args);
+  }
   if (sub !== "list") {
-    console.error(`coyote: mcp: unknown subcommand "${sub}" (try: coyote mcp list)`);
+    console.error(
+      `coyote: mcp: unknown subcommand "${sub}" (try: coyote mcp list, login NAME, logout NAME)`,
+    );
     return 2;
   }
   let json = false;

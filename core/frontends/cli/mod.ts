@@ -153,7 +153,7 @@ export async function main(argv: string[]): Promise<number> {
       );
     }
     if (name === "mcp") {
-      return await (await import("./mcp.ts")).mcpCommand(app, sub as "list", args);
+      return await (await import("./mcp.ts")).mcpCommand(app, sub, args);
     }
     if (name === "graph") {
       return await (await import("./graph.ts")).graphCommand(app, sub, args, textOut);

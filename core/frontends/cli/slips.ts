@@ -12,7 +12,7 @@
 /** Subcommands that take a subcommand word, as registered in core/frontends/cli/args.ts. */
 export const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   plugins: ["list", "check"],
-  mcp: ["list"],
+  mcp: ["list", "login", "logout"],
   agents: ["list", "show"],
   graph: ["check"],
   policy: ["show"],
