@@ -71,6 +71,12 @@ export const BUILTIN_COMMANDS: readonly SlashCommand[] = [
   },
   { name: "clear", description: "Start over with an empty conversation", source: "builtin" },
   { name: "todo", description: "Show the current plan", source: "builtin" },
+  {
+    name: "mode",
+    description: "Show or switch the permission mode (plan, default, accept-edits, auto)",
+    hint: "mode",
+    source: "builtin",
+  },
   { name: "policy", description: "Show the permission rules in force", source: "builtin" },
   {
     name: "permissions",

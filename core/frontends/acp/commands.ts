@@ -200,6 +200,18 @@ export async function runSlashCommand(
         await permissionsCommand(session, cmd.args, { trusted: session.workspace.trust.trusted }),
       );
     }
+    case "mode": {
+      const { modeCommand } = await import("../slash/mode.ts");
+      const r = modeCommand(session, cmd.args);
+      // The client's mode selector follows (./modes.ts).
+      if (r.after) {
+        await peer.notify(session.id, {
+          sessionUpdate: "current_mode_update",
+          currentModeId: r.after,
+        });
+      }
+      return await say(r.text);
+    }
     case "resume":
       return await say(
         "Open another session from your editor's session list (ACP session/list, session/load).",

@@ -35,6 +35,7 @@ import type { AcpPeer, LiveSession } from "./peer.ts";
 import { applyConfigOption, configOptions } from "./config_options.ts";
 import { limitLines, MAX_MESSAGE_BYTES, oversizedError } from "./input.ts";
 import { runSlashCommand } from "./commands.ts";
+import { isPermissionMode, switchMode } from "./modes.ts";
 import type { TurnOverrides } from "../../session/types.ts";
 import { attachMcpResources } from "./mcp_bridge.ts";
 import { limitUpdate } from "./output_limit.ts";
@@ -206,8 +207,16 @@ export class AcpServer implements AcpPeer, SessionServer {
     return { configOptions: configOptions(await this.runtime(), this.app, live.session) };
   }
 
-  /** `session/set_mode` (not advertised; accepted as an alias of the `agent` config option). */
+  /**
+   * `session/set_mode`: a permission mode (./modes.ts; a `current_mode_update` follows), or — as
+   * before modes existed — an agent name, as the `agent` config option.
+   */
   async setMode(params: acp.SetSessionModeRequest): Promise<acp.SetSessionModeResponse> {
+    if (isPermissionMode(params.modeId)) {
+      const live = requireSession(this, params.sessionId);
+      await switchMode((sid, u) => this.notify(sid, u), live.session, params.modeId);
+      return {};
+    }
     await this.setConfigOption(
       {
         sessionId: params.sessionId,

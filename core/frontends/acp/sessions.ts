@@ -15,6 +15,7 @@ import { type AcpPeer, type LiveSession, within } from "./peer.ts";
 import { permissionResolver } from "./permission.ts";
 import { hostServices } from "./client_host.ts";
 import { configOptions } from "./config_options.ts";
+import { sessionModes } from "./modes.ts";
 import { configError, sessionOpenError } from "./errors.ts";
 import { replayUpdates, titleOf } from "./replay.ts";
 import { availableCommands } from "./commands.ts";
@@ -118,7 +119,7 @@ export async function newSession(
   const live = await openSession(server, params.cwd, params.mcpServers);
   const options = configOptions(await server.runtime(), server.app, live.session);
   afterResponse(server, live);
-  return { sessionId: live.session.id, configOptions: options };
+  return { sessionId: live.session.id, configOptions: options, modes: sessionModes(live.session) };
 }
 
 /**
@@ -165,7 +166,7 @@ export async function loadSession(
   if (title) live.titleSent = title;
   const options = configOptions(await server.runtime(), server.app, live.session);
   afterResponse(server, live, title);
-  return { configOptions: options };
+  return { configOptions: options, modes: sessionModes(live.session) };
 }
 
 export async function listSessions(

@@ -264,9 +264,17 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
       );
       return true;
     }
+    case "mode": {
+      const { modeCommand } = await import("../slash/mode.ts");
+      const r = modeCommand(session, args);
+      if (r.before && ctx.modeChanged) ctx.modeChanged(r.before);
+      else say(r.text);
+      return true;
+    }
     case "policy": {
       const { policyCommand } = await import("../policy_show.ts");
-      await policyCommand(ctx.app, (t) => say(t));
+      // The session's mode now (Shift+Tab and /mode change it), not the one it started in.
+      await policyCommand({ ...ctx.app, mode: session.mode }, (t) => say(t));
       return true;
     }
     case "cost": {

@@ -8,6 +8,7 @@ import type { AppOptions } from "../../config/app_options.ts";
 import type { PromptInput } from "../../protocol/types.ts";
 import type { AgentSession, TurnOverrides } from "../../session/types.ts";
 import type { Renderer } from "../render/terminal.ts";
+import type { PermissionMode } from "../../policy/mode.ts";
 
 const enc = new TextEncoder();
 export function writeAll(file: { writeSync(p: Uint8Array): number }, text: string | Uint8Array) {
@@ -46,4 +47,6 @@ export interface ReplContext {
     requests: number;
   };
   renderer: Renderer;
+  /** After `/mode` switched from `before`: the notice, the prompt, the plan hand-over (./modes.ts). */
+  modeChanged?(before: PermissionMode): void;
 }

@@ -40,6 +40,7 @@ import { colorFor, styles, terminalWidth } from "../render/style.ts";
 import { hasControls, safeLine, safeText } from "../../util/terminal_safe.ts";
 import { err, out, type ReplContext, writeAll } from "./context.ts";
 import { shell } from "./shell.ts";
+import { ModeKeys } from "./modes.ts";
 import {
   appendHistory,
   complete,
@@ -178,7 +179,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
         rl.prompt();
       });
       muted = true;
-      rl.setPrompt(PROMPT);
+      rl.setPrompt(modePrompt());
       renderer.resume();
       const t = line.trim();
       if (q.action === "confirm") return /^y(es)?$/i.test(t) || (t === "" && q.default === true);
@@ -253,6 +254,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
 
   const histFile = await historyPath(app.dataDir, app.cwd);
   const PROMPT = s.bold(s.cyan("› "));
+  // The permission mode shows in the prompt, Shift+Tab cycles it (./modes.ts).
+  const modes = new ModeKeys(s);
+  const modePrompt = () => modes.prompt(started ? session.mode : app.mode, PROMPT);
   const CONT = s.dim("… ");
   const rl = readline.createInterface({
     input: process.stdin,
@@ -295,7 +299,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const showPrompt = () => {
     if (exiting) return;
     muted = false;
-    rl.setPrompt(ml.continuing ? CONT : PROMPT);
+    rl.setPrompt(ml.continuing ? CONT : modePrompt());
     rl.prompt(true);
     promptShown = true;
   };
@@ -322,7 +326,15 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     }
   };
 
+  /** Shows a mode switch's lines above the prompt and redraws it with the new mode. */
+  const modeSwitched = (lines: string[]) => {
+    renderer.suspend();
+    err(`\r\x1b[2K${lines.join("\n")}\n`);
+    renderer.resume();
+    if (!muted) showPrompt();
+  };
   const ctx: ReplContext = {
+    modeChanged: (before) => modeSwitched(modes.changed(session, before)),
     app,
     get session() {
       return session;
@@ -365,6 +377,8 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
 
   const submit = async (entry: string) => {
     const text = entry.trim();
+    const plan = modes.take();
+    if (!text && plan && (await ready)) return await runTurn(plan);
     if (!text) return;
     appendHistory(histFile, entry);
     if (!(await ready)) return;
@@ -457,13 +471,17 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     "keypress",
     (
       str: string | undefined,
-      key: { sequence?: string; name?: string; meta?: boolean; ctrl?: boolean },
+      key: { sequence?: string; name?: string; meta?: boolean; ctrl?: boolean; shift?: boolean },
     ) => {
       if (keyWaiter) {
         const w = keyWaiter;
         keyWaiter = null;
         clearLine();
         w(key?.sequence ?? str ?? "");
+        return;
+      }
+      if (key?.name === "tab" && key.shift && started && !lineWaiter) {
+        modeSwitched(modes.cycle(session));
         return;
       }
       if (key?.meta && (key.name === "return" || key.name === "enter")) {

@@ -409,13 +409,14 @@ export function guardForcedAllow(): boolean {
 /**
  * The guard as the engine sees it with a sandbox: `ask` verdicts of `execute` accesses that no
  * explicit rule decided become `allow` when the sandbox is active and the permission mode
- * (`mode()`, read at each decision; core/policy/mode.ts) is `auto`. Deny verdicts and explicit
+ * (`mode()`, read at each decision; core/policy/mode.ts; without it, `auto` when `autoAllow`)
+ * is `auto`. Deny verdicts and explicit
  * `ask` rules are unchanged; other accesses are unchanged.
  */
 export function sandboxGuard(
   policy: GuardLike,
   status: SandboxStatus,
-  mode: () => PermissionMode = () => "auto",
+  mode: () => PermissionMode = () => status.autoAllow ? "auto" : "accept-edits",
 ): GuardLike {
   const forced = guardForcedAllow();
   return {
