@@ -88,7 +88,7 @@ Deno.test("repl: a mistyped /command is reported and never sent to the model", a
     await t.waitFor(/› $/m);
     await t.type("/halp me");
     await t.keys("Enter");
-    await t.waitFor(/unknown command \/halp; \/help lists the commands/);
+    await t.waitFor(/unknown command \/halp \(did you mean \/help\?\); \/help lists the commands/);
     assert.equal(server.requests.length, 0, "the mistyped command reached the model");
     await t.type("hello");
     await t.keys("Enter");
