@@ -15,6 +15,7 @@ import { startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 import { type OAuthTestServer, startOAuthTestServer } from "./support/oauth_server.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
+import { acpTestEnv, finishAcp, startAcp, waitFor } from "./support/acp_harness.ts";
 
 const remote = (url: string, name = "remote"): DiscoveredMcpServer => ({
   name,
@@ -343,5 +344,63 @@ Deno.test("mcp oauth: login without a redirect ends with a clear error after --t
     assert.match(bad.stderr, /no MCP server named "nope" \(configured: remote/);
   } finally {
     await t.close();
+  }
+});
+
+Deno.test("mcp oauth over ACP: a session's server without tokens is reported to the client, the turn goes on", async () => {
+  const as = startOAuthTestServer();
+  let told1 = () => false;
+  const e = await acpTestEnv(async (_req: unknown, i: number) => {
+    // The first turn lasts until the client was told (the server fails before or during it).
+    if (i === 0) await waitFor(() => told1(), 20_000, "the needs-OAuth notice");
+    return { text: `reply ${i}` };
+  }, "coyote-oauth-acp");
+  const h = await startAcp({ env: e.env });
+  try {
+    const { sessionId } = await h.agent.request("session/new", {
+      cwd: e.ws,
+      mcpServers: [{ type: "http", name: "remote", url: as.mcpUrl, headers: [] }],
+    });
+    told1 = () =>
+      h.updatesFor(sessionId).some((u) => JSON.stringify(u).includes("coyote mcp login remote"));
+    for (const text of ["hello", "hello again"]) {
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text }],
+      });
+      assert.equal(r.stopReason, "end_turn", h.stderr().slice(-1500));
+    }
+    const told = h.updatesFor(sessionId).filter((u) => u.sessionUpdate === "agent_thought_chunk")
+      .map((u) => JSON.stringify(u)).join("\n");
+    // Told once, whether the server failed before a turn or during it.
+    assert.match(
+      told,
+      /MCP server remote (failed to start: )?needs OAuth.*coyote mcp login remote/,
+    );
+    assert.equal(told.split("\n").filter((l) => /needs OAuth/.test(l)).length, 1);
+    // A second session naming the same server meets it failed already: told at its first turn,
+    // not at the next.
+    const second = await h.agent.request("session/new", {
+      cwd: e.ws,
+      mcpServers: [{ type: "http", name: "remote", url: as.mcpUrl, headers: [] }],
+    });
+    const notes = () =>
+      h.updatesFor(second.sessionId).filter((u) => u.sessionUpdate === "agent_thought_chunk")
+        .map((u) => JSON.stringify(u));
+    for (const text of ["again", "and again"]) {
+      const r2 = await h.agent.request("session/prompt", {
+        sessionId: second.sessionId,
+        prompt: [{ type: "text", text }],
+      });
+      assert.equal(r2.stopReason, "end_turn");
+      assert.equal(notes().length, 1, notes().join("\n"));
+    }
+    assert.match(notes()[0], /"text":"MCP server remote needs OAuth.*coyote mcp login remote/);
+    assert.match(told, /"notice":"mcp_failed"/);
+    assert.equal(as.counts.register, 0);
+  } finally {
+    await finishAcp(h);
+    await e.close();
+    await as.close();
   }
 });

@@ -10,6 +10,8 @@
  *   settles during the turn (ready with N tools / failed), each with
  *   `_meta.coyote {notice: "mcp_starting" | "mcp_ready" | "mcp_failed", servers}`. These chunks
  *   are notices, not model output: they reach the frontends, never the transcript or the model.
+ *   A server that already failed because it needs an OAuth login (`needs OAuth …: run \`coyote
+ *   mcp login X\``) gets one `mcp_failed` notice per session, at its first turn.
  * - `wait` (default: a headless run has no later prompt, so its only turn waits): one stderr
  *   line names the servers, then the turn waits for them (each bounded by its start-up timeout,
  *   `MCP_TIMEOUT`); a cancel stops the wait.
@@ -38,6 +40,14 @@ function notice(
   };
 }
 
+/** Per session view: the servers whose OAuth-login notice was sent. */
+const authTold = new WeakMap<McpConnection, Set<string>>();
+
+/** The error of a server that needs `coyote mcp login` (core/extensions/mcp/oauth/provider.ts). */
+function isAuthError(error: string | undefined): boolean {
+  return !!error && /^needs OAuth\b/.test(error);
+}
+
 /**
  * Handles the servers of `mcp` still starting at the start of a turn (see the module doc):
  * waits for them (`wait`), or returns the notices to send (`background`); null when none is
@@ -49,7 +59,14 @@ export async function mcpAtTurnStart(
 ): Promise<McpStartNotices | null> {
   if (!mcp) return null;
   const starting = mcp.servers.filter((s) => s.status === "starting").map((s) => s.name);
-  if (!starting.length) return null;
+  // A server that needs an OAuth login (core/extensions/mcp/oauth/) fails fast, often before the
+  // turn: told once per session in `background` mode too.
+  const told = authTold.get(mcp) ?? new Set<string>();
+  authTold.set(mcp, told);
+  const needsLogin = o.mode === "background"
+    ? mcp.servers.filter((s) => s.status === "failed" && isAuthError(s.error) && !told.has(s.name))
+    : [];
+  if (!starting.length && !needsLogin.length) return null;
   if (o.mode === "wait") {
     o.log(
       `coyote: waiting for MCP server${starting.length > 1 ? "s" : ""} ${
@@ -63,6 +80,13 @@ export async function mcpAtTurnStart(
   let off: (() => void) | null = null;
   return {
     start(emit) {
+      for (const s of needsLogin) {
+        told.add(s.name);
+        emit(notice(`MCP server ${s.name} ${s.error}`, "mcp_failed", [
+          { name: s.name, status: s.status, tools: 0, error: s.error },
+        ]));
+      }
+      if (!pending.size) return;
       const list = [...pending].join(", ");
       emit(notice(
         `MCP server${
@@ -77,6 +101,7 @@ export async function mcpAtTurnStart(
         if (!pending.has(c.server) || (c.kind !== "ready" && c.kind !== "failed")) return;
         pending.delete(c.server);
         const s = mcp.servers.find((x) => x.name === c.server);
+        if (isAuthError(s?.error)) told.add(c.server);
         const status = { name: c.server, status: s?.status ?? c.kind, tools: s?.tools ?? 0 };
         emit(
           c.kind === "ready"
