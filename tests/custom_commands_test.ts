@@ -227,3 +227,35 @@ Deno.test('custom commands: coyote --headless "/fix-issue 42" sends the expanded
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("built-in prompt commands headless: /init and /review send their prompts (the adversary when a plan file is named)", async () => {
+  const server = await startModelServer({ script: () => ({ text: "done" }) });
+  const env = await makeCoyoteEnv();
+  const dir = await repo();
+  try {
+    const run = (prompt: string) =>
+      runCoyote(["--headless", "--output-format", "json", prompt], {
+        cwd: dir,
+        env: childEnv(env, { baseURL: server.baseURL }),
+      });
+    const lastUser = () =>
+      JSON.stringify(
+        requestMessages(server.requests.at(-1)!).filter((m) => m.role === "user").at(-1)!.content,
+      );
+    assert.equal((await run("/init stress the test commands")).code, 0);
+    assert.match(lastUser(), /Write or update the file AGENTS\.md at the root of this repository/);
+    assert.match(lastUser(), /The user adds: stress the test commands/);
+
+    assert.equal((await run("/review")).code, 0);
+    assert.match(lastUser(), /Spawn the `code-reviewer` agent with agent__spawn/);
+    assert.doesNotMatch(lastUser(), /adversary/);
+
+    await Deno.writeTextFile(`${dir}/PLAN.md`, "## Acceptance criteria\n- C1: it works\n");
+    assert.equal((await run("/review PLAN.md")).code, 0);
+    assert.match(lastUser(), /also spawn the `adversary` agent[\s\S]*read them from PLAN\.md/);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -184,3 +184,65 @@ Deno.test("coyote -r without an id on a terminal opens the session picker (a num
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("repl: /permissions adds a rule for the session and the project and removes it; /memory lists the instruction files and opens one in $EDITOR; /agents, /skills", async () => {
+  const server = await startModelServer({ script: (req) => ({ text: `REPLY-${req.index}` }) });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-perm-repl-" }));
+  await Deno.mkdir(`${cwd}/.git`);
+  await Deno.writeTextFile(`${cwd}/AGENTS.md`, "Use tabs.\n");
+  // The editor: appends a line to the file it is given, reads nothing from the terminal.
+  const editor = `${cwd}/.fake-editor.sh`;
+  await Deno.writeTextFile(editor, '#!/bin/sh\necho "EDITED-BY-EDITOR" >> "$1"\n');
+  await Deno.chmod(editor, 0o755);
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand(["--no-sandbox", "--trust-workspace"]);
+    await t.start([cmd, ...args], {
+      cwd,
+      env: { ...childEnv(env, { baseURL: server.baseURL }), EDITOR: editor },
+    });
+    await t.waitFor(/› $/m);
+    await t.type("/permissions allow Execute(make lint) --project");
+    await t.keys("Enter");
+    await t.waitFor(
+      /allow Execute\(make lint\): added for this session and saved to .*config\.local\.yaml/,
+    );
+    const saved = await Deno.readTextFile(`${cwd}/.coyote/config.local.yaml`);
+    assert.match(saved, /allow:[\s\S]*Execute\(make lint\)/);
+    await t.type("/permissions");
+    await t.keys("Enter");
+    await t.waitFor(/Added in this session:\s*\n\s*allow Execute\(make lint\)/);
+    await t.type("/permissions deny Nonsense(");
+    await t.keys("Enter");
+    await t.waitFor(/invalid permission rule/);
+    await t.type("/permissions remove Execute(make lint)");
+    await t.keys("Enter");
+    await t.waitFor(/Execute\(make lint\): removed from permissions\.allow/);
+    assert.doesNotMatch(await Deno.readTextFile(`${cwd}/.coyote/config.local.yaml`), /make lint/);
+
+    await t.type("/memory");
+    await t.keys("Enter");
+    await t.waitFor(new RegExp(`1\\. ${cwd}/AGENTS\\.md`));
+    await t.type("/memory 1");
+    await t.keys("Enter");
+    await t.waitFor(/edited .*AGENTS\.md/);
+    assert.match(await Deno.readTextFile(`${cwd}/AGENTS.md`), /Use tabs\.\nEDITED-BY-EDITOR/);
+
+    await t.type("/agents");
+    await t.keys("Enter");
+    await t.waitFor(/code-reviewer — [\s\S]*\(\/agent NAME switches\)/);
+    await t.type("/skills");
+    await t.keys("Enter");
+    await t.waitFor(/code-review — [\s\S]*\(\/skill NAME loads one\)/);
+    // The REPL still answers afterwards.
+    await t.type("hello");
+    await t.keys("Enter");
+    await t.waitFor(/REPLY-0/);
+  } finally {
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});
