@@ -60,6 +60,7 @@ import { sessionStopHooks } from "./stop_hooks.ts";
 import { fitHistory, loadToResume } from "./resume.ts";
 import { untilAborted, within } from "./wait.ts";
 import { mcpAtTurnStart } from "./mcp_startup.ts";
+import { mcpRequestHandler } from "./mcp_requests.ts";
 
 /** How long a turn waits for its cancelled sub-agents to end before it ends itself (ms). */
 export const CHILD_SETTLE_MS = 10_000;
@@ -430,6 +431,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       await supervisor?.settle(CHILD_SETTLE_MS);
       await supervisor?.closeChildren();
       offMcp?.();
+      offMcpRequests?.();
       transcript.close();
       if (ownsSandbox) sandbox.close();
       await transcript.ready;
@@ -508,6 +510,21 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     sink(stamp(final));
     return result;
   }
+  // MCP servers' sampling and elicitation requests, served by a root session (./mcp_requests.ts).
+  const offMcpRequests = parent ? undefined : ws.mcpRequests.register(mcpRequestHandler({
+    sessionId: id,
+    busy: () => busy,
+    policy: () => engine.opts.policy,
+    permission: init.permission,
+    host: (toolCallId, toolName) =>
+      typeof init.host === "function"
+        ? init.host({ ...origin, sessionId: id, toolCallId, toolName })
+        : init.host,
+    client: engine.opts.client,
+    model: () => engine.opts.model,
+    emit: () => (busy ? turnEmit : null),
+    log,
+  }));
   setLineage(session, line);
   supervisor = superviseSession(session, line, (o) => openSession(ws, o), log);
   return session;

@@ -64,7 +64,12 @@ export async function availableAgents(
  * workspace. @throws UsageError / ConfigError / PolicyError for bad input or configuration.
  */
 export async function createSession(app: AppOptions, init: SessionInit): Promise<AgentSession> {
-  const ws = await acquireWorkspace(app, { cwd: init.cwd, log: init.log });
+  // Someone answers questions (REPL, ACP): MCP servers may elicit (core/session/mcp_requests.ts).
+  const ws = await acquireWorkspace(app, {
+    cwd: init.cwd,
+    log: init.log,
+    canAsk: init.host !== undefined,
+  });
   // The session's own MCP servers (ACP `mcpServers`) are counted per session: the last session
   // naming one stops it, also while the workspace stays open for others.
   const releaseMcp = ws.retainMcp(init.mcpServers);

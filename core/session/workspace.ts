@@ -16,6 +16,7 @@ import { join } from "node:path";
 import type { AppOptions } from "../config/app_options.ts";
 import type { AnyTool } from "../protocol/types.ts";
 import type { DiscoveredMcpServer, McpConnection, McpServerSpec } from "../extensions/mcp/mod.ts";
+import { McpRequestError, type McpRequestHandler } from "./mcp_requests.ts";
 import { Policy } from "../policy/policy.ts";
 import { corePlugins } from "../../plugins/mod.ts";
 import type { ModelClient } from "../engine/mod.ts";
@@ -100,6 +101,13 @@ export interface Workspace {
    */
   retainMcp(extraMcp?: Record<string, McpServerSpec>): () => Promise<void>;
   /**
+   * MCP servers' `sampling/createMessage` and `elicitation/create` go to the root session that
+   * runs a turn (else the last registered one); a root session registers its handler here
+   * (core/session/mcp_requests.ts). With none registered, sampling is refused (`-1`) and an
+   * elicitation declined.
+   */
+  readonly mcpRequests: { register(h: McpRequestHandler): () => void };
+  /**
    * Keeps the workspace open for one more user (a session); pair with {@link release}.
    * Returns false when it is already closing (acquire a new one).
    */
@@ -151,7 +159,13 @@ function mergeInstructions(
  */
 export async function createWorkspace(
   app: AppOptions,
-  opts: { cwd: string; log?: (line: string) => void; onClose?: () => void },
+  opts: {
+    cwd: string;
+    log?: (line: string) => void;
+    onClose?: () => void;
+    /** Someone can answer questions (REPL, ACP): the MCP `elicitation` capability is offered. */
+    canAsk?: boolean;
+  },
 ): Promise<Workspace> {
   const cwd = opts.cwd;
   // Warnings name files, servers and plugins a repository chose: shown escaped (render/safe.ts).
@@ -223,10 +237,24 @@ export async function createWorkspace(
   let mcpModule: Promise<McpModule> | null = null;
   const mcpMod = () => (mcpModule ??= import("../extensions/mcp/mod.ts"));
   const closers: (() => Promise<void>)[] = [];
+  const mcpHandlers: McpRequestHandler[] = [];
+  const handler = () => [...mcpHandlers].reverse().find((h) => h.busy()) ?? mcpHandlers.at(-1);
   const mcpLogs = {
     background: true,
     onWarning: (w: string) => log(`coyote: warning: ${w}`),
     onInfo: (line: string) => log(`coyote: ${line}`),
+    // Sampling is always offered (the policy gates it); elicitation when someone can answer.
+    onSampling: (server: string, params: Record<string, unknown>, signal: AbortSignal) => {
+      const h = handler();
+      if (!h) throw new McpRequestError(-1, "User rejected sampling request: no session");
+      return h.sample(server, params, signal);
+    },
+    ...(opts.canAsk
+      ? {
+        onElicitation: (server: string, params: Record<string, unknown>, signal: AbortSignal) =>
+          handler()?.elicit(server, params, signal) ?? Promise.resolve({ action: "decline" }),
+      }
+      : {}),
   };
   const [plugins, mcp] = await Promise.all([
     wantsPlugins(app, cwd, trust.trusted)
@@ -353,6 +381,15 @@ export async function createWorkspace(
         }));
       };
     },
+    mcpRequests: {
+      register(h) {
+        mcpHandlers.push(h);
+        return () => {
+          const i = mcpHandlers.indexOf(h);
+          if (i >= 0) mcpHandlers.splice(i, 1);
+        };
+      },
+    },
     retain() {
       if (closed) return false;
       users++;
@@ -416,7 +453,7 @@ const open = new WeakMap<AppOptions, Map<string, Promise<Workspace>>>();
  */
 export async function acquireWorkspace(
   app: AppOptions,
-  opts: { cwd: string; log?: (line: string) => void },
+  opts: { cwd: string; log?: (line: string) => void; canAsk?: boolean },
 ): Promise<Workspace> {
   let byCwd = open.get(app);
   if (!byCwd) open.set(app, byCwd = new Map());

@@ -61,3 +61,10 @@ export function oddSpec(waitFor?: string): { command: string; args: string[] } {
     ],
   };
 }
+
+export const ASK_SERVER = new URL("../fixtures/mcp/ask_server.ts", import.meta.url).pathname;
+
+/** stdio spec of the asking fixture (tests/fixtures/mcp/ask_server.ts: sampling, elicitation). */
+export function askSpec(): { command: string; args: string[] } {
+  return { command: "deno", args: ["run", "-A", "--config", DENO_JSON, ASK_SERVER] };
+}

@@ -40,6 +40,10 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { AnyTool } from "../../protocol/types.ts";
 import { DEFAULT_MCP_TIMEOUT_MS, type DiscoveredMcpServer, mcpServerEnv } from "./config.ts";
 import type {
@@ -264,7 +268,28 @@ class Connection implements McpConnection {
       });
     }
     st.transport = transport;
-    const client = new Client({ name: "coyote", version: VERSION }, { capabilities: {} });
+    // `sampling` / `elicitation` are offered only when the owner serves them (./types.ts).
+    const { onSampling, onElicitation } = this.opts;
+    const client = new Client({ name: "coyote", version: VERSION }, {
+      capabilities: {
+        ...(onSampling ? { sampling: {} } : {}),
+        ...(onElicitation ? { elicitation: { form: {} } } : {}),
+      },
+    });
+    if (onSampling) {
+      client.setRequestHandler(
+        CreateMessageRequestSchema,
+        (req: { params: Record<string, unknown> }, extra: { signal: AbortSignal }) =>
+          onSampling(d.name, req.params, extra.signal) as never,
+      );
+    }
+    if (onElicitation) {
+      client.setRequestHandler(
+        ElicitRequestSchema,
+        (req: { params: Record<string, unknown> }, extra: { signal: AbortSignal }) =>
+          onElicitation(d.name, req.params, extra.signal) as never,
+      );
+    }
     st.client = client;
     client.onclose = () => {
       if (st.alive && !st.closing) {

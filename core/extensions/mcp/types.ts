@@ -19,6 +19,22 @@ export interface ConnectOptions {
   toolTimeoutMs?: number;
   /** Receives server failures (start-up, crash, dropped tools). Default: `console.warn`. */
   onWarning?: (message: string) => void;
+  /**
+   * Serves a server's `sampling/createMessage` (params as sent; resolves the `CreateMessageResult`,
+   * rejects with `{code, message}` for a JSON-RPC error). When absent the `sampling` client
+   * capability is not offered. core/session/mcp_requests.ts.
+   */
+  onSampling?: (
+    server: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ) => Promise<unknown>;
+  /** Serves `elicitation/create` (form mode) like {@link onSampling}; absent: not offered. */
+  onElicitation?: (
+    server: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ) => Promise<unknown>;
   /** Receives one line per server when it is ready, renamed tools, list changes. Default: dropped. */
   onInfo?: (message: string) => void;
   /**
