@@ -193,3 +193,40 @@ Deno.test("repl: a session that cannot open (no provider) shows its error and ex
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("repl: Esc interrupts a streaming answer; the partial text stays on screen and in the conversation", async () => {
+  const never = new Promise(() => {});
+  const server = await startModelServer({
+    script: [
+      {
+        text: "The first part of a long answer arrives, then the model keeps going and going",
+        chunk_size: 8,
+        hold_last_chunk: never,
+      },
+      { text: "continued" },
+    ],
+  });
+  const r = await repl(server.baseURL);
+  try {
+    await r.t.type("explain");
+    await r.t.keys("Enter");
+    await r.t.waitFor(/The first part/);
+    await r.t.keys("Escape");
+    const screen = await r.t.waitFor(/Esc \(interrupted\)[\s\S]*› $/m);
+    assert.match(screen, /The first part of a long answer/, "what streamed stays on screen");
+    await r.t.type("go on");
+    await r.t.keys("Enter");
+    await r.t.waitFor(/continued[\s\S]*› $/m);
+    assert.equal(server.requests.length, 2);
+    const msgs = requestMessages(server.requests[1] as never);
+    const partial = msgs.find((m) => m.role === "assistant");
+    assert.match(
+      String(partial?.content),
+      /The first part[\s\S]*\[interrupted: cancelled\]/,
+      "the partial answer is in the next request, marked interrupted",
+    );
+  } finally {
+    await r.close();
+    await server.close();
+  }
+});
