@@ -28,6 +28,20 @@ import { ConfigError } from "../protocol/errors.ts";
 import { closest } from "../util/text.ts";
 import type { ProviderConfig } from "../provider/types.ts";
 
+/**
+ * The `web_search:` section of config.yaml: the backend of the `web_search` tool
+ * (plugins/web/search.ts, which has the details).
+ */
+export interface WebSearchSettings {
+  backend: "searxng" | "brave" | "tavily";
+  /** SearXNG: the instance's base URL (required). Brave, Tavily: the endpoint (default their API). */
+  url?: string;
+  /** The environment variable holding the API key (default `BRAVE_API_KEY` / `TAVILY_API_KEY`). */
+  api_key_env?: string;
+  /** Results per search when the call names none (default 5, at most 20). */
+  max_results?: number;
+}
+
 /** The `provider:` section of `config.yaml`. */
 export interface ProviderSection {
   /** OpenAI-compatible base URL, e.g. `http://localhost:11434/v1`. */
@@ -87,6 +101,8 @@ export interface CoyoteConfig {
   mcpServers?: Record<string, unknown>;
   /** Extra instruction files added to the system prompt. */
   instructions?: string[];
+  /** The `web_search` tool's backend (plugins/web/search.ts; docs/web.md). */
+  web_search?: WebSearchSettings;
   /**
    * The OS sandbox of shell commands (core/policy/sandbox/): a mode string or `{mode, auto_allow}`;
    * default `{mode: auto, auto_allow: true}`.
@@ -107,6 +123,10 @@ export interface CoyoteConfig {
   /** Folders (and everything below them) trusted without asking; `~` = home. */
   trusted_workspaces?: string[];
 }
+    /** Per-command limits (core/policy/sandbox/limits.ts); default 512 processes, 2048 MB. */
+    limits?: { processes?: number; memory_mb?: number };
+    /** More code other tools run later, protected like `.husky/` (core/policy/sandbox/protected.ts). */
+    protected_paths?: string[];
 
 /** Default `provider.timeout_ms`. */
 export const DEFAULT_TIMEOUT_MS = 600_000;
@@ -315,6 +335,18 @@ function configSchema() {
         { error: "expected a mapping of server names to definitions" },
       ).optional(),
       instructions: strList().optional(),
+      web_search: z.strictObject({
+        backend: z.enum(["searxng", "brave", "tavily"], {
+          error: "expected searxng, brave or tavily",
+        }),
+        url: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
+        api_key_env: str("the name of an environment variable").optional(),
+        max_results: posInt().max(20, { error: "expected at most 20" }).optional(),
+      }, { error: "expected a mapping {backend: searxng|brave|tavily, url?, api_key_env?}" })
+        .refine((v) => v.backend !== "searxng" || v.url !== undefined, {
+          path: ["url"],
+          error: "SearXNG needs the instance URL, e.g. url: http://localhost:8888",
+        }).optional(),
       sandbox: z.union([
         z.enum(["auto", "required", "off"]),
         z.strictObject({
@@ -323,7 +355,7 @@ function configSchema() {
         }),
       ], {
         error:
-          "expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false}",
+          "expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false, limits: {processes, memory_mb}, protected_paths: [names]}",
       }).optional(),
       models: z.record(str(), modelSpec, { error: "expected a mapping of model names" })
         .optional(),
@@ -342,6 +374,11 @@ function configSchema() {
     // Compile-time check that the schema and the hand-written type agree.
     const _typed: import("zod").ZodType<CoyoteConfig> = schema;
     return schema as unknown as { safeParse(v: unknown): SafeParse };
+          // Checked in detail (key named) by core/policy/sandbox/settings.ts.
+          limits: z.record(str(), z.unknown(), {
+            error: "expected a mapping {processes: N, memory_mb: N}",
+          }).optional(),
+          protected_paths: strList().optional(),
   });
   return schemaPromise;
 }

@@ -282,8 +282,13 @@ export async function createWorkspace(
   for (const w of warnings) log(`coyote: warning: ${w}`);
 
   const guard = (t: AnyTool) => (secrets.length ? redactingTool(t, redact) : t);
+  // `web_search` exists only when config.yaml names a backend (plugins/web/search.ts).
+  const search = app.config?.web_search
+    ? [(await import("../../plugins/web/search.ts")).webSearchTool(app.config.web_search)]
+    : [];
   const fixedTools: AnyTool[] = [
     ...corePlugins.flatMap((p) => p.tools ?? []),
+    ...search as unknown as AnyTool[],
     ...(plugins?.tools ?? []),
   ].map(guard);
   // MCP tools change while the workspace lives (servers becoming ready, list_changed).
