@@ -2,7 +2,7 @@
  * Snapshot of every first-party tool schema the model sees: the OpenAI `tools` array (name,
  * description, JSON Schema parameters) exactly as `ToolRegistry.openAITools()` builds it, for the
  * tools of `plugins/mod.ts` (`corePlugins`), the supervisor's `agent__*` tools, the skill
- * tools and the MCP resource tools (`mcp__list_resources`, `mcp__read_resource`), each group with the size of its array in chars (`total_chars`, the first request's
+ * tools, the MCP resource tools (`mcp__list_resources`, `mcp__read_resource`) and `web_search`, each group with the size of its array in chars (`total_chars`, the first request's
  * token budget; `ToolRegistry.openAIToolsChars()`). Compared as text with
  * `tests/snapshots/tool_schemas.json`, keys in the order they are sent: any change to a schema,
  * a description or the order shows as a diff there. After an intended change, regenerate it with
@@ -16,6 +16,7 @@ import { ToolRegistry } from "../core/tools/registry.ts";
 import { supervisorTools } from "../core/supervisor/tools.ts";
 import { createSkillState } from "../core/extensions/skills/tools.ts";
 import { mcpResourceTools } from "../core/extensions/mcp/resource_tools.ts";
+import { webSearchTool } from "../plugins/web/search.ts";
 import type { AnyTool } from "../core/protocol/types.ts";
 
 const SNAPSHOT = fileURLToPath(new URL("./snapshots/tool_schemas.json", import.meta.url));
@@ -40,6 +41,8 @@ function snapshotText(): string {
     skills: group(skills.tools),
     // Offered while a connected MCP server lists resources.
     mcp_resources: group(mcpResourceTools(() => null)),
+    // Offered when config.yaml names a backend (`web_search:`).
+    web_search: group([webSearchTool({ backend: "searxng", url: "http://localhost:8888" })]),
   };
   return JSON.stringify(snapshot, null, 2) + "\n";
 }

@@ -6,8 +6,9 @@
  *   in the compiled binary). History per workspace (core/frontends/repl/input.ts). Multi-line input: a
  *   trailing `\`, Alt+Enter, or a paste (lines arriving within {@link PASTE_MS} of each other
  *   are one entry).
- * - Slash commands: the shared list of core/frontends/slash_commands.ts, also as `.name` (core/frontends/repl/commands.ts);
- *   an unknown `/name` gets a note and is not sent to the model.
+ * - Slash commands: the shared list of core/frontends/slash_commands.ts, also as `.name` (core/frontends/repl/commands.ts),
+ *   and the custom commands (core/frontends/slash/custom.ts; Tab completes them too);
+ *   an unknown `/name` gets a note with a did-you-mean and is not sent to the model.
  *   `!cmd` runs a shell command through the guard (deny rules hold) in the session's OS sandbox
  *   (core/frontends/repl/shell.ts).
  * - Keys: Ctrl+C cancels the running turn (its tools and sub-agents end with it) and keeps the
@@ -29,9 +30,9 @@ import type {
   PermissionRequest,
   PromptInput,
 } from "../../protocol/types.ts";
-import type { AgentSession } from "../../session/types.ts";
+import type { AgentSession, TurnOverrides } from "../../session/types.ts";
 import { modelInfo } from "../../config/models.ts";
-import { BUILTIN_COMMANDS } from "../slash_commands.ts";
+import { BUILTIN_COMMANDS, unknownCommandNote } from "../slash_commands.ts";
 // The renderer, the permission prompt and the commands load with the session (after the prompt
 // is on screen): literal dynamic imports, compile-ready.
 import type { Renderer } from "../render/terminal.ts";
@@ -39,6 +40,7 @@ import { colorFor, styles, terminalWidth } from "../render/style.ts";
 import { hasControls, safeLine, safeText } from "../../util/terminal_safe.ts";
 import { err, out, type ReplContext, writeAll } from "./context.ts";
 import { shell } from "./shell.ts";
+import { ModeKeys } from "./modes.ts";
 import {
   appendHistory,
   complete,
@@ -177,7 +179,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
         rl.prompt();
       });
       muted = true;
-      rl.setPrompt(PROMPT);
+      rl.setPrompt(modePrompt());
       renderer.resume();
       const t = line.trim();
       if (q.action === "confirm") return /^y(es)?$/i.test(t) || (t === "" && q.default === true);
@@ -231,11 +233,15 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   // The session (workspace: plugins, MCP, sandbox probe) opens in the background: the prompt is
   // ready for typing at once, and the first entry waits for it.
   let started = false;
+  /** Names of the custom commands (Tab completion), once loaded. */
+  let customNames: string[] = [];
   const ready: Promise<boolean> = (async () => {
     try {
       const { pickSession } = await import("../headless/mod.ts");
       session = await open(await pickSession(app, o));
       started = true;
+      const { customCommands } = await import("../slash/custom.ts");
+      void customCommands(app, session, log).then((l) => (customNames = l.map((c) => c.name)));
       return true;
     } catch (e) {
       muted = true;
@@ -248,6 +254,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
 
   const histFile = await historyPath(app.dataDir, app.cwd);
   const PROMPT = s.bold(s.cyan("› "));
+  // The permission mode shows in the prompt, Shift+Tab cycles it (./modes.ts).
+  const modes = new ModeKeys(s);
+  const modePrompt = () => modes.prompt(started ? session.mode : app.mode, PROMPT);
   const CONT = s.dim("… ");
   const rl = readline.createInterface({
     input: process.stdin,
@@ -255,9 +264,6 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     terminal: true,
     history: loadHistory(histFile),
     historySize: 1000,
-    // A lone Esc (interrupt) is told from an escape sequence after this long (Node's default, 500
-    // ms, made Esc feel ignored); terminals send a sequence's bytes together.
-    escapeCodeTimeout: 50,
     removeHistoryDuplicates: true,
     prompt: PROMPT,
     // Candidates (file names, skill and agent names) are printed by readline as they are: one
@@ -265,7 +271,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     completer: (line: string) =>
       safeCompletions(complete(line, {
         cwd: app.cwd,
-        commands: () => BUILTIN_COMMANDS.map((c) => c.name),
+        commands: () => [...BUILTIN_COMMANDS.map((c) => c.name), ...customNames],
         agents: () => started ? session.workspace.agents.names() : [],
         skills: () => started ? session.workspace.skills.map((k) => k.name) : [],
         models: () => [
@@ -293,17 +299,18 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const showPrompt = () => {
     if (exiting) return;
     muted = false;
-    rl.setPrompt(ml.continuing ? CONT : PROMPT);
+    rl.setPrompt(ml.continuing ? CONT : modePrompt());
     rl.prompt(true);
     promptShown = true;
   };
 
-  const runTurn = async (input: PromptInput) => {
+  const runTurn = async (input: PromptInput, overrides?: TurnOverrides) => {
     const ctrl = new AbortController();
     turn = ctrl;
     muted = true;
     try {
       const r = await session.prompt(input, {
+        overrides,
         signal: ctrl.signal,
         onEvent: (env: EventEnvelope) => renderer.onEnvelope(env),
       });
@@ -319,7 +326,15 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     }
   };
 
+  /** Shows a mode switch's lines above the prompt and redraws it with the new mode. */
+  const modeSwitched = (lines: string[]) => {
+    renderer.suspend();
+    err(`\r\x1b[2K${lines.join("\n")}\n`);
+    renderer.resume();
+    if (!muted) showPrompt();
+  };
   const ctx: ReplContext = {
+    modeChanged: (before) => modeSwitched(modes.changed(session, before)),
     app,
     get session() {
       return session;
@@ -333,6 +348,25 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       await old.close().catch(() => {});
     },
     runTurn,
+    readKey: async () => {
+      const key = await waitKey(new AbortController().signal);
+      // readline saw the key too (a digit, `j`, an arrow's history recall): not a line to keep.
+      setTimeout(clearLine, 0);
+      return key;
+    },
+    write: (t) => err(t),
+    async withTerminal(f) {
+      rl.pause();
+      const stdin = process.stdin as unknown as { setRawMode?: (on: boolean) => void };
+      stdin.setRawMode?.(false);
+      try {
+        return await f();
+      } finally {
+        stdin.setRawMode?.(true);
+        rl.resume();
+      }
+    },
+    trusted: () => trustedOverride || session.workspace.trust.trusted,
     trustNow: () => (trustedOverride = true),
     exit: () => exit(0),
     usage,
@@ -343,6 +377,8 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
 
   const submit = async (entry: string) => {
     const text = entry.trim();
+    const plan = modes.take();
+    if (!text && plan && (await ready)) return await runTurn(plan);
     if (!text) return;
     appendHistory(histFile, entry);
     if (!(await ready)) return;
@@ -359,7 +395,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       if (handled) return;
       // A mistyped `/command` is not sent to the model (a paid turn the user did not ask for).
       if (m[1] === "/") {
-        err(s.yellow(`unknown command /${m[2]}; /help lists the commands\n`));
+        const { commandList } = await import("./commands.ts");
+        const names = (await commandList(ctx)).map((c) => c.name);
+        err(s.yellow(`${safeText(unknownCommandNote(m[2], names))}\n`));
         return;
       }
     }
@@ -433,7 +471,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     "keypress",
     (
       str: string | undefined,
-      key: { sequence?: string; name?: string; meta?: boolean; ctrl?: boolean },
+      key: { sequence?: string; name?: string; meta?: boolean; ctrl?: boolean; shift?: boolean },
     ) => {
       if (keyWaiter) {
         const w = keyWaiter;
@@ -442,10 +480,8 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
         w(key?.sequence ?? str ?? "");
         return;
       }
-      if (key?.name === "escape" && turn) {
-        // Esc interrupts the running turn, as in Claude Code and Codex; what streamed stays on
-        // screen and in the conversation ("[interrupted: cancelled]", core/engine/loop.ts).
-        interruptTurn("Esc (interrupted)");
+      if (key?.name === "tab" && key.shift && started && !lineWaiter) {
+        modeSwitched(modes.cycle(session));
         return;
       }
       if (key?.meta && (key.name === "return" || key.name === "enter")) {
@@ -456,19 +492,16 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     },
   );
 
-  /** Ctrl+C or Esc during a turn: cancel it (the partial answer is kept). */
-  const interruptTurn = (label: string) => {
-    if (!turn) return;
-    // Through the renderer, so the spinner line is cleared first (it stayed on screen, "^C"
-    // appended, above the turn's end).
-    renderer.suspend();
-    err(s.yellow(`${label}\n`));
-    renderer.resume();
-    turn.abort(new Error("interrupted"));
-  };
-
   rl.on("SIGINT", () => {
-    if (turn) return interruptTurn("^C");
+    if (turn) {
+      // Through the renderer, so the spinner line is cleared first (it stayed on screen, "^C"
+      // appended, above the turn's end).
+      renderer.suspend();
+      err(s.yellow("^C\n"));
+      renderer.resume();
+      turn.abort(new Error("interrupted"));
+      return;
+    }
     if (lineWaiter) {
       const w = lineWaiter;
       lineWaiter = null;
