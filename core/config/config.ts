@@ -123,6 +123,10 @@ export interface CoyoteConfig {
   /** Folders (and everything below them) trusted without asking; `~` = home. */
   trusted_workspaces?: string[];
 }
+    /** Per-command limits (core/policy/sandbox/limits.ts); default 512 processes, 2048 MB. */
+    limits?: { processes?: number; memory_mb?: number };
+    /** More code other tools run later, protected like `.husky/` (core/policy/sandbox/protected.ts). */
+    protected_paths?: string[];
 
 /** Default `provider.timeout_ms`. */
 export const DEFAULT_TIMEOUT_MS = 600_000;
@@ -351,7 +355,7 @@ function configSchema() {
         }),
       ], {
         error:
-          "expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false}",
+          "expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false, limits: {processes, memory_mb}, protected_paths: [names]}",
       }).optional(),
       models: z.record(str(), modelSpec, { error: "expected a mapping of model names" })
         .optional(),
@@ -370,6 +374,11 @@ function configSchema() {
     // Compile-time check that the schema and the hand-written type agree.
     const _typed: import("zod").ZodType<CoyoteConfig> = schema;
     return schema as unknown as { safeParse(v: unknown): SafeParse };
+          // Checked in detail (key named) by core/policy/sandbox/settings.ts.
+          limits: z.record(str(), z.unknown(), {
+            error: "expected a mapping {processes: N, memory_mb: N}",
+          }).optional(),
+          protected_paths: strList().optional(),
   });
   return schemaPromise;
 }

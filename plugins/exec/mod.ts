@@ -31,6 +31,7 @@ import { z } from "zod";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { commandEnvironment } from "../../core/policy/sandbox/env.ts";
+import { limitHit, limitMessage, type SandboxLimits } from "../../core/policy/sandbox/limits.ts";
 import { forget, newMarker, type ProcessTree, signalTree, track, TREE_MARKER } from "./tree.ts";
 
 /** Default timeout (ms). */
@@ -137,6 +138,8 @@ export interface CommandOutcome {
   timedOut: boolean;
   cancelled: boolean;
   durationMs: number;
+  /** The sandbox limit the command hit (core/policy/sandbox/limits.ts), with its message. */
+  limit?: { which: "processes" | "memory"; message: string };
 }
 
 /** How to start one command's shell: program, arguments, environment; or why it may not run. */
@@ -148,6 +151,11 @@ export type LaunchPlan =
     sandboxed: boolean;
     /** Called once the command's tree has ended; a returned note is appended to the result. */
     after?: () => string | undefined;
+    /**
+     * The sandbox's limits: stderr showing a failed fork ends the tree (a fork bomb would spin at
+     * the limit until the timeout) and the result names the limit.
+     */
+    limits?: SandboxLimits;
   }
   | { refused: string };
 
@@ -208,26 +216,43 @@ export async function runCommand(
   const out = new BoundedCapture(opts.limit ?? OUTPUT_LIMIT);
   const err = new BoundedCapture(opts.limit ?? OUTPUT_LIMIT);
   const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
-  const pump = async (stream: ReadableStream<Uint8Array>, cap: BoundedCapture) => {
-    const reader = stream.getReader();
-    readers.push(reader);
-    try {
-      while (true) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        cap.push(value);
-      }
-    } catch { /* cancelled */ }
-  };
-  const pumps = [pump(child.stdout, out), pump(child.stderr, err)];
-
-  let timedOut = false;
-  let cancelled = false;
+  let hit: "processes" | "memory" | undefined;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   const kill = () => {
     signalTree(tree, "SIGTERM");
     killTimer ??= setTimeout(() => signalTree(tree, "SIGKILL"), KILL_GRACE_MS);
   };
+  const pump = async (
+    stream: ReadableStream<Uint8Array>,
+    cap: BoundedCapture,
+    watchLimits = false,
+  ) => {
+    const reader = stream.getReader();
+    readers.push(reader);
+    const dec = new TextDecoder();
+    let tail = "";
+    try {
+      while (true) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        cap.push(value);
+        if (watchLimits && hit !== "processes") {
+          const text = tail + dec.decode(value, { stream: true });
+          const h = limitHit(text);
+          if (h === "processes") {
+            hit = h;
+            // Kill at once: the tree ends with the limit, not at the timeout.
+            signalTree(tree, "SIGKILL");
+          } else if (h) hit ??= h;
+          tail = text.slice(-200);
+        }
+      }
+    } catch { /* cancelled */ }
+  };
+  const pumps = [pump(child.stdout, out), pump(child.stderr, err, !!plan.limits)];
+
+  let timedOut = false;
+  let cancelled = false;
   const timer = setTimeout(() => {
     timedOut = true;
     kill();
@@ -264,8 +289,13 @@ export async function runCommand(
     launcher.finished?.(tree);
   }
   const note = plan.after?.();
+  // A failed allocation only counts when the command failed.
+  if (hit === "memory" && status.success) hit = undefined;
   return {
     ...(note ? { note } : {}),
+    ...(hit && plan.limits
+      ? { limit: { which: hit, message: limitMessage(hit, plan.limits) } }
+      : {}),
     sandboxed: plan.sandboxed,
     exitCode: status.signal ? null : status.code,
     signal: status.signal ?? null,
@@ -383,14 +413,16 @@ export function makeExecuteCommandTool(
         throw err;
       }
       const parts = [describe({ ...o, timeoutMs })];
+      if (o.limit) parts.unshift(o.limit.message);
       if (o.stdout !== "") parts.push(`--- stdout ---\n${o.stdout.replace(/\n$/, "")}`);
       if (o.stderr !== "") parts.push(`--- stderr ---\n${o.stderr.replace(/\n$/, "")}`);
       if (o.stdout === "" && o.stderr === "") parts.push("(no output)");
       if (o.note) parts.push(`--- coyote ---\n${o.note}`);
       return {
         content: parts.join("\n"),
-        isError: o.exitCode !== 0,
+        isError: o.exitCode !== 0 || !!o.limit,
         rawOutput: {
+          ...(o.limit ? { limit: o.limit.which } : {}),
           exitCode: o.exitCode,
           signal: o.signal,
           timedOut: o.timedOut,

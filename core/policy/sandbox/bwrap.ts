@@ -8,6 +8,11 @@
  *   included — when the command's shell exits or Coyote dies; `--new-session` (no TIOCSTI into the
  *   terminal); `--cap-drop ALL` (Coyote running as root must not keep `CAP_SYS_ADMIN`, which would
  *   let the command remount `/` read-write).
+ * - `/proc/sys` and `/proc/sysrq-trigger` read-only (bwrap leaves them writable): a command running
+ *   as root keeps uid 0 without capabilities, and the kernel lets uid 0 write most sysctls by file
+ *   mode alone — `kernel.core_pattern` (`|program` runs as root outside every namespace when a
+ *   process crashes), `kernel.modprobe`, `vm.*`. With a process limit only the namespace's own
+ *   `pid_max` is bound writable for the outer shell, which remounts it read-only (./limits.ts).
  * - `/` read-only, a fresh `/dev` and `/proc` (only the sandbox's own processes), `/tmp` = the
  *   private temp dir (or a tmpfs), then the profile's mounts shallowest first so deeper ones win:
  *   writable roots `--bind`, protected paths `--ro-bind`, hidden directories an empty read-only
@@ -40,6 +45,16 @@ function isDir(p: string): boolean {
   }
 }
 
+/** bwrap arguments that make the kernel's writable /proc files read-only (see the module doc). */
+export const PROC_READ_ONLY: readonly string[] = [
+  "--ro-bind",
+  "/proc/sys",
+  "/proc/sys",
+  "--ro-bind-try",
+  "/proc/sysrq-trigger",
+  "/proc/sysrq-trigger",
+];
+
 const depth = (p: string) => p.split("/").filter(Boolean).length;
 
 /**
@@ -49,7 +64,17 @@ const depth = (p: string) => p.split("/").filter(Boolean).length;
 export function bwrapArgs(
   profile: SandboxProfile,
   argv: string[],
-  opts: { cwd: string; tmpDir?: string; seccompFd?: number; keepCaps?: string[] },
+  opts: {
+    cwd: string;
+    tmpDir?: string;
+    seccompFd?: number;
+    keepCaps?: string[];
+    /**
+     * Bind `/proc/sys/kernel/pid_max` writable over the read-only `/proc/sys`: only for an outer
+     * bwrap whose shell writes it and remounts it read-only (./limits.ts `processLimit`).
+     */
+    pidMaxWritable?: boolean;
+  },
 ): string[] {
   const a = [
     // ./seccomp.ts: no AF_UNIX sockets (read by bwrap from this inherited descriptor).
@@ -64,6 +89,10 @@ export function bwrapArgs(
   ];
   if (profile.network.mode !== "host") a.push("--unshare-net");
   a.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc");
+  a.push(...PROC_READ_ONLY);
+  if (opts.pidMaxWritable) {
+    a.push("--bind", "/proc/sys/kernel/pid_max", "/proc/sys/kernel/pid_max");
+  }
   if (opts.tmpDir) a.push("--bind", opts.tmpDir, "/tmp");
   else a.push("--tmpfs", "/tmp");
   type Mount = { path: string; order: number; args: string[] };

@@ -25,11 +25,20 @@ import type { Policy } from "../policy.ts";
 import type { GuardVerdict } from "../../protocol/types.ts";
 import type { ToolAccess } from "../../../sdk/mod.ts";
 import { deriveProfile, networkOf, type SandboxProfile } from "./profile.ts";
-import { bwrapArgs } from "./bwrap.ts";
+import { bwrapArgs, PROC_READ_ONLY } from "./bwrap.ts";
+import {
+  DEFAULT_LIMITS,
+  describeLimits,
+  memoryLimitLine,
+  processLimit,
+  type SandboxLimits,
+} from "./limits.ts";
 import { sbplProfile } from "./sbpl.ts";
 import { commandEnvironment } from "./env.ts";
-import { compilePath, GlobEngineNotLoaded } from "../rules.ts";
-import { findProtected } from "./protected.ts";
+import { GlobEngineNotLoaded } from "../rules.ts";
+import { addProtectedPatterns, extraProtectedPatterns, RUNS_LATER } from "./protected.ts";
+import { NodeModulesWatch } from "./node_modules_scan.ts";
+import { removeCreated } from "./cleanup.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 import { describeHome } from "./home_view.ts";
 import { unixSocketFilterFile } from "./seccomp.ts";
@@ -57,6 +66,8 @@ export interface SandboxStatus {
   autoAllow: boolean;
   /** Why it is on or off, one line. */
   reason: string;
+  /** Each command's process and memory limits (`sandbox.limits`; ./limits.ts). */
+  limits?: SandboxLimits;
 }
 
 /** How `policy show` and the status name a profile's network. */
@@ -104,6 +115,8 @@ export function sandboxedCommand(
     network?: "host";
     /** Shell lines run before `command` outside the unix-socket filter (the proxy bridge). */
     prelude?: string;
+    /** Process and memory limits (./limits.ts); {@link DEFAULT_LIMITS} when omitted. */
+    limits?: SandboxLimits;
   },
 ): SandboxedCommand {
   let profile = deriveProfile(policy);
@@ -130,32 +143,55 @@ export function sandboxedCommand(
     if (profile.home) env.GIT_CONFIG_GLOBAL = `${profile.home.path}/.gitconfig`;
     // No unix sockets (./seccomp.ts) unless a Net(unix:…) rule names one.
     const filter = profile.unixSockets.length ? undefined : unixSocketFilterFile();
-    let argv = [shell, "-c", (opts.prelude ?? "") + command];
+    const limits = opts.limits ?? DEFAULT_LIMITS;
+    // Run before the command with the outer bwrap's capabilities (./limits.ts): the process
+    // limit, and — when the filter is on — the proxy bridge (socat reaches Coyote's proxy by a
+    // unix socket, so it starts outside the filter).
+    const procs = processLimit(limits);
+    const outer = procs.outer + (filter ? opts.prelude ?? "" : "");
+    const inner = procs.inner + (filter ? "" : opts.prelude ?? "") + command;
+    let argv = [shell, "-c", inner];
     let seccompFd: number | undefined = filter ? 3 : undefined;
     let keepCaps: string[] | undefined;
-    if (filter && opts.prelude) {
-      // The proxy bridge (socat) connects to Coyote's proxy by a unix socket: it starts unfiltered,
-      // then a nested bwrap applies the filter (fd 3, inherited) to the command alone. As root the
-      // outer keeps CAP_SYS_ADMIN/CAP_SETPCAP for that; the inner drops every capability.
+    if (outer) {
+      // A nested bwrap drops every capability, applies the filter (fd 3, inherited) and makes
+      // /proc/sys read-only for the command alone. The outer keeps CAP_SYS_ADMIN (pid_max, and
+      // as root the nested mount namespace) and as root CAP_SETPCAP (dropping the bounding set).
       seccompFd = undefined;
-      if (Deno.uid() === 0) keepCaps = ["CAP_SYS_ADMIN", "CAP_SETPCAP"];
+      keepCaps = Deno.uid() === 0 ? ["CAP_SYS_ADMIN", "CAP_SETPCAP"] : ["CAP_SYS_ADMIN"];
+      const innerFlags = [
+        "--cap-drop",
+        "ALL",
+        ...(filter ? ["--seccomp", "3"] : []),
+        "--dev-bind",
+        "/",
+        "/",
+        ...PROC_READ_ONLY,
+      ].join(" ");
       argv = [
         shell,
         "-c",
-        opts.prelude +
-        'exec "$0" --cap-drop ALL --seccomp 3 --dev-bind / / --chdir "$PWD" -- "$@"',
+        outer + `exec "$0" ${innerFlags} --chdir "$PWD" -- "$@"`,
         opts.backend.path,
         shell,
         "-c",
-        command,
+        inner,
       ];
     }
-    const args = bwrapArgs(profile, argv, { cwd, tmpDir: opts.tmpDir, seccompFd, keepCaps });
-    if (filter) {
-      // Deno.Command passes no extra descriptors: sh opens the filter as fd 3 and execs bwrap.
+    const args = bwrapArgs(profile, argv, {
+      cwd,
+      tmpDir: opts.tmpDir,
+      seccompFd,
+      keepCaps,
+      pidMaxWritable: procs.pidMax,
+    });
+    // Deno.Command passes no extra descriptors: sh sets the memory limit, opens the filter as
+    // fd 3 and execs bwrap.
+    const pre = memoryLimitLine(limits) + (filter ? 'exec 3<"$0" && ' : "");
+    if (pre) {
       return {
         program: "/bin/sh",
-        args: ["-c", 'exec 3<"$0" && exec "$@"', filter, opts.backend.path, ...args],
+        args: ["-c", `${pre}exec "$@"`, filter ?? "sh", opts.backend.path, ...args],
         env,
         profile,
       };
@@ -171,50 +207,6 @@ export function sandboxedCommand(
   };
 }
 
-/**
- * Removes every protected path (`.git`, `.coyote`, `.mcp.json`, any case, any depth) that a
- * sandboxed command created in the workspace — paths that were not in `before` (the scan the
- * command's profile was derived from) and that no `Write` allow rule names. They cannot be
- * mounted read-only before they exist (the mount point would have to be created on the host),
- * and git or Coyote would load them outside the sandbox later: hooks and `core.fsmonitor` in a
- * `.git`, plugins and permission rules in `.coyote/`, servers in `.mcp.json` — also in a
- * sub-folder, where Coyote or git may be started next. Says what it removed; undefined when
- * nothing was created.
- */
-function removeCreated(
-  policy: Policy,
-  ws: string,
-  before: ReadonlySet<string>,
-): string | undefined {
-  // A glob that cannot compile yet (npm picomatch still loading) allows nothing: fail closed.
-  const compiles = (r: { pattern?: string }, p: string) => {
-    try {
-      return compilePath(r.pattern!, policy.workspace, policy.home).test(p);
-    } catch (e) {
-      if (e instanceof GlobEngineNotLoaded) return false;
-      throw e;
-    }
-  };
-  const allowed = (p: string) =>
-    policy.rules().some((r) =>
-      r.kind === "write" && r.decision === "allow" && r.pattern !== undefined && compiles(r, p)
-    );
-  const removed: string[] = [];
-  for (const p of findProtected(ws)) {
-    if (before.has(p) || allowed(p)) continue;
-    try {
-      Deno.removeSync(p, { recursive: true });
-      removed.push(p.slice(ws.length + 1));
-    } catch { /* could not remove: the guard still protects it */ }
-  }
-  if (!removed.length) return undefined;
-  const first = removed[0];
-  const rule = /(^|\/)\.mcp\.json$/i.test(first) ? first : `${first}/**`;
-  return `removed ${
-    removed.join(", ")
-  } created by the command: the OS sandbox keeps .git/, .coyote/ and .mcp.json read-only (they run code outside it); allow it with --allow 'Write(${rule})'`;
-}
-
 let warned = false;
 
 /**
@@ -226,6 +218,12 @@ export class CommandSandbox {
   #proxy?: NetProxy;
   #trees = new Set<{ pid: number; marker: string }>();
   #killTree?: (t: { pid: number; marker: string }) => void;
+  #watch = new NodeModulesWatch();
+
+  /** The process and memory limits of each command (`sandbox.limits`, ./limits.ts). */
+  get limits(): SandboxLimits {
+    return this.settings.limits ?? DEFAULT_LIMITS;
+  }
 
   private constructor(
     readonly policy: Policy,
@@ -250,6 +248,8 @@ export class CommandSandbox {
   ): Promise<CommandSandbox> {
     // The profile compiles the policy's path globs: npm picomatch must have loaded (rules.ts).
     await policy.globsReady();
+    // `sandbox.protected_paths`: protected for the sandbox and the file tools alike.
+    addProtectedPatterns(settings.protectedPaths ?? []);
     let backend: SandboxBackend | undefined;
     let reason: string;
     if (settings.mode === "off") reason = "off (sandbox: off or --no-sandbox)";
@@ -268,6 +268,7 @@ export class CommandSandbox {
       backend: backend?.name ?? null,
       autoAllow: settings.autoAllow,
       reason,
+      limits: settings.limits ?? DEFAULT_LIMITS,
     };
     if (settings.mode === "auto" && !backend && !warned) {
       warned = true;
@@ -302,6 +303,7 @@ export class CommandSandbox {
       env: Record<string, string>;
       sandboxed: boolean;
       after?: () => string | undefined;
+      limits?: SandboxLimits;
     }
     | { refused: string } {
     if (!this.backend) {
@@ -348,15 +350,19 @@ export class CommandSandbox {
         secrets: this.secrets,
         shell,
         network,
+        limits: this.limits,
       });
       const ws = c.profile.workspace;
       const before = new Set(c.profile.protectedPaths);
+      const watch = this.#watch;
+      watch.baseline(c.profile.nodeModules ?? []);
       return {
         program: c.program,
         args: c.args,
         env: c.env,
         sandboxed: true,
-        after: () => removeCreated(this.policy, ws, before),
+        limits: this.backend.name === "bwrap" ? this.limits : undefined,
+        after: () => removeCreated(this.policy, ws, before, watch),
       };
     } catch (e) {
       // A path glob that cannot compile yet (npm picomatch still loading, rules.ts): the profile
@@ -481,6 +487,14 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
     status.backend === "sandbox-exec"
       ? "  pid:      no PID namespace on macOS; signals and process inspection limited to the sandbox"
       : "  pid:      own PID namespace (Coyote's processes are not visible)",
+  );
+  l.push(...describeLimits(status.limits ?? DEFAULT_LIMITS, status.active ? status.backend : null));
+  l.push(
+    `  protected: .git .coyote .mcp.json ${RUNS_LATER.join(" ")} (any depth; node_modules too)${
+      extraProtectedPatterns().length
+        ? `; from sandbox.protected_paths: ${extraProtectedPatterns().join(" ")}`
+        : ""
+    }`,
   );
   if (status.active && status.autoAllow) {
     l.push(

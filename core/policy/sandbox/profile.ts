@@ -64,6 +64,8 @@ export interface SandboxProfile {
    * was derived, as found (not resolved): what a command creates beyond these is removed after it.
    */
   protectedPaths: string[];
+  /** The `node_modules` folders the scan met and did not enter (./node_modules_scan.ts). */
+  nodeModules?: string[];
   /**
    * The home as commands see it (./home_view.ts): an empty tmpfs with the toolchain stores and a
    * generated `.gitconfig`; undefined when a visible root contains the home (then the
@@ -197,7 +199,8 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     : undefined;
 
   // Protected paths stay read-only unless an allow rule names them.
-  const protectedPaths = findProtected(ws);
+  const nodeModules: string[] = [];
+  const protectedPaths = findProtected(ws, undefined, nodeModules);
   const prot: [string | undefined, string][] = [
     ...protectedPaths.map((
       p,
@@ -273,6 +276,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     notes,
     envRules: rules.filter((r) => r.kind === "env"),
     protectedPaths,
+    nodeModules,
     home,
     unixSockets,
   };

@@ -9,12 +9,14 @@
  * creates are removed after it (core/policy/sandbox/mod.ts compares a scan before and after).
  *
  * The scan walks directories only (symlinks are not followed, protected folders are not
- * entered, `node_modules` is skipped) and stops after {@link PROTECTED_SCAN_LIMIT} directories.
+ * entered) and stops after {@link PROTECTED_SCAN_LIMIT} directories. `node_modules` folders are
+ * not walked by it (they are big): their paths are reported to the caller, and
+ * ./node_modules_scan.ts finds what a command created inside them.
  * @module
  */
 
 import { resolvePath } from "../rules.ts";
-import { readGitConfig } from "../shell/programs/git_repo.ts";
+import { gitDirOf } from "../shell/programs/git_repo.ts";
 
 /** Names Coyote and git load code or rules from (lower case). */
 export const PROTECTED_NAMES: ReadonlySet<string> = new Set([".git", ".coyote", ".mcp.json"]);
@@ -48,10 +50,34 @@ const glob = (seg: string) =>
       seg.toLowerCase().split("*").map((x) => x.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")
     }$`,
   );
-const RUNS_LATER_RE: { parent?: RegExp; name: RegExp }[] = RUNS_LATER.map((p) => {
+const compile = (p: string) => {
   const [a, b] = p.split("/");
-  return b === undefined ? { name: glob(a) } : { parent: glob(a), name: glob(b) };
-});
+  return b === undefined
+    ? { pattern: p, name: glob(a) }
+    : { pattern: p, parent: glob(a), name: glob(b) };
+};
+const RUNS_LATER_RE: { pattern: string; parent?: RegExp; name: RegExp }[] = RUNS_LATER.map(
+  compile,
+);
+const extra = new Set<string>();
+
+/**
+ * Adds `sandbox.protected_paths` patterns (same syntax as {@link RUNS_LATER}) for the rest of the
+ * process: the sandbox keeps them read-only and removes created ones, the file tools ask.
+ * Patterns only accumulate (a process serving several configurations protects their union).
+ */
+export function addProtectedPatterns(patterns: readonly string[]): void {
+  for (const p of patterns) {
+    if (extra.has(p) || RUNS_LATER.includes(p)) continue;
+    extra.add(p);
+    RUNS_LATER_RE.push(compile(p));
+  }
+}
+
+/** The `sandbox.protected_paths` patterns added so far ({@link addProtectedPatterns}). */
+export function extraProtectedPatterns(): string[] {
+  return [...extra];
+}
 
 /** True when an entry `name` inside a folder named `parent` matches {@link RUNS_LATER}. */
 export function runsLater(parent: string, name: string): boolean {
@@ -60,28 +86,97 @@ export function runsLater(parent: string, name: string): boolean {
 }
 
 /**
- * The pattern of {@link RUNS_LATER} an absolute path `p` is at or inside, if any (every
- * folder/name pair along it is tried).
+ * The pattern of {@link RUNS_LATER} (or `sandbox.protected_paths`) an absolute path `p` is at or
+ * inside, if any (every folder/name pair along it is tried).
  */
 export function runsLaterPath(p: string): string | undefined {
   const segs = p.split("/").filter(Boolean);
   for (let i = 0; i < segs.length; i++) {
     const n = segs[i].toLowerCase(), d = (segs[i - 1] ?? "").toLowerCase();
-    const k = RUNS_LATER_RE.findIndex((r) => r.name.test(n) && (!r.parent || r.parent.test(d)));
-    if (k >= 0) return RUNS_LATER[k];
+    const r = RUNS_LATER_RE.find((r) => r.name.test(n) && (!r.parent || r.parent.test(d)));
+    if (r) return r.pattern;
   }
   return undefined;
 }
 
 /**
+ * Every value of `core.hooksPath` and every included file, in the order git reads them, from one
+ * config file (`include.path`, `includeIf.<cond>.path` — conditions are not evaluated: an
+ * `includeIf` counts as included, which can only protect more). Relative include paths are
+ * against the including file's folder, `~/` against the home.
+ */
+function hooksPathValues(file: string, home: string, depth = 0, out: string[] = []): string[] {
+  if (depth > 10) return out;
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return out;
+  }
+  let section = "";
+  const dir = file.slice(0, file.lastIndexOf("/")) || "/";
+  for (const raw of text.split(/\r?\n/)) {
+    let line = raw.trim();
+    if (!line || line.startsWith("#") || line.startsWith(";")) continue;
+    const sec = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"(?:[^"\\]|\\.)*")?\s*\]\s*(.*)$/.exec(line);
+    if (sec) {
+      section = sec[1].toLowerCase();
+      line = sec[2];
+      if (!line) continue;
+    }
+    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
+    if (!kv) continue;
+    const key = kv[1].toLowerCase();
+    const value = kv[2].replace(/\s+[#;].*$/, "").trim().replace(/^"(.*)"$/, "$1");
+    if (section === "core" && key === "hookspath") out.push(value);
+    else if ((section === "include" || section === "includeif") && key === "path" && value) {
+      const inc = value.startsWith("~/") ? home + value.slice(1) : resolvePath(value, dir, home);
+      hooksPathValues(inc, home, depth + 1, out);
+    }
+  }
+  return out;
+}
+
+/** The config files git reads for a repository, lowest precedence first. */
+function gitConfigFiles(root: string, home: string): string[] {
+  const files: string[] = [];
+  const env = (k: string) => Deno.env.get(k);
+  if (!env("GIT_CONFIG_NOSYSTEM")) files.push(env("GIT_CONFIG_SYSTEM") ?? "/etc/gitconfig");
+  const global = env("GIT_CONFIG_GLOBAL");
+  if (global !== undefined) files.push(global);
+  else {
+    files.push(`${env("XDG_CONFIG_HOME") ?? `${home}/.config`}/git/config`);
+    files.push(`${home}/.gitconfig`);
+  }
+  const dir = gitDirOf(root);
+  if (dir) {
+    let common = dir;
+    try {
+      common = resolvePath(Deno.readTextFileSync(`${dir}/commondir`).trim(), dir, "/");
+    } catch { /* not a linked worktree */ }
+    files.push(`${common}/config`);
+    // extensions.worktreeConfig: the worktree's own config.worktree comes last.
+    files.push(`${dir}/config.worktree`);
+  }
+  return files;
+}
+
+/**
  * The folder the workspace repository's `core.hooksPath` names (git runs its hooks from there,
- * outside the sandbox), resolved against `root`, when it lies inside `root`; read from the
- * repository's config file (git_repo.ts `readGitConfig`; `include`d files are not followed).
+ * outside the sandbox), resolved against `root`, when it lies inside `root`. Read as git does,
+ * the last value winning: the system config (`/etc/gitconfig`, `GIT_CONFIG_SYSTEM`), the global
+ * ones (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`, `GIT_CONFIG_GLOBAL`), the repository's
+ * `config` (a linked worktree's common dir) and the worktree's `config.worktree`, each with its
+ * `include.path` / `includeIf.*.path` files. A relative value (husky's `.husky/_`) is relative
+ * to the repository root, also when set globally.
  */
 export function hooksPathDir(root: string): string | undefined {
-  const v = readGitConfig(root)?.get("core.hookspath");
+  const home = Deno.env.get("HOME") ?? "/";
+  if (!gitDirOf(root)) return undefined;
+  const values = gitConfigFiles(root, home).flatMap((f) => hooksPathValues(f, home));
+  const v = values.at(-1);
   if (!v) return undefined;
-  const abs = resolvePath(v.replace(/^"(.*)"$/, "$1"), root, Deno.env.get("HOME") ?? "/");
+  const abs = resolvePath(v, root, home);
   return abs.startsWith(root + "/") ? abs : undefined;
 }
 
@@ -90,9 +185,14 @@ export const PROTECTED_SCAN_LIMIT = 20_000;
 
 /**
  * Absolute paths (as found under `root`, not resolved) of every entry named like a protected
- * name, any case, at any depth below `root`. Unreadable directories are skipped.
+ * name, any case, at any depth below `root`. Unreadable directories are skipped. The
+ * `node_modules` folders met are not entered; they are added to `nodeModules` when given.
  */
-export function findProtected(root: string, limit = PROTECTED_SCAN_LIMIT): string[] {
+export function findProtected(
+  root: string,
+  limit = PROTECTED_SCAN_LIMIT,
+  nodeModules?: string[],
+): string[] {
   const out: string[] = [];
   const hooks = hooksPathDir(root);
   if (hooks) {
@@ -118,7 +218,10 @@ export function findProtected(root: string, limit = PROTECTED_SCAN_LIMIT): strin
       if (path === hooks) continue;
       if (PROTECTED_NAMES.has(e.name.toLowerCase()) || runsLater(base(dir), e.name)) {
         out.push(path);
-      } else if (e.isDirectory && e.name !== "node_modules") stack.push(path);
+      } else if (e.isDirectory) {
+        if (e.name !== "node_modules") stack.push(path);
+        else nodeModules?.push(path);
+      }
     }
   }
   return out;

@@ -1,0 +1,118 @@
+/**
+ * Resource limits of a sandboxed command's process tree (issue 16 §4; docs/permissions.md
+ * "Limits"): `sandbox.limits: {processes, memory_mb}` in config, printed by `coyote policy show`.
+ *
+ * What holds where (Linux, bwrap):
+ * - **Processes** (tasks: threads count too). Primary: the `pid_max` of the command's own PID
+ *   namespace (Linux ≥ 6.14 has one per namespace, `/proc/sys/kernel/pid_max`): the sandbox's
+ *   outer bwrap keeps `CAP_SYS_ADMIN` just long enough to write it, then a nested bwrap drops
+ *   every capability and mounts `/proc/sys` read-only before the command starts
+ *   (core/policy/sandbox/mod.ts). Every process of the command needs a PID number there below
+ *   `pid_max`, so the tree cannot grow past it — as root too (RLIMIT_NPROC never binds uid 0).
+ *   The kernel's smallest `pid_max` is 301, so a limit under 299 is 299 this way.
+ *   Also set: `RLIMIT_NPROC` (`ulimit -u`) inside the sandbox's user namespace, which binds a
+ *   non-root user per sandbox (the count is per user namespace) on older kernels too.
+ *   Not bounded: root on a kernel before 6.14 (no per-namespace `pid_max`; cgroups are not used).
+ * - **Memory**: `RLIMIT_DATA` (`ulimit -d`) of every process: heap and private writable mappings,
+ *   per process (not the sum of the tree), binding root too. `RLIMIT_AS` is not used: V8 (node,
+ *   deno) and the JVM reserve far more address space than they use and fail to start under it.
+ * - macOS: no limit is applied (sandbox-exec has none; RLIMIT_NPROC there counts all of the user's
+ *   processes).
+ *
+ * When a command hits a limit its tool result says so ({@link limitHit}): a fork failing for the
+ * process limit ends the whole tree at once (a fork bomb otherwise spins until the timeout); a
+ * failed allocation is reported as the memory limit.
+ * @module
+ */
+
+/** `sandbox.limits` resolved. 0 = no limit of that kind. */
+export interface SandboxLimits {
+  /** Processes and threads of one command's tree at most. */
+  processes: number;
+  /** Memory (MB, 2^20 bytes) one process of the command may allocate (RLIMIT_DATA). */
+  memoryMb: number;
+}
+
+/** The defaults: 512 processes, 2048 MB per process. */
+export const DEFAULT_LIMITS: SandboxLimits = { processes: 512, memoryMb: 2048 };
+
+/** The kernel's smallest `pid_max` (RESERVED_PIDS + 1). */
+const PID_MAX_MIN = 301;
+
+/** True when this kernel has a `pid_max` per PID namespace (Linux 6.14 and later). */
+export function perNamespacePidMax(release: string = Deno.osRelease()): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(release);
+  if (!m) return false;
+  const [maj, min] = [Number(m[1]), Number(m[2])];
+  return maj > 6 || (maj === 6 && min >= 14);
+}
+
+/** What bounds the process count here, one phrase (for `policy show`). */
+export function processMechanism(uid: number | null = Deno.uid()): string {
+  if (perNamespacePidMax()) return "the sandbox's own PID namespace pid_max (Linux ≥ 6.14)";
+  if (uid !== 0) return "RLIMIT_NPROC in the sandbox's user namespace";
+  return "NOT bounded: root on Linux < 6.14 (no per-namespace pid_max; RLIMIT_NPROC does not bind root)";
+}
+
+const NPROC = (n: number) => `ulimit -u ${n} 2>/dev/null || ulimit -p ${n} 2>/dev/null\n`;
+
+/**
+ * How one command's process count is bounded: `outer` shell lines (POSIX sh and bash) for the
+ * sandbox's outer shell, run with `CAP_SYS_ADMIN` before the nested bwrap drops it — the
+ * namespace's `pid_max` (bwrap's PID 1 and the outer shell take a PID each; ./bwrap.ts binds that
+ * one file writable over the read-only `/proc/sys`, and the lines remount it read-only, so no
+ * process can raise it through `/proc/1/root/proc/sys`) — and `inner` lines put before the
+ * command (RLIMIT_NPROC, for a non-root user on a kernel without a per-namespace `pid_max`).
+ * `pidMax`: true when `outer` writes it. On an older kernel `pid_max` is global and never written.
+ */
+export function processLimit(l: SandboxLimits): { outer: string; inner: string; pidMax: boolean } {
+  if (!l.processes) return { outer: "", inner: "", pidMax: false };
+  if (!perNamespacePidMax()) return { outer: "", inner: NPROC(l.processes), pidMax: false };
+  const pidMax = Math.max(l.processes + 2, PID_MAX_MIN);
+  return {
+    outer: `{ echo ${pidMax} > /proc/sys/kernel/pid_max && ` +
+      `mount -o remount,bind,ro /proc/sys/kernel/pid_max; } 2>/dev/null || ` +
+      `echo "coyote: the sandbox's process limit could not be set" >&2\n` + NPROC(l.processes),
+    inner: "",
+    pidMax: true,
+  };
+}
+
+/** `ulimit -d` (KiB) for the launching `/bin/sh`; empty when `memoryMb` is 0. */
+export function memoryLimitLine(l: SandboxLimits): string {
+  return l.memoryMb ? `ulimit -d ${l.memoryMb * 1024} && ` : "";
+}
+
+/** Messages of a fork that failed for lack of a PID (bash, dash, python, node, glibc threads). */
+const FORK_FAILED =
+  /fork: retry: Resource temporarily unavailable|fork: Resource temporarily unavailable|Cannot fork|can't fork|BlockingIOError: \[Errno 11\]|spawn EAGAIN|pthread_create: Resource temporarily unavailable|Resource temporarily unavailable \(os error 11\)/;
+/** Messages of an allocation that failed. */
+const ALLOC_FAILED =
+  /Cannot allocate memory|MemoryError|std::bad_alloc|memory allocation of \d+ bytes failed|Array buffer allocation failed|JavaScript heap out of memory|out of memory/i;
+
+/** Which limit a piece of the command's stderr shows it hit, if any. */
+export function limitHit(text: string): "processes" | "memory" | undefined {
+  if (FORK_FAILED.test(text)) return "processes";
+  if (ALLOC_FAILED.test(text)) return "memory";
+  return undefined;
+}
+
+/** The first line of a tool result for a command that hit `which`. */
+export function limitMessage(which: "processes" | "memory", l: SandboxLimits): string {
+  return which === "processes"
+    ? `command hit the process limit (${l.processes}); its process tree was ended (sandbox.limits.processes)`
+    : `command hit the memory limit (${l.memoryMb} MB per process; sandbox.limits.memory_mb)`;
+}
+
+/** `policy show` lines. */
+export function describeLimits(l: SandboxLimits, backend: string | null): string[] {
+  if (backend !== "bwrap") return ["  limits:   none on this platform (Linux bwrap only)"];
+  return [
+    `  limits:   processes ${l.processes || "unlimited"}${
+      l.processes ? ` (${processMechanism()})` : ""
+    }`,
+    `            memory ${
+      l.memoryMb ? `${l.memoryMb} MB per process (RLIMIT_DATA)` : "unlimited"
+    } (sandbox.limits)`,
+  ];
+}

@@ -1,0 +1,208 @@
+/**
+ * Resource limits of a sandboxed command (issue 16 §4, core/policy/sandbox/limits.ts): a bounded
+ * fork bomb and a memory hog end that command with a clear tool error, the bound holds when the
+ * bomb is silent, the command cannot raise it (nor reach a writable /proc/sys — `core_pattern`
+ * would run a program as root outside every namespace), and the session goes on. Real bwrap, as
+ * root on this machine; the launcher is called directly (no guard in between), and one headless
+ * session runs with the guard forced open.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Policy } from "../core/policy/policy.ts";
+import { CommandSandbox, describeSandbox, detectBackend } from "../core/policy/sandbox/mod.ts";
+import { deriveProfile } from "../core/policy/sandbox/profile.ts";
+import { sandboxSettings } from "../core/policy/sandbox/settings.ts";
+import { perNamespacePidMax } from "../core/policy/sandbox/limits.ts";
+import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
+import { runTool, toolContext } from "./support/fixtures.ts";
+import { startModelServer } from "./support/model_server.ts";
+import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+
+async function world(limits = { processes: 300, memoryMb: 256 }) {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-limits-" }));
+  const ws = join(root, "ws");
+  for (const d of [ws, join(root, "cfg"), join(root, "home")]) {
+    await Deno.mkdir(d, { recursive: true });
+  }
+  const policy = Policy.create({}, { allow: [], deny: [] }, {
+    workspace: ws,
+    configDir: join(root, "cfg"),
+    home: join(root, "home"),
+  });
+  const sb = await CommandSandbox.create(policy, { mode: "auto", autoAllow: true, limits });
+  const run = (command: string) =>
+    runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
+  return {
+    ws,
+    sb,
+    policy,
+    run,
+    cleanup: async () => {
+      sb.close();
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Counts the sandbox's processes with shell builtins only (no fork needed at the limit). */
+const COUNT = 'n=0; for d in /proc/[0-9]*; do n=$((n+1)); done; echo "count=$n"';
+
+Deno.test("limits: a fork bomb ends with 'hit the process limit', the next command runs", async () => {
+  const { backend } = await detectBackend();
+  assert.ok(backend, "bwrap must be installed for these tests (.ci/run installs bubblewrap)");
+  assert.ok(
+    perNamespacePidMax(),
+    `this test machine's kernel ${Deno.osRelease()} has pid_max per namespace`,
+  );
+  const w = await world();
+  try {
+    // Bounded: 700 sleeps of 20 s at most, even if no limit held.
+    const bomb = await w.run("for i in $(seq 700); do sleep 20 & done; wait");
+    assert.equal(bomb.isError, true);
+    assert.match(bomb.content, /^command hit the process limit \(300\)/);
+    // Ended at once, not at the 20 s sleeps nor the timeout.
+    assert.ok(((bomb.rawOutput as { durationMs: number }).durationMs) < 15_000, bomb.content);
+    // The recursive kind, bounded by depth.
+    const rec = await w.run(
+      "f(){ [ $1 -gt 0 ] || return; f $(($1-1)) & f $(($1-1)) & wait; }; f 11",
+    );
+    assert.match(rec.content, /^command hit the process limit \(300\)/);
+    const next = await w.run("echo alive");
+    assert.equal(next.isError, false, next.content);
+    assert.match(next.content, /alive/);
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("limits: the bound holds for a silent bomb, as root, and the command cannot raise it", async () => {
+  const w = await world();
+  try {
+    const r = await w.run([
+      "echo 100000 > /proc/sys/kernel/pid_max",
+      "for f in /proc/[0-9]*/root/proc/sys/kernel/pid_max; do echo 100000 > $f && echo RAISED; done",
+      "ulimit -u unlimited && echo NPROC_RAISED",
+      // The bomb's shell dies when fork fails; its sleeps stay, and this shell counts them.
+      "bash -c 'for i in $(seq 700); do sleep 4 & done' 2>/dev/null",
+      COUNT,
+      "wait",
+    ].join("; "));
+    assert.doesNotMatch(r.content, /RAISED/);
+    const n = Number(/count=(\d+)/.exec(r.content)?.[1]);
+    assert.ok(n >= 250 && n <= 302, `${n} processes in the sandbox:\n${r.content}`);
+    assert.equal(
+      Deno.uid(),
+      0,
+      "this machine runs the tests as root: the case RLIMIT_NPROC misses",
+    );
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("limits: /proc/sys is read-only in the sandbox, with and without limits (core_pattern)", async () => {
+  for (const limits of [{ processes: 300, memoryMb: 256 }, { processes: 0, memoryMb: 0 }]) {
+    const w = await world(limits);
+    try {
+      // Writing the current value back: harmless if it ever got through.
+      const r = await w.run([
+        "cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern && echo CORE_WRITTEN",
+        "for f in /proc/[0-9]*/root/proc/sys/kernel/core_pattern; do cat $f > $f && echo CORE_WRITTEN; done",
+        "cat /proc/sys/vm/swappiness > /proc/sys/vm/swappiness && echo VM_WRITTEN",
+        "echo done",
+      ].join("; "));
+      assert.match(r.content, /done/);
+      assert.doesNotMatch(r.content, /CORE_WRITTEN|VM_WRITTEN/, JSON.stringify(limits));
+      assert.match(r.content, /Read-only file system/);
+    } finally {
+      await w.cleanup();
+    }
+  }
+});
+
+Deno.test("limits: a memory hog ends with 'hit the memory limit'; node and deno still start", async () => {
+  const w = await world();
+  try {
+    const hog = await w.run(`node -e 'const a=[]; for (;;) a.push(Buffer.alloc(1 << 26))'`);
+    assert.equal(hog.isError, true);
+    assert.match(hog.content, /^command hit the memory limit \(256 MB per process/);
+    const awk = await w.run(`awk 'BEGIN { s = "x"; while (1) s = s s }'`);
+    assert.match(awk.content, /^command hit the memory limit/);
+    // RLIMIT_DATA, not RLIMIT_AS: JIT runtimes that reserve address space keep working.
+    const ok = await w.run(`node -e 'console.log("node ok")' && ulimit -d`);
+    assert.equal(ok.isError, false, ok.content);
+    assert.match(ok.content, /node ok\n262144/);
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("limits: config shape, errors naming the key, and policy show", async () => {
+  assert.deepEqual(sandboxSettings({ limits: { processes: 64, memory_mb: 512 } }).limits, {
+    processes: 64,
+    memoryMb: 512,
+  });
+  assert.deepEqual(sandboxSettings({ limits: { processes: 0 } }).limits, {
+    processes: 0,
+    memoryMb: 2048,
+  });
+  assert.throws(() => sandboxSettings({ limits: { procs: 5 } }), /limits\.procs/);
+  assert.throws(() => sandboxSettings({ limits: { processes: -1 } }), /limits\.processes/);
+  assert.throws(() => sandboxSettings({ limits: { memory_mb: "2G" } }), /limits\.memory_mb/);
+  const w = await world({ processes: 512, memoryMb: 2048 });
+  try {
+    const text = describeSandbox(deriveProfile(w.policy), w.sb.status);
+    assert.match(text, /limits: +processes 512 \(the sandbox's own PID namespace pid_max/);
+    assert.match(text, /memory 2048 MB per process \(RLIMIT_DATA\)/);
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("limits e2e: headless, guard forced open: the bomb is a tool error and the session goes on", async () => {
+  const w = await world();
+  const env = await makeCoyoteEnv();
+  await Deno.writeTextFile(
+    join(env.configDir, "config.yaml"),
+    "sandbox:\n  limits:\n    processes: 300\n    memory_mb: 1024\n",
+  );
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [{
+          id: "bomb",
+          name: "execute_command",
+          arguments: { command: "for i in $(seq 700); do sleep 20 & done; wait" },
+        }],
+      },
+      {
+        tool_calls: [{ id: "next", name: "execute_command", arguments: { command: "echo alive" } }],
+      },
+      { text: "done" },
+    ],
+  });
+  try {
+    const r = await runCoyote(["--headless", "--output-format", "stream-json", "go"], {
+      cwd: w.ws,
+      env: childEnv(env, {
+        baseURL: server.baseURL,
+        extra: { COYOTE_TEST_MODE: "1", COYOTE_TEST_GUARD: "allow" },
+      }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const text = new Map<string, string>();
+    for (const l of r.stdout.trim().split("\n").map((l) => JSON.parse(l))) {
+      const u = l.update;
+      if (u?.sessionUpdate === "tool_call_update" && u.content) {
+        text.set(u.toolCallId, JSON.stringify(u.content));
+      }
+    }
+    assert.match(text.get("bomb")!, /command hit the process limit \(300\)/);
+    assert.match(text.get("next")!, /alive/);
+    assert.match(r.stdout, /done/);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await w.cleanup();
+  }
+});
