@@ -11,6 +11,8 @@
 import assert from "node:assert/strict";
 import { connectMcpServers, type DiscoveredMcpServer } from "../core/extensions/mcp/mod.ts";
 import { credentialsPath } from "../core/extensions/mcp/oauth/store.ts";
+import { CoyoteOAuthProvider, runAuthProvider } from "../core/extensions/mcp/oauth/provider.ts";
+import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 import { type OAuthTestServer, startOAuthTestServer } from "./support/oauth_server.ts";
@@ -319,7 +321,7 @@ Deno.test("mcp oauth: login refuses a redirect with a forged state and an inject
     assert.equal(forged.status, 400);
     assert.match(forged.body, /state of this redirect does not match/);
     assert.equal(injected.status, 400, injected.body);
-    assert.equal(r.code, 1, r.stdout);
+    assert.equal(r.code, 2, r.stdout);
     assert.match(r.stderr, /token exchange failed/);
     // (The SDK's auth() tries the exchange once more after an invalid_grant.)
     assert.ok(t.as.tokenErrors.length >= 1, "the exchange reached the token endpoint");
@@ -337,10 +339,10 @@ Deno.test("mcp oauth: login without a redirect ends with a clear error after --t
   const t = await setup();
   try {
     const r = await login("remote", t.cenv, t.ws, async () => {}, ["--timeout", "300"]);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 2);
     assert.match(r.stderr, /no redirect came back within .*coyote mcp login remote/);
     const bad = await runCoyote(["mcp", "login", "nope"], { cwd: t.ws, env: t.cenv });
-    assert.equal(bad.code, 1);
+    assert.equal(bad.code, 2);
     assert.match(bad.stderr, /no MCP server named "nope" \(configured: remote/);
   } finally {
     await t.close();
@@ -402,5 +404,34 @@ Deno.test("mcp oauth over ACP: a session's server without tokens is reported to 
     await finishAcp(h);
     await e.close();
     await as.close();
+  }
+});
+
+Deno.test("mcp oauth: a refresh token rotated by another process is not fatal (the newer tokens are taken)", async () => {
+  const t = await setup();
+  try {
+    const r = await login("remote", t.cenv, t.ws, async (url) => void await browse(url));
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const file = await credentialsPath(t.env.dataDir, t.as.mcpUrl);
+    const stored = JSON.parse(await Deno.readTextFile(file));
+    stored.tokens.expires_at = 0;
+    await Deno.writeTextFile(file, JSON.stringify(stored));
+    // A holds the old tokens in memory; B (another run) refreshes first and rotates them.
+    const a = await CoyoteOAuthProvider.load({
+      name: "remote",
+      serverUrl: t.as.mcpUrl,
+      dataDir: t.env.dataDir,
+    });
+    const b = await runAuthProvider({
+      name: "remote",
+      serverUrl: t.as.mcpUrl,
+      dataDir: t.env.dataDir,
+    });
+    assert.equal(b.tokens()?.access_token, t.as.issuedAccessTokens[1]);
+    assert.equal(await auth(a, { serverUrl: t.as.mcpUrl }), "AUTHORIZED");
+    assert.equal(a.tokens()?.access_token, t.as.issuedAccessTokens[2]);
+    assert.deepEqual(t.as.tokenErrors, ["invalid_grant: unknown refresh token"]);
+  } finally {
+    await t.close();
   }
 });

@@ -4,7 +4,8 @@
  * authorization URL on stdout (and opens a browser on a terminal), waits for the loopback redirect
  * and stores the tokens under the data dir (`mcp-oauth/`, mode 0600); logout deletes the tokens
  * and the client registration. The flow is core/extensions/mcp/oauth/login.ts.
- * Exit codes: 0 done, 1 the flow failed (message on stderr), 2 usage error.
+ * Exit codes: 0 done; 2 a usage error, an unknown or stdio server, or a login that failed (the
+ * reason on stderr), as the other subcommands (README "Subcommands").
  * @module
  */
 import type { AppOptions } from "../../config/app_options.ts";
@@ -60,13 +61,13 @@ export async function mcpLoginCommand(
         names.length ? `configured: ${names.join(", ")}` : "none configured"
       }; see coyote mcp list)`,
     ));
-    return 1;
+    return 2;
   }
   if (!("url" in server.spec)) {
     console.error(safeText(
       `coyote: mcp ${sub}: "${name}" is a stdio server (${server.source}); OAuth applies to http and sse servers`,
     ));
-    return 1;
+    return 2;
   }
   const { loginMcpServer, logoutMcpServer } = await import(
     "../../extensions/mcp/oauth/login.ts"
@@ -96,6 +97,6 @@ export async function mcpLoginCommand(
     return 0;
   } catch (e) {
     console.error(safeText(`coyote: mcp login ${name}: ${(e as Error).message}`));
-    return 1;
+    return 2;
   }
 }
