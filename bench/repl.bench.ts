@@ -3,6 +3,8 @@
  *
  * - REPL ready: process start → the prompt `› ` on the terminal (a real pty, Python's `pty`),
  *   median of `BENCH_RUNS` (default 7) after one warm-up run (target ≤ 200 ms).
+ * - First visible character: the model's first token → the first character of the answer on the
+ *   pty (target ≤ 50 ms; issue 20), median of `BENCH_RUNS`.
  * - Keypress echo: a key written to the pty → its echo read back, median of 40 keys
  *   (target ≤ 16 ms).
  * - Rendering: the shared renderer (markdown on, as on a colour terminal) fed 2,000 text chunks;
@@ -23,6 +25,8 @@ import type { ChatMessage } from "../core/transcript/types.ts";
 import { type BenchResult, median } from "./stats.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 7);
+/** How long the scripted model waits before its first token (ms). */
+const FIRST_DELAY = 200;
 
 /** Python helper: runs argv in a pty; prints JSON {ready_ms, echo_ms[]}. */
 const PTY = `
@@ -52,16 +56,30 @@ for i in range(keys):
     os.write(fd, b"x")
     read_until(lambda b: b"x" in b[n:], 5)
     echo.append((time.monotonic() - t) * 1000)
+first = None
+if len(sys.argv) > 3:
+    # Send a prompt; the epoch ms at which the answer's marker first shows on the terminal.
+    prompt, marker = sys.argv[3], sys.argv[4].encode()
+    n = len(buf)
+    os.write(fd, prompt.encode() + b"\\r")
+    if read_until(lambda b: marker in b[n:], 30): first = time.time() * 1000
+    read_until(lambda b: "\u203a ".encode() in b[b.rfind(marker):], 30)
 os.write(fd, b"\\x15\\x04")
 time.sleep(0.3)
 try: os.kill(pid, 9)
 except Exception: pass
-print(json.dumps({"ok": ok, "ready_ms": ready, "echo_ms": echo}))
+print(json.dumps({"ok": ok, "ready_ms": ready, "echo_ms": echo, "first_epoch": first}))
 `;
 
-async function ptyRun(argv: string[], cwd: string, env: Record<string, string>, keys: number) {
+async function ptyRun(
+  argv: string[],
+  cwd: string,
+  env: Record<string, string>,
+  keys: number,
+  ask?: { prompt: string; marker: string },
+) {
   const o = await new Deno.Command("python3", {
-    args: ["-c", PTY, JSON.stringify(argv), String(keys)],
+    args: ["-c", PTY, JSON.stringify(argv), String(keys), ...(ask ? [ask.prompt, ask.marker] : [])],
     cwd,
     env: { ...env, TERM: "xterm-256color" },
     clearEnv: true,
@@ -70,11 +88,17 @@ async function ptyRun(argv: string[], cwd: string, env: Record<string, string>, 
   }).output();
   const r = JSON.parse(new TextDecoder().decode(o.stdout));
   if (!r.ok) throw new Error("the REPL prompt never appeared");
-  return r as { ready_ms: number; echo_ms: number[] };
+  return r as { ready_ms: number; echo_ms: number[]; first_epoch: number | null };
 }
 
 async function replNumbers(): Promise<BenchResult[]> {
-  const server = await startModelServer({ script: [{ text: "hi" }], repeat: true });
+  const server = await startModelServer({
+    script: [],
+    rules: [{
+      when: (q) => JSON.stringify(q.body).includes("stream it"),
+      reply: { text: "Zq streamed **answer** text", delay_ms: FIRST_DELAY },
+    }, { when: () => true, reply: { text: "hi" } }],
+  });
   const env = await makeCoyoteEnv();
   const cwd = await Deno.makeTempDir();
   try {
@@ -90,6 +114,18 @@ async function replNumbers(): Promise<BenchResult[]> {
     }
     const readyMs = median(ready);
     const echoMs = median(echo);
+    // First visible character: the model sends the answer's first token FIRST_DELAY ms after the
+    // request arrives (its headers wait that long); the marker's first appearance on the pty, minus
+    // that moment, is what the user waits for once the model has spoken.
+    const first: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const before = server.requests.length;
+      const r = await ptyRun([cmd, ...args], cwd, e, 0, { prompt: "stream it", marker: "Zq" });
+      const req = server.requests.slice(before).find((q) => q.stream);
+      if (r.first_epoch === null || !req) throw new Error("the streamed answer never showed");
+      first.push(r.first_epoch - (req.time + FIRST_DELAY));
+    }
+    const firstMs = median(first);
     return [
       {
         name: "REPL ready for input",
@@ -97,6 +133,13 @@ async function replNumbers(): Promise<BenchResult[]> {
         unit: "ms",
         target: "≤ 200 ms",
         pass: readyMs <= 200,
+      },
+      {
+        name: "streamed answer: first token → first visible character (median)",
+        value: firstMs,
+        unit: "ms",
+        target: "≤ 50 ms",
+        pass: firstMs <= 50,
       },
       {
         name: "keypress echo (median of 40)",
