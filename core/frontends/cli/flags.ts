@@ -203,7 +203,7 @@ export const FLAGS: FlagSpec[] = [
   {
     flags: "-r, --resume [id]",
     description:
-      "continue the stored session with this id, unique id prefix or name (it must exist); bare: the latest one, like --continue",
+      "continue the stored session with this id, unique id prefix or name (it must exist); bare: a picker on a terminal, else the latest one, like --continue",
   },
   { flags: "--list-sessions", description: "list this directory's stored sessions and exit" },
   // Sessions and workspace trust (core/transcript/store.ts, core/config/trust.ts).
@@ -229,6 +229,7 @@ export const COMMAND_NAMES = [
   "trust",
   "sessions",
   "resume",
+  "rewind",
   "help",
 ];
 
