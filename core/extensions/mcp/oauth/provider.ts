@@ -73,6 +73,8 @@ export class CoyoteOAuthProvider implements OAuthClientProvider {
   private verifier?: string;
   /** Set by {@link runAuthProvider} when refreshing an expired token failed. */
   refreshFailed = false;
+  /** Newer tokens from the file were taken once after a refused refresh (no loop). */
+  private adopted = false;
   private readonly stateValue = randomToken();
 
   private constructor(private opts: ProviderOptions, private creds: StoredCredentials) {}
@@ -182,6 +184,17 @@ export class CoyoteOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(
     scope: "all" | "client" | "tokens" | "verifier" | "discovery",
   ): Promise<void> {
+    if (scope === "tokens" && !this.opts.login) {
+      // Another process (or server entry of the same URL) may have refreshed first: refresh
+      // tokens rotate, so ours was refused. Take the newer tokens instead of dropping them all.
+      const disk = await readCredentials(this.opts.dataDir, this.opts.serverUrl);
+      const ours = this.creds.tokens?.access_token;
+      if (disk.tokens && disk.tokens.access_token !== ours && !this.adopted) {
+        this.adopted = true;
+        this.creds.tokens = disk.tokens;
+        return;
+      }
+    }
     if (scope === "all" || scope === "client") delete this.creds.client_information;
     if (scope === "all" || scope === "tokens") delete this.creds.tokens;
     if (scope === "all" || scope === "discovery") delete this.creds.discovery;
