@@ -95,6 +95,12 @@ export interface CoyoteConfig {
    * (total tokens); reaching either ends the turn with stop reason `max_budget`.
    */
   budget?: { usd?: number; tokens?: number };
+  /**
+   * Checkpoints of the workspace before each turn's first change (issue 18, docs/modes.md):
+   * `enabled` (default true), `max_files` (default 100000), `max_mb` (new or changed content one
+   * checkpoint may store, default 512); past a limit the checkpoint is skipped with a warning.
+   */
+  checkpoints?: { enabled?: boolean; max_files?: number; max_mb?: number };
   /** Default agent name. */
   agent?: string;
   /** MCP servers by name (shape validated by the MCP client, core/extensions/mcp/). */
@@ -324,6 +330,11 @@ function configSchema() {
       }).optional(),
       budget: z.strictObject({
         usd: z.number({ error: "expected a positive number (USD)" }).positive({
+      checkpoints: z.strictObject({
+        enabled: z.boolean({ error: "expected true or false" }).optional(),
+        max_files: posInt().optional(),
+        max_mb: posInt().optional(),
+      }, { error: "expected a mapping with enabled, max_files and/or max_mb" }).optional(),
           error: "expected a positive number (USD)",
         }).optional(),
         tokens: posInt().optional(),

@@ -38,6 +38,8 @@ export async function executeCall(t: TurnContext, p: PreparedCall): Promise<void
     fail("error: cancelled");
     throw new Cancelled();
   }
+  // Issue 18: the workspace is checkpointed before the turn's first change.
+  if (!p.tool.readOnly && o.beforeChange) await o.beforeChange(p.name);
   emit({ sessionUpdate: "tool_call_update", toolCallId: p.id, status: "in_progress" });
   const ctrl = new AbortController();
   const onAbort = () => ctrl.abort(signal.reason);

@@ -111,6 +111,12 @@ export interface EngineOptions {
    */
   beforeRequest?: () => Promise<void>;
   /**
+   * Awaited before a tool call that may change the workspace runs (a tool not marked
+   * `readOnly`): the session checkpoints the workspace before its turn's first change there
+   * (issue 18, core/session/checkpoints/). Must not throw.
+   */
+  beforeChange?: (toolName: string) => Promise<void>;
+  /**
    * Checked after each batch of tool calls: true ends the turn (`end_turn`) without another
    * model request (a graph llm node whose `submit_result` call has delivered its result).
    */

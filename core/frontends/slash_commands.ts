@@ -70,6 +70,12 @@ export const BUILTIN_COMMANDS: readonly SlashCommand[] = [
     source: "builtin",
   },
   { name: "clear", description: "Start over with an empty conversation", source: "builtin" },
+  {
+    name: "rewind",
+    description: "Back to before a turn: files, conversation or both (no argument: list turns)",
+    hint: "turn [files|conversation]",
+    source: "builtin",
+  },
   { name: "todo", description: "Show the current plan", source: "builtin" },
   {
     name: "mode",

@@ -55,6 +55,22 @@ export interface TurnEndedEvent {
   error?: { code: string; message: string };
   /** Sub-agents that ran in this turn (direct children; their usage is already in `usage`). */
   agents?: AgentRunSummary[];
+  /** Checkpoints taken in this turn (see {@link CheckpointEvent}); absent when none. */
+  checkpoints?: string[];
+}
+
+/**
+ * The workspace was checkpointed before the turn's first change (issue 18; Coyote extension,
+ * core/session/checkpoints/, docs/modes.md): `checkpointId` is what `coyote rewind --to` takes.
+ * A checkpoint that could not be taken (a tree past the size limit, no git) carries `skipped`
+ * (why) instead. `ms`: how long it took. Not sent over ACP (the ids are in the prompt
+ * response's `_meta.coyote.checkpoints`).
+ */
+export interface CheckpointEvent {
+  sessionUpdate: "checkpoint";
+  checkpointId?: string;
+  skipped?: string;
+  ms: number;
 }
 
 /** Everything a session emits: ACP `SessionUpdate`s plus the turn lifecycle events. */
@@ -85,7 +101,8 @@ export interface EventEnvelope {
   parent_id?: string;
   parent_tool_call_id?: string;
   seq: number;
-  update: SessionEvent;
+  /** The event; a session's own {@link CheckpointEvent}s travel in envelopes only. */
+  update: SessionEvent | CheckpointEvent;
 }
 
 /** Receives envelopes in order (the root's and every descendant's). Must not throw. */
@@ -213,6 +230,8 @@ export interface TurnResult {
   error?: { code: string; message: string };
   /** Sub-agents that ran in this turn (see {@link TurnEndedEvent.agents}). */
   agents?: AgentRunSummary[];
+  /** Checkpoints taken in this turn (see {@link TurnEndedEvent.checkpoints}). */
+  checkpoints?: string[];
 }
 
 /**

@@ -61,6 +61,7 @@ import { fitHistory, loadToResume } from "./resume.ts";
 import { untilAborted, within } from "./wait.ts";
 import { mcpAtTurnStart } from "./mcp_startup.ts";
 import { mcpRequestHandler } from "./mcp_requests.ts";
+import type { TurnCheckpointer } from "./checkpoints/turns.ts";
 
 /** How long a turn waits for its cancelled sub-agents to end before it ends itself (ms). */
 export const CHILD_SETTLE_MS = 10_000;
@@ -314,6 +315,22 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     parent: init.parent,
     agent: () => current.name,
   });
+  // Issue 18: a root session checkpoints the workspace before each turn's first change
+  // (core/session/checkpoints/, loaded at the first change or rewind).
+  let checkpointer: Promise<TurnCheckpointer> | null = null;
+  const checkpoints = () =>
+    checkpointer ??= import("./checkpoints/turns.ts").then((m) =>
+      m.turnCheckpointer({
+        dataDir: app.dataDir,
+        cwd,
+        sessionId: id,
+        settings: app.config.checkpoints,
+        transcript,
+        emit: (ev) => turnSink?.(stamp(ev)),
+        log,
+      })
+    );
+  if (!parent) engine.opts.beforeChange = async () => await (await checkpoints()).beforeChange();
 
   // MCP servers start in the background and may change their tools: the next model request
   // sees the current set (prompts and resources need no new registry).
@@ -401,6 +418,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       }
     },
     compact: (opts) => engine.compact(opts),
+    rewind: async (r) => {
+      if (busy) throw new UsageError("a turn is running; rewind after it ends");
+      const store = async () => await (await checkpoints()).store();
+      return (await import("./checkpoints/rewind.ts")).rewindLive({ transcript, engine, store }, r);
+    },
     get skills() {
       return prepared.skills;
     },
@@ -506,6 +528,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       }
     }
     if (supervisor) result = withChildRuns(result, supervisor.endTurn());
+    const cps = checkpointer ? (await checkpointer).endTurn() : [];
+    if (cps.length) result = { ...result, checkpoints: cps };
     const final: TurnEndedEvent = { ...(ended ?? { sessionUpdate: "turn_ended" }), ...result };
     sink(stamp(final));
     return result;

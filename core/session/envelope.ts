@@ -5,7 +5,12 @@
  * session) — the one stream headless, ACP and text mode render from.
  * @module
  */
-import type { AgentOrigin, EventEnvelope, SessionEvent } from "../protocol/types.ts";
+import type {
+  AgentOrigin,
+  CheckpointEvent,
+  EventEnvelope,
+  SessionEvent,
+} from "../protocol/types.ts";
 
 /** Who stamps: the session, its agent instance and, for a sub-agent, the spawning call. */
 export interface StampSource {
@@ -19,7 +24,9 @@ export interface StampSource {
 }
 
 /** A stamp function with its own `seq` counter (see the module doc). */
-export function envelopeStamper(s: StampSource): (update: SessionEvent) => EventEnvelope {
+export function envelopeStamper(
+  s: StampSource,
+): (update: SessionEvent | CheckpointEvent) => EventEnvelope {
   let seq = 0;
   return (update) => ({
     session_id: s.sessionId,

@@ -24,6 +24,8 @@ import type { SkillState } from "../extensions/skills/tools.ts";
 import type { CommandSandbox, SandboxStatus } from "../policy/sandbox/mod.ts";
 import type { PermissionMode } from "../policy/mode.ts";
 import type { Workspace } from "./workspace.ts";
+import type { RewindOutcome, RewindRequest } from "./checkpoints/rewind.ts";
+import type { StoredTurn } from "../transcript/types.ts";
 
 /** Options for one session. */
 export interface SessionOptions {
@@ -107,6 +109,14 @@ export interface AgentSession {
   compact(
     opts?: { focus?: string; signal?: AbortSignal; keep?: number },
   ): Promise<CompactionResult>;
+  /**
+   * `/rewind` (issue 18, core/session/checkpoints/rewind.ts): back to before a turn — files,
+   * conversation or both; `list: true` only reads the turns. A root session's; rejects while a
+   * turn runs.
+   */
+  rewind?(
+    r: RewindRequest & { list?: boolean },
+  ): Promise<RewindOutcome & { turns: StoredTurn[] }>;
   /** The current agent's live skill state (`/skill load|unload`; core/extensions/skills/tools.ts). */
   readonly skills: SkillState;
   /**

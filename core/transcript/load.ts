@@ -1,13 +1,20 @@
 /**
  * Loading a session transcript (line shapes in core/transcript/types.ts): the header, the model
  * history (rejected turns left out, compactions and tool-result updates applied, then repaired
- * for the Chat Completions API) and the events for replay. Torn-line tolerant: unparseable lines
+ * for the Chat Completions API), the events for replay and the turns with their checkpoints
+ * (turns a `rewind` line dropped are left out of all three). Torn-line tolerant: unparseable lines
  * (a torn tail after a crash) are counted and skipped.
  * @module
  */
 import type { EngineEvent } from "../protocol/types.ts";
 import { isEmptyAssistant } from "../provider/messages.ts";
-import type { ChatMessage, LoadedSession, SessionHeader, TranscriptLine } from "./types.ts";
+import type {
+  ChatMessage,
+  LoadedSession,
+  SessionHeader,
+  StoredTurn,
+  TranscriptLine,
+} from "./types.ts";
 import { ID_RE, sessionsDir } from "./store.ts";
 
 /** Parses a transcript's text. Unparseable lines (a torn tail) are counted and skipped. */
@@ -17,6 +24,10 @@ export function parseTranscript(text: string): LoadedSession | null {
   const updates: EngineEvent[] = [];
   let skipped = 0;
   let turnStart = 0;
+  // The lines of the conversation as it stands: a `rewind` line drops the turns from its `turn`
+  // on (`starts[k]`: where turn k + 1 begins in `kept`).
+  const kept: TranscriptLine[] = [];
+  const starts = [0];
   for (const raw of text.split("\n")) {
     if (!raw.trim()) continue;
     let line: TranscriptLine;
@@ -30,8 +41,37 @@ export function parseTranscript(text: string): LoadedSession | null {
       skipped++;
       continue;
     }
-    if (line.type === "session" && !header) header = line;
-    else if (line.type === "message" && line.message) messages.push(line.message);
+    if (line.type === "session") {
+      header ??= line;
+      continue;
+    }
+    if (line.type === "rewind") {
+      const n = line.turn;
+      if (typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= starts.length) {
+        kept.length = starts[n - 1];
+        starts.length = n;
+      }
+      continue;
+    }
+    kept.push(line);
+    if (line.type === "turn_end") starts.push(kept.length);
+  }
+  const turns: StoredTurn[] = [];
+  let turn: StoredTurn | null = null;
+  for (const line of kept) {
+    turn ??= { prompt: "", checkpoints: [] };
+    if (line.type === "turn_end") {
+      turns.push(turn);
+      turn = null;
+    } else if (line.type === "checkpoint" && typeof line.id === "string") {
+      turn.checkpoints.push(line.id);
+    } else if (
+      line.type === "update" && line.update?.sessionUpdate === "user_message_chunk" &&
+      line.update.content?.type === "text"
+    ) {
+      turn.prompt += line.update.content.text;
+    }
+    if (line.type === "message" && line.message) messages.push(line.message);
     else if (line.type === "update" && line.update) updates.push(line.update);
     else if (line.type === "turn_end") {
       // A rejected turn's messages would be rejected again: they leave the model history.
@@ -46,8 +86,10 @@ export function parseTranscript(text: string): LoadedSession | null {
       }
     }
   }
+  // A turn cut off by a crash (no `turn_end`) is still a turn (it may have changed files).
+  if (turn && (turn.prompt || turn.checkpoints.length)) turns.push(turn);
   if (!header) return null;
-  return { header, messages: repairHistory(messages), updates, skipped };
+  return { header, messages: repairHistory(messages), updates, skipped, turns };
 }
 
 /**

@@ -15,6 +15,12 @@
  *   (the events stay for replay; the user can send the prompt again).
  * - `{type:"tool_result_update", tool_call_id, content}` — the new content of an earlier tool
  *   message (shrunk after a context overflow); applied on load.
+ * - `{type:"checkpoint", id}` — the workspace was checkpointed before this turn's first change
+ *   (core/session/checkpoints/); `id` names the checkpoint in the workspace's checkpoint store.
+ * - `{type:"rewind", turn?, files?}` — `coyote rewind`, `/rewind`: with `turn`, the conversation
+ *   from turn `turn` (1-based, of the conversation as loaded up to this line) on is gone on load —
+ *   nothing is rewritten, the lines stay; `files` records a restore of the workspace
+ *   (`restored`: the checkpoint restored, `undo`: the checkpoint of the state before it).
  *
  * Secrets (API keys, Authorization headers) are never part of any line.
  * @module
@@ -68,6 +74,8 @@ export type TranscriptLine =
     rejected?: boolean;
   }
   | { type: "tool_result_update"; tool_call_id: string; content: string }
+  | { type: "checkpoint"; id: string }
+  | { type: "rewind"; turn?: number; files?: { restored: string; undo: string } }
   /** A graph run's state after a node (`--verbose`; core/graph/runner.ts); ignored on load. */
   | { type: "graph_state"; node: string; state: unknown }
   /**
@@ -83,6 +91,16 @@ export interface LoadedSession {
   updates: EngineEvent[];
   /** Lines that could not be parsed (a torn last line after a crash). */
   skipped: number;
+  /** The conversation's turns in order (after rewinds): turn N is `turns[N - 1]`. */
+  turns?: StoredTurn[];
+}
+
+/** One turn of a stored conversation (`coyote rewind`, `/rewind`). */
+export interface StoredTurn {
+  /** The prompt's text (its text blocks joined). */
+  prompt: string;
+  /** Checkpoints taken in this turn (the first is the workspace before the turn's changes). */
+  checkpoints: string[];
 }
 
 /** Listing entry (see `SessionInfo` in core/session/runtime.ts). */

@@ -209,6 +209,18 @@ export class TranscriptWriter {
     this.#write({ type: "compaction", messages, turn_start: turnStart, summary });
   }
 
+  /** Records a checkpoint taken in this turn (core/session/checkpoints/). */
+  checkpoint(id: string): void {
+    this.flush();
+    this.#write({ type: "checkpoint", id });
+  }
+
+  /** Records a rewind (see {@link TranscriptLine}): the conversation from `turn` on is dropped on load. */
+  rewind(r: { turn?: number; files?: { restored: string; undo: string } }): void {
+    this.flush();
+    this.#write({ type: "rewind", ...r });
+  }
+
   /** Writes the coalesced chunk, if any. */
   flush(): void {
     const p = this.#pending;

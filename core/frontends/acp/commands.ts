@@ -14,6 +14,8 @@
  *   their prompts (core/frontends/slash/prompts.ts);
  * - `/compact [focus]` summarises the older turns (core/engine/compact.ts) and sends a
  *   `usage_update` with the new context size;
+ * - `/rewind [TURN] [files|conversation]` lists the turns, or restores files and conversation to
+ *   before a turn (core/frontends/rewind_command.ts; the restore summary first);
  * - `/clear`, `/policy`, `/trust` answer that they need the terminal REPL.
  * Text that merely starts with `/` but names no command goes to the model unchanged (an editor
  * may send any text; the REPL, where the user types it, answers with a did-you-mean instead).
@@ -287,6 +289,15 @@ export async function runSlashCommand(
           ? `${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens in ${u.requests} model request(s) (this connection)`
           : "No model requests yet in this connection.",
       );
+    }
+    case "rewind": {
+      // Files and conversation back to before a turn (core/frontends/rewind_command.ts); the
+      // summary of what it restores comes first, as its own message.
+      const { rewindSlashCommand } = await import("../rewind_command.ts");
+      const parts: string[] = [];
+      await rewindSlashCommand(session, cmd.args, (t) => void parts.push(t));
+      for (const t of parts.slice(0, -1)) await say(`${t}\n\n`);
+      return await say(parts.at(-1) ?? "");
     }
     case "compact": {
       try {

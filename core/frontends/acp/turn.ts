@@ -49,6 +49,8 @@ export async function runTurn(
     if (!turnOpen) return;
     if (env.session_id !== sessionId) return forwardChild(peer, live, env);
     if (env.update.sessionUpdate === "turn_ended") ended = env.update;
+    // A checkpoint's id reaches the client in the response (`_meta.coyote.checkpoints`).
+    else if (env.update.sessionUpdate === "checkpoint") return;
     else if (env.update.sessionUpdate !== "turn_started") forward(peer, live, env.update);
   };
   const running = live.session.prompt(params.prompt, { signal: ac.signal, onEvent, overrides });
@@ -107,6 +109,7 @@ export async function runTurn(
       coyote: {
         usage: result.usage,
         denied: result.denied.length,
+        ...(result.checkpoints?.length ? { checkpoints: result.checkpoints } : {}),
         ...(budget ? { stopReason: result.stopReason } : {}),
       },
     },

@@ -30,7 +30,16 @@ docs/mcp.md, docs/acp.md.`;
 export interface ParsedCli {
   /** Subcommand to run, if any. */
   command?: {
-    name: "plugins" | "mcp" | "policy" | "agents" | "trust" | "sessions" | "graph" | "resume";
+    name:
+      | "plugins"
+      | "mcp"
+      | "policy"
+      | "agents"
+      | "trust"
+      | "sessions"
+      | "graph"
+      | "resume"
+      | "rewind";
     sub: string;
     args: string[];
   };
@@ -183,6 +192,40 @@ function buildProgram({ Command, Option }: Commander, result: ParsedCli): Comman
     .action((id: string | undefined) => {
       result.command = { name: "resume", sub: "", args: id === undefined ? [] : [id] };
     });
+
+  // `coyote rewind [SESSION]` (issue 18, ./rewind.ts, docs/modes.md "Checkpoints and rewind").
+  program.command("rewind").argument(
+    "[session]",
+    "session id, unique id prefix or name (default: the latest of this directory)",
+  )
+    .description("restore the files and the conversation of a session to before a turn")
+    .option("--to <turn>", "turn number or checkpoint id (default: the last turn)")
+    .option("--files-only", "restore the files, keep the conversation")
+    .option("--conversation-only", "rewind the conversation, keep the files")
+    .option("--list", "list the session's turns and their checkpoints")
+    .action(
+      (
+        session: string | undefined,
+        o: { to?: string; filesOnly?: boolean; conversationOnly?: boolean; list?: boolean },
+      ) => {
+        if (o.filesOnly && o.conversationOnly) {
+          const err = new UsageError("use either --files-only or --conversation-only");
+          err.help = "coyote rewind --help";
+          throw err;
+        }
+        result.command = {
+          name: "rewind",
+          sub: "",
+          args: [
+            ...(o.to !== undefined ? ["--to", o.to] : []),
+            ...(o.filesOnly ? ["--files-only"] : []),
+            ...(o.conversationOnly ? ["--conversation-only"] : []),
+            ...(o.list ? ["--list"] : []),
+            ...(session !== undefined ? [session] : []),
+          ],
+        };
+      },
+    );
 
   // `coyote help [command...]` prints help (never a prompt for the model); `help plugins check`
   // walks down to the nested command.

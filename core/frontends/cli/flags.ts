@@ -230,6 +230,7 @@ export const COMMAND_NAMES = [
   "sessions",
   "resume",
   "rewind",
+  "rewind",
   "help",
 ];
 

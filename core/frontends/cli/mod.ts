@@ -152,6 +152,7 @@ export async function main(argv: string[]): Promise<number> {
         args.includes("--json"),
       );
     }
+    if (name === "rewind") return await (await import("./rewind.ts")).rewindCommand(app, args);
     if (name === "mcp") {
       return await (await import("./mcp.ts")).mcpCommand(app, sub, args);
     }

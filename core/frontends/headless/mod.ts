@@ -117,6 +117,11 @@ export interface ResultEvent {
   /** Sub-agents the turn ran (their usage is included in `usage`). */
   agents: AgentRunSummary[];
   /**
+   * The workspace checkpoints the turn took before its first change (issue 18, docs/modes.md):
+   * `coyote rewind SESSION --to ID` restores one. Empty when the turn changed nothing.
+   */
+  checkpoints: string[];
+  /**
    * `--output-schema FILE`: the final answer parsed as JSON, validated against the schema (after
    * at most one repair turn; ./output_schema.ts). Absent when the flag is not given or the answer
    * could not be made to validate (then `error.code` is `output_schema`, exit code 1).
@@ -153,6 +158,7 @@ export function errorResult(exitCode: number, code: string, message: string): Re
     exit_code: exitCode,
     error: { code, message },
     agents: [],
+    checkpoints: [],
   };
 }
 
@@ -496,6 +502,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
             usage: addUsage(first.usage, again.usage),
             denied: [...first.denied, ...again.denied],
             agents: [...(first.agents ?? []), ...(again.agents ?? [])],
+            checkpoints: [...(first.checkpoints ?? []), ...(again.checkpoints ?? [])],
           };
           if (!result.error && result.stopReason === "end_turn") {
             check = await S!.checkAnswer(schema, result.text);
@@ -576,6 +583,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       exit_code: code,
       ...(result.error ? { error: result.error } : {}),
       agents: result.agents ?? [],
+      checkpoints: result.checkpoints ?? [],
       ...(structured ? { structured_output: structured.value } : {}),
     });
     // Text mode with --output-schema: stdout is the validated JSON alone.

@@ -244,6 +244,11 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
       );
       return true;
     }
+    case "rewind": {
+      const { rewindSlashCommand } = await import("../rewind_command.ts");
+      await rewindSlashCommand(session, args, say);
+      return true;
+    }
     case "clear":
       await ctx.replaceSession({});
       say(`cleared: new session ${ctx.session.id}`);

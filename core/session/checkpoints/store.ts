@@ -1,0 +1,384 @@
+/**
+ * The checkpoint store (issue 18, docs/modes.md "Checkpoints and rewind"): a shadow git
+ * repository per workspace under `<dataDir>/checkpoints/<sha-256 of the workspace path, 16 hex>/`
+ * (a bare repository; the file `workspace` beside its objects names the path), driven by the real
+ * `git` program with `GIT_DIR`, `GIT_WORK_TREE` and `GIT_INDEX_FILE` pointing at it — the
+ * workspace's own `.git` (index, refs, config, hooks) is never read or written, and no user or
+ * system git config applies (`GIT_CONFIG_GLOBAL=/dev/null`, `GIT_CONFIG_NOSYSTEM`).
+ *
+ * A checkpoint ({@link CheckpointStore.create}) is one commit of the whole workspace tree: the
+ * files `git ls-files -m -o --exclude-standard` names (changed, deleted and new files;
+ * `.gitignore` files, `.git/info/exclude` of the workspace respected) go into the persistent shadow
+ * index (`git update-index`; its stat cache is why only changed files are read and stored), then
+ * `git write-tree` and `git commit-tree` with the previous checkpoint as parent; the ref
+ * `refs/heads/checkpoints` keeps them all. Its id is the commit's full hex name. Contents are
+ * stored as bytes: `$GIT_DIR/info/attributes` unsets `text`, `filter`, `ident`, `eol` and
+ * `working-tree-encoding` for every path, so no line-ending conversion or filter (LFS) runs either
+ * way. Executable bits and symlinks are kept (git's modes 100755, 120000); other mode bits, empty
+ * directories, ignored files and the contents of nested git repositories are not part of a
+ * checkpoint.
+ *
+ * A checkpoint that would store more than `maxBytes` of new content, or track more than `maxFiles`
+ * files, is skipped ({@link CheckpointSkipped}) — a huge tree the user did not `.gitignore`.
+ *
+ * {@link CheckpointStore.restore} makes the workspace the checkpoint's tree byte for byte after
+ * checkpointing the current state first (so a restore can itself be rewound): `git read-tree -m
+ * -u <current> <target>` writes changed and deleted files back and removes files created since.
+ * Calls on one store are serialised in this process; another process holding the shadow index
+ * lock is waited for (bounded).
+ * @module
+ */
+import { join } from "node:path";
+
+/** Limits of one checkpoint (config `checkpoints:`; docs/modes.md). */
+export interface CheckpointLimits {
+  /** Most files a checkpoint may track (default {@link DEFAULT_MAX_FILES}). */
+  maxFiles: number;
+  /** Most bytes of new or changed content one checkpoint may store (default {@link DEFAULT_MAX_BYTES}). */
+  maxBytes: number;
+}
+export const DEFAULT_MAX_FILES = 100_000;
+export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
+
+/** One file the restore changes, from the workspace as it is to the checkpoint. */
+export interface RestoreChange {
+  /** `added`: the checkpoint has it and the workspace not (it is written back); `deleted`: created since (it is removed). */
+  status: "added" | "modified" | "deleted" | "renamed";
+  path: string;
+  /** `renamed`: the path in the workspace now (it becomes `path`). */
+  from?: string;
+  /** Git modes when they differ (`100644` → `100755`). */
+  mode?: { from: string; to: string };
+}
+
+/** A checkpoint was not taken (too big, no git, not a directory); `reason` says why. */
+export class CheckpointSkipped extends Error {
+  override name = "CheckpointSkipped";
+}
+
+/** A git run that failed; the message has git's stderr. */
+export class CheckpointError extends Error {
+  override name = "CheckpointError";
+}
+
+const REF = "refs/heads/checkpoints";
+/** A checkpoint: stage every change (the stat cache skips unchanged files), write the tree, commit it. */
+const STORE_SCRIPT = 'git add -A && t=$(git write-tree) && if [ -n "$COYOTE_PARENT" ]; then ' +
+  'git commit-tree "$t" -p "$COYOTE_PARENT" -m "$COYOTE_MESSAGE"; else ' +
+  'git commit-tree "$t" -m "$COYOTE_MESSAGE"; fi';
+const ATTRIBUTES = "* -text -filter -ident !eol !working-tree-encoding\n";
+/** Per git directory: the tail of its queue of store calls (this process). */
+const queues = new Map<string, Promise<unknown>>();
+
+async function hex(s: string): Promise<string> {
+  const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s));
+  return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The shadow repository of one workspace. Open it with {@link CheckpointStore.open}. */
+export class CheckpointStore {
+  private constructor(
+    /** The shadow git directory. */
+    readonly gitDir: string,
+    /** The workspace (absolute). */
+    readonly workTree: string,
+    readonly limits: CheckpointLimits,
+  ) {}
+
+  /** Where the store of `workspace` lives under `dataDir`. */
+  static async dirFor(dataDir: string, workspace: string): Promise<string> {
+    return join(dataDir, "checkpoints", (await hex(workspace)).slice(0, 16));
+  }
+
+  /**
+   * Opens (creating on first use) the store of `workspace`.
+   * @throws CheckpointSkipped when `git` cannot be run.
+   */
+  static async open(
+    dataDir: string,
+    workspace: string,
+    limits: Partial<CheckpointLimits> = {},
+  ): Promise<CheckpointStore> {
+    const dir = await CheckpointStore.dirFor(dataDir, workspace);
+    const s = new CheckpointStore(dir, workspace, {
+      maxFiles: limits.maxFiles ?? DEFAULT_MAX_FILES,
+      maxBytes: limits.maxBytes ?? DEFAULT_MAX_BYTES,
+    });
+    await s.#serial(() => s.#init());
+    return s;
+  }
+
+  async #init(): Promise<void> {
+    try {
+      await Deno.stat(join(this.gitDir, "HEAD"));
+      return;
+    } catch { /* first use */ }
+    await Deno.mkdir(this.gitDir, { recursive: true });
+    try {
+      await this.#git(["init", "-q", "--bare"]);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) {
+        throw new CheckpointSkipped("git is not installed (checkpoints need git on PATH)");
+      }
+      throw e;
+    }
+    const config: [string, string][] = [
+      ["core.autocrlf", "false"],
+      ["core.safecrlf", "false"],
+      ["core.filemode", "true"],
+      ["core.symlinks", "true"],
+      ["core.fsmonitor", "false"],
+      ["core.hooksPath", "/dev/null"],
+      ["core.quotepath", "false"],
+      ["core.untrackedCache", "false"],
+      ["gc.auto", "0"],
+      ["index.version", "4"],
+    ];
+    for (const [k, v] of config) await this.#git(["config", k, v]);
+    await Deno.mkdir(join(this.gitDir, "info"), { recursive: true });
+    await Deno.writeTextFile(join(this.gitDir, "info", "attributes"), ATTRIBUTES);
+    await Deno.writeTextFile(join(this.gitDir, "workspace"), this.workTree + "\n");
+  }
+
+  /** Runs `f` after every earlier call on this store (this process). */
+  #serial<T>(f: () => Promise<T>): Promise<T> {
+    const prev = queues.get(this.gitDir) ?? Promise.resolve();
+    const run = prev.then(f, f);
+    queues.set(this.gitDir, run.catch(() => {}));
+    return run;
+  }
+
+  /** Runs git on this store; resolves stdout bytes. Waits (bounded) for another process's index lock. */
+  async #git(
+    argv: string[],
+    stdin?: Uint8Array,
+    extra: Record<string, string> = {},
+  ): Promise<Uint8Array> {
+    const [program, ...args] = argv[0] === "git" || argv[0] === "sh" ? argv : ["git", ...argv];
+    const env: Record<string, string> = {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      GIT_DIR: this.gitDir,
+      GIT_WORK_TREE: this.workTree,
+      GIT_INDEX_FILE: join(this.gitDir, "index"),
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_AUTHOR_NAME: "coyote",
+      GIT_AUTHOR_EMAIL: "coyote@localhost",
+      GIT_COMMITTER_NAME: "coyote",
+      GIT_COMMITTER_EMAIL: "coyote@localhost",
+      LC_ALL: "C",
+    };
+    const home = Deno.env.get("HOME");
+    if (home) env.HOME = home;
+    Object.assign(env, extra, await this.#excludes());
+    // `git init --bare` refuses a work tree.
+    if (args[0] === "init") delete env.GIT_WORK_TREE;
+    for (let attempt = 0;; attempt++) {
+      const child = new Deno.Command(program, {
+        args,
+        cwd: this.workTree,
+        env,
+        clearEnv: true,
+        stdin: stdin ? "piped" : "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      if (stdin) {
+        const w = child.stdin.getWriter();
+        await w.write(stdin);
+        await w.close();
+      }
+      const o = await child.output();
+      if (o.success) return o.stdout;
+      const msg = new TextDecoder().decode(o.stderr).trim();
+      if (/index\.lock/.test(msg) && attempt < 50) {
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      throw new CheckpointError(
+        `git ${args[0] === "-c" ? "add" : args[0]} failed: ${msg || `exit ${o.code}`}`,
+      );
+    }
+  }
+
+  async #gitText(args: string[], stdin?: Uint8Array): Promise<string> {
+    return new TextDecoder().decode(await this.#git(args, stdin)).trim();
+  }
+
+  /** The workspace's own exclude file (`.git/info/exclude`), as git config in the environment. */
+  async #excludes(): Promise<Record<string, string>> {
+    if (this.#excludeEnv) return this.#excludeEnv;
+    const p = join(this.workTree, ".git", "info", "exclude");
+    const has = await Deno.stat(p).then(() => true, () => false);
+    return this.#excludeEnv = has
+      ? { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "core.excludesFile", GIT_CONFIG_VALUE_0: p }
+      : {};
+  }
+  #excludeEnv?: Record<string, string>;
+  /** The size limits were checked ({@link #precheck}). */
+  #checked = false;
+
+  /**
+   * Records the workspace as a new checkpoint; resolves its id (commit hex).
+   * @param message the commit message (session, turn).
+   * @throws CheckpointSkipped past a limit (nothing was stored); CheckpointError when git fails.
+   */
+  create(message: string): Promise<string> {
+    return this.#serial(() => this.#create(message));
+  }
+
+  async #create(message: string): Promise<string> {
+    if (!this.#checked) {
+      await this.#precheck();
+      this.#checked = true;
+    }
+    // One shell for the three git runs (each process start counts at this size).
+    const commit = new TextDecoder().decode(
+      await this.#git(["sh", "-c", STORE_SCRIPT], undefined, {
+        COYOTE_PARENT: (await this.head()) ?? "",
+        COYOTE_MESSAGE: message,
+      }),
+    ).trim();
+    if (!/^[0-9a-f]{40}$/.test(commit)) throw new CheckpointError(`git commit-tree: ${commit}`);
+    await Deno.mkdir(join(this.gitDir, "refs", "heads"), { recursive: true });
+    await Deno.writeTextFile(join(this.gitDir, REF), commit + "\n");
+    return commit;
+  }
+
+  /**
+   * The size limits, checked at the first checkpoint of this store in this process (a session's
+   * first): the changed, deleted and new files git would store (`ls-files -m -o`), their bytes
+   * and the files tracked already.
+   */
+  async #precheck(): Promise<void> {
+    const listed = await this.#git(["git", "ls-files", "-z", "-m", "-o", "--exclude-standard"]);
+    const paths = [...new Set(new TextDecoder().decode(listed).split("\0"))]
+      // A nested repository shows as `dir/`: its files are that repository's, not ours.
+      .filter((p) => p && !p.endsWith("/"));
+    let bytes = 0;
+    let added = 0;
+    for (const p of paths) {
+      try {
+        const st = await Deno.lstat(join(this.workTree, p));
+        if (st.isFile) bytes += st.size;
+        added++;
+      } catch { /* deleted */ }
+    }
+    if (bytes > this.limits.maxBytes) {
+      throw new CheckpointSkipped(
+        `the workspace has ${mb(bytes)} of new or changed files to store, over the limit of ${
+          mb(this.limits.maxBytes)
+        } (config checkpoints.max_mb)`,
+      );
+    }
+    if ((await this.#count()) + added > this.limits.maxFiles) {
+      throw new CheckpointSkipped(
+        `the workspace has over ${this.limits.maxFiles} files (config checkpoints.max_files)`,
+      );
+    }
+  }
+
+  /** Files in the shadow index (0 before the first checkpoint): the entry count of its header. */
+  async #count(): Promise<number> {
+    let f: Deno.FsFile;
+    try {
+      f = await Deno.open(join(this.gitDir, "index"));
+    } catch {
+      return 0;
+    }
+    try {
+      const head = new Uint8Array(12);
+      const n = await f.read(head);
+      // "DIRC", version, entry count (network byte order).
+      return n === 12 ? new DataView(head.buffer).getUint32(8) : 0;
+    } finally {
+      f.close();
+    }
+  }
+
+  /** The latest checkpoint's id, or null before the first. */
+  async head(): Promise<string | null> {
+    try {
+      return (await Deno.readTextFile(join(this.gitDir, REF))).trim() || null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The full id of a checkpoint given as an id or a unique prefix (≥ 7 hex).
+   * @throws CheckpointError when it names no checkpoint of this workspace.
+   */
+  async resolve(ref: string): Promise<string> {
+    if (!/^[0-9a-f]{7,40}$/i.test(ref)) {
+      throw new CheckpointError(`"${ref}" is not a checkpoint id (7 to 40 hex digits)`);
+    }
+    try {
+      return await this.#gitText(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
+    } catch {
+      throw new CheckpointError(`no checkpoint ${ref} for ${this.workTree}`);
+    }
+  }
+
+  /** What restoring `target` would change, from checkpoint `current` (see {@link RestoreChange}). */
+  diff(current: string, target: string): Promise<RestoreChange[]> {
+    return this.#serial(() => this.#diff(current, target));
+  }
+
+  async #diff(current: string, target: string): Promise<RestoreChange[]> {
+    const raw = new TextDecoder().decode(
+      await this.#git(["diff-tree", "-r", "-z", "-M", "--raw", "--no-commit-id", current, target]),
+    );
+    const parts = raw.split("\0");
+    const out: RestoreChange[] = [];
+    for (let i = 0; i < parts.length;) {
+      const head = parts[i++];
+      if (!head.startsWith(":")) continue;
+      const [fromMode, toMode, , , status] = head.slice(1).split(" ");
+      const path = parts[i++];
+      const mode = fromMode !== toMode && fromMode !== "000000" && toMode !== "000000"
+        ? { mode: { from: fromMode, to: toMode } }
+        : {};
+      if (status.startsWith("R")) {
+        out.push({ status: "renamed", from: path, path: parts[i++], ...mode });
+      } else {
+        const s = status === "A" ? "added" : status === "D" ? "deleted" : "modified";
+        out.push({ status: s, path, ...mode });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Checkpoints the workspace as it is (the undo of this restore), then makes it `target`'s tree.
+   * Resolves the new checkpoint's id (restore it to undo) and what changed. `confirm` sees the
+   * changes before any is made (a summary to show); `false` from it leaves the workspace as it is.
+   * @throws CheckpointSkipped when the current state cannot be checkpointed (it would be lost);
+   *   CheckpointError when git fails (the workspace is then as git left it; the undo id is in the message).
+   */
+  restore(
+    target: string,
+    message: string,
+    confirm?: (changes: RestoreChange[]) => boolean | void | Promise<boolean | void>,
+  ): Promise<{ undo: string; changes: RestoreChange[]; cancelled?: boolean }> {
+    return this.#serial(async () => {
+      const undo = await this.#create(message);
+      const changes = await this.#diff(undo, target);
+      if (!changes.length) return { undo, changes };
+      if ((await confirm?.(changes)) === false) return { undo, changes, cancelled: true };
+      try {
+        await this.#git(["read-tree", "-m", "-u", `${undo}^{tree}`, `${target}^{tree}`]);
+      } catch (e) {
+        throw new CheckpointError(
+          `${(e as Error).message} (the state before the restore is checkpoint ${undo})`,
+        );
+      }
+      return { undo, changes };
+    });
+  }
+}
+
+function mb(n: number): string {
+  return `${Math.round(n / 1024 / 1024)} MB`;
+}
