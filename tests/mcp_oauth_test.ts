@@ -19,11 +19,11 @@ import { type OAuthTestServer, startOAuthTestServer } from "./support/oauth_serv
 import { runTool, toolContext } from "./support/fixtures.ts";
 import { acpTestEnv, finishAcp, startAcp, waitFor } from "./support/acp_harness.ts";
 
-const remote = (url: string, name = "remote"): DiscoveredMcpServer => ({
-  name,
-  spec: { type: "http", url },
-  source: "test",
-});
+const remote = (
+  url: string,
+  name = "remote",
+  type: "http" | "sse" = "http",
+): DiscoveredMcpServer => ({ name, spec: { type, url }, source: "test" });
 
 async function writeMcpConfig(configDir: string, servers: Record<string, unknown>) {
   await Deno.writeTextFile(`${configDir}/mcp.json`, JSON.stringify({ mcpServers: servers }));
@@ -117,9 +117,14 @@ function noTokenIn(text: string, as: OAuthTestServer, where: string) {
   }
 }
 
-for (const wwwAuthenticate of [true, false]) {
+const variants = [
+  { wwwAuthenticate: true, type: "http" },
+  { wwwAuthenticate: false, type: "http" },
+  { wwwAuthenticate: true, type: "sse" },
+] as const;
+for (const { wwwAuthenticate, type } of variants) {
   Deno.test(
-    `mcp oauth: a 401 without stored tokens fails that server at once, naming coyote mcp login (${
+    `mcp oauth: a 401 without stored tokens fails that server at once, naming coyote mcp login (${type}, ${
       wwwAuthenticate ? "WWW-Authenticate resource_metadata" : "well-known discovery"
     })`,
     async () => {
@@ -127,7 +132,10 @@ for (const wwwAuthenticate of [true, false]) {
       const open = startOAuthTestServer({ requireAuth: false });
       const dataDir = await Deno.makeTempDir({ prefix: "coyote-oauth-data-" });
       const warnings: string[] = [];
-      const conn = await connectMcpServers([remote(as.mcpUrl), remote(open.mcpUrl, "open")], {
+      const conn = await connectMcpServers([
+        remote(as.mcpUrl, "remote", type),
+        remote(open.mcpUrl, "open"),
+      ], {
         cwd: Deno.cwd(),
         dataDir,
         timeoutMs: 60_000,
