@@ -116,6 +116,10 @@ export interface CoyoteConfig {
   sandbox?: "auto" | "required" | "off" | {
     mode?: "auto" | "required" | "off";
     auto_allow?: boolean;
+    /** Per-command limits (core/policy/sandbox/limits.ts); default 512 processes, 2048 MB. */
+    limits?: { processes?: number; memory_mb?: number };
+    /** More code other tools run later, protected like `.husky/` (core/policy/sandbox/protected.ts). */
+    protected_paths?: string[];
   };
   /** Model capabilities by model name (core/config/models.ts). */
   models?: Record<string, ModelSpec>;
@@ -129,10 +133,6 @@ export interface CoyoteConfig {
   /** Folders (and everything below them) trusted without asking; `~` = home. */
   trusted_workspaces?: string[];
 }
-    /** Per-command limits (core/policy/sandbox/limits.ts); default 512 processes, 2048 MB. */
-    limits?: { processes?: number; memory_mb?: number };
-    /** More code other tools run later, protected like `.husky/` (core/policy/sandbox/protected.ts). */
-    protected_paths?: string[];
 
 /** Default `provider.timeout_ms`. */
 export const DEFAULT_TIMEOUT_MS = 600_000;
@@ -313,7 +313,8 @@ function configSchema() {
         cached_input: usd().optional(),
       }, { error: "expected a mapping with input/output (USD per million tokens)" }).optional(),
     }, {
-      error: "expected a mapping (context_window, images, max_output_tokens, price, text_tool_calls)",
+      error:
+        "expected a mapping (context_window, images, max_output_tokens, price, text_tool_calls)",
     });
     const schema = z.strictObject({
       model: str().optional(),
@@ -330,15 +331,15 @@ function configSchema() {
       }).optional(),
       budget: z.strictObject({
         usd: z.number({ error: "expected a positive number (USD)" }).positive({
+          error: "expected a positive number (USD)",
+        }).optional(),
+        tokens: posInt().optional(),
+      }, { error: "expected a mapping with usd and/or tokens" }).optional(),
       checkpoints: z.strictObject({
         enabled: z.boolean({ error: "expected true or false" }).optional(),
         max_files: posInt().optional(),
         max_mb: posInt().optional(),
       }, { error: "expected a mapping with enabled, max_files and/or max_mb" }).optional(),
-          error: "expected a positive number (USD)",
-        }).optional(),
-        tokens: posInt().optional(),
-      }, { error: "expected a mapping with usd and/or tokens" }).optional(),
       agent: str().optional(),
       mcpServers: z.record(
         str(),
@@ -363,6 +364,11 @@ function configSchema() {
         z.strictObject({
           mode: z.enum(["auto", "required", "off"]).optional(),
           auto_allow: z.boolean().optional(),
+          // Checked in detail (key named) by core/policy/sandbox/settings.ts.
+          limits: z.record(str(), z.unknown(), {
+            error: "expected a mapping {processes: N, memory_mb: N}",
+          }).optional(),
+          protected_paths: strList().optional(),
         }),
       ], {
         error:
@@ -385,11 +391,6 @@ function configSchema() {
     // Compile-time check that the schema and the hand-written type agree.
     const _typed: import("zod").ZodType<CoyoteConfig> = schema;
     return schema as unknown as { safeParse(v: unknown): SafeParse };
-          // Checked in detail (key named) by core/policy/sandbox/settings.ts.
-          limits: z.record(str(), z.unknown(), {
-            error: "expected a mapping {processes: N, memory_mb: N}",
-          }).optional(),
-          protected_paths: strList().optional(),
   });
   return schemaPromise;
 }
@@ -405,7 +406,9 @@ export interface ProviderFlags {
 function textToolCallModels(
   models: Record<string, ModelSpec> | undefined,
 ): { textToolCallModels?: Record<string, boolean> } {
-  const set = Object.entries(models ?? {}).filter(([, m]) => typeof m.text_tool_calls === "boolean");
+  const set = Object.entries(models ?? {}).filter(([, m]) =>
+    typeof m.text_tool_calls === "boolean"
+  );
   return set.length
     ? { textToolCallModels: Object.fromEntries(set.map(([n, m]) => [n, m.text_tool_calls!])) }
     : {};
