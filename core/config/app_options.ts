@@ -76,4 +76,13 @@ export interface WorkspaceState {
   userConfig: CoyoteConfig;
   /** Values given as flags (they win over every config layer). */
   flags: { agent?: string; maxTurns?: number };
+  /** Hooks of the trusted workspace's files, per file (not merged; docs/hooks.md). */
+  hooks?: WorkspaceHooks[];
+}
+
+/** The `hooks` of one workspace file (`.coyote/config.yaml`, `.claude/settings.json`, …). */
+export interface WorkspaceHooks {
+  /** Absolute path of the file. */
+  file: string;
+  hooks: NonNullable<CoyoteConfig["hooks"]>;
 }

@@ -26,6 +26,13 @@
  */
 import { ConfigError } from "../protocol/errors.ts";
 import { closest } from "../util/text.ts";
+import {
+  HOOK_EVENTS,
+  type HookEventName,
+  type HookGroup,
+  hookIssues,
+  type LifecycleHooks,
+} from "./hooks.ts";
 import type { ProviderConfig } from "../provider/types.ts";
 
 /**
@@ -123,8 +130,11 @@ export interface CoyoteConfig {
   };
   /** Model capabilities by model name (core/config/models.ts). */
   models?: Record<string, ModelSpec>;
-  /** Hooks (core/extensions/hooks/stop.ts): `stop` commands run when an agent is about to end its turn. */
-  hooks?: {
+  /**
+   * Hooks (docs/hooks.md): Claude Code's lifecycle events (`PreToolUse: [{matcher, hooks}]`, …,
+   * core/config/hooks.ts) and Coyote's older `stop` commands (core/extensions/hooks/stop.ts).
+   */
+  hooks?: LifecycleHooks & {
     stop?: { command: string; timeout_ms?: number }[];
     /** Blocks honoured per turn (default 3). */
     max_stop_blocks?: number;
@@ -384,7 +394,22 @@ function configSchema() {
           { error: "expected a list of {command} mappings" },
         ).optional(),
         max_stop_blocks: posInt().optional(),
-      }, { error: "expected a mapping with stop: [{command}]" }).optional(),
+        // Claude Code's lifecycle events (core/config/hooks.ts checks each group below).
+        ...Object.fromEntries(HOOK_EVENTS.map((e) => [
+          e,
+          z.custom<HookGroup[]>((v) => Array.isArray(v), {
+            error: "expected a list of {matcher, hooks} mappings",
+          }).optional(),
+        ])) as unknown as Record<
+          HookEventName,
+          import("zod").ZodOptional<import("zod").ZodType<HookGroup[]>>
+        >,
+      }, { error: "expected a mapping of hook events (PreToolUse: [{matcher, hooks}], …)" })
+        .superRefine((v, ctx) => {
+          for (const i of hookIssues(v as Record<string, unknown>)) {
+            ctx.addIssue({ code: "custom", path: i.path, message: i.message });
+          }
+        }).optional(),
       // Workspace trust (core/config/trust.ts).
       trusted_workspaces: strList().optional(),
     }, { error: "expected a mapping" });

@@ -6,6 +6,10 @@
  * repository cannot weaken the OS sandbox) and `mcpServers` (project MCP servers belong in
  * `.mcp.json`).
  *
+ * Hooks are not merged into the config: each file's `hooks` (and the `hooks` of Claude Code's
+ * `.claude/settings.json` / `settings.local.json`) is kept apart in `WorkspaceState.hooks`, because
+ * a workspace's hooks run inside the OS sandbox, the user's as the user (docs/hooks.md).
+ *
  * **Applied only in trusted workspaces** (core/config/trust.ts). Layers, lowest first: user config →
  * `.coyote/config.yaml` → `.coyote/config.local.yaml`. Scalars (`model`, `agent`, `max_turns`) and
  * `provider.*` keys are replaced by later layers; `permissions` lists, `plugins` and
@@ -20,6 +24,8 @@ import type { AppOptions, WorkspaceState } from "./app_options.ts";
 import { type CoyoteConfig, parseConfig } from "./config.ts";
 import { ConfigError } from "../protocol/errors.ts";
 import { gatedWorkspaceFiles, trustState } from "./trust.ts";
+import { CLAUDE_SETTINGS, readClaudeSettingsHooks } from "./hooks.ts";
+import type { WorkspaceHooks } from "./app_options.ts";
 
 /** Shared project config, relative to the workspace. */
 export const PROJECT_CONFIG = ".coyote/config.yaml";
@@ -129,13 +135,20 @@ export async function applyWorkspace(
   const base = cwd.replace(/\/+$/, "");
   let config = userConfig;
   const files: string[] = [];
+  const hooks: WorkspaceHooks[] = [];
   if (trust.trusted) {
     const layers: CoyoteConfig[] = [userConfig];
     for (const rel of [PROJECT_CONFIG, LOCAL_CONFIG]) {
       const c = await readProjectFile(`${base}/${rel}`);
       if (c) layers.push(c), files.push(`${base}/${rel}`);
+      if (c?.hooks) hooks.push({ file: `${base}/${rel}`, hooks: c.hooks });
     }
     if (files.length) config = mergeConfigs(layers);
+    // Claude Code's project settings: only their `hooks` (core/config/hooks.ts).
+    for (const rel of CLAUDE_SETTINGS) {
+      const h = await readClaudeSettingsHooks(`${base}/${rel}`);
+      if (h) hooks.push({ file: `${base}/${rel}`, hooks: h }), files.push(`${base}/${rel}`);
+    }
   }
   return {
     ...app,
@@ -149,6 +162,7 @@ export async function applyWorkspace(
       ignored: trust.trusted ? [] : gatedWorkspaceFiles(cwd),
       userConfig,
       flags,
+      hooks,
     },
   };
 }

@@ -200,7 +200,16 @@ export function gatedWorkspaceFiles(cwd: string): string[] {
     ".coyote/config.local.yaml",
   ];
   const base = cwd.replace(/\/+$/, "");
-  return names.filter((n) => exists(`${base}/${n.replace(/\/$/, "")}`));
+  // Claude Code's settings count when they hold hooks (trust would run them; docs/hooks.md).
+  const claude = [".claude/settings.json", ".claude/settings.local.json"].filter((n) => {
+    try {
+      const v = JSON.parse(Deno.readTextFileSync(`${base}/${n}`));
+      return !!v && typeof v === "object" && v.hooks !== undefined;
+    } catch {
+      return false;
+    }
+  });
+  return [...names.filter((n) => exists(`${base}/${n.replace(/\/$/, "")}`)), ...claude];
 }
 
 /** One line for a run in an untrusted workspace that has gated files (stderr). */

@@ -13,6 +13,7 @@ import type { ChatMessage } from "../transcript/types.ts";
 import { callScope } from "./gate.ts";
 import { capText, toolOutputCap } from "./context.ts";
 import { nestedInstructions } from "./nested_instructions.ts";
+import { postToolUse } from "./tool_hooks.ts";
 import { CANCEL_GRACE_MS, Cancelled, type PreparedCall, type TurnContext } from "./types.ts";
 
 /** Runs a prepared call (or reports its refusal) and answers it in the history. */
@@ -164,6 +165,9 @@ export async function executeCall(t: TurnContext, p: PreparedCall): Promise<void
   let forModel = result.isError && !/^error\b/i.test(content) ? `error: ${content}` : content;
   // A subdirectory's AGENTS.md (…) the first time a file tool works there (once per directory).
   if (!result.isError) forModel += nestedInstructions(t.opts, o.cwd, name, p.input);
+  if (p.hookContext) forModel += `\n\nPreToolUse hook context: ${p.hookContext}`;
+  // `PostToolUse` hooks may add feedback or context for the model (core/engine/tool_hooks.ts).
+  if (!result.isError) forModel += await postToolUse(t, p, content, rawOutput);
   t.pushMessage({ role: "tool", tool_call_id: p.id, content: forModel });
   // Images of the result (an MCP screenshot) for a model that accepts them: a tool message
   // carries text only, so they follow as a user message of image parts (held by

@@ -3,7 +3,7 @@
  * allow; an evaluation error is a deny — the guard fails closed); an `ask` goes to the
  * permission resolver with the call's {@link CallScope} (so a sub-agent's request bubbles up
  * to the root frontend attributed to the right call); `allow_always` / `reject_always` add a
- * session rule.
+ * session rule. A `PreToolUse` hook's `allow` skips the asks (never a deny) and its `ask` adds one.
  * @module
  */
 import type { ToolAccess } from "../../sdk/mod.ts";
@@ -48,7 +48,7 @@ export async function gateCall(
   t: TurnContext,
   p: PreparedCall,
   accesses: ToolAccess[],
-  info: { title: string; rawInput: unknown },
+  info: { title: string; rawInput: unknown; ask?: string; allow?: boolean },
 ): Promise<void> {
   const o = t.opts;
   const verdicts = await Promise.all(
@@ -73,7 +73,15 @@ export async function gateCall(
     p.denied = true;
     return;
   }
-  const asks = verdicts.filter((v) => v.decision === "ask");
+  // A `PreToolUse` hook's `allow` answers the policy's asks; its `ask` asks where it allows.
+  const asks = info.allow ? [] : verdicts.filter((v) => v.decision === "ask");
+  if (info.ask !== undefined) {
+    asks.push({
+      decision: "ask",
+      reason: `a PreToolUse hook asks${info.ask ? `: ${info.ask}` : ""}`,
+      access: { type: "tool", name: p.name },
+    });
+  }
   if (!asks.length) return;
   let outcome: PermissionOutcome;
   try {

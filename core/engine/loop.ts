@@ -106,7 +106,10 @@ export class Engine implements AgentRunner {
         this.#log(`coyote: event sink failed: ${(e as Error).message}`);
       }
     }
-    if (ev.sessionUpdate === "turn_started" || ev.sessionUpdate === "turn_ended") return;
+    if (
+      ev.sessionUpdate === "turn_started" || ev.sessionUpdate === "turn_ended" ||
+      ev.sessionUpdate === "hook"
+    ) return;
     this.opts.transcript?.update(ev);
     const last = this.updates[this.updates.length - 1];
     if (
@@ -172,27 +175,6 @@ export class Engine implements AgentRunner {
       origin: this.origin,
     };
 
-    this.#record({ sessionUpdate: "turn_started", prompt: promptText(input) }, sink);
-    // The user's prompt is history (replayed by ACP session/load as the blocks the client
-    // sent: text, resource links, embedded resources, images), not echoed live.
-    for (const content of promptBlocks(input)) {
-      this.#record({ sessionUpdate: "user_message_chunk", content }, null);
-    }
-    this.#fitModel();
-    // Near the window: older turns are summarised first (core/engine/compact.ts).
-    if (this.#estimate() > compactThreshold(o.contextWindow ?? 128_000, o.maxOutputTokens)) {
-      await this.#compact({ signal, usage, emit, why: "auto" });
-    }
-    // Where this turn's messages start: a turn the server rejects is cut off here.
-    let turnStart = this.messages.length;
-    let shrunk = false;
-    let compacted = false;
-    let cutResponses = 0; // responses whose tool calls the token limit cut (core/engine/truncated.ts)
-    this.#pushMessage({
-      role: "user",
-      content: promptToContent(input, { images: o.images }) as ChatMessage["content"],
-    });
-
     const finish = (
       stopReason: StopReason,
       error?: { code: string; message: string },
@@ -216,6 +198,36 @@ export class Engine implements AgentRunner {
       this.#record({ sessionUpdate: "turn_ended", ...result }, sink);
       return result;
     };
+
+    this.#record({ sessionUpdate: "turn_started", prompt: promptText(input) }, sink);
+    // `UserPromptSubmit` hooks may block the prompt (it never enters the history) or add context.
+    const submitted: { block?: string; context?: string } = o.hooks?.userPromptSubmit
+      ? await o.hooks.userPromptSubmit(promptText(input), signal).catch(() => ({}))
+      : {};
+    if (submitted.block !== undefined) return finish("end_turn");
+    if (signal.aborted) return finish("cancelled");
+    // The user's prompt is history (replayed by ACP session/load as the blocks the client
+    // sent: text, resource links, embedded resources, images), not echoed live.
+    for (const content of promptBlocks(input)) {
+      this.#record({ sessionUpdate: "user_message_chunk", content }, null);
+    }
+    this.#fitModel();
+    // Near the window: older turns are summarised first (core/engine/compact.ts).
+    if (this.#estimate() > compactThreshold(o.contextWindow ?? 128_000, o.maxOutputTokens)) {
+      await this.#compact({ signal, usage, emit, why: "auto" });
+    }
+    // Where this turn's messages start: a turn the server rejects is cut off here.
+    let turnStart = this.messages.length;
+    let shrunk = false;
+    let compacted = false;
+    let cutResponses = 0; // responses whose tool calls the token limit cut (core/engine/truncated.ts)
+    this.#pushMessage({
+      role: "user",
+      content: promptToContent(input, { images: o.images }) as ChatMessage["content"],
+    });
+    if (submitted.context) {
+      this.#pushMessage({ role: "user", content: submitted.context });
+    }
 
     while (true) {
       if (signal.aborted) return finish("cancelled");
@@ -409,6 +421,8 @@ export class Engine implements AgentRunner {
       ? plan.entries.map((e) => `- [${e.status}] ${e.content}`).join("\n")
       : undefined;
     let r;
+    // `PreCompact` hooks run first (they cannot stop it; core/session/hooks.ts).
+    await o.hooks?.preCompact?.(a.why === "manual" ? "manual" : "auto", a.focus).catch(() => {});
     try {
       r = await summarise({
         client: o.client,

@@ -1,12 +1,13 @@
 /**
  * Preparing one tool call: parse and validate its arguments, announce it (`tool_call`
  * `pending`), refuse unknown tools, bad JSON and repeated identical calls, then pass it
- * through the guard gate. Bad model output never throws: it becomes a refusal the model reads.
+ * through the `PreToolUse` hooks and the guard gate. Bad model output never throws: it becomes a refusal the model reads.
  * @module
  */
 import { resolve } from "node:path";
 import type { ToolAccess } from "../../sdk/mod.ts";
 import { gateCall } from "./gate.ts";
+import { preToolUse } from "./tool_hooks.ts";
 import { type ModelToolCall, type PreparedCall, REPEAT_LIMIT, type TurnContext } from "./types.ts";
 
 /** Stable JSON (sorted keys), for comparing repeated calls. */
@@ -99,6 +100,9 @@ export async function prepareCall(t: TurnContext, call: ModelToolCall): Promise<
     } times in a row with the same arguments; its result will not change. Use the earlier result or try a different approach.`;
     return p;
   }
-  await gateCall(t, p, accesses, { title, rawInput });
+  // Lifecycle hooks may refuse, approve, ask or rewrite the call (core/engine/tool_hooks.ts).
+  const hooked = await preToolUse(t, p, { accesses, title, rawInput });
+  if (p.refusal) return p;
+  await gateCall(t, p, hooked.accesses, hooked);
   return p;
 }

@@ -104,6 +104,8 @@ export interface EngineOptions {
   /** Who runs this engine in the agent tree (default: a root agent named `agent`). */
   origin?: AgentOrigin;
   beforeTurnEnd?: BeforeTurnEnd;
+  /** Lifecycle hooks (PreToolUse, PostToolUse, UserPromptSubmit, PreCompact). */
+  hooks?: EngineHooks;
   /**
    * Awaited before each model request (bounded by the caller): the session lets an MCP tool-list
    * change that is still landing (a server just ready, `notifications/tools/list_changed`) reach
@@ -121,6 +123,46 @@ export interface EngineOptions {
    * model request (a graph llm node whose `submit_result` call has delivered its result).
    */
   endTurnAfterTools?: () => boolean;
+}
+
+/**
+ * Claude Code's lifecycle hooks as the engine calls them (core/session/hooks.ts runs the
+ * configured commands; docs/hooks.md). Each never throws; a hook's failure is "no decision".
+ */
+export interface EngineHooks {
+  /**
+   * `UserPromptSubmit`, right after `turn_started`: `block` ends the turn before any request (the
+   * prompt does not enter the history); `context` follows the prompt as a user message.
+   */
+  userPromptSubmit?(
+    prompt: string,
+    signal: AbortSignal,
+  ): Promise<{ block?: string; context?: string }>;
+  /**
+   * `PreToolUse`, after validation and before the guard: `deny` refuses the call (the reason
+   * goes to the model), `ask` asks even where the policy allows, `allow` skips the policy's ask
+   * (never its deny), `input` replaces the arguments (validated again), `context` is added to
+   * the call's result for the model.
+   */
+  preToolUse?(
+    call: { id: string; name: string; input: unknown },
+    signal: AbortSignal,
+  ): Promise<
+    {
+      deny?: string;
+      ask?: string;
+      allow?: boolean;
+      input?: Record<string, unknown>;
+      context?: string;
+    }
+  >;
+  /** `PostToolUse`, after a call succeeded: text to add to its result for the model, if any. */
+  postToolUse?(
+    call: { id: string; name: string; input: unknown; output: string; rawOutput?: unknown },
+    signal: AbortSignal,
+  ): Promise<string | undefined>;
+  /** `PreCompact`, before older turns are summarised (`manual`: `/compact`). */
+  preCompact?(trigger: "manual" | "auto", focus?: string): Promise<void>;
 }
 
 /** Longest tool output passed to the model (characters), whatever the window (core/engine/context.ts). */
@@ -150,6 +192,8 @@ export interface PreparedCall {
   refusal?: string;
   denied?: boolean;
   locations?: { path: string; line?: number }[];
+  /** A `PreToolUse` hook's context, added to the call's result for the model. */
+  hookContext?: string;
 }
 
 /** What the scheduling, gate and execution modules share during one turn. */

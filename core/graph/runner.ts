@@ -130,7 +130,10 @@ export class GraphRunner implements AgentRunner {
       try {
         o.onEvent(ev);
       } catch { /* a sink must not break the run */ }
-      if (ev.sessionUpdate === "turn_started" || ev.sessionUpdate === "turn_ended") return;
+      if (
+        ev.sessionUpdate === "turn_started" || ev.sessionUpdate === "turn_ended" ||
+        ev.sessionUpdate === "hook"
+      ) return;
       this.opts.transcript?.update(ev);
       this.updates.push(ev);
     };
@@ -346,7 +349,8 @@ export class GraphRunner implements AgentRunner {
             const r = await engine.prompt(prompt, {
               signal,
               onEvent: (ev) => {
-                if (ev.sessionUpdate === "turn_started") return;
+                // A node's engine runs no lifecycle hooks; its hook events would be none.
+                if (ev.sessionUpdate === "turn_started" || ev.sessionUpdate === "hook") return;
                 if (ev.sessionUpdate === "turn_ended") return void (ended = ev);
                 forward(ev);
               },

@@ -73,8 +73,46 @@ export interface CheckpointEvent {
   ms: number;
 }
 
-/** Everything a session emits: ACP `SessionUpdate`s plus the turn lifecycle events. */
-export type SessionEvent = EngineEvent | TurnStartedEvent | TurnEndedEvent;
+/**
+ * One lifecycle hook's run and what it decided (Coyote extension beside ACP's `SessionUpdate`;
+ * docs/hooks.md). Emitted by the session into the running turn's stream (a `SessionStart` hook's
+ * at the start of the first turn); not stored in the transcript. ACP clients get it as an
+ * `agent_thought_chunk` with `_meta.coyote.event: "hook"`.
+ */
+export interface HookEvent {
+  sessionUpdate: "hook";
+  /** Claude Code's event name: `PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, … */
+  hookEventName: string;
+  /** The matcher of the group the hook belongs to, when it has one. */
+  matcher?: string;
+  /** The hook's command. */
+  command: string;
+  /** Where it was configured: `config` (config.yaml), a workspace file's path, `plugin NAME`. */
+  source: string;
+  /**
+   * - `allow` / `deny` / `ask`: a `PreToolUse` permission decision (exit 2 is `deny`);
+   * - `block`: the prompt, the result or the stop was blocked (`decision: "block"` or exit 2);
+   * - `context`: it added context for the model; `stop`: it asked to end the turn (`continue: false`);
+   * - `none`: it ran and decided nothing; `error`: it failed, timed out or printed junk (the run
+   *   goes on as if it had decided nothing; `reason` says what happened).
+   */
+  decision: "allow" | "deny" | "ask" | "block" | "context" | "stop" | "none" | "error";
+  /** The reason (a block's or deny's, what went wrong) or the context added. */
+  reason?: string;
+  /** Its `systemMessage` for the user, if any. */
+  systemMessage?: string;
+  /** The tool call it was about (`PreToolUse`, `PostToolUse`). */
+  toolCallId?: string;
+  /** The tool's Coyote name (`execute_command`). */
+  toolName?: string;
+  /** `PreToolUse`: it rewrote the call's input (`updatedInput`). */
+  updatedInput?: boolean;
+  /** The hook's exit code (absent when it did not run to an exit, e.g. a timeout). */
+  exitCode?: number;
+}
+
+/** Everything a session emits: ACP `SessionUpdate`s plus the turn lifecycle and hook events. */
+export type SessionEvent = EngineEvent | TurnStartedEvent | TurnEndedEvent | HookEvent;
 
 /** Receives events in order. Must not throw; must be cheap (called per chunk). */
 export type EventSink = (event: SessionEvent) => void;

@@ -57,6 +57,7 @@ import {
 import { graphRunnerFactory } from "./graph.ts";
 import { envelopeStamper } from "./envelope.ts";
 import { sessionStopHooks } from "./stop_hooks.ts";
+import { sessionHooks } from "./hooks.ts";
 import { fitHistory, loadToResume } from "./resume.ts";
 import { untilAborted, within } from "./wait.ts";
 import { mcpAtTurnStart } from "./mcp_startup.ts";
@@ -254,6 +255,14 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   // Stop hooks run last when the agent is about to end its turn (core/session/stop_hooks.ts).
   /** Emits an event into the running turn's stream (stamped like the engine's own). */
   let turnEmit: ((ev: EngineEvent) => void) | null = null;
+  // The session's permission mode for hook input (`session` is not there yet at SessionStart).
+  const hookMode = () => {
+    try {
+      return (session as { mode?: string }).mode;
+    } catch {
+      return undefined;
+    }
+  };
   const { gate: stopHooks, step: stopHookStep } = sessionStopHooks({
     ws,
     child: !!parent,
@@ -261,8 +270,27 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     sessionId: id,
     agent: () => current.name,
     emit: (ev) => turnEmit?.(ev),
+    emitHook: (ev) => turnEmit?.(ev as unknown as EngineEvent),
+    mode: hookMode,
     log,
   });
+  // Claude Code's lifecycle hooks (core/session/hooks.ts): the engine's callbacks, Notification
+  // on a permission question, SessionStart now and SessionEnd at close (root sessions).
+  const hooks = sessionHooks({
+    ws,
+    child: !!parent,
+    sandbox,
+    sessionId: id,
+    agent: () => current.name,
+    mode: hookMode,
+    emit: (ev) => turnEmit ? (turnEmit(ev as unknown as EngineEvent), true) : false,
+    log,
+  });
+  if (hooks.engine) {
+    engine.opts.hooks = hooks.engine;
+    engine.opts.endTurnAfterTools = hooks.halted;
+  }
+  engine.opts.permission = hooks.permission(engine.opts.permission);
 
   let busy = false;
   /** The running turn (see `prompt` and `close`). */
@@ -452,6 +480,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       supervisor?.cancelAll("the session was closed");
       await supervisor?.settle(CHILD_SETTLE_MS);
       await supervisor?.closeChildren();
+      await hooks.end("other");
       offMcp?.();
       offMcpRequests?.();
       transcript.close();
@@ -551,5 +580,6 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   }));
   setLineage(session, line);
   supervisor = superviseSession(session, line, (o) => openSession(ws, o), log);
+  await hooks.start(resumed ? "resume" : "startup");
   return session;
 }

@@ -65,8 +65,11 @@ export interface Workspace {
   readonly agents: AgentRegistry;
   /** Every skill visible from this directory (core/extensions/skills/load.ts); agents filter them. */
   readonly skills: SkillEntry[];
-  /** Stop hooks contributed by plugins (run inside the OS sandbox; core/extensions/hooks/stop.ts). */
-  readonly pluginStopHooks: { plugin: string; command: string; timeout_ms?: number }[];
+  /**
+   * Hooks contributed by plugins (run inside the OS sandbox): `hooks.stop` commands
+   * (core/extensions/hooks/stop.ts) and, with `event`, lifecycle hooks (core/session/hooks.ts).
+   */
+  readonly pluginStopHooks: import("../extensions/plugin_host/mod.ts").PluginHook[];
   /**
    * Problems found while starting (lenient front matter, ignored keys, skipped skills): logged
    * and also carried by the first `turn_started` event of each root session.

@@ -19,3 +19,15 @@ export const CLAUDE_TOOL_NAMES: Record<string, string[]> = {
   TodoWrite: ["todo__write"],
   Task: ["agent__*"],
 };
+
+/**
+ * The Claude Code names a Coyote tool answers to in hook matchers and hook input (`tool_name`),
+ * first the one Claude Code itself would send: `execute_command` → `["Bash"]`, `fs_patch` →
+ * `["Edit", "MultiEdit"]`, `agent__spawn` → `["Task", "Agent"]` (Claude Code renamed its Task
+ * tool Agent). Empty for a tool Claude Code has no name for (MCP tools share its
+ * `mcp__<server>__<tool>` names already).
+ */
+export function claudeNamesOf(tool: string): string[] {
+  if (tool === "agent__spawn") return ["Task", "Agent"];
+  return Object.entries(CLAUDE_TOOL_NAMES).filter(([, v]) => v.includes(tool)).map(([k]) => k);
+}

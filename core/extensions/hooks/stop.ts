@@ -3,7 +3,8 @@
  * that run when an agent is about to end its turn and may send it back to work.
  *
  * Configured as `hooks: { stop: [{ command, timeout_ms? }] }` in config.yaml (a workspace's only
- * when it is trusted), or contributed by a plugin. Each hook:
+ * when it is trusted), as Claude Code's `hooks.Stop` / `hooks.SubagentStop` groups (docs/hooks.md;
+ * a sub-agent runs the `SubagentStop` ones), or contributed by a plugin. Each hook:
  * - runs `bash -c COMMAND` (`sh` without bash) in the session's working directory, stdin a JSON
  *   object `{session_id, agent, cwd, transcript_path, stop_hook_active}` (snake_case, as Claude
  *   Code sends it), the provider key and secret-looking variables removed from its environment;
@@ -43,6 +44,10 @@ export interface StopHookSpec {
 
 /** The JSON a hook receives on stdin. */
 export interface StopHookInput {
+  /** `Stop`, or `SubagentStop` for a sub-agent's (Claude Code's names). */
+  hook_event_name?: "Stop" | "SubagentStop";
+  /** Claude Code's permission mode name (`default`, `plan`, `acceptEdits`, `auto`). */
+  permission_mode?: string;
   session_id: string;
   agent: string;
   cwd: string;

@@ -42,6 +42,13 @@ import type { AppOptions } from "../../config/app_options.ts";
 import type { Policy } from "../../policy/policy.ts";
 import { discoverPlugins, type PluginLocation, type PluginOrigin } from "./discover.ts";
 import { appTrusts } from "../../config/trust.ts";
+import {
+  HOOK_EVENTS,
+  type HookEventName,
+  hookIssues,
+  keyPath,
+  type LifecycleHooks,
+} from "../../config/hooks.ts";
 import { type PluginLogSink, PluginWorker } from "./worker.ts";
 import { NO_PERMISSIONS } from "./grant.ts";
 import type { RpcLimits } from "./limits.ts";
@@ -75,12 +82,28 @@ export interface LoadedPluginInfo {
 }
 
 /** Plugins loaded for one session. Tools proxy `run` to the plugin's worker. */
+/** One hook a plugin contributes (see {@link LoadedPlugins.stopHooks}). */
+export interface PluginHook {
+  plugin: string;
+  command: string;
+  timeout_ms?: number;
+  /** A lifecycle event (absent: a `hooks.stop` command). */
+  event?: HookEventName;
+  matcher?: string;
+  /** Seconds (lifecycle hooks). */
+  timeout?: number;
+}
+
 export interface LoadedPlugins {
   tools: AnyTool[];
   agents: AgentDefinition[];
   skills: SkillDefinition[];
-  /** Stop hooks the plugins contribute (SDK `hooks.stop`), each with its plugin's name. */
-  stopHooks: { plugin: string; command: string; timeout_ms?: number }[];
+  /**
+   * Hooks the plugins contribute, each with its plugin's name: SDK `hooks.stop` (no `event`) and
+   * Claude Code's lifecycle events (`hooks.PreToolUse: [{matcher, hooks}]`, …: `event`, `matcher`,
+   * `timeout` in seconds; docs/hooks.md).
+   */
+  stopHooks: PluginHook[];
   /** Human-readable load problems (refused permissions, bad modules); never fatal. */
   warnings: string[];
   /** Every discovered plugin with its status and effective grant. */
@@ -472,6 +495,34 @@ export async function loadPlugins(
         command: c,
         ...(typeof t === "number" && t > 0 ? { timeout_ms: t } : {}),
       });
+    }
+    // Claude Code's lifecycle events; a malformed section skips the plugin's hooks, with a warning.
+    const lifecycle = hooks && typeof hooks === "object" ? hooks as Record<string, unknown> : {};
+    const issues = hookIssues(lifecycle);
+    if (issues.length) {
+      warnings.push(
+        `plugin ${m.name}: hooks skipped: ${
+          issues.map((x) => `${keyPath(["hooks", ...x.path])}: ${x.message}`).join("; ")
+        }`,
+      );
+    } else {
+      for (const event of HOOK_EVENTS) {
+        for (const g of (lifecycle as LifecycleHooks)[event] ?? []) {
+          for (const h of g.hooks) {
+            if ((h.type ?? "command") !== "command") {
+              warnings.push(`plugin ${m.name}: ${event} hook of type ${h.type} skipped`);
+              continue;
+            }
+            stopHooks.push({
+              plugin: m.name,
+              event,
+              command: h.command!,
+              ...(g.matcher !== undefined ? { matcher: g.matcher } : {}),
+              ...(h.timeout ? { timeout: h.timeout } : {}),
+            });
+          }
+        }
+      }
     }
     for (const s of m.skills as SkillDefinition[]) {
       skills.push({

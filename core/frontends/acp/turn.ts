@@ -13,6 +13,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import type {
   EngineEvent,
   EventEnvelope,
+  HookEvent,
   TurnEndedEvent,
   TurnResult,
 } from "../../protocol/types.ts";
@@ -49,6 +50,7 @@ export async function runTurn(
     if (!turnOpen) return;
     if (env.session_id !== sessionId) return forwardChild(peer, live, env);
     if (env.update.sessionUpdate === "turn_ended") ended = env.update;
+    else if (env.update.sessionUpdate === "hook") forward(peer, live, hookThought(env.update));
     // A checkpoint's id reaches the client in the response (`_meta.coyote.checkpoints`).
     else if (env.update.sessionUpdate === "checkpoint") return;
     else if (env.update.sessionUpdate !== "turn_started") forward(peer, live, env.update);
@@ -203,4 +205,18 @@ function forwardChild(peer: AcpPeer, live: LiveSession, env: EventEnvelope): voi
     content: [{ type: "content", content: { type: "text", text } }],
     _meta: { coyote: { agent_id: env.agent_id, parent_id: env.parent_id, seq: env.seq } },
   });
+}
+
+/**
+ * A lifecycle hook's event (core/protocol/types.ts `HookEvent`) as ACP has no such update: an
+ * `agent_thought_chunk` line, the event itself in `_meta.coyote` (`event: "hook"`).
+ */
+function hookThought(h: HookEvent): acp.SessionUpdate {
+  const { sessionUpdate: _, ...fields } = h;
+  const what = h.reason ? `: ${oneLine(h.reason)}` : "";
+  return {
+    sessionUpdate: "agent_thought_chunk",
+    content: { type: "text", text: `hook ${h.hookEventName} ${h.decision}${what}\n` },
+    _meta: { coyote: { event: "hook", ...fields } },
+  };
 }

@@ -17,7 +17,7 @@
  *   prefix are dropped.
  * @module
  */
-import type { EventEnvelope, TurnUsage } from "../../protocol/types.ts";
+import type { EventEnvelope, HookEvent, TurnUsage } from "../../protocol/types.ts";
 import { costUsd, type ModelPrice } from "../../config/models.ts";
 import { BlockSplitter, rowsAbove } from "./blocks.ts";
 import { unifiedDiff } from "./diff.ts";
@@ -109,6 +109,25 @@ function deepSafe(v: unknown): unknown {
     return o;
   }
   return v;
+}
+
+/**
+ * The line a lifecycle hook's event gets (`↪ PreToolUse hook denied: reason`), or null for one
+ * that decided nothing, only added context, or failed (its problem is logged on stderr).
+ */
+export function hookLine(ev: HookEvent, s: Style): string | null {
+  const what: Record<string, string> = {
+    deny: s.red("denied"),
+    block: s.red("blocked"),
+    ask: s.yellow("asks"),
+    allow: s.green("approved"),
+    stop: s.yellow("ended the turn"),
+  };
+  const verb = what[ev.decision];
+  const msg = ev.systemMessage ? ` ${s.dim(safeLine(ev.systemMessage))}` : "";
+  if (!verb && !msg) return null;
+  const why = verb && ev.reason ? `: ${safeLine(ev.reason)}` : "";
+  return `${s.dim("↪")} ${safeLine(ev.hookEventName)} hook${verb ? ` ${verb}` : ""}${why}${msg}`;
 }
 
 /** One line per turn: tokens, cost, time. */
@@ -314,6 +333,14 @@ export class Renderer {
       case "agent_thought_chunk":
         this.#label = "thinking";
         return;
+      case "hook": {
+        // A hook's decision (docs/hooks.md); a failed hook is already one line on stderr.
+        const line = hookLine(ev, s);
+        if (!line) return;
+        this.#statusLine(line);
+        this.#lastCallLine = null;
+        return;
+      }
       case "tool_call": {
         const title = safeLine(ev.title || ev.toolCallId);
         this.#titles.set(ev.toolCallId, title);
