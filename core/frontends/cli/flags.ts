@@ -230,7 +230,6 @@ export const COMMAND_NAMES = [
   "sessions",
   "resume",
   "rewind",
-  "rewind",
   "help",
 ];
 
