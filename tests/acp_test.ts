@@ -108,6 +108,7 @@ Deno.test("acp: read, edit, permitted and rejected commands → end_turn; load r
       assert.equal(h.init?.agentCapabilities?.mcpCapabilities?.http, true);
       assert.deepEqual(Object.keys(h.init?.agentCapabilities?.sessionCapabilities ?? {}).sort(), [
         "close",
+        "delete",
         "list",
         "resume",
       ]);
@@ -367,6 +368,12 @@ Deno.test("acp: two sessions with different cwd in one process", async () => {
   try {
     await Deno.writeTextFile(`${e.ws}/which.txt`, "project-A\n");
     await Deno.writeTextFile(`${wsB}/which.txt`, "project-B\n");
+    // Images are advertised (and accepted) only for a model configured for them.
+    await Deno.mkdir(`${e.data}/config`, { recursive: true });
+    await Deno.writeTextFile(
+      `${e.data}/config/config.yaml`,
+      "models:\n  scripted:\n    images: true\n",
+    );
     const h = await startAcp({ env: e.env });
     try {
       const a = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });

@@ -10,7 +10,7 @@
  *   one question per field, and the server gets `{action: "accept", content}`.
  */
 import assert from "node:assert/strict";
-import { acpTestEnv, finishAcp, startAcp } from "./support/acp_harness.ts";
+import { acpTestEnv, finishAcp, startAcp, waitForMcp } from "./support/acp_harness.ts";
 import {
   type RecordedRequest,
   type ScriptedReply,
@@ -128,11 +128,7 @@ Deno.test("mcp sampling and elicitation over ACP: a permission ask on an announc
       mcpServers: [{ name: "ask", command: "deno", args: askSpec().args, env: [] }],
     });
     // Let the server connect first (the prompt would start without its tools).
-    const t0 = Date.now();
-    while (!JSON.stringify(h.updatesFor(sessionId)).includes('"status":"connected"')) {
-      if (Date.now() - t0 > 20_000) throw new Error("server not connected");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitForMcp(h, sessionId);
     const r = await h.agent.request("session/prompt", {
       sessionId,
       prompt: [{ type: "text", text: "summarize and ask" }],

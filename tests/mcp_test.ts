@@ -25,6 +25,7 @@ import {
   MAIN_TS,
   startAcp,
   waitFor,
+  waitForMcp,
 } from "./support/acp_harness.ts";
 import {
   crashSpec,
@@ -371,6 +372,8 @@ Deno.test("mcp through ACP: workspace .mcp.json and session/new mcpServers; a cr
     // fs, everything and crashy run (as descendants of the ACP process).
     kids = descendantPids(h.child.pid);
     assert.ok(kids.length >= 3, `MCP server processes: ${kids.join(",")}`);
+    // A prompt does not wait for servers still starting (core/session/mcp_startup.ts).
+    await waitForMcp(h, sessionId);
     const r = await h.agent.request("session/prompt", {
       sessionId,
       prompt: [{ type: "text", text: "use mcp" }],
@@ -587,6 +590,7 @@ Deno.test("mcp guard and stdout purity: a noisy server; headless denies by defau
         cwd: ws,
         mcpServers: [{ name: "noisy", command: n.command, args: n.args, env: [] }],
       });
+      await waitForMcp(h, sessionId);
       const r = await h.agent.request("session/prompt", {
         sessionId,
         prompt: [{ type: "text", text: "noise" }],

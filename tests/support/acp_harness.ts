@@ -423,3 +423,19 @@ export async function finishAcp(h: AcpHarness): Promise<void> {
   h.assertStdoutPure();
   assert.equal(code, 0, `acp server exit code (stderr: ${h.stderr().slice(-2000)})`);
 }
+
+/**
+ * Waits until the session's MCP servers have all settled: the last `session_info_update` with
+ * `_meta.coyote.mcpServers` lists none `starting` (a prompt sent earlier starts without the
+ * tools of a server still starting, core/session/mcp_startup.ts).
+ */
+export async function waitForMcp(h: AcpHarness, sessionId: string, ms = 30_000): Promise<void> {
+  const settled = () => {
+    const last = h.updatesFor(sessionId).filter((u) =>
+      u.sessionUpdate === "session_info_update" &&
+      (u as { _meta?: { coyote?: { mcpServers?: unknown[] } } })._meta?.coyote?.mcpServers
+    ).at(-1) as { _meta: { coyote: { mcpServers: { status: string }[] } } } | undefined;
+    return !!last && last._meta.coyote.mcpServers.every((s) => s.status !== "starting");
+  };
+  await waitFor(settled, ms, "the session's MCP servers to settle");
+}
