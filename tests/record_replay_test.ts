@@ -183,6 +183,14 @@ Deno.test("record/replay: one-shot text output is byte-identical offline; a diff
     assert.equal(rep.stdout, rec.stdout);
     assert.match(rep.stdout, /alpha beta/);
 
+    // A run that stops early (one request allowed) says what it left unused, at exit.
+    const short = await runCoyote(
+      ["--replay", s.tape, "--max-turns", "1", "what do the notes say?"],
+      { cwd: s.ws, env: vars(s.env, DEAD) },
+    );
+    assert.equal(short.code, 3, short.stderr);
+    assert.match(short.stderr, /replay: 1 recorded model request was not asked for/);
+
     // A run that asks something else: exit 1, the request number and the first differing field.
     const other = await runCoyote(["--replay", s.tape, "what do the notes NOT say?"], {
       cwd: s.ws,
