@@ -381,6 +381,7 @@ export class Engine implements AgentRunner {
     u.completion_tokens += r.completion_tokens ?? 0;
     u.total_tokens += r.total_tokens ?? (r.prompt_tokens ?? 0) + (r.completion_tokens ?? 0);
     this.#lastUsed = (r.prompt_tokens ?? 0) + (r.completion_tokens ?? 0);
+    this.opts.budget?.tree?.add(r, this.opts.budget.price?.());
     emit({
       sessionUpdate: "usage_update",
       used: (r.prompt_tokens ?? 0) + (r.completion_tokens ?? 0),
@@ -541,11 +542,13 @@ export class Engine implements AgentRunner {
   }
 }
 
-/** True when the turn's usage reached its token or USD budget (EngineOptions.budget). */
+/** True when the turn's usage (or its tree's, `budget.tree`) reached its token or USD budget (EngineOptions.budget). */
 function overBudget(b: EngineOptions["budget"], usage: TurnUsage): boolean {
   if (!b) return false;
-  if (b.tokens !== undefined && usage.total_tokens >= b.tokens) return true;
+  // An agent tree's engines spend from one budget: its meter holds the tree's totals.
+  const tokens = b.tree ? b.tree.tokens() : usage.total_tokens;
+  if (b.tokens !== undefined && tokens >= b.tokens) return true;
   if (b.usd === undefined) return false;
-  const cost = costUsd(usage, b.price?.());
+  const cost = b.tree ? b.tree.usd() : costUsd(usage, b.price?.());
   return cost !== undefined && cost >= b.usd;
 }

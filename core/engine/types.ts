@@ -48,6 +48,16 @@ export interface PolicyLike {
   addRule(decision: "allow" | "deny" | "ask", rule: string, source?: string): void;
 }
 
+/** What an engine adds its usage to and reads its budget from (core/supervisor/budget.ts). */
+export interface BudgetMeter {
+  add(
+    usage: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number },
+    price?: ModelPrice,
+  ): void;
+  tokens(): number;
+  usd(): number;
+}
+
 /**
  * Called when the model answered without tool calls, before the turn ends. Returning text
  * continues the turn with that text as a new user message (sub-agent reminders,
@@ -80,7 +90,16 @@ export interface EngineOptions {
    * reached `tokens`, or whose cost at `price()` (USD per million tokens, core/config/models.ts)
    * reached `usd`, ends with stop reason `max_budget`. Without a price `usd` cannot be checked.
    */
-  budget?: { tokens?: number; usd?: number; price?: () => ModelPrice | undefined };
+  budget?: {
+    tokens?: number;
+    usd?: number;
+    price?: () => ModelPrice | undefined;
+    /**
+     * The agent tree's meter (core/supervisor/budget.ts): each response's usage is added to it
+     * and the caps are checked against its totals, so sub-agents spend from the root's budget.
+     */
+    tree?: BudgetMeter;
+  };
   /**
    * Context window (tokens): reported in `usage_update.size`, sizes tool results
    * (core/engine/context.ts). Replaced each turn by `modelInfo(model)` when that is given.

@@ -211,6 +211,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       usd: app.maxBudgetUsd,
       tokens: app.maxBudgetTokens,
       price: () => modelInfo(app.config, engine.opts.model).price,
+      // Sub-agents spend from the root's budget (core/supervisor/budget.ts).
+      tree: line.spend,
     };
   }
 
@@ -515,6 +517,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     stopHooks.reset();
     turnEmit = (ev) => sink(stamp(ev));
     supervisor?.beginTurn(sink, signal);
+    if (!parent) line.spend.reset();
     // The turn's own `turn_ended` is held until its sub-agents have ended, so it comes last
     // and carries their usage.
     let ended: TurnEndedEvent | null = null;

@@ -22,6 +22,7 @@ import { Supervisor } from "../supervisor/supervisor.ts";
 import { escalatingHost, escalatingPermission } from "../supervisor/escalation.ts";
 import { limitsOf } from "../supervisor/limits.ts";
 import { LiveAgentBudget } from "../supervisor/tree.ts";
+import { TreeBudget } from "../supervisor/budget.ts";
 import type { Workspace } from "./workspace.ts";
 import type { AgentSession, SessionOptions } from "./types.ts";
 
@@ -44,6 +45,8 @@ export interface Lineage {
   mcp: McpConnection | null;
   /** The root session's policy object (its "always" answers add rules to it). */
   guard: Policy;
+  /** What the tree spent in the root's turn, against `--max-budget-*` (core/supervisor/budget.ts). */
+  spend: TreeBudget;
 }
 const lineage = new WeakMap<AgentSession, Lineage>();
 
@@ -98,6 +101,7 @@ export function newLineage(o: {
     tools: o.tools,
     mcp,
     guard: parentLine?.guard ?? rootGuard ?? ws.newPolicy(),
+    spend: parentLine?.spend ?? new TreeBudget(),
   };
 }
 
