@@ -133,6 +133,8 @@ export class CheckpointStore {
       ["core.untrackedCache", "false"],
       ["gc.auto", "0"],
       ["index.version", "4"],
+      // Fast zlib for the loose objects of a checkpoint (the first one stores every file).
+      ["core.looseCompression", "1"],
     ];
     for (const [k, v] of config) await this.#git(["config", k, v]);
     await Deno.mkdir(join(this.gitDir, "info"), { recursive: true });
