@@ -276,6 +276,9 @@ Deno.test("record/replay: a file that is not a recording is a usage error naming
     });
     assert.equal(both.code, 2);
     assert.match(both.stderr, /either --record FILE or --replay FILE/);
+    const sub = await runCoyote(["--replay", s.tape, "agents", "list"], { cwd: s.ws, env });
+    assert.equal(sub.code, 2);
+    assert.match(sub.stderr, /--replay does not apply to `coyote agents list`/);
     await Deno.writeTextFile(s.tape, '{"format":"coyote-record","version":7}\n');
     const r3 = await runCoyote(["--headless", "--replay", s.tape, "hi"], { cwd: s.ws, env });
     assert.equal(r3.code, 2);

@@ -120,6 +120,8 @@ export async function main(argv: string[]): Promise<number> {
       ...(o.continue ? ["--continue"] : []),
       ...(o.listSessions ? ["--list-sessions"] : []),
       ...(o.outputSchema !== undefined ? ["--output-schema"] : []),
+      ...(o.record !== undefined ? ["--record"] : []),
+      ...(o.replay !== undefined ? ["--replay"] : []),
       ...(o.acpServer ? ["--acp-server"] : []),
       ...(o.skill?.length ? ["--skill"] : []),
       ...(o.agentVariable?.length ? ["--agent-variable"] : []),
