@@ -18,6 +18,7 @@
  * @module
  */
 import { basename } from "node:path";
+import { CODE_VARIABLE } from "./shell/programs/runners.ts";
 import { commandMatch, resolvePath, type Rule, WILD } from "./rules.ts";
 import { hasRules, type Level, type PolicyCore, rulesOf, type ScriptCtx } from "./context.ts";
 import { argParts, globReadParts, pathTargetParts, readPathParts, urlParts } from "./arguments.ts";
@@ -123,6 +124,7 @@ export function scriptParts(
     for (const n of d.names) {
       const p = envSetPart(core, n, d.text, ctx.level);
       if (p) parts.push(p);
+      codeVariablePart(core, n, d.text, ctx, ctx.level, parts);
     }
     if (
       ctx.level === "full" && (!d.names.length || d.flags.some((f) => /^-[a-zA-Z]*p/.test(f)))
@@ -204,6 +206,7 @@ export function simpleParts(
     if (a === "IFS" && /^(read|mapfile|readarray)$/.test(words[0] ?? "")) continue;
     const p = envSetPart(core, a, display, level, ctx);
     if (p) parts.push(p);
+    codeVariablePart(core, a, display, ctx, level, parts);
   }
   if (!words.length) return;
   const name = words[0];
@@ -371,6 +374,7 @@ export function simpleParts(
       if (p) parts.push(p);
     }
   }
+  for (const n of c.sets ?? []) codeVariablePart(core, n, display, ctx, level, parts);
   for (const repo of c.net ?? []) {
     const p = gitNetPart(core, repo, display, level);
     // A line approved as it is ("allow always") lifts the default question, not a Net rule.
@@ -427,6 +431,30 @@ export function simpleParts(
   }
   argParts(core, words, c.readOnly, display, ctx, level === "skip" ? "skip" : "explicit", parts);
   if (!c.readOnly && !c.net && name !== "git") urlParts(core, words, display, parts);
+}
+
+/**
+ * A variable set for a command that makes programs run a command or load code
+ * (shell/programs/runners.ts `CODE_VARIABLE`: `PAGER`, `LD_PRELOAD`, `GIT_SSH_COMMAND`, …): while
+ * an `Execute` deny or ask rule exists, it asks with that rule (auto-allow yields).
+ */
+function codeVariablePart(
+  core: PolicyCore,
+  name: string,
+  display: string,
+  ctx: ScriptCtx,
+  level: Level,
+  parts: GuardPart[],
+): void {
+  if (ctx.approved || !CODE_VARIABLE.test(name)) return;
+  const y = yieldsTo(core, level);
+  if (!y) return;
+  parts.push({
+    decision: "ask",
+    reason: `${q(display)}: ${name} makes programs run a command or load code${yieldNote(y)}`,
+    rule: y.text,
+    subject: display,
+  });
 }
 
 /**

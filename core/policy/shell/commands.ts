@@ -37,6 +37,7 @@ import { builtin, cdTarget } from "./programs/builtins.ts";
 import { readOnlySedScript, sed } from "./programs/sed.ts";
 import { git, gitNormalized, gitRepoHost } from "./programs/git.ts";
 import { find, wrapper, WRAPPERS } from "./programs/wrappers.ts";
+import { runner } from "./programs/runners.ts";
 import { evalCommand, shell, SHELLS } from "./programs/shells.ts";
 import { sort, tee, uniq } from "./programs/writers.ts";
 export { secretName };
@@ -182,6 +183,8 @@ export function classify(words: string[]): Classification {
   }
   const b = builtin(name, args);
   if (b) return b;
+  const r = runner(name, args);
+  if (r) return r;
   switch (name) {
     case "jq":
       if (
@@ -207,11 +210,11 @@ export function classify(words: string[]): Classification {
       if (
         args.some((a) => longOpt(a, "--pre") || hasWild(a) && a.startsWith(WILD))
       ) {
-        return ask(words, `rg --pre runs a program on every file`);
+        return opaque(words, `rg --pre runs a program on every file`);
       }
       // --hostname-bin runs the given program to learn the host name (for hyperlinks).
       if (args.some((a) => longOpt(a, "--hostname-bin"))) {
-        return ask(words, `rg --hostname-bin runs a program`);
+        return opaque(words, `rg --hostname-bin runs a program`);
       }
       return allow(`read-only command "rg"`);
     case "sort":

@@ -40,6 +40,7 @@ export function sed(args: string[]): Classification {
   const words = ["sed", ...args];
   const scripts: string[] = [];
   let operandScript = true;
+  let inPlace = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--") break;
@@ -47,7 +48,9 @@ export function sed(args: string[]): Classification {
     if (!a.startsWith("-") || a === "-") continue;
     // GNU sed takes any unambiguous prefix of a long option (`--exp`, `--in-pl`).
     if (longOpt(a, "--in-place") || (!a.startsWith("--") && /^-[^-]*i/.test(a))) {
-      return ask(words, `"sed -i" edits files in place`);
+      // Its script is still read: `sed -i 'e rm -rf x'` runs a command (GNU sed `e`).
+      inPlace = true;
+      continue;
     }
     if (longOpt(a, "--file") || (!a.startsWith("--") && /^-[^-]*f/.test(a))) {
       return opaque(words, `"sed -f" runs a script file the guard cannot see`);
@@ -97,5 +100,6 @@ export function sed(args: string[]): Classification {
   if (bad !== undefined) {
     return opaque(words, `sed script ${show(bad)} is not one the guard knows to be read-only`);
   }
+  if (inPlace) return ask(words, `"sed -i" edits files in place`);
   return allow(`read-only command "sed" (print/delete/substitute to stdout)`);
 }
