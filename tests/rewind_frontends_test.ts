@@ -1,8 +1,9 @@
 /**
  * `/rewind` in the REPL (a real terminal under tmux, the screen read with capture-pane) and over
  * ACP (the official client through tests/support/acp_harness.ts): a scripted turn edits files with
- * fs tools and runs `rm -rf src` in the sandboxed `execute_command` (real bwrap); `/rewind` lists
- * the turn with its checkpoint, `/rewind 1` shows what it restores, then the workspace is the
+ * fs tools and runs `rm -rf src` in the sandboxed `execute_command` (real bwrap); the REPL's bare
+ * `/rewind` picks the turn and "files and conversation", ACP's lists the turn with its checkpoint
+ * and `/rewind 1` rewinds it; what it restores is shown first, then the workspace is the
  * repository as it was, byte for byte, and the conversation no longer holds the turn.
  */
 import assert from "node:assert/strict";
@@ -20,7 +21,7 @@ import {
   userGitState,
 } from "./support/rewind_scene.ts";
 
-Deno.test("repl: /rewind lists the turn, shows what it restores and rewinds files and conversation", async () => {
+Deno.test("repl: a bare /rewind picks the turn and what to restore, shows the changes, rewinds files and conversation", async () => {
   const ws = await makeRepo();
   const before = await snapshot(ws);
   const git = await userGitState(ws);
@@ -39,13 +40,17 @@ Deno.test("repl: /rewind lists the turn, shows what it restores and rewinds file
     await t.keys("Enter");
     await t.waitFor(/done[\s\S]*› $/m);
     await assertChanged(ws);
+    // A bare /rewind picks the turn, then what to restore.
     await t.type("/rewind");
     await t.keys("Enter");
-    await t.waitFor(/1\. change things\s+\[checkpoint [0-9a-f]{12}\][\s\S]*› $/m);
-    await t.type("/rewind 1");
-    await t.keys("Enter");
+    await t.waitFor(
+      /Rewind to before which turn\?[\s\S]*turn 1: change things\s+\[checkpoint [0-9a-f]{12}\]/,
+    );
+    await t.type("1");
+    await t.waitFor(/Restore what\?[\s\S]*files and conversation/);
+    await t.type("1");
     const screen = await t.waitFor(/conversation rewound: it now ends before turn 1[\s\S]*› $/m);
-    const shown = screen.slice(screen.lastIndexOf("/rewind 1"));
+    const shown = screen.slice(screen.lastIndexOf("Restore what?"));
     for (const re of RESTORE_LINES) assert.match(shown, re);
     assert.ok(shown.indexOf("restoring") < shown.indexOf("files restored"));
     await assertRestored(ws, before);
@@ -94,6 +99,23 @@ Deno.test("acp: /rewind over session/prompt restores files and conversation; the
     assert.ok(
       !h.updatesFor(sessionId).some((u) => (u.sessionUpdate as string) === "checkpoint"),
     );
+    const textSince = (from: number) =>
+      h.updatesFor(sessionId).slice(from)
+        .map((u) =>
+          u.sessionUpdate === "agent_message_chunk" && u.content.type === "text"
+            ? u.content.text
+            : ""
+        ).join("");
+    const listed = h.updatesFor(sessionId).length;
+    await h.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "/rewind" }],
+    });
+    assert.match(
+      textSince(listed),
+      new RegExp(`1\\. change things\\s+\\[checkpoint ${ids[0].slice(0, 12)}\\]`),
+    );
+    assert.equal(server.requests.length, 3, "/rewind asks the model nothing");
     const seen = h.updatesFor(sessionId).length;
     const r = await h.agent.request("session/prompt", {
       sessionId,

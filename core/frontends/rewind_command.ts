@@ -2,7 +2,8 @@
  * `/rewind` in the REPL and over ACP, and the text `coyote rewind` prints (issue 18, docs/modes.md
  * "Checkpoints and rewind"; the rewind itself is core/session/checkpoints/rewind.ts):
  *
- * - `/rewind` lists the conversation's turns with their checkpoints;
+ * - `/rewind` lists the conversation's turns with their checkpoints (the REPL: picks one, then
+ *   files, conversation or both);
  * - `/rewind N` (a turn number) or `/rewind ID` (a checkpoint id) restores the files and the
  *   conversation to before that turn; `files` / `conversation` after it restores only that
  *   (`/rewind 2 files`; `--files-only` and `--conversation-only` work too).
@@ -64,18 +65,50 @@ export function outcomeText(o: RewindOutcome, undo: (id: string) => string): str
   return out.join("\n");
 }
 
-/** Runs `/rewind args` on a live session; `say` shows text (the summary before the restore). */
+/** A picker: shows `choices` under `title`, resolves the picked id (null: cancelled). */
+export type Choose = (
+  title: string,
+  choices: { id: string; label: string }[],
+) => Promise<string | null>;
+
+/**
+ * Runs `/rewind args` on a live session; `say` shows text (the summary before the restore). With
+ * `choose` (the REPL on a terminal), a bare `/rewind` picks the turn, then files, conversation
+ * or both; without it (ACP) a bare `/rewind` lists the turns.
+ */
 export async function rewindSlashCommand(
   session: AgentSession,
   args: string,
   say: (text: string) => void | Promise<void>,
+  choose?: Choose,
 ): Promise<void> {
   if (!session.rewind) return void await say("/rewind: this session has no checkpoints");
   const req = parseRewindArgs(args);
   if ("error" in req) return void await say(req.error);
   const { turnList } = await import("../session/checkpoints/rewind.ts");
   try {
-    if (!args.trim()) {
+    if (!args.trim() && choose) {
+      const { turns } = await session.rewind({ list: true });
+      if (!turns.length) return void await say("nothing to rewind: no turns yet");
+      const lines = turnList(turns);
+      const turn = await choose(
+        "Rewind to before which turn? (↑/↓ or number, Enter picks, Esc cancels)",
+        lines.map((l, i) => ({
+          id: String(i + 1),
+          label: `turn ${i + 1}: ${safeText(l.replace(/^\s*\d+\.\s*/, ""))}`,
+        })).reverse(),
+      );
+      if (!turn) return;
+      const what = await choose("Restore what?", [
+        { id: "both", label: "files and conversation" },
+        { id: "files", label: "files only (keep the conversation)" },
+        { id: "conversation", label: "conversation only (keep the files)" },
+      ]);
+      if (!what) return;
+      req.to = turn;
+      if (what === "files") req.conversation = false;
+      if (what === "conversation") req.files = false;
+    } else if (!args.trim()) {
       const { turns } = await session.rewind({ list: true });
       return void await say(
         turns.length

@@ -246,7 +246,13 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
     }
     case "rewind": {
       const { rewindSlashCommand } = await import("../rewind_command.ts");
-      await rewindSlashCommand(session, args, say);
+      const { pick } = await import("../slash/picker.ts");
+      await rewindSlashCommand(
+        session,
+        args,
+        say,
+        (title, choices) => pick(choices, () => ctx.readKey(), (t) => ctx.write(t), title),
+      );
       return true;
     }
     case "clear":
