@@ -30,7 +30,7 @@
  * assert.equal(plugin.sdkVersion, SDK_VERSION);
  * ```
  */
-export const SDK_VERSION = "1.2.0";
+export const SDK_VERSION = "1.3.0";
 
 /**
  * A JSON Schema object (draft 2020-12 subset understood by OpenAI tool calling).
@@ -948,13 +948,73 @@ export interface PluginDefinition {
   agents?: AgentDefinition[];
   skills?: SkillDefinition[];
   /**
-   * Hooks the plugin contributes (docs/graphs.md "Stop hooks"). `stop` commands run when an agent
-   * is about to end its turn, exactly as `hooks.stop` of config.yaml, except that a plugin's
-   * command always runs inside the OS sandbox derived from the user's policy (never with the
-   * plugin's grant or Coyote's own rights). @since 1.2
+   * Hooks the plugin contributes. `stop` commands run when an agent is about to end its turn,
+   * exactly as `hooks.stop` of config.yaml (docs/graphs.md "Stop hooks"; @since 1.2). The other
+   * keys are Claude Code's lifecycle events in its settings shape (docs/hooks.md; @since 1.3):
+   * `PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command, timeout }] }]`. A
+   * plugin's command always runs inside the OS sandbox derived from the user's policy (never with
+   * the plugin's grant or Coyote's own rights); its `PreToolUse` may deny, ask or rewrite a call,
+   * but its `allow` is ignored. A malformed lifecycle section skips the plugin's hooks with a
+   * warning.
    */
-  hooks?: { stop?: { command: string; timeout_ms?: number }[] };
+  hooks?: PluginHooks;
 }
+
+/**
+ * Claude Code's hook events a plugin may hook (docs/hooks.md).
+ *
+ * @example The keys of a plugin's lifecycle hooks
+ * ```ts
+ * import type { HookEventName, PluginHooks } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const event: HookEventName = "PostToolUse";
+ * const hooks: PluginHooks = {
+ *   [event]: [{ matcher: "Write|Edit", hooks: [{ command: "deno fmt" }] }],
+ * };
+ * assert.equal(Object.keys(hooks)[0], "PostToolUse");
+ * ```
+ */
+export type HookEventName =
+  | "PreToolUse"
+  | "PostToolUse"
+  | "UserPromptSubmit"
+  | "SessionStart"
+  | "SessionEnd"
+  | "Notification"
+  | "Stop"
+  | "SubagentStop"
+  | "PreCompact";
+
+/**
+ * A plugin's hooks (see {@link PluginDefinition.hooks}): Coyote's `stop` commands and Claude
+ * Code's lifecycle events, each a list of matcher groups. `matcher` is a tool name, an `A|B`
+ * list or a regular expression (Claude Code's names match Coyote's tools: `Bash` is
+ * `execute_command`); `timeout` is in seconds (default 60).
+ *
+ * @example A PreToolUse hook in a plugin
+ * ```ts
+ * import { definePlugin, type PluginHooks } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const hooks: PluginHooks = {
+ *   PreToolUse: [{
+ *     matcher: "Bash",
+ *     hooks: [{ type: "command", command: "./scripts/check-command.sh", timeout: 10 }],
+ *   }],
+ * };
+ * const plugin = definePlugin({ name: "guarded", version: "1.0.0", hooks });
+ * assert.equal(plugin.hooks?.PreToolUse?.[0].matcher, "Bash");
+ * ```
+ */
+export type PluginHooks =
+  & { stop?: { command: string; timeout_ms?: number }[] }
+  & {
+    [E in HookEventName]?: {
+      matcher?: string;
+      hooks: { type?: "command"; command: string; timeout?: number }[];
+    }[];
+  };
 
 /**
  * Defines a plugin; the module's default export. Returns it with `sdkVersion` filled in.

@@ -52,6 +52,8 @@ async function run(o: {
   prompt?: string;
   args?: string[];
   check?: (dir: string) => Promise<void>;
+  /** A plugin module written to the config dir's `plugins/`. */
+  plugin?: string;
 }): Promise<Run> {
   const server = await startModelServer({ script: o.script });
   const env = await makeCoyoteEnv();
@@ -64,6 +66,10 @@ async function run(o: {
     }
     const yaml = o.configYaml ?? (o.hooks ? `hooks: ${JSON.stringify(o.hooks)}\n` : "");
     await Deno.writeTextFile(join(env.configDir, "config.yaml"), yaml);
+    if (o.plugin) {
+      await Deno.mkdir(join(env.configDir, "plugins"), { recursive: true });
+      await Deno.writeTextFile(join(env.configDir, "plugins", "hooked.ts"), o.plugin);
+    }
     if (o.claudeSettings) {
       await Deno.mkdir(join(dir, ".claude"), { recursive: true });
       await Deno.writeTextFile(
@@ -385,6 +391,43 @@ Deno.test(".claude/settings.json hooks: ignored in an untrusted workspace, run w
   assert.equal(trusted.code, 0, trusted.stderr);
   assert.match(trusted.seen(1), /echo is banned in this repo/);
   assert.equal(trusted.hooks[0].source.endsWith(".claude/settings.json"), true);
+});
+
+Deno.test("plugin hooks (SDK hooks.PreToolUse): a deny in the OS sandbox; its allow is ignored", async () => {
+  const plugin = `import { definePlugin } from "@coyote/sdk";
+export default definePlugin({
+  name: "hooked",
+  version: "1.0.0",
+  hooks: {
+    PreToolUse: [
+      { matcher: "Bash", hooks: [{ type: "command", command: "echo 'no curl from plugins' >&2; exit 2" }] },
+      { matcher: "Write", hooks: [{ type: "command", command: ${
+    JSON.stringify(
+      `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`,
+    )
+  } }] },
+    ],
+  },
+});
+`;
+  const r = await run({
+    plugin,
+    script: [
+      {
+        tool_calls: [
+          { name: "execute_command", arguments: { command: "echo hi" } },
+          { name: "fs_write", arguments: { path: "w.txt", content: "x" } },
+        ],
+      },
+      { text: "ok" },
+    ],
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.seen(1), /no curl from plugins/);
+  const byTool = Object.fromEntries(r.hooks.map((h) => [h.toolName, h]));
+  assert.equal(byTool.execute_command.decision, "deny");
+  assert.equal(byTool.execute_command.source, "plugin hooked");
+  assert.equal(byTool.fs_write.decision, "none", "a plugin may not approve");
 });
 
 Deno.test("malformed hooks: an error naming the file and the field", async () => {
