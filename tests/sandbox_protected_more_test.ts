@@ -43,16 +43,16 @@ Deno.test("protected_paths from config: read-only, removed when created, asked, 
   const w = await world();
   try {
     const settings = sandboxSettings({
-      protected_paths: [".pre-commit-config.yaml", "scripts/deploy*.sh"],
+      protected_paths: ["release.cfg", "scripts/deploy*.sh"],
     });
-    await Deno.writeTextFile(join(w.ws, ".pre-commit-config.yaml"), "repos: []\n");
+    await Deno.writeTextFile(join(w.ws, "release.cfg"), "repos: []\n");
     const policy = w.policy();
     const sb = await CommandSandbox.create(policy, settings);
     const r = await runTool(
       makeExecuteCommandTool(sb),
       {
         command: [
-          "echo 'repos: [{repo: local, hooks: [{id: x, entry: evil}]}]' > .pre-commit-config.yaml",
+          "echo 'repos: [{repo: local, hooks: [{id: x, entry: evil}]}]' > release.cfg",
           "mkdir -p a/scripts && echo evil > a/scripts/deploy-prod.sh",
           "mkdir -p scripts && echo fine > scripts/build.sh",
           "echo made",
@@ -62,11 +62,11 @@ Deno.test("protected_paths from config: read-only, removed when created, asked, 
     );
     assert.match(r.content, /made/);
     assert.match(r.content, /Read-only file system/);
-    assert.equal(await Deno.readTextFile(join(w.ws, ".pre-commit-config.yaml")), "repos: []\n");
+    assert.equal(await Deno.readTextFile(join(w.ws, "release.cfg")), "repos: []\n");
     assert.equal(await exists(join(w.ws, "a/scripts/deploy-prod.sh")), false);
     assert.equal(await exists(join(w.ws, "scripts/build.sh")), true);
     assert.match(r.content, /a\/scripts\/deploy-prod\.sh \(protected as scripts\/deploy\*\.sh/);
-    for (const f of [".pre-commit-config.yaml", "x/y/scripts/deploy.sh"]) {
+    for (const f of ["release.cfg", "x/y/scripts/deploy.sh"]) {
       const v = await policy.evaluate({ type: "write", path: join(w.ws, f) });
       assert.equal(v.decision, "ask", `${f}: ${v.reason}`);
     }
@@ -77,7 +77,7 @@ Deno.test("protected_paths from config: read-only, removed when created, asked, 
     const text = describeSandbox(deriveProfile(policy), sb.status);
     assert.match(
       text,
-      /from sandbox\.protected_paths: \.pre-commit-config\.yaml scripts\/deploy\*\.sh/,
+      /from sandbox\.protected_paths: release\.cfg scripts\/deploy\*\.sh/,
     );
     assert.match(text, /protected: \.git \.coyote \.mcp\.json \.husky/);
     sb.close();

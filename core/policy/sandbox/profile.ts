@@ -90,6 +90,9 @@ export const HIDDEN_SYSTEM_PATHS: readonly string[] = [
   "/run/dbus",
 ];
 
+/** A URL whose user info carries a password (`scheme://user:password@host`). */
+export const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
+
 /** Names (case-insensitive substrings) of variables that look secret. */
 export const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
 
@@ -328,5 +331,9 @@ export function envDecision(
   }
   if (allow) return { pass: true, why: `${allow.text} passes it` };
   if (SECRET_NAME.test(name)) return { pass: false, why: "its name looks secret" };
+  // `DATABASE_URL=postgres://app:s3cret@db/x`: a password in the value, whatever the name.
+  if (URL_WITH_PASSWORD.test(value)) {
+    return { pass: false, why: "its value is a URL with a password" };
+  }
   return { pass: true, why: "ordinary variable" };
 }

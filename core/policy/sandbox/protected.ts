@@ -26,7 +26,8 @@ export const PROTECTED_NAMES: ReadonlySet<string> = new Set([".git", ".coyote", 
  * case-insensitively: git hooks managers (`.husky/`), direnv (`.envrc`), editors' auto-run files
  * (`.vscode/tasks.json` with `runOn: folderOpen`, `.vscode/settings.json`, `.vscode/launch.json`,
  * `.idea/runConfigurations`, `.devcontainer/`) and other agents' settings and hooks
- * (`.claude/settings*.json`, `.gemini/settings.json`, `.cursor/`, `.codex/`). A pattern is a name
+ * (`.claude/settings*.json`, `.gemini/settings.json`, `.cursor/`, `.codex/`, …), hook runners'
+ * configs, package managers' project configs that run code (`.npmrc`, `.yarnrc.yml`, …). A pattern is a name
  * or `folder/name`; `*` matches any run of characters within a name. The directory the
  * repository's `core.hooksPath` names is protected too ({@link hooksPathDir}).
  */
@@ -42,6 +43,40 @@ export const RUNS_LATER: readonly string[] = [
   ".idea/runConfigurations",
   ".claude/settings*.json",
   ".gemini/settings.json",
+  // Second attacker pass: hook runners' configs (run by the installed git hook), package
+  // managers' project configs that run code on every call (`.npmrc` node-options/script-shell,
+  // `.yarnrc.yml` yarnPath, `.pnpmfile.cjs`, `bunfig.toml` preload), mise tasks and hooks, editor
+  // files run on open, more agents' settings.
+  ".pre-commit-config.yaml",
+  "lefthook.yml",
+  ".lefthook.yml",
+  "lefthook-local.yml",
+  ".lefthook-local.yml",
+  ".overcommit.yml",
+  ".lintstagedrc*",
+  "lint-staged.config.*",
+  ".npmrc",
+  ".yarnrc",
+  ".yarnrc.yml",
+  ".pnpmfile.cjs",
+  "bunfig.toml",
+  "mise.toml",
+  ".mise.toml",
+  "mise.local.toml",
+  ".mise.local.toml",
+  ".mise",
+  "*.code-workspace",
+  ".nvim.lua",
+  ".nvimrc",
+  ".exrc",
+  ".zed",
+  ".aider.conf.yml",
+  "opencode.json",
+  ".opencode",
+  ".windsurf",
+  ".roo",
+  ".kiro",
+  ".continue",
 ];
 
 const glob = (seg: string) =>

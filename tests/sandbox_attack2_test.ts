@@ -1,0 +1,119 @@
+/**
+ * Second attacker pass on issue 16 (docs/permissions.md "The OS sandbox"): new siblings of each
+ * class under default settings, on real bwrap, the launcher called directly (no guard in between,
+ * as with the guard forced open). Code that runs later: hook runners' configs and package
+ * managers' project configs that run code; secrets: a password inside a URL-valued variable;
+ * resources: the limits' hard values cannot be raised. (The kernel files under /proc/sys are in
+ * tests/sandbox_limits_test.ts; the guard rows in tests/auto_allow_yields_test.ts.)
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Policy } from "../core/policy/policy.ts";
+import { CommandSandbox, DEFAULT_SANDBOX } from "../core/policy/sandbox/mod.ts";
+import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
+import { runTool, toolContext } from "./support/fixtures.ts";
+
+async function world() {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-attack2-" }));
+  const ws = join(root, "ws");
+  for (const d of [ws, join(root, "cfg"), join(root, "home")]) {
+    await Deno.mkdir(d, { recursive: true });
+  }
+  await new Deno.Command("git", { args: ["init", "-q", ws] }).output();
+  const policy = Policy.create({}, { allow: [], deny: [] }, {
+    workspace: ws,
+    configDir: join(root, "cfg"),
+    home: join(root, "home"),
+  });
+  const sb = await CommandSandbox.create(policy, DEFAULT_SANDBOX);
+  const run = (command: string) =>
+    runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
+  return {
+    ws,
+    policy,
+    sb,
+    run,
+    cleanup: async () => {
+      sb.close();
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
+
+/** Files that make a tool run code the next time the user runs it (outside the sandbox). */
+const PLANTED = [
+  ".pre-commit-config.yaml",
+  "lefthook.yml",
+  ".lintstagedrc.json",
+  ".npmrc",
+  "pkg/.yarnrc.yml",
+  ".pnpmfile.cjs",
+  "bunfig.toml",
+  "mise.toml",
+  ".mise/tasks/build",
+  "team.code-workspace",
+  ".nvim.lua",
+  ".aider.conf.yml",
+  ".kiro/hooks/x.json",
+];
+
+Deno.test("attack 2: hook-runner and package-manager configs planted by a command are removed; file tools ask", async () => {
+  const w = await world();
+  try {
+    const command = PLANTED.map((p) => {
+      const dir = p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : ".";
+      return `mkdir -p ${dir} && echo 'node-options=--require /tmp/evil.js' > ${p}`;
+    }).join("; ") + "; echo made";
+    const r = await w.run(command);
+    assert.match(r.content, /made/);
+    for (const p of PLANTED) {
+      const top = p.split("/")[0] === "pkg" ? p : p.split("/")[0];
+      assert.equal(await exists(join(w.ws, top)), false, `${top} must not survive`);
+    }
+    for (const p of PLANTED) {
+      const v = await w.policy.evaluate({ type: "write", path: join(w.ws, p) });
+      assert.equal(v.decision, "ask", `${p}: ${v.reason}`);
+    }
+    // Ordinary files with near names stay writable.
+    for (const p of ["npmrc.md", "src/mise.ts", "docs/pre-commit.md"]) {
+      const v = await w.policy.evaluate({ type: "write", path: join(w.ws, p) });
+      assert.equal(v.decision, "allow", `${p}: ${v.reason}`);
+    }
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("attack 2: a password inside a URL-valued variable does not enter the sandbox", async () => {
+  const saved = Deno.env.get("DATABASE_URL");
+  Deno.env.set("DATABASE_URL", "postgres://app:s3cret-pw@db.internal/app");
+  Deno.env.set("COYOTE_PLAIN_URL", "https://example.com/x");
+  const w = await world();
+  try {
+    const r = await w.run('echo "db=[$DATABASE_URL] plain=[$COYOTE_PLAIN_URL]"');
+    assert.doesNotMatch(r.content, /s3cret-pw/);
+    assert.match(r.content, /db=\[\] plain=\[https:\/\/example\.com\/x\]/);
+  } finally {
+    if (saved === undefined) Deno.env.delete("DATABASE_URL");
+    else Deno.env.set("DATABASE_URL", saved);
+    Deno.env.delete("COYOTE_PLAIN_URL");
+    await w.cleanup();
+  }
+});
+
+Deno.test("attack 2: the limits' hard values cannot be raised from inside", async () => {
+  const w = await world();
+  try {
+    const r = await w.run(
+      "ulimit -Hd; ulimit -Hu; ulimit -d unlimited && echo RAISED_D; ulimit -u unlimited && echo RAISED_U; cat /proc/sys/kernel/pid_max",
+    );
+    assert.doesNotMatch(r.content, /RAISED/);
+    assert.match(r.content, /^2097152$/m);
+    assert.match(r.content, /^512$/m);
+    assert.match(r.content, /^514$/m);
+  } finally {
+    await w.cleanup();
+  }
+});
