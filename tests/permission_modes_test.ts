@@ -319,3 +319,36 @@ Deno.test("permission modes: init and policy show name the mode; mode: in config
     await w.cleanup();
   }
 });
+
+Deno.test("permission modes: a trusted workspace's mode: narrows the user's, never widens it", async () => {
+  const w = await world();
+  const env = await makeCoyoteEnv();
+  try {
+    const e = childEnv(env, { extra: { HOME: w.home } });
+    const cfg = join(env.configDir, "config.yaml");
+    await Deno.mkdir(join(w.ws, ".coyote"), { recursive: true });
+    const show = async () => {
+      const r = await runCoyote(["policy", "show"], { cwd: w.ws, env: e });
+      assert.equal(r.code, 0, r.stderr);
+      return /mode: {7}(\S+)/.exec(r.stdout)?.[1];
+    };
+    await Deno.writeTextFile(
+      cfg,
+      `mode: accept-edits\ntrusted_workspaces: [${JSON.stringify(w.ws)}]\n`,
+    );
+    await Deno.writeTextFile(join(w.ws, ".coyote", "config.yaml"), "mode: plan\n");
+    assert.equal(await show(), "plan");
+    await Deno.writeTextFile(join(w.ws, ".coyote", "config.yaml"), "mode: auto\n");
+    assert.equal(await show(), "accept-edits");
+    // --mode wins over every layer.
+    const r = await runCoyote(["policy", "show", "--mode", "auto"], { cwd: w.ws, env: e });
+    assert.match(r.stdout, /mode: {7}auto/);
+    // An untrusted workspace's file is not read at all.
+    await Deno.writeTextFile(cfg, "mode: accept-edits\n");
+    await Deno.writeTextFile(join(w.ws, ".coyote", "config.yaml"), "mode: plan\n");
+    assert.equal(await show(), "accept-edits");
+  } finally {
+    await env.cleanup();
+    await w.cleanup();
+  }
+});

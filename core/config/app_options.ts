@@ -75,7 +75,7 @@ export interface WorkspaceState {
   /** The user config before project layers. */
   userConfig: CoyoteConfig;
   /** Values given as flags (they win over every config layer). */
-  flags: { agent?: string; maxTurns?: number };
+  flags: { agent?: string; maxTurns?: number; mode?: import("../policy/mode.ts").PermissionMode };
   /** Hooks of the trusted workspace's files, per file (not merged; docs/hooks.md). */
   hooks?: WorkspaceHooks[];
 }

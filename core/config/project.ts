@@ -127,7 +127,7 @@ export async function applyWorkspace(
   const userConfig: CoyoteConfig = seed?.userConfig ?? app.workspace?.userConfig ?? app.config ??
     {};
   const flags = seed?.flags ?? app.workspace?.flags ??
-    { agent: app.agent, maxTurns: app.maxTurns };
+    { agent: app.agent, maxTurns: app.maxTurns, mode: app.mode };
   const trust = trustState(
     { dataDir: app.dataDir, config: userConfig, trustWorkspace: app.trustWorkspace },
     cwd,
@@ -136,12 +136,15 @@ export async function applyWorkspace(
   let config = userConfig;
   const files: string[] = [];
   const hooks: WorkspaceHooks[] = [];
+  // A workspace's `mode:` can only narrow the user's permission mode (core/policy/mode.ts).
+  let layersMode: CoyoteConfig["mode"];
   if (trust.trusted) {
     const layers: CoyoteConfig[] = [userConfig];
     for (const rel of [PROJECT_CONFIG, LOCAL_CONFIG]) {
       const c = await readProjectFile(`${base}/${rel}`);
       if (c) layers.push(c), files.push(`${base}/${rel}`);
       if (c?.hooks) hooks.push({ file: `${base}/${rel}`, hooks: c.hooks });
+      if (c?.mode) layersMode = layersMode ? (await narrowest(layersMode, c.mode)) : c.mode;
     }
     if (files.length) config = mergeConfigs(layers);
     // Claude Code's project settings: only their `hooks` (core/config/hooks.ts).
@@ -155,6 +158,7 @@ export async function applyWorkspace(
     config,
     agent: flags.agent ?? config.agent,
     maxTurns: flags.maxTurns ?? config.max_turns ?? 50,
+    mode: await workspaceMode(app, userConfig, flags, layersMode),
     workspace: {
       cwd,
       trust,
@@ -165,6 +169,30 @@ export async function applyWorkspace(
       hooks,
     },
   };
+}
+
+/** The narrower of two modes (core/policy/mode.ts, loaded only when a workspace names one). */
+async function narrowest(
+  a: NonNullable<CoyoteConfig["mode"]>,
+  b: NonNullable<CoyoteConfig["mode"]>,
+): Promise<NonNullable<CoyoteConfig["mode"]>> {
+  return (await import("../policy/mode.ts")).narrower(a, b);
+}
+
+/**
+ * The run's permission mode in this workspace: `--mode`, else the user's (config `mode:`, else
+ * from `sandbox.auto_allow`), narrowed by the workspace's `mode:` — a repository can make a run
+ * more careful, never less (docs/modes.md).
+ */
+async function workspaceMode(
+  app: AppOptions,
+  user: CoyoteConfig,
+  flags: WorkspaceState["flags"],
+  project: CoyoteConfig["mode"],
+): Promise<AppOptions["mode"]> {
+  if (flags.mode) return flags.mode;
+  const M = await import("../policy/mode.ts");
+  return M.narrower(M.resolveMode(undefined, user.mode, app.sandbox?.autoAllow ?? true), project);
 }
 
 /**

@@ -70,6 +70,11 @@ export function resolveMode(
   return flag ?? config ?? (autoAllow ? "auto" : "accept-edits");
 }
 
+/** The narrower of two modes (`plan` < `default` < `accept-edits` < `auto`). */
+export function narrower(a: PermissionMode, b: PermissionMode | undefined): PermissionMode {
+  return b !== undefined && MODE_WIDTH[b] < MODE_WIDTH[a] ? b : a;
+}
+
 /** The part plan mode puts in place of a write of `p`. */
 export function planWritePart(p: string, verb: string): GuardPart {
   return {

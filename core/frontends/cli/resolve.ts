@@ -97,7 +97,7 @@ export async function resolveApp(
   try {
     return await applyWorkspace(app, app.cwd, {
       userConfig: config,
-      flags: { agent: opts.agent, maxTurns: opts.maxTurns },
+      flags: { agent: opts.agent, maxTurns: opts.maxTurns, mode: opts.mode },
     });
   } catch (e) {
     // ACP: reported from `session/new`, where the runtime applies the workspace again.
