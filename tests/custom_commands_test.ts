@@ -259,3 +259,48 @@ Deno.test("built-in prompt commands headless: /init and /review send their promp
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("/review headless: the agent spawns code-reviewer on the diff (the supervisor path) and reports its findings", async () => {
+  const isReviewer = (r: { body: unknown }) =>
+    JSON.stringify((r.body as { messages: { content: unknown }[] }).messages[0]?.content ?? "")
+      .includes("You are code-reviewer");
+  let root = 0;
+  const server = await startModelServer({
+    script: (req) => {
+      if (isReviewer(req)) {
+        return { text: "[minor] a.txt:1 — says hello — fine\napprove\nREVIEW_COMPLETE" };
+      }
+      root++;
+      if (root === 1) {
+        return {
+          tool_calls: [{
+            name: "agent__spawn",
+            arguments: { agent: "code-reviewer", prompt: "review the current git diff HEAD" },
+          }],
+        };
+      }
+      if (root === 2) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      return { text: "REVIEW-REPORTED" };
+    },
+  });
+  const env = await makeCoyoteEnv();
+  const dir = await repo();
+  try {
+    const r = await runCoyote(["--headless", "--output-format", "json", "/review"], {
+      cwd: dir,
+      env: childEnv(env, { baseURL: server.baseURL }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const first = requestMessages(server.requests[0]).filter((m) => m.role === "user").at(-1)!;
+    assert.match(JSON.stringify(first.content), /Spawn the `code-reviewer` agent/);
+    assert.ok(server.requests.some(isReviewer), "code-reviewer ran as a sub-agent");
+    const result = JSON.parse(r.stdout);
+    assert.match(result.result ?? result.text ?? r.stdout, /REVIEW-REPORTED/);
+    // The parent saw the reviewer's findings in agent__collect's result.
+    assert.match(JSON.stringify(server.requests.at(-1)!.body), /REVIEW_COMPLETE/);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

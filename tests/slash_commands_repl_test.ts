@@ -90,6 +90,7 @@ Deno.test("repl: Tab completes a custom command and runs it expanded; /status; d
     );
     assert.match(status, /^trust\s+not trusted/m);
     assert.match(status, /^sandbox\s+off/m);
+    assert.match(status, /^mode\s+(plan|default|accept-edits|auto)$/m);
     assert.match(status, /^tokens\s+\d+ \(\d+ in, \d+ out\) in 2 model request\(s\)/m);
     assert.match(status, /^mcp\s+no servers/m);
 
