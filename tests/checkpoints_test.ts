@@ -209,3 +209,42 @@ for (const sandbox of ["required", "off"] as const) {
     }
   });
 }
+
+Deno.test("headless graph agent at the root: its llm node's command is checkpointed first and coyote rewind restores it", async () => {
+  const ws = await makeRepo();
+  await Deno.mkdir(join(ws, ".coyote/agents/g"), { recursive: true });
+  await Deno.writeTextFile(
+    join(ws, ".coyote/agents/g/graph.yaml"),
+    "name: g\ndescription: one node\ntools: [execute_command]\nstart: a\nnodes:\n" +
+      "  a: { type: llm, prompt: '{{initial_prompt}}', tools: [execute_command], next: z }\n" +
+      "  z: { type: end, output: 'graph done' }\n",
+  );
+  const before = await snapshot(ws);
+  const env = await makeCoyoteEnv();
+  const server = await startModelServer({
+    script: [
+      { tool_calls: [{ id: "g1", name: "execute_command", arguments: { command: "rm -rf src" } }] },
+      { text: "removed" },
+    ],
+  });
+  try {
+    const e = childEnv(env, { baseURL: server.baseURL });
+    const r = await runCoyote(
+      ["-a", "g", "--headless", "--output-format", "json", "remove src"],
+      { cwd: ws, env: e },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const res = JSON.parse(r.stdout);
+    assert.equal(res.text, "graph done");
+    assert.equal(res.checkpoints.length, 1, r.stdout);
+    assert.equal(await Deno.stat(join(ws, "src")).then(() => true, () => false), false);
+    const rw = await runCoyote(["rewind"], { cwd: ws, env: e });
+    assert.equal(rw.code, 0, rw.stderr);
+    assert.match(rw.stdout, /added\s+src\/deep\/b\.ts/);
+    assert.deepEqual(await snapshot(ws), before);
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(ws, { recursive: true });
+  }
+});

@@ -93,6 +93,8 @@ export interface GraphRunnerOptions {
   ) => Deno.PermissionOptions | Promise<Deno.PermissionOptions>;
   /** Log a state snapshot after each node (`--verbose`, `settings.log_state_snapshots`). */
   snapshots?: boolean;
+  /** Before a node's or script's tool call that may change the workspace (the checkpoint). */
+  beforeChange?: (toolName: string) => Promise<void>;
 }
 
 /** Runs a graph agent; see the module doc. */
@@ -240,6 +242,7 @@ export class GraphRunner implements AgentRunner {
           maxTurns: 1,
           origin: o.origin,
           log: o.log,
+          beforeChange: o.beforeChange,
         },
         signal,
         emit: (ev) => {
@@ -339,6 +342,7 @@ export class GraphRunner implements AgentRunner {
           maxTurns: cfg.maxIterations,
           origin: o.origin,
           log: o.log,
+          beforeChange: o.beforeChange,
           endTurnAfterTools: () => submitted !== undefined,
         });
         const forward = this.#prefixed(prefix, emit);

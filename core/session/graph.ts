@@ -153,6 +153,8 @@ export function graphRunnerFactory(
         transcript,
         log,
         snapshots: app.verbose,
+        // The session's checkpoint before the turn's first change (core/session/checkpoints/).
+        beforeChange: async (name) => await engine.opts.beforeChange?.(name),
         // Permissions a script declares are granted (∩ policy) only to graphs a user installed
         // or a trusted workspace ships; an untrusted repository's scripts get none.
         // A sub-agent graph's scripts also get no permission of a kind its parent's tools cannot
