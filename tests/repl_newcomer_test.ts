@@ -193,3 +193,79 @@ Deno.test("repl: a session that cannot open (no provider) shows its error and ex
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("repl: Esc interrupts a streaming answer; the partial text stays on screen and in the conversation", async () => {
+  const never = new Promise(() => {});
+  const server = await startModelServer({
+    script: [
+      {
+        text: "The first part of a long answer arrives, then the model keeps going and going",
+        chunk_size: 8,
+        hold_last_chunk: never,
+      },
+      { text: "continued" },
+    ],
+  });
+  const r = await repl(server.baseURL);
+  try {
+    await r.t.type("explain");
+    await r.t.keys("Enter");
+    await r.t.waitFor(/The first part/);
+    await r.t.keys("Escape");
+    const screen = await r.t.waitFor(/Esc \(interrupted\)[\s\S]*› $/m);
+    assert.match(screen, /The first part of a long answer/, "what streamed stays on screen");
+    await r.t.type("go on");
+    await r.t.keys("Enter");
+    await r.t.waitFor(/continued[\s\S]*› $/m);
+    assert.equal(server.requests.length, 2);
+    const msgs = requestMessages(server.requests[1] as never);
+    const partial = msgs.find((m) => m.role === "assistant");
+    assert.match(
+      String(partial?.content),
+      /The first part[\s\S]*\[interrupted: cancelled\]/,
+      "the partial answer is in the next request, marked interrupted",
+    );
+  } finally {
+    await r.close();
+    await server.close();
+  }
+});
+
+Deno.test("repl: a resized terminal redraws a wrapped input line whole (no rows of the old line left)", async () => {
+  const server = await startModelServer({ script: [{ text: "ok" }] });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-repl-" });
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand([]);
+    await t.start([cmd, ...args], {
+      cwd,
+      env: childEnv(env, { baseURL: server.baseURL }),
+      width: 60,
+    });
+    await t.waitFor(/› $/m);
+    const words = "aaaaaaaaaa bbbbbbbbbb cccccccccc dddddddddd eeeeeeeeee ffffffffff gggggggggg";
+    await t.type(words);
+    await t.waitFor(/gggggggggg/);
+    const prompts = (screen: string) => screen.split("\n").filter((l) => l.startsWith("› "));
+    // Narrower: the line now takes three rows; editing it at its start redraws it whole.
+    await t.resize(40, 20);
+    await new Promise((r) => setTimeout(r, 300)); // let SIGWINCH reach the REPL
+    await t.keys("C-a");
+    await t.type("X");
+    let screen = await t.waitFor(/› Xaaaa/);
+    assert.deepEqual(prompts(screen), [`› X${words}`], screen);
+    // Wider again, then a keystroke at the end.
+    await t.resize(70, 20);
+    await new Promise((r) => setTimeout(r, 300));
+    await t.keys("End");
+    await t.type(" Y");
+    screen = await t.waitFor(/gggggggggg Y/);
+    assert.deepEqual(prompts(screen), [`› X${words} Y`], screen);
+  } finally {
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});

@@ -66,6 +66,11 @@ export class Tmux {
     await this.#tmux("send-keys", "-t", this.name, ...keys);
   }
 
+  /** Resizes the window (the program gets SIGWINCH; tmux reflows wrapped lines). */
+  async resize(width: number, height: number): Promise<void> {
+    await this.#tmux("resize-window", "-t", this.name, "-x", String(width), "-y", String(height));
+  }
+
   /** The screen and scroll-back as plain text. */
   async screen(): Promise<string> {
     return await this.#tmux("capture-pane", "-p", "-J", "-S", "-2000", "-t", this.name);

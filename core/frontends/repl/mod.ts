@@ -264,6 +264,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     terminal: true,
     history: loadHistory(histFile),
     historySize: 1000,
+    // A lone Esc (interrupt) is told from an escape sequence after this long (Node's default, 500
+    // ms, made Esc feel ignored); terminals send a sequence's bytes together.
+    escapeCodeTimeout: 50,
     removeHistoryDuplicates: true,
     prompt: PROMPT,
     // Candidates (file names, skill and agent names) are printed by readline as they are: one
@@ -282,7 +285,21 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
         ],
       })),
   });
-  const rlAny = rl as unknown as { line: string; cursor: number };
+  const rlAny = rl as unknown as { line: string; cursor: number; prevRows: number };
+  // A resized terminal reflows the wrapped input line (tmux, iTerm2, GNOME Terminal, kitty), but
+  // readline redraws it from where it left the cursor at the old width, leaving rows of the old
+  // line behind (issue 20). On SIGWINCH: where the cursor is now, in rows below the prompt's row,
+  // then readline's own redraw (the `resize` event its TTY output would emit).
+  const onResize = () => {
+    if (muted || exiting) return;
+    const cols = Math.max(1, terminalWidth());
+    const promptCols = 2; // "› " and "… " are both two columns wide
+    rlAny.prevRows = Math.floor((promptCols + rlAny.cursor) / cols);
+    rlOut.emit("resize");
+  };
+  try {
+    Deno.addSignalListener("SIGWINCH", onResize);
+  } catch { /* no SIGWINCH (Windows) */ }
   const clearLine = () => {
     rlAny.line = "";
     rlAny.cursor = 0;
@@ -484,6 +501,12 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
         modeSwitched(modes.cycle(session));
         return;
       }
+      if (key?.name === "escape" && turn) {
+        // Esc interrupts the running turn, as in Claude Code and Codex; what streamed stays on
+        // screen and in the conversation ("[interrupted: cancelled]", core/engine/loop.ts).
+        interruptTurn("Esc (interrupted)");
+        return;
+      }
       if (key?.meta && (key.name === "return" || key.name === "enter")) {
         // Alt+Enter: the line continues (readline submits it on our write of a return).
         altEnter = true;
@@ -492,16 +515,19 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     },
   );
 
+  /** Ctrl+C or Esc during a turn: cancel it (the partial answer is kept). */
+  const interruptTurn = (label: string) => {
+    if (!turn) return;
+    // Through the renderer, so the spinner line is cleared first (it stayed on screen, "^C"
+    // appended, above the turn's end).
+    renderer.suspend();
+    err(s.yellow(`${label}\n`));
+    renderer.resume();
+    turn.abort(new Error("interrupted"));
+  };
+
   rl.on("SIGINT", () => {
-    if (turn) {
-      // Through the renderer, so the spinner line is cleared first (it stayed on screen, "^C"
-      // appended, above the turn's end).
-      renderer.suspend();
-      err(s.yellow("^C\n"));
-      renderer.resume();
-      turn.abort(new Error("interrupted"));
-      return;
-    }
+    if (turn) return interruptTurn("^C");
     if (lineWaiter) {
       const w = lineWaiter;
       lineWaiter = null;
@@ -543,6 +569,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
 
   const code = await done;
   for (const sig of signals) Deno.removeSignalListener(sig, onSignal);
+  try {
+    Deno.removeSignalListener("SIGWINCH", onResize);
+  } catch { /* never added */ }
   await dialog.catch(() => {});
   rl.close();
   process.stdin.pause?.();
