@@ -1,6 +1,6 @@
 /**
  * ACP (issue 21): `session/cancel` while the client holds one of the agent's requests
- * (`fs/read_text_file`, `fs/write_text_file`) withdraws it with `$/cancel_request` and ends
+ * (`fs/read_text_file`, `fs/write_text_file`, `terminal/create`) withdraws it with `$/cancel_request` and ends
  * the turn `cancelled` at once, the tool call finished `failed`. Real `--acp-server`
  * subprocess, the official client (which sees the withdrawal as its handler's abort signal),
  * scripted model server.
@@ -14,6 +14,8 @@ for (
     ["fs_read", "fs/read_text_file", (p: string) => ({ path: p })],
     // A new file (fs_write refuses to replace a file it has not read).
     ["fs_write", "fs/write_text_file", (p: string) => ({ path: `new_${p}`, content: "new\n" })],
+    // A command in a client terminal (terminal/create held).
+    ["execute_command", "terminal/create", (p: string) => ({ command: `cat ${p}` })],
   ] as const
 ) {
   Deno.test(`acp cancel: a held ${method} is withdrawn with $/cancel_request; the turn ends cancelled`, async () => {
@@ -27,7 +29,8 @@ for (
       env: e.env,
       holdFs: [method],
       permissionAnswers: ["allow_once"],
-      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+      args: ["--no-sandbox"],
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
     });
     try {
       const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });

@@ -644,8 +644,11 @@ export default definePlugin({
       prompt: [{ type: "text", text: "go" }],
     });
     assert.equal(res.stopReason, "end_turn");
-    const rootCalls = h.updatesFor(sessionId).filter((u) => u.sessionUpdate === "tool_call")
-      .map((u) => (u as Json).toolCallId);
+    // The root's own calls (a sub-agent's call announced for its permission request carries
+    // `_meta.coyote.agent_id`, issue 21).
+    const rootCalls = h.updatesFor(sessionId).filter((u) =>
+      u.sessionUpdate === "tool_call" && !(u as Json)._meta?.coyote?.agent_id
+    ).map((u) => (u as Json).toolCallId);
     assert.ok(rootCalls.includes("call_0"), "the root's spawn call is call_0");
     assert.equal(h.permissionRequests.length, 1);
     const pr = h.permissionRequests[0];
@@ -653,8 +656,13 @@ export default definePlugin({
       !rootCalls.includes(pr.toolCall.toolCallId),
       `${pr.toolCall.toolCallId} is a root call`,
     );
-    // The child's own id stays in the metadata.
+    // The child's own id stays in the metadata; the request's id was announced first.
     assert.equal((pr._meta as Json).coyote.tool_call_id, "call_0");
+    assert.ok(
+      h.updatesFor(sessionId).some((u) =>
+        u.sessionUpdate === "tool_call" && u.toolCallId === pr.toolCall.toolCallId
+      ),
+    );
     assert.equal(await h.close(), 0);
   } finally {
     await h.close().catch(() => {});

@@ -207,9 +207,13 @@ Deno.test("acp: a child's ask is a permission request naming the child; its prog
     const meta = (pr._meta as Json).coyote;
     assert.equal(meta.agent, "worker");
     assert.equal(meta.parent_tool_call_id, spawnCall.toolCallId);
-    // The child's tool calls are not top-level calls; its progress is on the spawn call.
+    // The child's tool calls are not top-level calls — except the one its permission request
+    // names, announced under that id (issue 21) — and its progress is on the spawn call.
     const calls = ups.filter((u) => u.sessionUpdate === "tool_call");
-    assert.ok(calls.every((u) => !/make deploy/.test((u as Json).title)));
+    assert.deepEqual(
+      calls.filter((u) => /make deploy/.test((u as Json).title)).map((u) => (u as Json).toolCallId),
+      [pr.toolCall.toolCallId],
+    );
     const progress = ups.filter((u) =>
       u.sessionUpdate === "tool_call_update" && u.toolCallId === spawnCall.toolCallId &&
       JSON.stringify(u.content ?? []).includes(meta.agent_id)

@@ -43,9 +43,9 @@ export interface HarnessOptions {
    */
   elicitationAnswers?: (Record<string, unknown> | "hold")[];
   /**
-   * These methods (`fs/read_text_file`, `fs/write_text_file`) are never answered for a path
-   * ending in `.hold` until the agent withdraws them with `$/cancel_request` (recorded in
-   * `fsCancelled`).
+   * These methods (`fs/read_text_file`, `fs/write_text_file`, `terminal/create`) are never
+   * answered for a path ending in `.hold` (a command line naming `.hold`) until the agent
+   * withdraws them with `$/cancel_request` (recorded in `fsCancelled`).
    */
   holdFs?: string[];
 }
@@ -209,7 +209,14 @@ export async function startAcp(opts: HarnessOptions): Promise<AcpHarness> {
       await Deno.writeTextFile(params.path, params.content);
       return {};
     })
-    .onRequest("terminal/create", ({ params }) => {
+    .onRequest("terminal/create", async ({ params, signal }) => {
+      const hold = [params.command, ...(params.args ?? [])].join(" ").includes(".hold")
+        ? held("terminal/create", `${params.command} ${(params.args ?? []).join(" ")}.hold`, signal)
+        : null;
+      if (hold) {
+        fsCalls.push({ method: "terminal/create", path: params.command });
+        return await hold;
+      }
       const id = `term-${terminals.length + 1}`;
       const c = new Deno.Command(params.command, {
         args: params.args ?? [],

@@ -13,7 +13,7 @@
  */
 import type { HostServices } from "../../../sdk/mod.ts";
 import type { CallScope } from "../../protocol/types.ts";
-import { type AcpPeer, errText, type SessionHolder } from "./peer.ts";
+import { type AcpPeer, errText, type SessionHolder, within } from "./peer.ts";
 import { askUser } from "./questions.ts";
 
 /** The SDK's client-terminal host service (`HostServices.runInTerminal`). */
@@ -122,7 +122,8 @@ async function runInTerminal(
     opts.signal.removeEventListener("abort", onAbort);
     if (first !== "exit") {
       killed = first === "timeout" ? "SIGTERM (timeout)" : "SIGTERM (cancelled)";
-      await term.kill().catch(() => {});
+      // A client that holds these after a cancel does not hold the turn (at most 1 s each).
+      await within(term.kill().catch(() => {}), 1000);
       await Promise.race([
         exit.catch(() => {}),
         // Short enough that the terminal is released within the engine's cancel grace.
@@ -134,7 +135,15 @@ async function runInTerminal(
       exit,
       new Promise<null>((r) => setTimeout(() => r(null), 10)),
     ]).catch(() => null);
-    const out = await term.currentOutput();
+    const output = term.currentOutput();
+    const out = killed
+      ? await Promise.race([
+        output,
+        new Promise<{ output: string; truncated: boolean; exitStatus?: null }>((r) =>
+          setTimeout(() => r({ output: "", truncated: false }), 1000)
+        ),
+      ]).catch(() => ({ output: "", truncated: false, exitStatus: null }))
+      : await output;
     const exitStatus = status ?? out.exitStatus ?? null;
     return {
       exitCode: exitStatus?.exitCode ?? null,
@@ -143,7 +152,8 @@ async function runInTerminal(
       truncated: out.truncated,
     };
   } finally {
-    await term.release().catch(() => {});
+    const released = term.release().catch(() => {});
+    await (opts.signal.aborted ? within(released, 1000) : released);
   }
 }
 
