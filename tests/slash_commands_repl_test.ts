@@ -56,7 +56,7 @@ Deno.test("repl: Tab completes a custom command and runs it expanded; /status; d
     // /help lists the custom commands with their description and hint.
     await t.type("/help");
     await t.keys("Enter");
-    await t.waitFor(/\/fix-issue <\[number\]>\s+Fix an issue \(user\)/);
+    await t.waitFor(/\/fix-issue \[number\]\s+Fix an issue \(user\)/);
     await t.waitFor(/\/frontend:component\s+Build the \$ARGUMENTS component\. \(user:frontend\)/);
 
     // Tab completion of a custom command (after the session is open, the list is loaded).

@@ -117,6 +117,11 @@ export function slashCommands(extra: SlashCommand[] = []): SlashCommand[] {
   return out;
 }
 
+/** A command's hint for `/help`: as written when it brackets itself (`[issue]`), else `<hint>`. */
+export function hintText(hint?: string): string {
+  return hint ? (/^[[<]/.test(hint) ? ` ${hint}` : ` <${hint}>`) : "";
+}
+
 /** `"/name rest of line"` → `{name, args}`; anything else (or `//…`, `/ x`) → null. */
 export function parseSlashCommand(text: string): { name: string; args: string } | null {
   const m = /^\/([A-Za-z0-9][\w.:-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());

@@ -22,7 +22,12 @@
  * @module
  */
 import type * as acp from "@agentclientprotocol/sdk";
-import { parseSlashCommand, type SlashCommand, slashCommands } from "../slash_commands.ts";
+import {
+  hintText,
+  parseSlashCommand,
+  type SlashCommand,
+  slashCommands,
+} from "../slash_commands.ts";
 import type { AcpPeer, LiveSession } from "./peer.ts";
 import { modelInfo } from "../../config/models.ts";
 import type { TurnOverrides } from "../../session/types.ts";
@@ -167,7 +172,7 @@ export async function runSlashCommand(
   switch (found.name) {
     case "help":
       return await say(
-        all.map((c) => `/${c.name}${c.hint ? ` <${c.hint}>` : ""} — ${c.description}`).join("\n"),
+        all.map((c) => `/${c.name}${hintText(c.hint)} — ${c.description}`).join("\n"),
       );
     case "session":
       return await say(`session ${session.id}\nworkspace ${session.cwd}`);

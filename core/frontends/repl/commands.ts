@@ -7,7 +7,7 @@
  * session's MCP prompts as `/<server>:<prompt>`.
  * @module
  */
-import { type SlashCommand, slashCommands } from "../slash_commands.ts";
+import { hintText, type SlashCommand, slashCommands } from "../slash_commands.ts";
 import { costUsd, modelInfo } from "../../config/models.ts";
 import { formatTokens } from "../render/mod.ts";
 import type { ReplContext } from "./context.ts";
@@ -57,7 +57,7 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
   switch (found.name) {
     case "help":
       say(
-        all.map((c) => `/${c.name}${c.hint ? ` <${c.hint}>` : ""}  ${c.description}`).join("\n") +
+        all.map((c) => `/${c.name}${hintText(c.hint)}  ${c.description}`).join("\n") +
           "\n\n" + KEYS,
       );
       return true;
