@@ -92,6 +92,20 @@ Deno.test("store: a tree past max_files or max_mb is skipped with the reason; no
   }
 });
 
+Deno.test("store: a data dir inside the workspace is not part of its checkpoints", async () => {
+  const ws = await makeRepo();
+  try {
+    const store = await CheckpointStore.open(join(ws, ".coyote-data"), ws);
+    const a = await store.create("one");
+    const b = await store.create("two");
+    // The second checkpoint added objects to the store: had the store been in its own tree, the
+    // trees would differ.
+    assert.deepEqual(await store.diff(a, b), []);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
+});
+
 Deno.test("transcript: a rewind line drops its turn and the later ones on load; the lines before stay whole", () => {
   const lines = [
     { type: "session", id: "s", cwd: "/w", created: "", model: "m", agent: "a" },

@@ -28,7 +28,7 @@
  * lock is waited for (bounded).
  * @module
  */
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 
 /** Limits of one checkpoint (config `checkpoints:`; docs/modes.md). */
 export interface CheckpointLimits {
@@ -104,11 +104,11 @@ export class CheckpointStore {
       maxFiles: limits.maxFiles ?? DEFAULT_MAX_FILES,
       maxBytes: limits.maxBytes ?? DEFAULT_MAX_BYTES,
     });
-    await s.#serial(() => s.#init());
+    await s.#serial(() => s.#init(dataDir));
     return s;
   }
 
-  async #init(): Promise<void> {
+  async #init(dataDir: string): Promise<void> {
     try {
       await Deno.stat(join(this.gitDir, "HEAD"));
       return;
@@ -139,7 +139,34 @@ export class CheckpointStore {
     for (const [k, v] of config) await this.#git(["config", k, v]);
     await Deno.mkdir(join(this.gitDir, "info"), { recursive: true });
     await Deno.writeTextFile(join(this.gitDir, "info", "attributes"), ATTRIBUTES);
+    // Coyote's own data (this store, transcripts) when the data dir is inside the workspace.
+    const rel = relative(this.workTree, dataDir);
+    if (rel && !rel.startsWith("..") && !isAbsolute(rel)) {
+      await Deno.writeTextFile(join(this.gitDir, "info", "exclude"), `/${rel}/\n`);
+    }
     await Deno.writeTextFile(join(this.gitDir, "workspace"), this.workTree + "\n");
+  }
+
+  /** The environment of every git run: this store's repository, index and work tree, no user config. */
+  async #env(): Promise<Record<string, string>> {
+    const env: Record<string, string> = {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      GIT_DIR: this.gitDir,
+      GIT_WORK_TREE: this.workTree,
+      GIT_INDEX_FILE: join(this.gitDir, "index"),
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_AUTHOR_NAME: "coyote",
+      GIT_AUTHOR_EMAIL: "coyote@localhost",
+      GIT_COMMITTER_NAME: "coyote",
+      GIT_COMMITTER_EMAIL: "coyote@localhost",
+      LC_ALL: "C",
+      ...(await this.#excludes()),
+    };
+    const home = Deno.env.get("HOME");
+    if (home) env.HOME = home;
+    return env;
   }
 
   /** Runs `f` after every earlier call on this store (this process). */
@@ -157,23 +184,7 @@ export class CheckpointStore {
     extra: Record<string, string> = {},
   ): Promise<Uint8Array> {
     const [program, ...args] = argv[0] === "git" || argv[0] === "sh" ? argv : ["git", ...argv];
-    const env: Record<string, string> = {
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      GIT_DIR: this.gitDir,
-      GIT_WORK_TREE: this.workTree,
-      GIT_INDEX_FILE: join(this.gitDir, "index"),
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_CONFIG_GLOBAL: "/dev/null",
-      GIT_TERMINAL_PROMPT: "0",
-      GIT_AUTHOR_NAME: "coyote",
-      GIT_AUTHOR_EMAIL: "coyote@localhost",
-      GIT_COMMITTER_NAME: "coyote",
-      GIT_COMMITTER_EMAIL: "coyote@localhost",
-      LC_ALL: "C",
-    };
-    const home = Deno.env.get("HOME");
-    if (home) env.HOME = home;
-    Object.assign(env, extra, await this.#excludes());
+    const env = { ...(await this.#env()), ...extra };
     // `git init --bare` refuses a work tree.
     if (args[0] === "init") delete env.GIT_WORK_TREE;
     for (let attempt = 0;; attempt++) {
@@ -254,7 +265,46 @@ export class CheckpointStore {
    * and the files tracked already.
    */
   async #precheck(): Promise<void> {
-    const listed = await this.#git(["git", "ls-files", "-z", "-m", "-o", "--exclude-standard"]);
+    // Streamed and stopped at the file limit: a home folder must not be walked to its end.
+    const room = this.limits.maxFiles - (await this.#count());
+    const child = new Deno.Command("git", {
+      args: ["ls-files", "-z", "-m", "-o", "--exclude-standard"],
+      cwd: this.workTree,
+      env: await this.#env(),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const parts: Uint8Array[] = [];
+    let listedCount = 0;
+    let over = false;
+    for await (const chunk of child.stdout) {
+      parts.push(chunk);
+      for (const b of chunk) if (b === 0) listedCount++;
+      if (listedCount > room) {
+        over = true;
+        break;
+      }
+    }
+    if (over) {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* ended */ }
+    }
+    const status = await child.status;
+    if (over) {
+      throw new CheckpointSkipped(
+        `the workspace has over ${this.limits.maxFiles} files (config checkpoints.max_files)`,
+      );
+    }
+    if (!status.success) throw new CheckpointError(`git ls-files failed (exit ${status.code})`);
+    const listed = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let off = 0;
+    for (const p of parts) {
+      listed.set(p, off);
+      off += p.length;
+    }
     const paths = [...new Set(new TextDecoder().decode(listed).split("\0"))]
       // A nested repository shows as `dir/`: its files are that repository's, not ours.
       .filter((p) => p && !p.endsWith("/"));
