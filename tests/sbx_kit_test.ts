@@ -51,7 +51,7 @@ Deno.test("sbx kits: the schema rejects what sbx rejects (unknown fields, v1 fie
   for (const [what, s] of bad) assert.notDeepEqual(validate(s), [], what);
 });
 
-Deno.test("sbx kits: the headless entry runs literally with a prompt, and with a prompt file", async () => {
+Deno.test("sbx kits: the headless entry runs literally with a prompt, with a prompt file, and says only the usage error with neither", async () => {
   const spec = await loadKit("coyote-headless");
   const entry = (spec.sandbox as { entrypoint: string[] }).entrypoint;
   const env = await makeCoyoteEnv();
@@ -107,6 +107,20 @@ Deno.test("sbx kits: the headless entry runs literally with a prompt, and with a
       assert.equal(result.type, "result");
       assert.equal(result.text, `heard: ${heard}`);
     }
+    // Neither variable set: Coyote's usage error alone, no `cat` complaint about an empty path.
+    const none = await new Deno.Command(entry[0], {
+      args: entry.slice(1),
+      cwd: work,
+      clearEnv: true,
+      env: base,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const noneErr = new TextDecoder().decode(none.stderr);
+    assert.equal(none.code, 2, noneErr);
+    assert.doesNotMatch(noneErr, /cat:|No such file/, noneErr);
+    assert.match(noneErr, /prompt/i, noneErr);
   } finally {
     await server.close();
     await env.cleanup();
