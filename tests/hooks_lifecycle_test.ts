@@ -252,10 +252,17 @@ Deno.test("UserPromptSubmit and SessionStart: plain stdout and additionalContext
   ]);
 });
 
-Deno.test("SessionEnd runs when the session closes, with Claude Code's stdin fields", async () => {
+Deno.test("SessionEnd runs when the session closes, with Claude Code's stdin fields; a prompt hook is skipped with a warning", async () => {
   let seen: Record<string, unknown> = {};
   const r = await run({
-    hooks: { SessionEnd: [group(undefined, "cat > end.json")] },
+    hooks: {
+      SessionEnd: [{
+        hooks: [{ type: "command", command: "cat > end.json" }, {
+          type: "prompt",
+          prompt: "Summarise the session",
+        }],
+      }],
+    },
     script: [{ text: "ok" }],
     check: async (dir) => {
       seen = JSON.parse(await Deno.readTextFile(join(dir, "end.json")));
@@ -263,6 +270,7 @@ Deno.test("SessionEnd runs when the session closes, with Claude Code's stdin fie
   });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(seen.hook_event_name, "SessionEnd");
+  assert.match(r.stderr, /hooks\.SessionEnd\[0\]\.hooks\[1\]: type "prompt" is not supported/);
   assert.equal(seen.reason, "other");
   assert.equal(seen.session_id, r.result.session_id);
   assert.equal(seen.cwd, r.dir);
@@ -428,6 +436,42 @@ export default definePlugin({
   assert.equal(byTool.execute_command.decision, "deny");
   assert.equal(byTool.execute_command.source, "plugin hooked");
   assert.equal(byTool.fs_write.decision, "none", "a plugin may not approve");
+});
+
+Deno.test("Stop (Claude Code's shape): a block sends the agent back with the reason; continue:false ends a turn", async () => {
+  const py = `import json, sys
+e = json.load(sys.stdin)
+assert e["hook_event_name"] == "Stop"
+if not e["stop_hook_active"]:
+    print(json.dumps({"decision": "block", "reason": "run the tests before stopping"}))
+`;
+  const stop = await run({
+    hooks: { Stop: [group(undefined, "python3 stop.py")] },
+    files: { "stop.py": py },
+    script: [{ text: "done" }, { text: "tests pass, done" }],
+  });
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.equal(stop.requests.length, 2);
+  assert.match(stop.seen(1), /run the tests before stopping/);
+  assert.equal(stop.result.text, "tests pass, done");
+  assert.deepEqual(stop.hooks.map((h) => [h.hookEventName, h.decision]), [["Stop", "block"]]);
+
+  const halt = await run({
+    hooks: {
+      PostToolUse: [group(
+        "Bash",
+        `echo '{"continue": false, "stopReason": "the build is red: stopping here"}'`,
+      )],
+    },
+    script: [
+      { tool_calls: [{ name: "execute_command", arguments: { command: "echo built" } }] },
+      { text: "should not be asked" },
+    ],
+  });
+  assert.equal(halt.code, 0, halt.stderr);
+  assert.equal(halt.requests.length, 1, "no request after the tool calls");
+  assert.equal(halt.hooks[0].decision, "stop");
+  assert.equal(halt.hooks[0].reason, "the build is red: stopping here");
 });
 
 Deno.test("malformed hooks: an error naming the file and the field", async () => {

@@ -53,16 +53,27 @@ export interface HookSource {
 }
 
 /** Every hook a session of `ws` may run (see the module doc for the sources). */
-export function hookEntries(ws: Workspace, sandbox: CommandSandbox): HookEntry[] {
+export function hookEntries(
+  ws: Workspace,
+  sandbox: CommandSandbox,
+  warn?: (line: string) => void,
+): HookEntry[] {
   const app = ws.app;
   const cwd = ws.cwd;
   const inSandbox: HookLaunch = (c) => sandbox.prepare(c, cwd, "bash");
   const out: HookEntry[] = [];
   const add = (h: LifecycleHooks | undefined, source: string, launch?: HookLaunch) => {
     for (const event of HOOK_EVENTS) {
-      for (const g of h?.[event] ?? []) {
-        for (const c of g.hooks) {
-          if ((c.type ?? "command") !== "command" || !c.command) continue;
+      for (const [i, g] of (h?.[event] ?? []).entries()) {
+        for (const [j, c] of g.hooks.entries()) {
+          if ((c.type ?? "command") !== "command" || !c.command) {
+            warn?.(
+              `coyote: warning: ${source}: hooks.${event}[${i}].hooks[${j}]: type ${
+                JSON.stringify(c.type)
+              } is not supported (only command hooks run); skipped`,
+            );
+            continue;
+          }
           out.push({
             event,
             ...(g.matcher !== undefined ? { matcher: g.matcher } : {}),
@@ -141,7 +152,10 @@ export interface SessionHooks {
   readonly set: HookSet;
   /** The engine's callbacks; undefined when there are no hooks. */
   readonly engine?: EngineHooks;
-  /** A `continue: false` asked to end the running turn (EngineOptions `endTurnAfterTools`). */
+  /**
+   * A `continue: false` asked to end the running turn (EngineOptions `endTurnAfterTools`); true
+   * once per request.
+   */
   halted(): boolean;
   /** Wraps a permission resolver: `Notification` hooks run when a question is asked. */
   permission(resolver: PermissionResolver): PermissionResolver;
@@ -155,7 +169,7 @@ export interface SessionHooks {
 export function sessionHooks(s: HookSource): SessionHooks {
   const { ws } = s;
   const cwd = ws.cwd;
-  const set = new HookSet(hookEntries(ws, s.sandbox));
+  const set = new HookSet(hookEntries(ws, s.sandbox, s.child ? undefined : s.log));
   const pending: HookEvent[] = [];
   let startContext: string[] = [];
   let halt = false;
@@ -271,7 +285,8 @@ export function sessionHooks(s: HookSource): SessionHooks {
   return {
     set,
     engine,
-    halted: () => halt,
+    // Consumed once: the turn ends, the next (a sub-agent's follow-up too) starts afresh.
+    halted: () => halt ? !(halt = false) : false,
     permission(resolver) {
       if (!has("Notification")) return resolver;
       return async (req, signal) => {
