@@ -38,7 +38,13 @@ for (
         sessionId,
         prompt: [{ type: "text", text: `use ${tool}` }],
       });
-      await waitFor(() => h.fsCalls.some((c) => c.method === method), 15_000, `${method} held`);
+      await waitFor(() => h.fsCalls.some((c) => c.method === method), 30_000, `${method} held`)
+        .catch((e) => {
+          throw new Error(
+            `${e.message}; updates: ${JSON.stringify(h.updatesFor(sessionId)).slice(-1500)}; ` +
+              `stderr: ${h.stderr().slice(-1500)}`,
+          );
+        });
       await h.agent.notify("session/cancel", { sessionId });
       const r = await turn;
       assert.equal(r.stopReason, "cancelled");
