@@ -83,8 +83,13 @@ Deno.test("custom commands: an untrusted workspace's command files are not read;
     await write(`${cfg}/commands/mine.md`, "mine\n");
     const r = await loadCustomCommands({ configDir: cfg, cwd: dir, trusted: false });
     assert.deepEqual(r.commands.map((c) => c.name), ["mine"]);
-    assert.ok(r.warnings.some((w) => w.includes(`${dir}/.claude/commands: not read`)));
-    assert.ok(r.warnings.some((w) => w.includes(`${dir}/.coyote/commands: not read`)));
+    // In a subfolder, the repository root's folders are named (the untrusted note names only the
+    // working directory's).
+    await Deno.mkdir(`${dir}/sub`);
+    const sub = await loadCustomCommands({ configDir: cfg, cwd: `${dir}/sub`, trusted: false });
+    assert.deepEqual(sub.commands.map((c) => c.name), ["mine"]);
+    assert.ok(sub.warnings.some((w) => w.includes(`${dir}/.claude/commands: not read`)));
+    assert.ok(sub.warnings.some((w) => w.includes(`${dir}/.coyote/commands: not read`)));
   } finally {
     await Deno.remove(cfg, { recursive: true });
     await Deno.remove(dir, { recursive: true });
@@ -208,7 +213,10 @@ Deno.test('custom commands: coyote --headless "/fix-issue 42" sends the expanded
     // Untrusted: the workspace's file is not read, the text goes to the model as typed.
     const u = await run("/fix-issue 42");
     assert.equal(u.code, 0, u.stderr);
-    assert.match(u.stderr, /\.claude\/commands: not read, the workspace is not trusted/);
+    assert.match(
+      u.stderr,
+      /is not trusted: ignoring .*\.claude\/commands\/, \.coyote\/commands\/ \(trust it/,
+    );
     const raw = requestMessages(server.requests.at(-1)!).filter((m) => m.role === "user").at(-1)!;
     assert.match(JSON.stringify(raw.content), /\/fix-issue 42/);
 

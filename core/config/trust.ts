@@ -189,6 +189,8 @@ export function setTrust(dataDir: string, dir: string, trusted: boolean): string
  * (relative names, e.g. `.mcp.json`, `.coyote/plugins/`). Empty = nothing to ask about.
  * Agent files (`.coyote/agents/`) are not among them: they are text and load untrusted
  * (docs/agents.md "Where agents are found"), so they neither trigger the question nor the note.
+ * Custom slash commands (`.claude/commands/`, `.coyote/commands/`) are: they are prompts a user
+ * runs by habit, so a cloned repository's load only when trusted (docs/commands.md).
  */
 export function gatedWorkspaceFiles(cwd: string): string[] {
   const names = [
@@ -198,6 +200,8 @@ export function gatedWorkspaceFiles(cwd: string): string[] {
     ".coyote/plugins/",
     ".coyote/config.yaml",
     ".coyote/config.local.yaml",
+    ".claude/commands/",
+    ".coyote/commands/",
   ];
   const base = cwd.replace(/\/+$/, "");
   // Claude Code's settings count when they hold hooks (trust would run them; docs/hooks.md).

@@ -100,9 +100,13 @@ export async function loadCustomCommands(input: CommandsInput): Promise<Commands
       const dir = join(d, rel);
       if (!exists(dir)) continue;
       if (!input.trusted) {
-        out.warnings.push(
-          `${dir}: not read, the workspace is not trusted (coyote trust, or --trust-workspace)`,
-        );
+        // The working directory's folders are named by the untrusted-workspace note already
+        // (core/config/trust.ts gatedWorkspaceFiles); an ancestor's are not.
+        if (d !== dirs.at(-1)) {
+          out.warnings.push(
+            `${dir}: not read, the workspace is not trusted (coyote trust, or --trust-workspace)`,
+          );
+        }
         continue;
       }
       roots.push({ dir, scope: "project", top });
