@@ -9,6 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/run_coyote.ts";
+import { Renderer } from "../core/frontends/render/mod.ts";
+import type { HookEvent } from "../core/protocol/types.ts";
 import {
   type RecordedRequest,
   requestMessages,
@@ -492,5 +494,39 @@ Deno.test("malformed hooks: an error naming the file and the field", async () =>
   assert.match(
     noCommand.stderr,
     /\.claude\/settings\.json: hooks\.PostToolUse\[0\]\.hooks\[0\]\.command: expected a shell command/,
+  );
+});
+
+Deno.test("the renderer shows a hook's decision and system message, not its silent or failed runs", () => {
+  let err = "";
+  const r = new Renderer({
+    out: () => {},
+    err: (t) => (err += t),
+    color: false,
+    cwd: "/w",
+    now: () => 0,
+  });
+  const ev = (h: Partial<HookEvent>) =>
+    r.onEnvelope({
+      session_id: "s1",
+      agent: "coyote",
+      agent_id: "coyote-1",
+      seq: 1,
+      update: {
+        sessionUpdate: "hook",
+        hookEventName: "PreToolUse",
+        command: "check.sh",
+        source: "config",
+        decision: "none",
+        ...h,
+      },
+    });
+  ev({ decision: "deny", reason: "rm is not allowed\u001b[2J" });
+  ev({ decision: "none" });
+  ev({ decision: "error", reason: "timed out after 1 s" });
+  ev({ hookEventName: "PostToolUse", decision: "context", systemMessage: "formatted 2 files" });
+  assert.equal(
+    err,
+    "↪ PreToolUse hook denied: rm is not allowed\\u001b[2J\n↪ PostToolUse hook formatted 2 files\n",
   );
 });
