@@ -47,8 +47,8 @@ export function statusText(
     [
       "sandbox",
       sb
-        ? `${sb.active ? `on (${sb.backend})` : "off"}${
-          sb.autoAllow ? ", auto_allow" : ""
+        ? `${
+          sb.active ? `on (${sb.backend}${sb.autoAllow ? ", auto_allow" : ""})` : "off"
         } — ${sb.reason}`
         : "none",
     ],
