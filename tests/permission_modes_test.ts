@@ -210,7 +210,7 @@ Deno.test("permission modes: commands really run under bwrap — plan's workspac
   }
 });
 
-Deno.test("permission modes: worker grants — plan grants a plugin no write", async () => {
+Deno.test("permission modes: worker grants — plan grants a plugin no write or run, default no write", async () => {
   const w = await world();
   try {
     for (const mode of MODES) {
@@ -220,7 +220,17 @@ Deno.test("permission modes: worker grants — plan grants a plugin no write", a
       if (mode === "plan") {
         assert.equal(g.permissions.write, false);
         assert.match(g.refused[0].message, /plan mode is read-only/);
+      } else if (mode === "default") {
+        // The guard would ask before each write: a grant cannot ask, so none is given.
+        assert.equal(g.permissions.write, false);
+        assert.match(g.refused[0].message, /default mode asks before writing/);
       } else assert.deepEqual(g.permissions.write, [join(w.ws, "out")], mode);
+      // A program with arguments nobody knows yet is not read-only: plan grants no run.
+      const run = w.policy(mode).workerPermissions({ run: ["git"] }, "p");
+      if (mode === "plan") {
+        assert.equal(run.permissions.run, false);
+        assert.match(run.refused[0].message, /plan mode/);
+      }
     }
   } finally {
     await w.cleanup();

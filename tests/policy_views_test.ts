@@ -123,6 +123,12 @@ const POLICIES: Record<string, Policy> = {
     ...opts,
     dangerouslySkipPermissions: true,
   }),
+  // Permission mode plan (core/policy/mode.ts): read-only in every view, allow rules included.
+  plan: Policy.create({ allow: [`Write(${out}/pub/**)`, "Execute(git:*)"] }, {
+    allow: [],
+    deny: [],
+  }, { ...opts, mode: "plan" }),
+  "default mode": Policy.create({}, { allow: [], deny: [] }, { ...opts, mode: "default" }),
 };
 // The synchronous views compile glob rules only once npm picomatch has loaded (core/policy/rules.ts).
 await Promise.all(Object.values(POLICIES).map((p) => p.globsReady()));
@@ -244,11 +250,14 @@ Deno.test("policy views: guard, worker grant and Deno flags agree on every resou
     }
     for (const prog of PROGRAMS) {
       // Runnable = the guard allows the program with arguments it cannot know.
-      const g = (await policy.evaluate({ type: "execute", command: `${prog} "$@"` })).decision;
+      const v = await policy.evaluate({ type: "execute", command: `${prog} "$@"` });
+      const g = v.decision;
       if (granted("run", prog) !== (g === "allow")) {
         say(`run ${prog}: guard ${g}, worker ${granted("run", prog)}`);
       }
-      if (flagDenied(flags, "run", prog) !== (g === "deny")) {
+      // Plan mode's own denies are not Coyote's flags: Coyote itself still runs commands.
+      const ruleDeny = g === "deny" && v.rule !== "mode plan";
+      if (flagDenied(flags, "run", prog) !== ruleDeny) {
         say(`run ${prog}: guard ${g}, flags ${flagDenied(flags, "run", prog)}`);
       }
     }

@@ -18,6 +18,31 @@ import { parseShell } from "./shell/parse.ts";
 import { lexSimple } from "./shell/fast_path.ts";
 import type { GuardPart } from "./types.ts";
 import { by, clip, q } from "./verdict.ts";
+import { applyMode } from "./mode.ts";
+
+/**
+ * The policy a command is judged by: in plan mode (./mode.ts) without `Execute` allow rules and
+ * without `--dangerously-skip-permissions`, so only what the read-only defaults allow runs; then
+ * {@link applyMode} turns what would ask into a deny. The guard (policy.ts) and the worker grants'
+ * `run` (grant.ts) both use it.
+ */
+export function commandView(core: PolicyCore): PolicyCore {
+  return core.mode !== "plan" ? core : {
+    ...core,
+    dangerouslySkipPermissions: false,
+    rules: core.rules.filter((r) => !(r.kind === "execute" && r.decision === "allow")),
+  };
+}
+
+/** The parts of `command` under the policy's mode ({@link commandView}, ./mode.ts `applyMode`). */
+export function modeCommandParts(core: PolicyCore, command: string): GuardPart[] {
+  return applyMode(
+    core.mode,
+    commandParts(commandView(core), command),
+    true,
+    core.dangerouslySkipPermissions,
+  );
+}
 
 /** Commands longer than this are not parsed; they ask (fail closed). */
 export const MAX_COMMAND_LENGTH = 4000;

@@ -18,7 +18,12 @@ import { type Level, matcher, type PolicyCore, rulesOf } from "./context.ts";
 import { namePart } from "./names.ts";
 import { netPart } from "./net.ts";
 import { pathPart } from "./paths.ts";
-import { PLAN_RULE } from "./mode.ts";
+import { applyMode, DEFAULT_RULE, PLAN_RULE } from "./mode.ts";
+import { commandView } from "./command.ts";
+
+/** A path part as the guard decides it in the policy's mode (default mode asks before writes). */
+const modePart = (core: PolicyCore, p: GuardPart) =>
+  applyMode(core.mode, [p], false, core.dangerouslySkipPermissions)[0];
 import { simpleParts } from "./walk.ts";
 import type { GuardPart, WorkerGrant } from "./types.ts";
 import { by, worstPart } from "./verdict.ts";
@@ -162,7 +167,9 @@ export function workerPermissions(
 /** A refusal phrase from a part: `rule X (from …) denies it` / `the policy asks for reads outside the workspace`. */
 function phrase(core: PolicyCore, p: GuardPart): string {
   // Plan mode's own decision (./mode.ts) says itself what it is.
-  if (p.rule === PLAN_RULE) return p.reason.replace(/ \(switch the mode.*\)$/, "");
+  if (p.rule === PLAN_RULE || p.rule === DEFAULT_RULE) {
+    return p.reason.replace(/ \((switch the mode|accept-edits and auto).*\)$/, "");
+  }
   if (p.rule && p.rule !== "default") {
     const r = core.rules.find((x) => x.text === p.rule);
     return `${r ? by(r) : `rule ${p.rule}`} ${p.decision === "deny" ? "denies" : "asks for"} it`;
@@ -184,7 +191,7 @@ function subtreePart(
   } catch { /* missing or unreadable: treat as a directory */ }
   const probes = isFile ? [abs] : [abs, `${abs === "/" ? "" : abs}/\u0001probe`];
   for (const p of probes) {
-    const part = pathPart(core, kind, p, "full");
+    const part = modePart(core, pathPart(core, kind, p, "full"));
     if (part.decision === "allow") continue;
     if (part.rule && part.rule !== "default") {
       return { decision: part.decision, rule: part.rule, why: phrase(core, part) };
@@ -221,7 +228,7 @@ function subtreePart(
     ): x is string => !!x);
     for (const root of roots) {
       if (!isInside(root, abs) || root === abs) continue;
-      const part = pathPart(core, "write", `${root}/\u0001probe`, "full");
+      const part = modePart(core, pathPart(core, "write", `${root}/\u0001probe`, "full"));
       if (part.decision !== "allow") {
         return {
           decision: part.decision,
@@ -242,7 +249,9 @@ function subtreePart(
  * construction: path deny rules, argument-specific deny rules and the
  * default read-only table all apply.
  */
-function programPart(core: PolicyCore, program: string): GuardPart {
+function programPart(base: PolicyCore, program: string): GuardPart {
+  // Judged as the guard judges a command in the policy's mode (command.ts `commandView`).
+  const core = commandView(base);
   const parts: GuardPart[] = [];
   const level: Level = core.dangerouslySkipPermissions ? "skip" : "full";
   simpleParts(
@@ -255,5 +264,5 @@ function programPart(core: PolicyCore, program: string): GuardPart {
     parts,
     true,
   );
-  return worstPart(parts);
+  return worstPart(applyMode(base.mode, parts, true, base.dangerouslySkipPermissions));
 }

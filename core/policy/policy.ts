@@ -36,7 +36,7 @@ import { aggregate, q } from "./verdict.ts";
 import { pathPart } from "./paths.ts";
 import { netPart } from "./net.ts";
 import { namePart, toolPart } from "./names.ts";
-import { commandParts, needsFullParser } from "./command.ts";
+import { modeCommandParts, needsFullParser } from "./command.ts";
 import { loadShellParser, shellParserLoaded } from "./shell/parse.ts";
 import { workerPermissions } from "./grant.ts";
 import { denoFlags, flagFor } from "./flags.ts";
@@ -208,19 +208,8 @@ export class Policy {
     if (access.type === "execute") {
       const command = String(access.command ?? "");
       if (!shellParserLoaded() && needsFullParser(command)) await loadShellParser();
-      const core = this.#core;
       // Plan mode judges a command by the read-only defaults alone (./mode.ts).
-      const view: PolicyCore = core.mode !== "plan" ? core : {
-        ...core,
-        dangerouslySkipPermissions: false,
-        rules: core.rules.filter((r) => !(r.kind === "execute" && r.decision === "allow")),
-      };
-      return applyMode(
-        core.mode,
-        commandParts(view, command),
-        true,
-        core.dangerouslySkipPermissions,
-      );
+      return modeCommandParts(this.#core, command);
     }
     return applyMode(
       this.#core.mode,

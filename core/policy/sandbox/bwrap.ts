@@ -127,6 +127,8 @@ export function bwrapArgs(
   if (profile.home) mounts.push(...homeMounts(profile.home, emptyFilePath()));
   mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);
   for (const m of mounts) a.push(...m.args);
+  // Plan mode: the home's tmpfs goes read-only once everything inside it is mounted.
+  if (profile.home?.readOnly) a.push("--remount-ro", profile.home.path);
   a.push("--chdir", opts.cwd, "--", ...argv);
   return a;
 }

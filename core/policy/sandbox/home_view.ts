@@ -144,6 +144,8 @@ export interface HomeView {
   hidden: string[];
   /** Host file mounted read-only at `<home>/.gitconfig`. */
   gitconfig: string;
+  /** Plan mode (core/policy/mode.ts): the empty home is read-only too (./bwrap.ts remounts it). */
+  readOnly?: boolean;
 }
 
 function real(p: string): string | undefined {

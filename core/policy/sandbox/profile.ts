@@ -200,6 +200,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   const home = Deno.build.os === "linux"
     ? homeView(policy.home, ws, [...writable, ...readable].map((r) => r.path))
     : undefined;
+  if (home && plan) home.readOnly = true;
 
   // Protected paths stay read-only unless an allow rule names them.
   const nodeModules: string[] = [];
