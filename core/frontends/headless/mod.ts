@@ -250,7 +250,8 @@ function terminalPermission(
       const color = colorFor(Deno.stderr.isTerminal());
       ui.renderer?.suspend();
       try {
-        err(`\n${permissionText(req, { color, width: terminalWidth(), cwd: ui.cwd })}`);
+        const trusted = ui.trusted();
+        err(`\n${permissionText(req, { color, width: terminalWidth(), cwd: ui.cwd, trusted })}`);
         let outcome: PermissionOutcome | null = null;
         while (!outcome) {
           const key = await readKey(signal);
@@ -260,11 +261,11 @@ function terminalPermission(
           }
           outcome = outcomeForKey(key);
         }
-        err(`${outcomeLabel(outcome)}\n`);
+        err(`${outcomeLabel(outcome, trusted)}\n`);
         // Ctrl+C at a prompt is an interrupt of the run (exit 130), also when the prompt is a
         // sub-agent's (its "cancelled" alone would end only that child).
         if (outcome === "cancelled") ui.interrupt();
-        const note = await rememberAnswer(req, outcome, { cwd: ui.cwd, trusted: ui.trusted() });
+        const note = await rememberAnswer(req, outcome, { cwd: ui.cwd, trusted });
         if (note) err(`  ${safeText(note)}\n`);
         return outcome;
       } finally {

@@ -1,6 +1,6 @@
 /**
  * The terminal permission prompt shared by the REPL and one-shot text mode: one key —
- * `y` allow once, `a` allow always (remembered for this project), `n` deny, `d` deny always —
+ * `y` allow once, `a` allow always, `n` deny, `d` deny always —
  * after the full request: the right verb (run / write / fetch / read / use), the whole command or
  * path wrapped to the terminal width (never cut), the guard's reason, and for a file write the
  * diff it would make.
@@ -8,7 +8,8 @@
  * "Always" answers are written to `.coyote/config.local.yaml` (core/config/project.ts
  * `appendPermissionRule`) when the workspace is trusted, so later runs, `--continue` and ACP
  * sessions there apply them; the engine also adds the rule to the running session
- * (core/engine/gate.ts).
+ * (core/engine/gate.ts). In an untrusted workspace nothing is written: the legend, the answer
+ * line and nothing else say so once ("this session only").
  * @module
  */
 import type { ToolAccess } from "../../../sdk/mod.ts";
@@ -72,7 +73,7 @@ export function requestDiff(req: PermissionRequest, color: boolean, cwd: string)
 /** The prompt text for a request (ends with the key legend, no newline). */
 export function permissionText(
   req: PermissionRequest,
-  opts: { color: boolean; width: number; cwd: string },
+  opts: { color: boolean; width: number; cwd: string; trusted?: boolean },
 ): string {
   const s: Style = styles(opts.color);
   const who = req.scope && req.scope.depth > 0
@@ -90,8 +91,9 @@ export function permissionText(
     const d = requestDiff(req, opts.color, opts.cwd);
     if (d) lines.push(d.replace(/\n$/, ""));
   }
+  const where = opts.trusted === false ? "this session" : "this project";
   lines.push(
-    `  ${s.bold("y")} yes once · ${s.bold("a")} always (this project) · ${s.bold("n")} no · ${
+    `  ${s.bold("y")} yes once · ${s.bold("a")} always (${where}) · ${s.bold("n")} no · ${
       s.bold("d")
     } deny always `,
   );
@@ -124,14 +126,21 @@ export function outcomeForKey(key: string): PermissionOutcome | null {
   }
 }
 
-/** Label printed after the answer. */
-export function outcomeLabel(o: PermissionOutcome): string {
+/**
+ * Label printed after the answer. An "always" answer is saved for the project only in a trusted
+ * workspace (`trusted`, default true); in an untrusted one the label says "this session only",
+ * once, and {@link rememberAnswer} adds nothing.
+ */
+export function outcomeLabel(o: PermissionOutcome, trusted = true): string {
+  const kept = trusted
+    ? "saved for this project"
+    : "this session only: the workspace is not trusted, /trust keeps rules";
   return o === "allow_once"
     ? "allowed once"
     : o === "allow_always"
-    ? "allowed always (saved for this project)"
+    ? `allowed always (${kept})`
     : o === "reject_always"
-    ? "denied always (saved for this project)"
+    ? `denied always (${kept})`
     : o === "cancelled"
     ? "cancelled"
     : "denied";
@@ -139,7 +148,9 @@ export function outcomeLabel(o: PermissionOutcome): string {
 
 /**
  * Saves an "always" answer for every access of the request to `.coyote/config.local.yaml`
- * (core/config/project.ts), when the workspace is trusted; returns a note for the user.
+ * (core/config/project.ts), when the workspace is trusted; returns a note for the user (where it
+ * was saved, or why not), or null when there is nothing to add — an untrusted workspace's
+ * "session only" is already in {@link outcomeLabel}.
  */
 export async function rememberAnswer(
   req: PermissionRequest,
@@ -147,9 +158,7 @@ export async function rememberAnswer(
   ws: { cwd: string; trusted: boolean },
 ): Promise<string | null> {
   if (outcome !== "allow_always" && outcome !== "reject_always") return null;
-  if (!ws.trusted) {
-    return "this workspace is not trusted: the rule holds for this session only (/trust to keep rules)";
-  }
+  if (!ws.trusted) return null;
   const { ruleFor } = await import("../../engine/gate.ts");
   const { appendPermissionRule } = await import("../../config/project.ts");
   const decision = outcome === "allow_always" ? "allow" : "deny";

@@ -125,6 +125,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
         "../render/permission.ts"
       );
       renderer.suspend();
+      const trusted = trustedOverride || session.workspace.trust.trusted;
       try {
         err(
           `\n${
@@ -132,6 +133,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
               color: colorFor(Deno.stderr.isTerminal()),
               width: terminalWidth(),
               cwd: session.cwd,
+              trusted,
             })
           }`,
         );
@@ -144,11 +146,8 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
           }
           outcome = outcomeForKey(key);
         }
-        err(`${outcomeLabel(outcome)}\n`);
-        const note = await rememberAnswer(req, outcome, {
-          cwd: session.cwd,
-          trusted: trustedOverride || session.workspace.trust.trusted,
-        });
+        err(`${outcomeLabel(outcome, trusted)}\n`);
+        const note = await rememberAnswer(req, outcome, { cwd: session.cwd, trusted });
         if (note) err(s.dim(`  ${safeText(note)}\n`));
         return outcome;
       } finally {
