@@ -71,7 +71,7 @@ export function processLimit(l: SandboxLimits): { outer: string; inner: string; 
   const pidMax = Math.max(l.processes + 2, PID_MAX_MIN);
   return {
     outer: `{ echo ${pidMax} > /proc/sys/kernel/pid_max && ` +
-      `mount -o remount,bind,ro /proc/sys/kernel/pid_max; } 2>/dev/null || ` +
+      `mount -n -i -o remount,bind,ro /proc/sys/kernel/pid_max; } 2>/dev/null || ` +
       `echo "coyote: the sandbox's process limit could not be set" >&2\n` + NPROC(l.processes),
     inner: "",
     pidMax: true,

@@ -44,7 +44,7 @@ import { describeHome } from "./home_view.ts";
 import { unixSocketFilterFile } from "./seccomp.ts";
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
-import { detectBackend, type SandboxBackend, socatPath } from "./probe.ts";
+import { detectBackend, type SandboxBackend, setprivPath, socatPath } from "./probe.ts";
 import type { PermissionMode } from "../mode.ts";
 
 export { deriveProfile, envDecision, type SandboxProfile } from "./profile.ts";
@@ -153,7 +153,22 @@ export function sandboxedCommand(
     let argv = [shell, "-c", inner];
     let seccompFd: number | undefined = filter ? 3 : undefined;
     let keepCaps: string[] | undefined;
-    if (outer) {
+    const setpriv = setprivPath();
+    if (outer && !(filter && opts.prelude) && setpriv) {
+      // Only the process limit: the outer shell (filtered already: it needs no unix socket) keeps
+      // CAP_SYS_ADMIN to write pid_max and CAP_SETPCAP to drop the bounding set, then util-linux
+      // setpriv drops every capability before the command runs (cheaper than a nested bwrap).
+      keepCaps = ["CAP_SYS_ADMIN", "CAP_SETPCAP"];
+      argv = [
+        shell,
+        "-c",
+        outer + `exec "$0" --bounding-set=-all --inh-caps=-all --ambient-caps=-all -- "$@"`,
+        setpriv,
+        shell,
+        "-c",
+        inner,
+      ];
+    } else if (outer) {
       // A nested bwrap drops every capability, applies the filter (fd 3, inherited) and makes
       // /proc/sys read-only for the command alone. The outer keeps CAP_SYS_ADMIN (pid_max, and
       // as root the nested mount namespace) and as root CAP_SETPCAP (dropping the bounding set).

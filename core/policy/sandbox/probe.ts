@@ -33,6 +33,13 @@ export function socatPath(): string | undefined {
   return socat.path;
 }
 
+let setprivFound: { path?: string } | undefined;
+/** util-linux `setpriv` (drops the capabilities once the process limit is set); looked up once. */
+export function setprivPath(): string | undefined {
+  setprivFound ??= { path: which("setpriv") };
+  return setprivFound.path;
+}
+
 /** The probe's arguments: a change here is a new cache key. */
 const PROBE_ARGS = [
   "--die-with-parent",
