@@ -220,6 +220,18 @@ Deno.test('custom commands: coyote --headless "/fix-issue 42" sends the expanded
     const raw = requestMessages(server.requests.at(-1)!).filter((m) => m.role === "user").at(-1)!;
     assert.match(JSON.stringify(raw.content), /\/fix-issue 42/);
 
+    // A near miss goes to the model as typed, with a note on stderr.
+    const miss = await run("/fix-isue 42", ["--trust-workspace"]);
+    assert.equal(miss.code, 0, miss.stderr);
+    assert.match(
+      miss.stderr,
+      /\/fix-isue is no command \(did you mean \/fix-issue\?\); sent to the model as text/,
+    );
+    assert.match(
+      JSON.stringify(requestMessages(server.requests.at(-1)!).at(-1)!.content),
+      /\/fix-isue 42/,
+    );
+
     // A malformed file costs a message naming it, not the run.
     await write(`${dir}/.coyote/commands/broken.md`, "---\nmodel: 7\n---\nx\n");
     const b = await run("/plain", ["--trust-workspace"]);

@@ -127,6 +127,20 @@ export async function promptCommand(
     const prompt = cmd.name === "init" ? P.initPrompt(cmd.args) : P.reviewPrompt(session, cmd.args);
     return { prompt, overrides: {}, notes: [] };
   }
-  const found = findCustom(await customCommands(app, session, log), cmd.name);
-  return found ? customTurn(found, cmd.args, session) : null;
+  const list = await customCommands(app, session, log);
+  const found = findCustom(list, cmd.name);
+  if (found) return customTurn(found, cmd.args, session);
+  // Not a command: the text goes to the model as typed (`/tmp is full, why?`), but a near miss
+  // of a command's name is said on stderr.
+  const { closest } = await import("../../util/text.ts");
+  const near = closest(cmd.name, [
+    ...BUILTIN_COMMANDS.map((c) => c.name),
+    ...list.map((c) => c.name),
+  ]);
+  if (near) {
+    log(
+      `coyote: note: /${cmd.name} is no command (did you mean /${near}?); sent to the model as text`,
+    );
+  }
+  return null;
 }
