@@ -5,8 +5,9 @@
  * What holds where (Linux, bwrap):
  * - **Processes** (tasks: threads count too). Primary: the `pid_max` of the command's own PID
  *   namespace (Linux ≥ 6.14 has one per namespace, `/proc/sys/kernel/pid_max`): the sandbox's
- *   outer bwrap keeps `CAP_SYS_ADMIN` just long enough to write it, then a nested bwrap drops
- *   every capability and mounts `/proc/sys` read-only before the command starts
+ *   outer bwrap keeps `CAP_SYS_ADMIN` just long enough to write it and remount that file
+ *   read-only (`/proc/sys` is read-only already, ./bwrap.ts), then util-linux `setpriv` (or a
+ *   nested bwrap, with the `Net` proxy bridge) drops every capability before the command starts
  *   (core/policy/sandbox/mod.ts). Every process of the command needs a PID number there below
  *   `pid_max`, so the tree cannot grow past it — as root too (RLIMIT_NPROC never binds uid 0).
  *   The kernel's smallest `pid_max` is 301, so a limit under 299 is 299 this way.
