@@ -259,6 +259,7 @@ Deno.test("permission modes e2e: --mode plan with the guard forced open still wr
     assert.equal(lines[0].type, "init");
     assert.equal(lines[0].permissionMode, "plan");
     assert.equal(lines[0].sandbox.auto_allow, false);
+    assert.match(lines[0].sandbox.reason, /workspace read-only \(plan mode\)/);
     assert.deepEqual(lines.at(-1).denied, [], "the guard was forced to allow everything");
     await assert.rejects(Deno.stat(join(w.ws, "pwned.txt")));
     await assert.rejects(Deno.stat(join(w.ws, "also.txt")));

@@ -272,9 +272,9 @@ export class CommandSandbox {
       const d = await detectBackend();
       backend = d.backend;
       reason = backend
-        ? `${backend.name}: workspace writable, network ${
-          netWord(networkOf(policy.rules()), backend)
-        }`
+        ? `${backend.name}: workspace ${
+          policy.mode === "plan" ? "read-only (plan mode)" : "writable"
+        }, network ${netWord(networkOf(policy.rules()), backend)}`
         : d.reason;
     }
     const status: SandboxStatus = {
