@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./support/run_coyote.ts";
 import { Renderer } from "../core/frontends/render/mod.ts";
+import { acpTestEnv, finishAcp, startAcp } from "./support/acp_harness.ts";
 import type { HookEvent } from "../core/protocol/types.ts";
 import {
   type RecordedRequest,
@@ -529,4 +530,44 @@ Deno.test("the renderer shows a hook's decision and system message, not its sile
     err,
     "↪ PreToolUse hook denied: rm is not allowed\\u001b[2J\n↪ PostToolUse hook formatted 2 files\n",
   );
+});
+
+Deno.test("ACP: a hook's decision reaches the client as an agent_thought_chunk with _meta.coyote", async () => {
+  const e = await acpTestEnv([
+    { tool_calls: [{ name: "execute_command", arguments: { command: "echo hi" } }] },
+    { text: "ok" },
+  ], "coyote-acp-hooks");
+  try {
+    await Deno.mkdir(e.env.COYOTE_CONFIG_DIR, { recursive: true });
+    await Deno.writeTextFile(
+      join(e.env.COYOTE_CONFIG_DIR, "config.yaml"),
+      `hooks: ${
+        JSON.stringify({ PreToolUse: [group("Bash", "echo 'not in the editor' >&2; exit 2")] })
+      }\n`,
+    );
+    const h = await startAcp({ env: e.env });
+    try {
+      const s = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      await h.agent.request("session/prompt", {
+        sessionId: s.sessionId,
+        prompt: [{ type: "text", text: "say hi" }],
+      });
+      const hook = h.updatesFor(s.sessionId).find((u) =>
+        u.sessionUpdate === "agent_thought_chunk" &&
+        (u._meta as { coyote?: { event?: string } } | undefined)?.coyote?.event === "hook"
+      ) as { content: { text: string }; _meta: { coyote: Record<string, unknown> } } | undefined;
+      assert.ok(hook, "a hook thought");
+      assert.equal(hook._meta.coyote.hookEventName, "PreToolUse");
+      assert.equal(hook._meta.coyote.decision, "deny");
+      assert.match(hook.content.text, /hook PreToolUse deny: not in the editor/);
+      assert.ok(
+        !h.updatesFor(s.sessionId).some((u) => (u.sessionUpdate as string) === "hook"),
+        "no sessionUpdate ACP does not know",
+      );
+    } finally {
+      await finishAcp(h);
+    }
+  } finally {
+    await e.close();
+  }
 });
