@@ -26,7 +26,7 @@ const KEYS = [
  */
 export async function runCommand(ctx: ReplContext, name: string, args: string): Promise<boolean> {
   const session = ctx.session;
-  const custom = await customCommands(ctx.app, session);
+  const custom = await customCommands(ctx.app, session, (l) => ctx.say(l));
   const all = await commandList(ctx);
   const leaf = findCustom(custom, name);
   const found = all.find((c) => c.name === name) ?? all.find((c) => c.name === leaf?.name);
@@ -326,7 +326,7 @@ export async function commandList(ctx: ReplContext): Promise<SlashCommand[]> {
     description: p.description ?? `MCP prompt ${p.name} of server ${p.server}`,
     source: { mcpServer: p.server, prompt: p.name },
   }));
-  const custom = (await customCommands(ctx.app, session)).map(asSlashCommand);
+  const custom = (await customCommands(ctx.app, session, (l) => ctx.say(l))).map(asSlashCommand);
   return slashCommands([...custom, ...mcpPrompts]);
 }
 

@@ -21,16 +21,17 @@ import { BUILTIN_COMMANDS, type SlashCommand } from "../slash_commands.ts";
 const loaded = new Map<string, Promise<CommandsLoad>>();
 
 /**
- * The custom commands of `session`'s workspace (cached per config dir, directory and trust);
- * errors and warnings go to `log` the first time.
+ * The custom commands of `session`'s workspace, read once per session (a file added or changed
+ * counts from the next session: `/clear`, `/resume`, a new ACP session); errors and warnings go to
+ * `log` the first time.
  */
 export function customCommands(
   app: Pick<AppOptions, "configDir">,
-  session: Pick<AgentSession, "cwd" | "workspace">,
+  session: Pick<AgentSession, "cwd" | "workspace" | "id">,
   log: (line: string) => void = () => {},
 ): Promise<CustomCommand[]> {
   const trusted = session.workspace.trust.trusted;
-  const key = `${app.configDir}\0${session.cwd}\0${trusted}`;
+  const key = `${app.configDir}\0${session.cwd}\0${trusted}\0${session.id}`;
   let p = loaded.get(key);
   if (!p) {
     p = loadCustomCommands({
