@@ -477,6 +477,34 @@ if not e["stop_hook_active"]:
   assert.equal(halt.hooks[0].reason, "the build is red: stopping here");
 });
 
+Deno.test("PreToolUse allow: your config's hook skips the rules' ask; a workspace's allow is ignored", async () => {
+  const allow =
+    `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`;
+  const script = (): ScriptedReply[] => [
+    { tool_calls: [{ name: "execute_command", arguments: { command: "touch made.txt" } }] },
+    { text: "ok" },
+  ];
+  const ask = `permissions: { ask: ["Execute(touch *)"] }\n`;
+  const mine = await run({
+    configYaml: `${ask}hooks: ${JSON.stringify({ PreToolUse: [group("Bash", allow)] })}\n`,
+    script: script(),
+  });
+  assert.equal(mine.code, 0, mine.stderr);
+  assert.equal((mine.result.denied as unknown[]).length, 0, "approved: no question, no denial");
+  assert.equal(mine.hooks[0].decision, "allow");
+
+  const theirs = await run({
+    configYaml: ask,
+    claudeSettings: { hooks: { PreToolUse: [group("Bash", allow)] } },
+    args: ["--trust-workspace"],
+    script: script(),
+  });
+  assert.equal(theirs.code, 0, theirs.stderr);
+  assert.equal((theirs.result.denied as unknown[]).length, 1, "headless denies the ask");
+  assert.equal(theirs.hooks[0].decision, "none");
+  assert.match(theirs.hooks[0].reason ?? "", /allow ignored/);
+});
+
 Deno.test("malformed hooks: an error naming the file and the field", async () => {
   const bad = await run({
     configYaml: "hooks:\n  PreToolUse:\n    - matcher: '(Bash'\n      hooks: [{command: x}]\n",

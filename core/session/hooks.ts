@@ -7,8 +7,9 @@
  * - the user's `config.yaml` `hooks:` — as the user, outside the OS sandbox (like Claude Code);
  * - a **trusted** workspace's `.coyote/config.yaml` / `config.local.yaml` `hooks:` and
  *   `.claude/settings.json` / `settings.local.json` `hooks` (core/config/project.ts) — inside the
- *   session's OS sandbox, as its commands run: the model may write the scripts they name;
- *   an untrusted workspace's are not read at all;
+ *   session's OS sandbox, as its commands run: the model may write the scripts they name, so
+ *   their `allow` is ignored (they may deny, ask or rewrite); an untrusted workspace's are not
+ *   read at all;
  * - plugins (SDK `hooks`) — inside the OS sandbox; a plugin's `allow` is ignored (it may deny,
  *   ask or rewrite, not approve).
  *
@@ -81,7 +82,9 @@ export function hookEntries(
             ...(c.timeout ? { timeoutMs: Math.round(c.timeout * 1000) } : {}),
             source,
             ...(launch ? { launch } : {}),
-            mayApprove: source !== "plugin",
+            // Only your own config's hooks may approve: the model can write the scripts a
+            // workspace's hooks run (and a plugin is not you).
+            mayApprove: !launch,
           });
         }
       }

@@ -36,7 +36,10 @@ export interface HookEntry {
   source: string;
   /** Starts it inside the OS sandbox (workspace and plugin hooks); absent: as the user. */
   launch?: HookLaunch;
-  /** May its `allow` skip a permission question? (Not a plugin's: it may deny or rewrite.) */
+  /**
+   * May its `allow` skip a permission question? Only the user config's hooks: a workspace's or a
+   * plugin's may deny, ask or rewrite (the model can write the scripts a workspace's run).
+   */
   mayApprove?: boolean;
 }
 
