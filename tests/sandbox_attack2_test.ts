@@ -117,3 +117,25 @@ Deno.test("attack 2: the limits' hard values cannot be raised from inside", asyn
     await w.cleanup();
   }
 });
+
+Deno.test("attack 2: another user's home is hidden (root reads world-readable dotfiles)", async () => {
+  const other = `/home/coyote-other-${crypto.randomUUID().slice(0, 8)}`;
+  await Deno.mkdir(other);
+  await Deno.writeTextFile(
+    `${other}/.gitconfig`,
+    '[url "https://ghp_othertoken123@github.com/"]\n\tinsteadOf = https://github.com/\n',
+  );
+  await Deno.chmod(`${other}/.gitconfig`, 0o644);
+  const w = await world();
+  try {
+    const r = await w.run(`cat ${other}/.gitconfig; ls -a ${other}; echo done`);
+    assert.match(r.content, /done/);
+    assert.doesNotMatch(r.content, /ghp_othertoken123|^\.gitconfig$/m);
+    // Still readable to the guard's file tools only with a question (outside the workspace).
+    const v = await w.policy.evaluate({ type: "read", path: `${other}/.gitconfig` });
+    assert.equal(v.decision, "ask", v.reason);
+  } finally {
+    await w.cleanup();
+    await Deno.remove(other, { recursive: true }).catch(() => {});
+  }
+});

@@ -96,6 +96,25 @@ export const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
 /** Names (case-insensitive substrings) of variables that look secret. */
 export const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
 
+/**
+ * The folders under `/home` that are not `home` (nor hold it) and hold no root in `roots`: other
+ * users' homes, hidden by default (a command running as root reads their world-readable files).
+ */
+function otherHomes(home: string, roots: readonly string[]): string[] {
+  const out: string[] = [];
+  const own = real(home) ?? home;
+  try {
+    for (const e of Deno.readDirSync("/home")) {
+      if (!e.isDirectory) continue;
+      const d = real(`/home/${e.name}`);
+      if (!d || isInside(own, d) || isInside(d, own)) continue;
+      if (roots.some((r) => isInside(r, d) || isInside(d, r))) continue;
+      out.push(d);
+    }
+  } catch { /* no /home */ }
+  return out;
+}
+
 /** True when `p` is (a link to) an existing socket file: what a `Net(unix:…)` rule may mount. */
 function isSocketFile(p: string): boolean {
   try {
@@ -240,6 +259,11 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     [policy.configDir, "Coyote's config dir"],
     [policy.dataDir, "Coyote's data dir"],
     ...HIDDEN_SYSTEM_PATHS.map((h): [string, string] => [h, "daemon sockets (default)"]),
+    // Other users' homes (world-readable dotfiles such as a `.gitconfig` with a token), unless
+    // a writable or readable root lies in one.
+    ...otherHomes(policy.home, [...writable, ...readable].map((r) => r.path)).map((
+      h,
+    ): [string, string] => [h, "another user's home (default)"]),
   ];
   for (const [p, why] of defaults) {
     if (!p) continue;
