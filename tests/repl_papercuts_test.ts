@@ -6,7 +6,7 @@
  * one-line result.
  */
 import assert from "node:assert/strict";
-import { startModelServer } from "./support/model_server.ts";
+import { requestMessages, startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv } from "./support/run_coyote.ts";
 import { Tmux } from "./support/tmux.ts";
 
@@ -76,5 +76,35 @@ Deno.test("repl: 'always' in an untrusted workspace says 'this session only' onc
       await r.close();
       await server.close();
     }
+  }
+});
+
+Deno.test("repl: @file shows what it attached under the entry; a file outside the workspace or a binary one is refused, saying why", async () => {
+  const server = await startModelServer({ script: [{ text: "READ-THEM" }] });
+  const outside = await Deno.makeTempDir({ prefix: "coyote-outside-" });
+  await Deno.writeTextFile(`${outside}/secret.txt`, "OUTSIDE-SECRET\n");
+  const r = await repl(server.baseURL, [], async (cwd) => {
+    await Deno.writeTextFile(`${cwd}/notes.txt`, "alpha\nbeta\nNOTES-BODY\n");
+    await Deno.writeFile(`${cwd}/blob.bin`, new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 0]));
+  });
+  try {
+    await r.t.type(`look at @notes.txt, @blob.bin and @${outside}/secret.txt`);
+    await r.t.keys("Enter");
+    const end = await r.t.waitFor(/READ-THEM[\s\S]*› $/m);
+    const shown = end.slice(end.indexOf("look at @notes.txt"));
+    assert.match(shown, /^ {2}⎿ attached @notes\.txt \(3 lines, 22 B\)$/m, shown);
+    assert.match(shown, /⎿ @blob\.bin not attached: a binary file/, shown);
+    assert.match(shown, /⎿ @\/.*\/secret\.txt not attached: outside the workspace/, shown);
+    assert.ok(
+      shown.indexOf("attached @notes.txt") < shown.indexOf("READ-THEM"),
+      "the attachment line comes right after the entry, before the answer",
+    );
+    const sent = JSON.stringify(requestMessages(server.requests[0]));
+    assert.match(sent, /NOTES-BODY/, "the attached file reached the model");
+    assert.doesNotMatch(sent, /OUTSIDE-SECRET/, "the refused file did not");
+  } finally {
+    await r.close();
+    await server.close();
+    await Deno.remove(outside, { recursive: true });
   }
 });

@@ -99,18 +99,53 @@ export function complete(line: string, src: CompletionSource): [string[], string
 /** Largest file attached by an `@path` mention (bytes). */
 export const MENTION_LIMIT = 256 * 1024;
 
+/** One file an `@path` mention attached: the path as typed, its size in bytes and lines. */
+export interface Attachment {
+  path: string;
+  bytes: number;
+  lines: number;
+}
+
+/** A size for people: `812 B`, `4.2 KB`, `1.3 MB`. */
+export function humanBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** The line the REPL prints under the entry for an attached file. */
+export function attachmentLine(a: Attachment): string {
+  return `attached @${a.path} (${a.lines} ${a.lines === 1 ? "line" : "lines"}, ${
+    humanBytes(a.bytes)
+  })`;
+}
+
+function realOrNull(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The prompt for `text`: a text block, then one embedded resource per `@path` mention naming an
- * existing file (relative to `cwd`; folders, missing files and binary files stay plain text).
- * Returns notes for mentions that were not attached.
+ * existing text file inside the workspace `cwd` (relative to it, or absolute; symlinks resolved).
+ * A mention that names no file (an e-mail, a handle, a folder) stays plain text. A file outside
+ * the workspace, larger than {@link MENTION_LIMIT} or not UTF-8 text is refused: one note each,
+ * naming the path and why (the text still mentions it; the agent can read it with its tools,
+ * which ask). `attached` lists what was attached, for the line under the entry
+ * ({@link attachmentLine}).
  */
 export function withMentions(
   text: string,
   cwd: string,
-): { blocks: acp.ContentBlock[]; notes: string[] } {
+): { blocks: acp.ContentBlock[]; notes: string[]; attached: Attachment[] } {
   const blocks: acp.ContentBlock[] = [{ type: "text", text }];
   const notes: string[] = [];
+  const attached: Attachment[] = [];
   const seen = new Set<string>();
+  const root = realOrNull(cwd) ?? cwd;
   for (const m of text.matchAll(/(?:^|\s)@([^\s@]+)/g)) {
     const rel = m[1].replace(/[,.;:!?)]+$/, "");
     const abs = rel.startsWith("/") ? rel : `${cwd}/${rel}`;
@@ -123,24 +158,38 @@ export function withMentions(
       continue; // not a path (an e-mail, a handle)
     }
     if (!st.isFile) continue;
+    const real = realOrNull(abs) ?? abs;
+    if (real !== root && !real.startsWith(root.endsWith("/") ? root : `${root}/`)) {
+      notes.push(
+        `@${rel} not attached: outside the workspace ${root} (ask the agent to read it; that asks)`,
+      );
+      continue;
+    }
     if (st.size > MENTION_LIMIT) {
-      notes.push(`@${rel} not attached: ${st.size} bytes (limit ${MENTION_LIMIT})`);
+      notes.push(
+        `@${rel} not attached: ${humanBytes(st.size)}, over the ${
+          humanBytes(MENTION_LIMIT)
+        } limit (ask the agent to read the part you need)`,
+      );
       continue;
     }
     const bytes = Deno.readFileSync(abs);
     let body: string;
     try {
       body = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      if (body.includes("\0")) throw new Error("NUL");
     } catch {
-      notes.push(`@${rel} not attached: not a text file`);
+      notes.push(`@${rel} not attached: a binary file, not text`);
       continue;
     }
     blocks.push({
       type: "resource",
       resource: { uri: `file://${abs}`, text: body, mimeType: "text/plain" },
     });
+    const lines = body === "" ? 0 : body.split("\n").length - (body.endsWith("\n") ? 1 : 0);
+    attached.push({ path: rel, bytes: st.size, lines });
   }
-  return { blocks, notes };
+  return { blocks, notes, attached };
 }
 
 /**

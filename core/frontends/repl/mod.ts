@@ -43,6 +43,7 @@ import { shell } from "./shell.ts";
 import { ModeKeys } from "./modes.ts";
 import {
   appendHistory,
+  attachmentLine,
   complete,
   historyPath,
   loadHistory,
@@ -417,8 +418,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
         return;
       }
     }
-    const { blocks, notes } = withMentions(entry, session.cwd);
-    for (const n of notes) err(s.yellow(`note: ${safeText(n)}\n`));
+    const { blocks, notes, attached } = withMentions(entry, session.cwd);
+    for (const a of attached) err(s.dim(`  ⎿ ${safeText(attachmentLine(a))}\n`));
+    for (const n of notes) err(s.yellow(`  ⎿ ${safeText(n)}\n`));
     await runTurn(blocks.length > 1 ? blocks : entry);
   };
 
