@@ -205,7 +205,6 @@ export class Engine implements AgentRunner {
       ? await o.hooks.userPromptSubmit(promptText(input), signal).catch(() => ({}))
       : {};
     if (submitted.block !== undefined) return finish("end_turn");
-    if (signal.aborted) return finish("cancelled");
     // The user's prompt is history (replayed by ACP session/load as the blocks the client
     // sent: text, resource links, embedded resources, images), not echoed live.
     for (const content of promptBlocks(input)) {
