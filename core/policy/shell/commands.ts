@@ -323,6 +323,16 @@ const INTERPRETERS = new Set([
  * {@link Classification.projectCode}.
  */
 const BUILD_TOOLS = new Set([
+  "bazel",
+  "bazelisk",
+  "buck2",
+  "pants",
+  "zig",
+  "composer",
+  "nx",
+  "turbo",
+  "lerna",
+  "earthly",
   "make",
   "gmake",
   "bmake",

@@ -68,17 +68,28 @@ export function builtin(name: string, args: string[]): Classification | undefine
   switch (name) {
     case "set":
       return setBuiltin(words);
+    case "trap": {
+      // trap [-lp] [ACTION SIGNAL…]: ACTION is a command line the shell runs later (as eval does).
+      const ops = args.filter((a, i) => !(i === 0 && /^-[lp]+$/.test(a)) && a !== "--");
+      if (ops.length < 2 || ops[0] === "" || ops[0] === "-") {
+        return allow(`"trap" prints or resets signal actions`);
+      }
+      return allow(`"trap" runs its action as a command line`, {
+        readOnly: false,
+        scripts: [{ via: "trap", src: ops[0].includes(WILD) ? null : ops[0] }],
+      });
+    }
     case "shopt": {
       // `shopt` / `shopt -p` print; `-s`/`-u` change options: only glob-matching ones are known safe.
       const changes = args.some((a) => /^-[a-z]*[su]/.test(a));
       const names = args.filter((a) => !a.startsWith("-"));
       if (args.some((a) => a.startsWith(WILD) || (a.startsWith("-") && !/^-[spqo]+$/.test(a)))) {
-        return ask(words, `shopt with an unknown option`);
+        return opaque(words, `shopt with an unknown option`);
       }
       if (
         changes && (args.some((a) => /^-[a-z]*o/.test(a)) || names.some((n) => !SAFE_SHOPT.has(n)))
       ) {
-        return ask(
+        return opaque(
           words,
           `"shopt" changes a shell option that may make the shell evaluate text as code or change directory (only ${
             [...SAFE_SHOPT].join(", ")
@@ -188,7 +199,9 @@ function setBuiltin(words: string[]): Classification {
     if (a === "-o" || a === "+o") {
       const o = args[++i];
       if (o === undefined) return ask(words, `"set -o" without a name prints every option`);
-      if (!SAFE_SET_OPTIONS.has(o)) return ask(words, `"set -o ${o}" is not a known-safe option`);
+      if (!SAFE_SET_OPTIONS.has(o)) {
+        return opaque(words, `"set -o ${o}" is not a known-safe option`);
+      }
       continue;
     }
     if (/^[-+][a-zA-Z]+$/.test(a)) {
@@ -196,7 +209,7 @@ function setBuiltin(words: string[]): Classification {
       for (const l of letters) {
         if (l === "o") continue;
         if (!SAFE_SET_LETTERS.includes(l)) {
-          return ask(
+          return opaque(
             words,
             `"set ${
               a[0]
@@ -209,7 +222,7 @@ function setBuiltin(words: string[]): Classification {
       if (letters.includes("o")) {
         const o = args[++i];
         if (o === undefined || !SAFE_SET_OPTIONS.has(o)) {
-          return ask(words, `"set ${a} ${o ?? ""}" is not a known-safe option`);
+          return opaque(words, `"set ${a} ${o ?? ""}" is not a known-safe option`);
         }
       }
       continue;
