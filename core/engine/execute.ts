@@ -40,11 +40,21 @@ export async function executeCall(t: TurnContext, p: PreparedCall): Promise<void
     throw new Cancelled();
   }
   // Issue 18: the workspace is checkpointed before the turn's first change.
-  if (!p.tool.readOnly && o.beforeChange) await o.beforeChange(p.name);
+  if (!p.tool.readOnly && o.beforeChange) {
+    await o.beforeChange(p.name);
+    // A cancel while the checkpoint ran (Ctrl+C right after the call shows) fired its `abort`
+    // event before the call's own signal below listened: the tool must not start at all.
+    if (signal.aborted) {
+      fail("error: cancelled");
+      throw new Cancelled();
+    }
+  }
   emit({ sessionUpdate: "tool_call_update", toolCallId: p.id, status: "in_progress" });
   const ctrl = new AbortController();
   const onAbort = () => ctrl.abort(signal.reason);
-  signal.addEventListener("abort", onAbort, { once: true });
+  // An `abort` event reaches only the listeners already added: an aborted signal is passed on now.
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
   const progress: ToolContent[] = [];
   const name = p.name;
   const scope = callScope(t, p.id, name);
