@@ -28,26 +28,45 @@ export default async function (): Promise<BenchResult[]> {
   await loadShellParser();
   const cwd = Deno.makeTempDirSync({ prefix: "coyote-bench-guard-" });
   try {
-    const policy = Policy.create(
-      { ask: ["Execute(git commit:*)"] },
-      { allow: ["Execute(npm run test:*)"], deny: [] },
-      { workspace: cwd, configDir: `${cwd}/config`, dataDir: `${cwd}/data`, home: `${cwd}/home` },
-    );
-    for (const command of COMMANDS) await policy.evaluate({ type: "execute", command });
-    const times: number[] = [];
-    for (let round = 0; round < 50; round++) {
-      for (const command of COMMANDS) {
-        const t0 = performance.now();
-        await policy.evaluate({ type: "execute", command });
-        times.push(performance.now() - t0);
+    const out: BenchResult[] = [];
+    // The default mode (auto) and plan mode (core/policy/mode.ts: the command is judged again
+    // without Execute allow rules, and asks become denies).
+    for (const mode of ["auto", "plan"] as const) {
+      const policy = Policy.create(
+        { ask: ["Execute(git commit:*)"] },
+        { allow: ["Execute(npm run test:*)"], deny: [] },
+        {
+          workspace: cwd,
+          configDir: `${cwd}/config`,
+          dataDir: `${cwd}/data`,
+          home: `${cwd}/home`,
+          mode,
+        },
+      );
+      for (const command of COMMANDS) await policy.evaluate({ type: "execute", command });
+      const times: number[] = [];
+      for (let round = 0; round < 50; round++) {
+        for (const command of COMMANDS) {
+          const t0 = performance.now();
+          await policy.evaluate({ type: "execute", command });
+          times.push(performance.now() - t0);
+        }
       }
+      const sorted = [...times].sort((a, b) => a - b);
+      const med = median(times);
+      const tag = mode === "auto" ? "" : ", plan mode";
+      out.push(
+        {
+          name: `verdict${tag}, median`,
+          value: med,
+          unit: "ms",
+          target: "≤ 1 ms",
+          pass: med <= 1,
+        },
+        { name: `verdict${tag}, p90`, value: sorted[Math.floor(sorted.length * 0.9)], unit: "ms" },
+      );
     }
-    const sorted = [...times].sort((a, b) => a - b);
-    const med = median(times);
-    return [
-      { name: "verdict, median", value: med, unit: "ms", target: "≤ 1 ms", pass: med <= 1 },
-      { name: "verdict, p90", value: sorted[Math.floor(sorted.length * 0.9)], unit: "ms" },
-    ];
+    return out;
   } finally {
     Deno.removeSync(cwd, { recursive: true });
   }
