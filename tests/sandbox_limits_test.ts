@@ -206,3 +206,25 @@ Deno.test("limits e2e: headless, guard forced open: the bomb is a tool error and
     await w.cleanup();
   }
 });
+
+Deno.test("limits: a bad sandbox.limits or protected_paths in config.yaml is an error naming file and field", async () => {
+  const env = await makeCoyoteEnv();
+  try {
+    for (
+      const [yaml, field] of [
+        ["sandbox:\n  limits: {processes: 3}\n", "sandbox.limits.processes"],
+        ["sandbox:\n  limits: {procs: 5}\n", "sandbox.limits.procs"],
+        ["sandbox:\n  protected_paths: [ok.cfg, a/b/c]\n", "sandbox.protected_paths[1]"],
+      ]
+    ) {
+      const file = join(env.configDir, "config.yaml");
+      await Deno.writeTextFile(file, yaml);
+      const r = await runCoyote(["policy", "show"], { cwd: env.dataDir, env: childEnv(env) });
+      assert.notEqual(r.code, 0);
+      assert.ok(r.stderr.includes(file) && r.stderr.includes(field), r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, "no stack trace");
+    }
+  } finally {
+    await env.cleanup();
+  }
+});

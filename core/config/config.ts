@@ -374,11 +374,23 @@ function configSchema() {
         z.strictObject({
           mode: z.enum(["auto", "required", "off"]).optional(),
           auto_allow: z.boolean().optional(),
-          // Checked in detail (key named) by core/policy/sandbox/settings.ts.
-          limits: z.record(str(), z.unknown(), {
-            error: "expected a mapping {processes: N, memory_mb: N}",
-          }).optional(),
-          protected_paths: strList().optional(),
+          // core/policy/sandbox/limits.ts; settings.ts checks the same for other callers.
+          limits: z.strictObject({
+            processes: z.number({ error: "expected a whole number (0: no limit)" }).int({
+              error: "expected a whole number (0: no limit)",
+            }).refine((v) => v === 0 || v >= 16, { error: "expected 0 (no limit) or at least 16" })
+              .optional(),
+            memory_mb: z.number({ error: "expected a whole number of MB (0: no limit)" }).int({
+              error: "expected a whole number of MB (0: no limit)",
+            }).refine((v) => v === 0 || v >= 64, { error: "expected 0 (no limit) or at least 64" })
+              .optional(),
+          }, { error: "expected a mapping {processes: N, memory_mb: N}" }).optional(),
+          protected_paths: z.array(
+            str().refine((p) => /^[^/]+(\/[^/]+)?$/.test(p.trim()) && !p.includes("**"), {
+              error: "expected a name or folder/name (`*` within a name; it matches at any depth)",
+            }),
+            { error: "expected a list of names or folder/name" },
+          ).optional(),
         }),
       ], {
         error:

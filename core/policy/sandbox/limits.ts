@@ -86,7 +86,7 @@ export function memoryLimitLine(l: SandboxLimits): string {
 
 /** Messages of a fork that failed for lack of a PID (bash, dash, python, node, glibc threads). */
 const FORK_FAILED =
-  /fork: retry: Resource temporarily unavailable|fork: Resource temporarily unavailable|Cannot fork|can't fork|BlockingIOError: \[Errno 11\]|spawn EAGAIN|pthread_create: Resource temporarily unavailable|Resource temporarily unavailable \(os error 11\)/;
+  /fork: retry: Resource temporarily unavailable|fork: Resource temporarily unavailable|Cannot fork|can't fork|BlockingIOError: \[Errno 11\]|spawn EAGAIN|pthread_create: Resource temporarily unavailable|Resource temporarily unavailable \(os error 11\)|can't start new thread|unable to create native thread/;
 /** Messages of an allocation that failed. */
 const ALLOC_FAILED =
   /Cannot allocate memory|MemoryError|std::bad_alloc|memory allocation of \d+ bytes failed|Array buffer allocation failed|JavaScript heap out of memory|out of memory/i;
