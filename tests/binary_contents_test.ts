@@ -83,12 +83,12 @@ Deno.test("binary: every import() of the program takes a string literal (user-co
   assert.deepEqual(bad, [], "a computed import() is not embedded by deno compile");
 });
 
-Deno.test("binary: lazy dynamic imports are on for deno run, and Deno's progress line is off (-q)", async () => {
+Deno.test("binary: lazy dynamic imports are on for deno run, and Deno's progress line is off (--quiet)", async () => {
   const cfg = JSON.parse(await Deno.readTextFile(join(REPO_ROOT, "deno.json")));
   assert.ok(cfg.unstable.includes("lazy-dynamic-imports"));
   // A lazy import on a terminal makes Deno redraw its progress line on stderr, which erased the
-  // REPL's prompt (tests/repl_test.ts reads the screen); `-q` turns it off.
+  // REPL's prompt (tests/repl_test.ts reads the screen); `--quiet` turns it off.
   for (const task of ["coyote", "install"]) {
-    assert.match(cfg.tasks[task], / -q /, `deno task ${task} passes -q`);
+    assert.match(cfg.tasks[task], / --quiet /, `deno task ${task} passes --quiet`);
   }
 });

@@ -370,11 +370,11 @@ Deno.test("policy views: deno.json's coyote task carries exactly the default pol
     configDir: "/nonexistent-config",
   })
     .denoFlags();
-  // DENO_NO_UPDATE_CHECK=1: a source run makes no traffic but the model server's (issue 10). `-q`:
+  // DENO_NO_UPDATE_CHECK=1: a source run makes no traffic but the model server's (issue 10). `--quiet`:
   // no Deno progress line over the REPL while a lazy import loads (tests/binary_contents_test.ts).
   assert.equal(
     cfgJson.tasks.coyote,
-    `DENO_NO_UPDATE_CHECK=1 deno run -q ${flags.join(" ")} main.ts`,
+    `DENO_NO_UPDATE_CHECK=1 deno run --quiet ${flags.join(" ")} main.ts`,
   );
 });
 
@@ -495,7 +495,7 @@ Deno.test("policy views: `deno task compile` builds with the same derived flags 
   assert.equal(code, 0, new TextDecoder().decode(stderr));
   const printed = new TextDecoder().decode(stdout).trim();
   const task = JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url))).tasks;
-  assert.equal(task.coyote, `DENO_NO_UPDATE_CHECK=1 deno run -q ${printed} main.ts`);
+  assert.equal(task.coyote, `DENO_NO_UPDATE_CHECK=1 deno run --quiet ${printed} main.ts`);
   assert.equal(task.compile, "DENO_NO_UPDATE_CHECK=1 deno run --allow-all scripts/compile.ts");
   assert.ok(!printed.includes("--allow-all") && printed.includes("--no-prompt"), printed);
 });
