@@ -139,3 +139,22 @@ Deno.test("attack 2: another user's home is hidden (root reads world-readable do
     await Deno.remove(other, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("attack 2: no virtio socket to the hypervisor host (AF_VSOCK), sockets of other kinds still work", async () => {
+  const w = await world();
+  try {
+    // Created only, never connected: nothing is sent to the host.
+    const r = await w.run(
+      `python3 -c 'import socket
+for fam in ("AF_VSOCK", "AF_UNIX", "AF_INET"):
+    try:
+        socket.socket(getattr(socket, fam), socket.SOCK_STREAM).close(); print(fam, "made")
+    except OSError as e: print(fam, "ERR", e.errno)'`,
+    );
+    assert.match(r.content, /AF_VSOCK ERR 1\b/);
+    assert.match(r.content, /AF_UNIX ERR 1\b/);
+    assert.match(r.content, /AF_INET made/);
+  } finally {
+    await w.cleanup();
+  }
+});

@@ -24,7 +24,9 @@
  * 3. `io_uring_setup` (425 on both) → `EPERM`: `IORING_OP_SOCKET` creates sockets without the
  *    `socket` syscall.
  * 4. `socket` (x86_64 41, aarch64 198; asm/unistd) with `args[0]` (the domain, an `int`) =
- *    `AF_UNIX` (1) → `SECCOMP_RET_ERRNO | EPERM` ("Operation not permitted").
+ *    `AF_UNIX` (1) → `SECCOMP_RET_ERRNO | EPERM` ("Operation not permitted"); the same for
+ *    `AF_VSOCK` (40): in a virtual machine a virtio socket reaches the hypervisor's host, which no
+ *    network namespace isolates.
  * 5. Everything else → `SECCOMP_RET_ALLOW`.
  *
  * What it does not cover: a unix socket fd that a process already holds when it enters the
@@ -54,6 +56,8 @@ const SECCOMP_RET_ERRNO = 0x00050000;
 const SECCOMP_RET_ALLOW = 0x7fff0000;
 const EPERM = 1;
 const AF_UNIX = 1;
+// linux/socket.h: virtio sockets reach the hypervisor host, around every network namespace.
+const AF_VSOCK = 40;
 const X32_SYSCALL_BIT = 0x40000000;
 // offsets in struct seccomp_data
 const OFF_NR = 0;
@@ -78,7 +82,8 @@ export function unixSocketFilter(arch: string = Deno.build.arch): Uint8Array {
     { code: BPF_JEQ_K, k: a.ioUringSetup, jt: "errno", jf: 0 },
     { code: BPF_JEQ_K, k: a.socket, jt: 0, jf: "allow" },
     { code: BPF_LD_W_ABS, k: OFF_ARG0 },
-    { code: BPF_JEQ_K, k: AF_UNIX, jt: "errno", jf: "allow" },
+    { code: BPF_JEQ_K, k: AF_UNIX, jt: "errno", jf: 0 },
+    { code: BPF_JEQ_K, k: AF_VSOCK, jt: "errno", jf: "allow" },
   ];
   const at = { allow: prog.length, errno: prog.length + 1, kill: prog.length + 2 };
   const rets = [SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_KILL_PROCESS];
