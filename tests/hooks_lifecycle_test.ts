@@ -57,6 +57,8 @@ async function run(o: {
   check?: (dir: string) => Promise<void>;
   /** A plugin module written to the config dir's `plugins/`. */
   plugin?: string;
+  /** More environment for the run. */
+  env?: Record<string, string>;
 }): Promise<Run> {
   const server = await startModelServer({ script: o.script });
   const env = await makeCoyoteEnv();
@@ -86,7 +88,7 @@ async function run(o: {
       "stream-json",
       ...(o.args ?? []),
       o.prompt ?? "do the task",
-    ], { cwd: dir, env: childEnv(env, { baseURL: server.baseURL }) });
+    ], { cwd: dir, env: childEnv(env, { baseURL: server.baseURL, extra: o.env }) });
     const lines = r.code === 2 ? [] : parseJsonLines(r.stdout);
     const hooks = lines.filter((l) => l.type === "session_update").map((l) =>
       (l as { update: HookEv }).update
@@ -503,6 +505,29 @@ Deno.test("PreToolUse allow: your config's hook skips the rules' ask; a workspac
   assert.equal((theirs.result.denied as unknown[]).length, 1, "headless denies the ask");
   assert.equal(theirs.hooks[0].decision, "none");
   assert.match(theirs.hooks[0].reason ?? "", /allow ignored/);
+});
+
+Deno.test("where hooks run: your config's as you (it writes your home), a workspace's inside the OS sandbox (it cannot)", async () => {
+  const home = await Deno.makeTempDir({ prefix: "coyote-hook-home-" });
+  try {
+    const probe = (name: string) => group("Bash", `touch "$HOME/${name}" 2>/dev/null; exit 0`);
+    const r = await run({
+      hooks: { PreToolUse: [probe("from-config")] },
+      claudeSettings: { hooks: { PreToolUse: [probe("from-workspace")] } },
+      args: ["--trust-workspace"],
+      env: { HOME: home },
+      script: [
+        { tool_calls: [{ name: "execute_command", arguments: { command: "echo ran" } }] },
+        { text: "ok" },
+      ],
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.hooks.map((h) => h.decision), ["none", "none"], "both ran to exit 0");
+    await Deno.stat(join(home, "from-config"));
+    await assert.rejects(Deno.stat(join(home, "from-workspace")), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });
 
 Deno.test("malformed hooks: an error naming the file and the field", async () => {
