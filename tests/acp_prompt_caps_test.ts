@@ -6,7 +6,7 @@
  * official client, scripted model server.
  */
 import assert from "node:assert/strict";
-import * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk";
 import { acpTestEnv, finishAcp, startAcp } from "./support/acp_harness.ts";
 
 const PNG =

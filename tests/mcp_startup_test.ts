@@ -16,9 +16,10 @@ import { startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv } from "./support/run_coyote.ts";
 import { oddSpec } from "./support/mcp_servers.ts";
 
-// deno-lint-ignore no-explicit-any
 const toolNames = (r: RecordedRequest): string[] =>
-  ((r.body as any).tools ?? []).map((t: any) => t.function.name);
+  ((r.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) =>
+    t.function.name
+  );
 
 Deno.test("mcp start-up over ACP: the first prompt does not wait; a notice says so; tools join the next request", async () => {
   let gate = "";

@@ -368,40 +368,61 @@ Deno.test("e2e: an unreachable server is retried once, said on stderr in text mo
 const PIXEL =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
-Deno.test("e2e (ACP): images advertised only for a model with images: true; a rejected image turn does not poison the session, also after session/load", async () => {
+Deno.test("e2e (ACP): images advertised only for a model with images: true; an image while advertised off is refused before the model; a server's refusal does not poison the session, also after session/load", async () => {
   const server = await startModelServer({
-    script: [{ text: "text answer" }, { text: "after load" }],
+    script: [{ text: "text answer" }, { text: "after refusal" }, { text: "after load" }],
     rules: [serverRules.rejectsImages()],
   });
   const env = await makeCoyoteEnv();
   const cwd = await Deno.makeTempDir();
   const e = childEnv(env, { baseURL: server.baseURL });
+  const picture = [
+    { type: "text" as const, text: "what is in this picture?" },
+    { type: "image" as const, mimeType: "image/png", data: PIXEL },
+  ];
   try {
     let h = await startAcp({ env: e });
+    try {
+      // Advertised off: the block is refused (invalid params) and nothing reaches the model.
+      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.image, false);
+      const { sessionId } = await h.agent.request("session/new", { cwd, mcpServers: [] });
+      await assert.rejects(
+        () => h.agent.request("session/prompt", { sessionId, prompt: picture }),
+        /promptCapabilities\.image: false/,
+      );
+      assert.equal(server.requests.length, 0);
+      const p = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "describe it in words" }],
+      });
+      assert.equal(p.stopReason, "end_turn");
+      assert.equal(server.requests.length, 1);
+    } finally {
+      await h.close();
+    }
+    // With `images: true` in the models table the capability is advertised and the image is sent;
+    // the server's refusal is the prompt's error, and the session stays usable.
+    await Deno.writeTextFile(
+      `${env.configDir}/config.yaml`,
+      "models:\n  scripted:\n    images: true\n",
+    );
+    h = await startAcp({ env: e });
     let sessionId: string;
     try {
-      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.image, false);
+      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.image, true);
       sessionId = (await h.agent.request("session/new", { cwd, mcpServers: [] })).sessionId;
-      // The server's refusal is the prompt's error; the session stays usable.
       await assert.rejects(
-        () =>
-          h.agent.request("session/prompt", {
-            sessionId,
-            prompt: [
-              { type: "text", text: "what is in this picture?" },
-              { type: "image", mimeType: "image/png", data: PIXEL },
-            ],
-          }),
+        () => h.agent.request("session/prompt", { sessionId, prompt: picture }),
         /does not support image input/,
       );
-      assert.equal(server.requests.length, 1);
+      assert.equal(server.requests.length, 2);
       const p2 = await h.agent.request("session/prompt", {
         sessionId,
         prompt: [{ type: "text", text: "describe it in words" }],
       });
       assert.equal(p2.stopReason, "end_turn");
-      assert.equal(server.requests.length, 2);
-      assert.doesNotMatch(JSON.stringify(server.requests[1].body), /image_url/);
+      assert.equal(server.requests.length, 3);
+      assert.doesNotMatch(JSON.stringify(server.requests[2].body), /image_url/);
     } finally {
       await h.close();
     }
@@ -413,21 +434,10 @@ Deno.test("e2e (ACP): images advertised only for a model with images: true; a re
         prompt: [{ type: "text", text: "again" }],
       });
       assert.equal(p3.stopReason, "end_turn");
-      assert.equal(server.requests.length, 3);
-      const body = JSON.stringify(server.requests[2].body);
+      assert.equal(server.requests.length, 4);
+      const body = JSON.stringify(server.requests[3].body);
       assert.doesNotMatch(body, /image_url/);
       assert.match(body, /describe it in words/);
-    } finally {
-      await h.close();
-    }
-    // With `images: true` in the models table the capability is advertised.
-    await Deno.writeTextFile(
-      `${env.configDir}/config.yaml`,
-      "models:\n  scripted:\n    images: true\n",
-    );
-    h = await startAcp({ env: e });
-    try {
-      assert.equal(h.init?.agentCapabilities?.promptCapabilities?.image, true);
     } finally {
       await h.close();
     }
@@ -438,11 +448,8 @@ Deno.test("e2e (ACP): images advertised only for a model with images: true; a re
   }
 });
 
-Deno.test("e2e: images: false replaces an image with a note instead of sending it", async () => {
-  const server = await startModelServer({
-    script: [{ text: "no image seen" }],
-    rules: [serverRules.rejectsImages()],
-  });
+Deno.test("e2e (ACP): images: false — an image block is refused naming the capability; nothing reaches the model", async () => {
+  const server = await startModelServer({ script: [{ text: "unused" }] });
   const env = await makeCoyoteEnv();
   const cwd = await Deno.makeTempDir();
   try {
@@ -453,17 +460,18 @@ Deno.test("e2e: images: false replaces an image with a note instead of sending i
     const h = await startAcp({ env: childEnv(env, { baseURL: server.baseURL }) });
     try {
       const { sessionId } = await h.agent.request("session/new", { cwd, mcpServers: [] });
-      const p = await h.agent.request("session/prompt", {
-        sessionId,
-        prompt: [
-          { type: "text", text: "look" },
-          { type: "image", mimeType: "image/png", data: PIXEL },
-        ],
-      });
-      assert.equal(p.stopReason, "end_turn");
-      const body = JSON.stringify(server.requests[0].body);
-      assert.doesNotMatch(body, /image_url/);
-      assert.match(body, /image omitted/);
+      await assert.rejects(
+        () =>
+          h.agent.request("session/prompt", {
+            sessionId,
+            prompt: [
+              { type: "text", text: "look" },
+              { type: "image", mimeType: "image/png", data: PIXEL },
+            ],
+          }),
+        /prompt\[1\] is a "image" block, but this agent advertised promptCapabilities\.image: false/,
+      );
+      assert.equal(server.requests.length, 0);
     } finally {
       await h.close();
     }

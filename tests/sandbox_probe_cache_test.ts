@@ -38,7 +38,8 @@ async function calls(log: string): Promise<number> {
 }
 
 Deno.test({
-  name: "sandbox probe: a success is cached per bwrap binary; a failure is probed again every start",
+  name:
+    "sandbox probe: a success is cached per bwrap binary; a failure is probed again every start",
   ignore: !REAL_BWRAP,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "coyote-probe-" });
