@@ -4,7 +4,9 @@
  * until the prompt is answered instead of landing after its key legend), and `/agent NAME` for
  * an agent whose variable is required says how to give it. A one-shot run on a terminal: Ctrl+C
  * at a sub-agent's permission prompt interrupts the whole run (exit 130), not only that child.
- * Ctrl+C while children run clears the spinner line (it stayed on screen with "^C" appended).
+ * Ctrl+C while children run clears the spinner line (it stayed on screen with "^C" appended) and
+ * every child's status line. Parallel children: one status line each under the spinner (agent id,
+ * elapsed time, last action), at most 6 rows then `+N more`, gone when the child ends.
  */
 import assert from "node:assert/strict";
 import {
@@ -175,11 +177,82 @@ Deno.test("repl: Ctrl+C while children run cancels them and leaves no spinner li
     await t.waitFor(/› $/m);
     await t.type("find things");
     await t.keys("Enter");
-    await t.waitFor(/\d+s Collect sub-agents · explore-[0-9a-f]{8}/);
+    await t.waitFor(/\d+s Collect sub-agents\n {2}↳ explore-[0-9a-f]{8} \d+s · thinking\n/);
     await t.keys("C-c");
     const after = await t.waitFor(/↳ explore-[0-9a-f]{8} cancelled[\s\S]*› $/m);
-    assert.doesNotMatch(after, /\d+s Collect sub-agents · explore-/, "the spinner line is gone");
+    assert.doesNotMatch(after, /\d+s Collect sub-agents/, "the spinner line is gone");
+    assert.doesNotMatch(after, /↳ explore-[0-9a-f]{8} \d+s ·/, "no child's status line is left");
     assert.match(after, /^\^C$/m);
+  } finally {
+    release();
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("repl: parallel sub-agents get a status line each (id, time, last action), capped with +N more, gone when they end", async () => {
+  let release!: () => void;
+  const hold = new Promise<void>((r) => (release = r));
+  const requests: RecordedRequest[] = [];
+  const explore = (r: RecordedRequest) =>
+    JSON.stringify((r.body as Json).messages[0]?.content ?? "").includes("You are explore");
+  const asks = (r: RecordedRequest) => /where is ([a-h])\?/.exec(JSON.stringify(r.body))?.[1] ?? "";
+  const server = await startModelServer({
+    onRequest: (r) => requests.push(r),
+    script: async (req): Promise<ScriptedReply> => {
+      if (explore(req)) {
+        const q = asks(req);
+        const first = requests.filter((r) => explore(r) && asks(r) === q).length === 1;
+        // a–d list a folder first (their last action), e–h are still at their first request.
+        if (first && "abcd".includes(q)) {
+          return { tool_calls: [{ name: "fs_ls", arguments: { path: "." } }] };
+        }
+        await hold;
+        return { text: `found ${q}` };
+      }
+      const mine = requests.filter((r) => !explore(r)).length;
+      if (mine === 1) {
+        return {
+          tool_calls: [..."abcdefgh"].map((q) => ({
+            name: "agent__spawn",
+            arguments: { agent: "explore", prompt: `where is ${q}?` },
+          })),
+        };
+      }
+      if (mine === 2) return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      return { text: "ALL-FOUND" };
+    },
+  });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-repl-kids-" }));
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand([]);
+    await t.start([cmd, ...args], { cwd, env: childEnv(env, { baseURL: server.baseURL }) });
+    await t.waitFor(/› $/m);
+    await t.type("find them all");
+    await t.keys("Enter");
+    // Eight running, the four listers past their first call: 5 lines, then "+3 more".
+    const kid = /^ {2}↳ explore-[0-9a-f]{8} \d+s · (List \.|thinking)$/;
+    const during = await t.waitFor(
+      /\d+s Collect sub-agents\n(?: {2}↳ explore-[0-9a-f]{8} \d+s · .*\n){5} {2}\+3 more\s*$/,
+    );
+    const block = during.slice(during.lastIndexOf("Collect sub-agents\n")).trimEnd().split("\n")
+      .slice(1);
+    assert.equal(block.length, 6, `at most 6 rows under the spinner:\n${during}`);
+    for (const l of block.slice(0, 5)) assert.match(l, kid);
+    assert.equal(new Set(block.slice(0, 5).map((l) => l.split(" ")[3])).size, 5, "one line each");
+    assert.ok(block.some((l) => l.endsWith("· List .")), `a lister's last call:\n${during}`);
+    assert.ok(
+      block.some((l) => l.endsWith("· thinking")),
+      `a child still at its request:\n${during}`,
+    );
+    release();
+    const end = await t.waitFor(/ALL-FOUND[\s\S]*› $/m);
+    assert.equal(end.match(/↳ explore-[0-9a-f]{8} end_turn/g)?.length, 8, end);
+    assert.doesNotMatch(end, /↳ explore-[0-9a-f]{8} \d+s ·|\+\d+ more/, "no status line is left");
   } finally {
     release();
     await t.kill();

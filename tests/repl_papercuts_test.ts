@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { requestMessages, startModelServer } from "./support/model_server.ts";
 import { childEnv, coyoteCommand, makeCoyoteEnv } from "./support/run_coyote.ts";
 import { Tmux } from "./support/tmux.ts";
+import { SUMMARY_INSTRUCTIONS } from "../core/engine/compact.ts";
 
 const hasTmux = await new Deno.Command("tmux", { args: ["-V"], stdout: "null", stderr: "null" })
   .output().then((o) => o.success, () => false);
@@ -106,5 +107,44 @@ Deno.test("repl: @file shows what it attached under the entry; a file outside th
     await r.close();
     await server.close();
     await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("repl: /compact shows a spinner 'compacting N earlier turn(s)…' with the elapsed time, then one result line", async () => {
+  let release!: () => void;
+  const hold = new Promise<void>((r) => (release = r));
+  let answers = 0;
+  const server = await startModelServer({
+    script: async (req) => {
+      const sys = requestMessages(req)[0]?.content;
+      if (typeof sys === "string" && sys.startsWith(SUMMARY_INSTRUCTIONS)) {
+        await hold; // the summary takes a while (~14 s on a real model)
+        return { text: "SUMMARY" };
+      }
+      return { text: `ANSWER-${++answers}` };
+    },
+  });
+  const r = await repl(server.baseURL);
+  try {
+    for (const q of ["first question", "second question", "third question"]) {
+      await r.t.type(q);
+      await r.t.keys("Enter");
+      await r.t.waitFor(new RegExp(`ANSWER-${answers + 1}[\\s\\S]*› $`, "m"));
+    }
+    await r.t.type("/compact");
+    await r.t.keys("Enter");
+    // The spinner runs with the time since /compact began (it ticks: a later second shows).
+    await r.t.waitFor(/^. [1-9]\d*s compacting 2 earlier turn\(s\)…$/m);
+    release();
+    const end = await r.t.waitFor(
+      /compacted 2 earlier turn\(s\) in [\d.]+m?s: ~\S+ → ~\S+ tokens[\s\S]*› $/m,
+    );
+    const after = end.slice(end.lastIndexOf("/compact"));
+    assert.doesNotMatch(after, /compacting/, `the spinner line is gone:\n${after}`);
+    assert.equal(after.trimEnd().split("\n").length, 3, `one result line:\n${after}`);
+  } finally {
+    release();
+    await r.close();
+    await server.close();
   }
 });

@@ -128,6 +128,8 @@ export async function summarise(args: {
   /** The todo list, verbatim, kept in the summary message. */
   todo?: string;
   signal?: AbortSignal;
+  /** Called once the turns to summarise are known, before the summary request is sent. */
+  onStart?: (turns: number) => void;
 }): Promise<
   {
     messages: ChatMessage[];
@@ -147,6 +149,7 @@ export async function summarise(args: {
   if (!older.length) return null;
   const turns = turnStarts(older).length || 1;
   const focus = args.focus ? `\n\nFocus the summary on: ${args.focus}` : "";
+  args.onStart?.(turns);
   const res = await args.client.complete(
     {
       model: args.model,

@@ -413,6 +413,7 @@ export class Engine implements AgentRunner {
     end?: number;
     focus?: string;
     keep?: number;
+    onStart?: (info: { turns: number; before: number }) => void;
   }): Promise<CompactionResult & { turnStart?: number }> {
     const o = this.opts;
     const before = this.#estimate();
@@ -433,6 +434,7 @@ export class Engine implements AgentRunner {
         keep: a.keep,
         todo,
         signal: a.signal,
+        onStart: a.onStart && ((turns) => a.onStart!({ turns, before })),
       });
     } catch (e) {
       this.#log(`coyote: context compaction failed: ${(e as Error)?.message ?? e}`);
@@ -480,11 +482,17 @@ export class Engine implements AgentRunner {
   }
 
   /**
-   * `/compact [focus]`: summarises all but the last turns now (between turns).
+   * `/compact [focus]`: summarises all but the last turns now (between turns). `onStart` is
+   * called once the turns to summarise are known, before the summary request (a progress line).
    * @throws when a turn is running.
    */
   async compact(
-    opts: { focus?: string; signal?: AbortSignal; keep?: number } = {},
+    opts: {
+      focus?: string;
+      signal?: AbortSignal;
+      keep?: number;
+      onStart?: (info: { turns: number; before: number }) => void;
+    } = {},
   ): Promise<CompactionResult> {
     if (this.#running) throw new Error("a turn is running; compact after it ends");
     this.#running = true;

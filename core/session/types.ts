@@ -104,10 +104,16 @@ export interface AgentSession {
   ): Promise<TurnResult>;
   /**
    * Summarises the older turns now, keeping the last ones and the todo list verbatim
-   * (`/compact [focus]`, core/engine/compact.ts). Rejects while a turn runs.
+   * (`/compact [focus]`, core/engine/compact.ts). `onStart` is called once the turns to summarise
+   * are known (`before`: estimated tokens), before the summary request. Rejects while a turn runs.
    */
   compact(
-    opts?: { focus?: string; signal?: AbortSignal; keep?: number },
+    opts?: {
+      focus?: string;
+      signal?: AbortSignal;
+      keep?: number;
+      onStart?: (info: { turns: number; before: number }) => void;
+    },
   ): Promise<CompactionResult>;
   /**
    * `/rewind` (issue 18, core/session/checkpoints/rewind.ts): back to before a turn — files,

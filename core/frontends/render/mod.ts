@@ -7,12 +7,14 @@
  *   (core/frontends/render/markdown.ts); otherwise the text is written as is, chunk by chunk.
  * - Status goes to `err`: tool calls as one compact line each (`• title`, turned into `✓`/`✗`
  *   in place on a terminal), edits as unified diffs (ACP `diff` content), the plan when it
- *   changes, each sub-agent (envelopes with `parent_id`) as one status line — live in the
- *   spinner line while it runs (terminal), then one line with its outcome — and a footer per turn: tokens, cost (when the model has a `price` in `models:`),
- *   time.
+ *   changes, each sub-agent (envelopes with `parent_id`) — live on a line of its own under the
+ *   spinner while it runs (terminal; id, elapsed time, last action: core/frontends/render/status.ts),
+ *   then one line with its outcome — and a footer per turn: tokens, cost (when the model has a
+ *   `price` in `models:`), time.
  * - A spinner with the elapsed time (and what is running) on `err` while waiting, only when
  *   `spinner` is set (stderr is a terminal); it draws only at the start of a line and is erased
- *   before anything else is written.
+ *   (all its rows) before anything else is written. {@link Renderer.progress} shows it between
+ *   turns (`/compact`).
  * - Text meant for the model is not shown: a failed call's advice after ` — ` and the `error:`
  *   prefix are dropped.
  * @module
@@ -23,6 +25,7 @@ import { BlockSplitter, rowsAbove } from "./blocks.ts";
 import { unifiedDiff } from "./diff.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
 import { type Style, styles } from "./style.ts";
+import { type ChildStatus, statusLines } from "./status.ts";
 import { escapeCharRefs, keepStylingOnly, safeLine, safeText } from "../../util/terminal_safe.ts";
 
 export { colorFor, terminalWidth, wrap } from "./style.ts";
@@ -152,7 +155,8 @@ export class Renderer {
   /** Column 0 on the terminal (spinner may draw). */
   #atLineStart = true;
   #spinTimer?: ReturnType<typeof setInterval>;
-  #spinShown = false;
+  /** Rows of the status block on screen (0: none). */
+  #spinRows = 0;
   #spinFrame = 0;
   #label = "";
   #turnStart = 0;
@@ -160,7 +164,7 @@ export class Renderer {
   /** The tool call whose `•` line is the last line printed (rewritten in place when it ends). */
   #lastCallLine: string | null = null;
   #plan = "";
-  #children = new Map<string, { start: number; label: string }>();
+  #children = new Map<string, ChildStatus>();
   #suspended = 0;
   /** Output that arrived while suspended (a prompt owns the terminal), written at resume. */
   #held: ["out" | "err", string][] = [];
@@ -454,15 +458,14 @@ export class Renderer {
     const s = this.s;
     const id = env.agent_id;
     if (ev.sessionUpdate === "turn_started") {
-      // Running: shown in the spinner line (terminal); one line when it ends.
-      const p = ev.prompt.split("\n").find((l) => l.trim()) ?? "";
-      this.#children.set(id, {
-        start: this.#now(),
-        label: p.length > 60 ? p.slice(0, 59) + "…" : p,
-      });
+      // Running: a line of its own under the spinner (terminal); one line when it ends.
+      this.#children.set(id, { id: safeLine(id), start: this.#now(), action: "thinking" });
     } else if (ev.sessionUpdate === "tool_call") {
       const c = this.#children.get(id);
-      if (c) c.label = safeLine(ev.title);
+      if (c) c.action = safeLine(ev.title || ev.toolCallId);
+    } else if (ev.sessionUpdate === "agent_thought_chunk") {
+      const c = this.#children.get(id);
+      if (c) c.action = "thinking";
     } else if (ev.sessionUpdate === "turn_ended") {
       const c = this.#children.get(id);
       this.#children.delete(id);
@@ -503,22 +506,48 @@ export class Renderer {
   #drawSpinner() {
     if (this.#suspended || !this.#atLineStart) return;
     if (this.#messageOpen && !this.o.markdown && this.#outCol !== 0) return;
-    const secs = ((this.#now() - this.#turnStart) / 1000).toFixed(0);
-    const kids = [...this.#children.entries()].map(([id, c]) =>
-      `${safeLine(id)}${c.label ? `: ${c.label}` : ""}`
-    );
-    const what = [this.#label, ...kids].filter(Boolean).join(" · ");
-    let line = `${SPIN[this.#spinFrame++ % SPIN.length]} ${secs}s${what ? ` ${what}` : ""}`;
-    const w = (this.o.width?.() ?? 80) - 1;
-    if ([...line].length > w) line = [...line].slice(0, w - 1).join("") + "…";
-    this.o.err(`\r\x1b[K${this.s.dim(line)}`);
-    this.#spinShown = true;
+    const now = this.#now();
+    const lines = statusLines({
+      frame: SPIN[this.#spinFrame++ % SPIN.length],
+      elapsedMs: now - this.#turnStart,
+      label: this.#label,
+      children: [...this.#children.values()],
+      now,
+      width: this.o.width?.() ?? 80,
+      height: this.o.height?.() ?? 24,
+    });
+    const up = this.#spinRows > 1 ? `\x1b[${this.#spinRows - 1}A` : "";
+    this.o.err(`${up}\r\x1b[J${lines.map((l) => this.s.dim(l)).join("\n")}`);
+    this.#spinRows = lines.length;
   }
 
+  /** Erases the status block, all its rows; the cursor is back where it started. */
   #hideSpinner() {
-    if (!this.#spinShown) return;
-    this.#spinShown = false;
-    this.o.err("\r\x1b[K");
+    if (!this.#spinRows) return;
+    const up = this.#spinRows > 1 ? `\x1b[${this.#spinRows - 1}A` : "";
+    this.#spinRows = 0;
+    this.o.err(`${up}\r\x1b[J`);
+  }
+
+  /**
+   * The spinner between turns (`/compact`): `label` and the time since this call, until `stop`
+   * (which erases it and returns the elapsed ms). A terminal only (`spinner`); else nothing shows.
+   */
+  progress(label: string): { label(text: string): void; stop(): number } {
+    const start = this.#now();
+    this.#turnStart = start;
+    this.#label = label;
+    this.#atLineStart = true;
+    this.#startSpinner();
+    if (this.o.spinner) this.#drawSpinner();
+    return {
+      label: (text) => (this.#label = text),
+      stop: () => {
+        this.#stopSpinner();
+        this.#label = "";
+        return this.#now() - start;
+      },
+    };
   }
 
   /**

@@ -9,7 +9,7 @@
  */
 import { hintText, type SlashCommand, slashCommands } from "../slash_commands.ts";
 import { costUsd, modelInfo } from "../../config/models.ts";
-import { formatTokens } from "../render/mod.ts";
+import { formatDuration, formatTokens } from "../render/mod.ts";
 import type { ReplContext } from "./context.ts";
 import { asSlashCommand, customCommands, customTurn, findCustom } from "../slash/custom.ts";
 
@@ -234,12 +234,19 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
       return true;
     }
     case "compact": {
-      const r = await session.compact({ focus: args || undefined, keep: 1 });
+      // A spinner with the elapsed time while the model writes the summary (issue 20).
+      const p = ctx.renderer.progress("compacting…");
+      let took = 0;
+      const r = await session.compact({
+        focus: args || undefined,
+        keep: 1,
+        onStart: ({ turns }) => p.label(`compacting ${turns} earlier turn(s)…`),
+      }).finally(() => (took = p.stop()));
       say(
         r.compacted
-          ? `compacted ${r.turns} earlier turn(s): ~${formatTokens(r.before)} → ~${
-            formatTokens(r.after)
-          } tokens`
+          ? `compacted ${r.turns} earlier turn(s) in ${formatDuration(took)}: ~${
+            formatTokens(r.before)
+          } → ~${formatTokens(r.after)} tokens`
           : `nothing to compact (${r.reason})`,
       );
       return true;
