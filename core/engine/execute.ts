@@ -13,7 +13,6 @@ import type { ChatMessage } from "../transcript/types.ts";
 import { callScope } from "./gate.ts";
 import { capText, toolOutputCap } from "./context.ts";
 import { nestedInstructions } from "./nested_instructions.ts";
-import { postToolUse } from "./tool_hooks.ts";
 import { CANCEL_GRACE_MS, Cancelled, type PreparedCall, type TurnContext } from "./types.ts";
 
 /** Runs a prepared call (or reports its refusal) and answers it in the history. */
@@ -177,7 +176,9 @@ export async function executeCall(t: TurnContext, p: PreparedCall): Promise<void
   if (!result.isError) forModel += nestedInstructions(t.opts, o.cwd, name, p.input);
   if (p.hookContext) forModel += `\n\nPreToolUse hook context: ${p.hookContext}`;
   // `PostToolUse` hooks may add feedback or context for the model (core/engine/tool_hooks.ts).
-  if (!result.isError) forModel += await postToolUse(t, p, content, rawOutput);
+  if (!result.isError && o.hooks?.postToolUse) {
+    forModel += await (await import("./tool_hooks.ts")).postToolUse(t, p, content, rawOutput);
+  }
   t.pushMessage({ role: "tool", tool_call_id: p.id, content: forModel });
   // Images of the result (an MCP screenshot) for a model that accepts them: a tool message
   // carries text only, so they follow as a user message of image parts (held by

@@ -7,7 +7,6 @@
 import { resolve } from "node:path";
 import type { ToolAccess } from "../../sdk/mod.ts";
 import { gateCall } from "./gate.ts";
-import { preToolUse } from "./tool_hooks.ts";
 import { type ModelToolCall, type PreparedCall, REPEAT_LIMIT, type TurnContext } from "./types.ts";
 
 /** Stable JSON (sorted keys), for comparing repeated calls. */
@@ -100,8 +99,11 @@ export async function prepareCall(t: TurnContext, call: ModelToolCall): Promise<
     } times in a row with the same arguments; its result will not change. Use the earlier result or try a different approach.`;
     return p;
   }
-  // Lifecycle hooks may refuse, approve, ask or rewrite the call (core/engine/tool_hooks.ts).
-  const hooked = await preToolUse(t, p, { accesses, title, rawInput });
+  // Lifecycle hooks may refuse, approve, ask or rewrite the call (core/engine/tool_hooks.ts,
+  // loaded when a session has them).
+  const hooked = o.hooks?.preToolUse
+    ? await (await import("./tool_hooks.ts")).preToolUse(t, p, { accesses, title, rawInput })
+    : { accesses, title, rawInput };
   if (p.refusal) return p;
   await gateCall(t, p, hooked.accesses, hooked);
   return p;
