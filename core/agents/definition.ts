@@ -25,6 +25,7 @@ import { CLAUDE_TOOL_NAMES } from "../tools/claude_names.ts";
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import { formatIssue, type IssueLike } from "../config/config.ts";
 import { parseFrontMatter } from "../util/frontmatter.ts";
+import { TOOL_ALIASES, UNAVAILABLE_TOOLS } from "../graph/compat.ts";
 
 /** A broken agent file (user error: shown without a stack trace, exit code 2). */
 export class AgentFileError extends Error {
@@ -61,6 +62,8 @@ export interface ParsedAgent {
   definition: AgentDefinition;
   /** Non-fatal notes (ignored keys, lenient front matter). */
   warnings: string[];
+  /** The original Coyote's display `name` (e.g. "Demo" in folder `demo`), when it differs. */
+  displayName?: string;
 }
 
 type Schema = { safeParse(v: unknown): { success: boolean; data?: unknown; error?: unknown } };
@@ -172,7 +175,8 @@ function validate(schema: Schema, data: unknown, file: string): Record<string, u
 
 /** `fs_read.sh` → `fs_read` (the original's `global_tools` name files). */
 function toolFileName(t: string): string {
-  return t.replace(/\.(sh|py|js|ts)$/, "");
+  const bare = t.replace(/\.(sh|py|js|ts)$/, "");
+  return TOOL_ALIASES[bare] ?? bare;
 }
 
 /**
@@ -201,7 +205,14 @@ export async function parseAgentConfig(
   const data = doc.toJS() ?? {};
   const { config } = await agentSchemas();
   const c = validate(config, data, file);
-  const name = (c.name as string | undefined) ?? folder;
+  // The folder is the agent's id. A `name` that differs from it only in case, or is no agent
+  // name at all ("Demo", "Code Reviewer": the original's display names), is a display name.
+  const given = c.name as string | undefined;
+  const displayName = given !== undefined && given !== folder &&
+      (given.toLowerCase() === folder.toLowerCase() || !AGENT_NAME_RE.test(given))
+    ? given
+    : undefined;
+  const name = displayName !== undefined ? folder : given ?? folder;
   checkName(name, file, "name");
   if (name !== folder) {
     throw new AgentFileError(file, `name: "${name}" does not match its folder "${folder}"`);
@@ -209,11 +220,17 @@ export async function parseAgentConfig(
   const warnings = IGNORED_KEYS.filter((k) => c[k] !== undefined).map((k) =>
     `agent file ${file}: ${k}: not supported by this Coyote; ignored`
   );
+  const globals: string[] = [];
+  for (const [i, t] of ((c.global_tools as string[] | undefined) ?? []).entries()) {
+    const tool = toolFileName(t);
+    if (UNAVAILABLE_TOOLS[tool]) {
+      warnings.push(
+        `agent file ${file}: global_tools[${i}]: "${t}" is ${UNAVAILABLE_TOOLS[tool]}; left out`,
+      );
+    } else globals.push(tool);
+  }
   const tools = c.tools || c.global_tools
-    ? [
-      ...((c.tools as string[] | undefined) ?? []),
-      ...((c.global_tools as string[] | undefined) ?? []).map(toolFileName),
-    ]
+    ? [...((c.tools as string[] | undefined) ?? []).map((t) => TOOL_ALIASES[t] ?? t), ...globals]
     : undefined;
   const variables = (c.variables as
     | { name: string; description?: string; default?: string | null }[]
@@ -260,7 +277,7 @@ export async function parseAgentConfig(
   set("max_auto_continues", c.max_auto_continues as number | undefined);
   set("max_auto_continue_tokens", c.max_auto_continue_tokens as number | undefined);
   set("conversation_starters", c.conversation_starters as string[] | undefined);
-  return { definition: def, warnings };
+  return { definition: def, warnings, ...(displayName ? { displayName } : {}) };
 }
 
 /** `"Read, Grep"` or `["Read", "fs_grep"]` → Coyote tool names (Claude Code names mapped). */

@@ -52,6 +52,8 @@ export interface AgentEntry {
   error?: string;
   /** Non-fatal notes about the file. */
   warnings: string[];
+  /** A config agent's display `name` (the original Coyote's, e.g. "Demo" in folder `demo`). */
+  displayName?: string;
   /** Files of the same name this entry shadows, earliest first. */
   shadows: string[];
 }
@@ -79,6 +81,24 @@ export function agentDirs(configDir: string, cwd: string): AgentDir[] {
   return [{ dir: join(configDir, "agents"), source: "user" }, ...ws];
 }
 
+/**
+ * Warnings for the original Coyote's agent-only function files (`tools.sh`, `tools.py`: argc
+ * `# @cmd` functions), which this Coyote does not run: one line naming the file and what to do.
+ */
+export async function agentFunctionFiles(folder: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const f of ["tools.sh", "tools.py"]) {
+    const path = join(folder, f);
+    const found = await Deno.stat(path).then((s) => s.isFile, () => false);
+    if (found) {
+      out.push(
+        `agent file ${path}: agent-only functions are not supported by this Coyote; its functions are not tools here (port each as a plugin tool, or call it through execute_command)`,
+      );
+    }
+  }
+  return out;
+}
+
 /** Parses one agent file into an entry (never throws for a broken file: the entry holds the error). */
 export async function fileEntry(
   path: string,
@@ -93,7 +113,7 @@ export async function fileEntry(
     // Graph files are only parsed and checked when first looked at (a session start pays for
     // none it does not run). Checked: the schema (node and field named on error) and the graph's
     // own structure; what needs the workspace (tools, agents) is checked before every run.
-    const [{ parseGraphText }, { validateGraph }, yaml] = await Promise.all([
+    const [{ parseGraphText, scriptReader }, { validateGraph }, yaml] = await Promise.all([
       import("../graph/load.ts"),
       import("../graph/validate.ts"),
       import("yaml"),
@@ -103,7 +123,12 @@ export async function fileEntry(
     const look = () => {
       if (read) return read;
       try {
-        const spec = parseGraphText(text, path);
+        const spec = parseGraphText(
+          text,
+          path,
+          files ? (rel) => files[rel] : scriptReader(dir),
+        );
+        base.warnings.push(...spec.warnings ?? []);
         validateGraph(spec, path, {
           scriptExists: (rel) => {
             if (files) return Object.hasOwn(files, rel);
@@ -120,6 +145,7 @@ export async function fileEntry(
           instructions: "",
           ...(spec.tools ? { tools: spec.tools } : {}),
           ...(spec.model ? { model: spec.model } : {}),
+          ...(spec.mcp_servers ? { mcp_servers: spec.mcp_servers } : {}),
           ...(spec.variables
             ? {
               variables: spec.variables.map((v) => ({
@@ -164,6 +190,7 @@ export async function fileEntry(
       description: parsed.definition.description,
       definition: parsed.definition,
       warnings: parsed.warnings,
+      ...(parsed.displayName ? { displayName: parsed.displayName } : {}),
     };
   } catch (e) {
     if (!(e instanceof AgentFileError)) throw e;
@@ -258,12 +285,11 @@ async function readAgentDir({ dir, source, within }: AgentDir): Promise<AgentEnt
           ).message,
         } satisfies AgentEntry;
       }
-      if (config !== null) {
-        return fileEntry(join(dir, name, "config.yaml"), config, "config", name, source);
-      }
-      if (graph !== null) {
-        return fileEntry(join(dir, name, "graph.yaml"), graph, "graph", name, source);
-      }
+      const entry = config !== null
+        ? await fileEntry(join(dir, name, "config.yaml"), config, "config", name, source)
+        : await fileEntry(join(dir, name, "graph.yaml"), graph!, "graph", name, source);
+      entry.warnings.push(...await agentFunctionFiles(join(dir, name)));
+      return entry;
       return null; // a folder without an agent file (e.g. only README.md): not an agent
     })());
   }

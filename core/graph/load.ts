@@ -12,6 +12,7 @@ import { parseDocument } from "yaml";
 import { GraphSpecError, parseGraphSpec } from "../protocol/graph_spec.ts";
 import type { GraphSpec } from "../protocol/graph_spec.ts";
 import { validateGraph } from "./validate.ts";
+import { fromOriginal } from "./compat.ts";
 import type { ValidateContext } from "./validate.ts";
 
 /** A graph with where it came from. */
@@ -23,8 +24,17 @@ export interface LoadedGraph {
   dir: string;
 }
 
-/** Parses graph.yaml text. @throws GraphSpecError */
-export function parseGraphText(text: string, file: string): GraphSpec {
+/**
+ * Parses graph.yaml text, reading the original Coyote's spellings too (core/graph/compat.ts);
+ * what of those is not supported is in the spec's `warnings` (or thrown, when it cannot run).
+ * `readScript` gives a script's text (relative path) so `_next`-only scripts get their routes.
+ * @throws GraphSpecError
+ */
+export function parseGraphText(
+  text: string,
+  file: string,
+  readScript?: (rel: string) => string | undefined,
+): GraphSpec {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length) {
     const e = doc.errors[0];
@@ -34,7 +44,31 @@ export function parseGraphText(text: string, file: string): GraphSpec {
       `${pos ? `line ${pos.line}, column ${pos.col}: ` : ""}YAML syntax error: ${msg}`,
     ]);
   }
-  return parseGraphSpec(doc.toJS(), file);
+  const compat = fromOriginal(doc.toJS(), file, readScript);
+  let spec: GraphSpec;
+  try {
+    spec = parseGraphSpec(compat.data, file);
+  } catch (e) {
+    if (!(e instanceof GraphSpecError) || !compat.problems.length) throw e;
+    // A node compat refused (a `rag` node) is not also an "unknown node type".
+    const refused = compat.problems.map((p) => p.split(":")[0].replace(/\.[^.]+$/, ""));
+    const rest = e.problems.filter((p) => !refused.some((r) => p.startsWith(`${r}.type:`)));
+    throw new GraphSpecError(file, [...compat.problems, ...rest]);
+  }
+  if (compat.problems.length) throw new GraphSpecError(file, compat.problems);
+  if (compat.warnings.length) spec.warnings = compat.warnings;
+  return spec;
+}
+
+/** A script's text beside `dir`, or undefined when it cannot be read. */
+export function scriptReader(dir: string): (rel: string) => string | undefined {
+  return (rel) => {
+    try {
+      return Deno.readTextFileSync(scriptPath(dir, rel));
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 /**
@@ -51,7 +85,7 @@ export async function loadGraph(path: string, ctx: ValidateContext = {}): Promis
   } catch (e) {
     throw new GraphSpecError(file, [`cannot read: ${(e as Error).message}`]);
   }
-  const spec = parseGraphText(text, file);
+  const spec = parseGraphText(text, file, scriptReader(dir));
   validateGraph(spec, file, {
     scriptExists: (s) => {
       try {

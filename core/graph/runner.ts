@@ -18,7 +18,7 @@
  * - approval/input nodes: the frontend's `askUser`; none (headless) = no answer.
  * @module
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import type { HostServices } from "../../sdk/mod.ts";
 import type * as acp from "@agentclientprotocol/sdk";
 import type {
@@ -190,7 +190,14 @@ export class GraphRunner implements AgentRunner {
 
   #host(usage: TurnUsage, denied: DeniedAction[], record: (ev: SessionEvent) => void): GraphHost {
     const o = this.opts;
-    const universe = o.spec.tools ? filterTools(o.tools, o.spec.tools) : o.tools;
+    // `mcp:<server>` (in `tools` or a node's tools) and `mcp_servers` entries mean the server's
+    // `mcp__<server>__*` tools (R4; core/agents/resolve.ts `selectTools`).
+    const universe = o.spec.tools
+      ? filterTools(o.tools, [
+        ...o.spec.tools.map(mcpGlob),
+        ...(o.spec.mcp_servers ?? []).map((s) => `mcp__${s}__*`),
+      ])
+      : o.tools;
     const addUsage = (u: TurnUsage) => {
       usage.prompt_tokens += u.prompt_tokens;
       usage.completion_tokens += u.completion_tokens;
@@ -311,7 +318,7 @@ export class GraphRunner implements AgentRunner {
       llm: (cfg, emit) => {
         const prefix = `${cfg.node}#${++this.#conv}`;
         let submitted: unknown;
-        const tools = filterTools(universe, cfg.tools.length ? cfg.tools : []);
+        const tools = filterTools(universe, cfg.tools.map(mcpGlob));
         const own = cfg.tools.length ? tools : [];
         const registry = new SubmitRegistry([
           ...own,
@@ -406,9 +413,17 @@ export class GraphRunner implements AgentRunner {
         const rel = req.script;
         const embedded = o.files?.[rel];
         if (rel.endsWith(".sh")) {
-          const path = embedded !== undefined
-            ? await materialise(o.cwd, rel, embedded)
-            : scriptPath(o.dir, rel);
+          // A script outside the workspace (an agent in the user's config dir, as the original
+          // Coyote installs them) runs from a copy inside it: the sandbox sees only the
+          // workspace, and the guard never lets a command touch Coyote's config dir.
+          const own = scriptPath(o.dir, rel);
+          const outside = embedded === undefined && relative(o.cwd, own).startsWith("..");
+          const text = embedded ?? (outside
+            ? await Deno.readTextFile(own).catch((e) => {
+              throw new NodeError(`cannot read script ${rel}: ${(e as Error).message}`);
+            })
+            : undefined);
+          const path = text !== undefined ? await materialise(o.cwd, rel, text) : own;
           try {
             return await runShellScript({
               name: rel,
@@ -497,6 +512,11 @@ function stripLineNumbers(content: string): string {
   const lines = content.split("\n");
   if (!lines.every((l) => l === "" || /^\s*\d+\t/.test(l) || /^\[/.test(l))) return content;
   return lines.filter((l) => !/^\[/.test(l)).map((l) => l.replace(/^\s*\d+\t/, "")).join("\n");
+}
+
+/** `mcp:<server>` → the glob of that server's tools; anything else as it is. */
+function mcpGlob(t: string): string {
+  return t.startsWith("mcp:") ? `mcp__${t.slice(4)}__*` : t;
 }
 
 /** Writes an embedded `.sh` script to a temp file inside the workspace (visible in the sandbox). */

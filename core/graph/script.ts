@@ -22,9 +22,9 @@
  *   kept (up to 4 per script, 8 in all, for a minute) for the next run of the same script, so a
  *   warm script node costs a message round trip; one that failed, timed out or was cancelled is
  *   killed.
- * - `.sh`: run through `execute_command` as `bash <script>` with the state as JSON in
- *   `GRAPH_STATE`, or, beyond 32 KiB, in a file named by `GRAPH_STATE_FILE`; it prints one JSON
- *   object on stdout.
+ * - `.sh`: run through `execute_command` as `bash < script` (on stdin: the guard sees a read, so a
+ *   script under `.coyote/` runs) with the state as JSON in `GRAPH_STATE`, or, beyond 32 KiB, in a
+ *   file named by `GRAPH_STATE_FILE`; it prints one JSON object on stdout.
  * Either way the returned object's keys merge into the state; `_next` routes. What a `.ts`
  * script prints (console, `Deno.stdout`, `process.stdout`, its own child processes) goes to
  * Coyote's stderr, never to its stdout (the ACP / stream-json protocol).
@@ -378,7 +378,7 @@ function shQuote(s: string): string {
 }
 
 /**
- * Runs a `.sh` script through `services.exec` (execute_command) with the state in `GRAPH_STATE`
+ * Runs a `.sh` script through `services.exec` (execute_command) as `bash < path` with the state in `GRAPH_STATE`
  * (or `GRAPH_STATE_FILE` beyond {@link STATE_ENV_LIMIT}); parses its one JSON object.
  * `stateFile` writes the large state somewhere the command can read and returns the path.
  */
@@ -401,7 +401,7 @@ export async function runShellScript(
     prefix = `GRAPH_STATE_FILE=${shQuote(file.path)}`;
   } else prefix = `GRAPH_STATE=${shQuote(json)}`;
   try {
-    const r = await o.services.exec(`${prefix} bash ${shQuote(o.path)}`, {
+    const r = await o.services.exec(`${prefix} bash < ${shQuote(o.path)}`, {
       timeout_ms: o.timeoutMs,
     }, signal);
     if (r.denied) throw new NodeError(`script ${o.name}: denied: ${r.denied}`);

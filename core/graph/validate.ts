@@ -9,7 +9,8 @@
  * - a parallel step (`next: [a, b]`) joins in one node, and holds no `approval`, `input` or `end`;
  *   a map branch is one atomic node (no `next`) and asks no human;
  * - two nodes of one parallel step never write one state key unless it has a reducer;
- * - tools (⊆ the graph's `tools`, and known to the host), agents and scripts exist;
+ * - tools (⊆ the graph's `tools` and `mcp:<server>` of its `mcp_servers`, and known to the
+ *   host), agents and scripts exist;
  * - templates name keys the state can have (skipped when a script without `outputs` exists, since
  *   its writes are unknown).
  * @module
@@ -158,7 +159,9 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
     if (node.type === "script") {
       for (const r of node.routes ?? []) ref(r, `${at}.routes`);
       if (!node.next && !node.routes?.length && !branchOf.has(nid)) {
-        problems.push(`${at}: a script needs \`next\` or \`routes\` (the ids its _next may name)`);
+        problems.push(
+          `${at}: a script needs \`next\` or \`routes\` (the ids its _next may name; none is named in its file)`,
+        );
       }
       if (ctx.scriptExists && !ctx.scriptExists(node.script)) {
         problems.push(`${at}.script: no file "${node.script}" beside graph.yaml`);
@@ -195,10 +198,17 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
       problems.push(`${at}: no \`next\` (only \`end\` nodes finish a run)`);
     }
     if (node.type === "llm" && node.tools?.length) {
-      const universe = spec.tools ?? [];
+      // The universe: the graph's tools plus `mcp:<server>` for each of its mcp_servers (R4).
+      const universe = [...spec.tools ?? [], ...(spec.mcp_servers ?? []).map((m) => `mcp:${m}`)];
       for (const t of node.tools) {
         if (!universe.some((u) => u === t || picomatch.isMatch(t, u))) {
-          problems.push(`${at}.tools: "${t}" is not in the graph's tools`);
+          problems.push(
+            t.startsWith("mcp:")
+              ? `${at}.tools: "${t}" is not in the graph's tools or mcp_servers (add "${
+                t.slice(4)
+              }" to mcp_servers)`
+              : `${at}.tools: "${t}" is not in the graph's tools`,
+          );
         }
       }
     }
@@ -302,7 +312,11 @@ export function validateGraph(spec: GraphSpec, file: string, ctx: ValidateContex
   // Tools of the universe exist.
   if (ctx.toolExists) {
     for (const t of spec.tools ?? []) {
-      if (!/[*?[]/.test(t) && !ctx.toolExists(t)) problems.push(`tools: no tool "${t}"`);
+      if (!/[*?[]/.test(t) && !ctx.toolExists(t)) {
+        problems.push(
+          `tools: no tool "${t}" in this workspace (a function script of the original Coyote is not a tool here: port it as a plugin tool, or call it through execute_command)`,
+        );
+      }
     }
   }
 

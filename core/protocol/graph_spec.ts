@@ -199,7 +199,8 @@ const settings = z.strictObject({
 });
 
 const top = z.strictObject({
-  name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, { message: "lower-case letters, digits, -._" }),
+  /** Shown to users; the agent's id is its folder's name (a display name such as "Demo" is fine). */
+  name: z.string().min(1),
   description: z.string().optional(),
   version: z.literal("1.0").optional(),
   model: z.string().optional(),
@@ -208,7 +209,6 @@ const top = z.strictObject({
   reasoning_effort: z.string().optional(),
   tools: z.array(z.string()).optional(),
   mcp_servers: z.array(z.string()).optional(),
-  enabled_skills: z.array(z.string()).optional(),
   conversation_starters: z.array(z.string()).optional(),
   variables: z.array(variable).optional(),
   settings: settings.optional(),
@@ -221,6 +221,8 @@ const top = z.strictObject({
 /** A parsed graph: the top level with typed nodes (ids in file order). */
 export type GraphSpec = Omit<z.infer<typeof top>, "nodes"> & {
   nodes: Record<string, GraphNode>;
+  /** Non-fatal notes on keys of the original Coyote this one does not support (core/graph/compat.ts). */
+  warnings?: string[];
 };
 
 /** A `graph.yaml` that does not match the schema or fails validation; `problems` are one-liners. */

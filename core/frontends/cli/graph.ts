@@ -4,7 +4,9 @@
  * the schema (node and field named), references, reachability, static cycles, parallel writes,
  * map branches, scripts, templates, and that its tools and agents exist in this workspace (MCP
  * tools, named `mcp:<server>` or `mcp__…`, are taken on trust: servers are not started).
- * Prints `PATH: ok (N nodes)` and exits 0; an invalid graph is a configuration error: its
+ * Files in the original Coyote's shapes load (core/graph/compat.ts); what of them is not
+ * supported prints `coyote: warning: FILE: KEY: …` lines on stderr. Prints `PATH: ok (N nodes)`
+ * and exits 0; an invalid graph is a configuration error: its
  * problems go to stderr (`coyote: FILE: problem`, one `  - problem` line each when several) and the
  * exit code is 2, as for a path that holds no graph (README "Exit codes").
  * @module
@@ -13,7 +15,7 @@ import { join, resolve } from "node:path";
 import type { AppOptions } from "../../config/app_options.ts";
 import type { AgentSpec } from "../../protocol/types.ts";
 import { corePlugins } from "../../../plugins/mod.ts";
-import { loadAgentRegistry } from "../../agents/registry.ts";
+import { agentFunctionFiles, loadAgentRegistry } from "../../agents/registry.ts";
 import { loadGraph } from "../../graph/load.ts";
 import { GraphSpecError } from "../../protocol/graph_spec.ts";
 import { SUBMIT_RESULT } from "../../graph/structured.ts";
@@ -83,6 +85,9 @@ export async function graphCommand(
         tools.has(t) || t.startsWith("agent__") || t.startsWith("mcp:") || t.startsWith("mcp__"),
       agentExists: (a) => registry.entry(a) !== undefined,
     });
+    // Keys of the original Coyote that load but are not supported (core/graph/compat.ts).
+    for (const w of g.spec.warnings ?? []) console.error(`coyote: warning: ${w}`);
+    for (const w of await agentFunctionFiles(g.dir)) console.error(`coyote: warning: ${w}`);
     out(`${g.file}: ok (${Object.keys(g.spec.nodes).length} nodes)\n`);
     return 0;
   } catch (e) {

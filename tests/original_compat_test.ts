@@ -1,0 +1,194 @@
+/**
+ * Files in the original Coyote's shapes (tests/fixtures/original/, written after shared
+ * reference R2/R4) load and run: `coyote graph check` passes on them, a scripted headless run of
+ * a step-runner-like graph drives a coder-like graph (agent node, `_next`-only scripts, a fix
+ * loop, structured output, `fs_cat` read as `fs_read`), and every key of theirs this Coyote does
+ * not support gives a warning or an error naming the file and the key.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { loadAgentRegistry } from "../core/agents/registry.ts";
+import { childEnv, makeCoyoteEnv, REPO_ROOT, runCoyote } from "./support/run_coyote.ts";
+import { requestMessages, startModelServer } from "./support/model_server.ts";
+
+const FIXTURES = join(REPO_ROOT, "tests/fixtures/original");
+
+/** A config dir whose `agents/` holds the fixtures (user agents: always trusted). */
+async function withAgents<T>(
+  fn: (env: Awaited<ReturnType<typeof makeCoyoteEnv>>, cwd: string) => Promise<T>,
+): Promise<T> {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-orig-" });
+  try {
+    for (const a of ["coder-like", "step-like", "librarian-like", "demo"]) {
+      await Deno.mkdir(join(env.configDir, "agents"), { recursive: true });
+      const cp = await new Deno.Command("cp", {
+        args: ["-r", join(FIXTURES, a), join(env.configDir, "agents", a)],
+      }).output();
+      assert.equal(cp.code, 0);
+    }
+    return await fn(env, cwd);
+  } finally {
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+}
+
+Deno.test("original shapes: graph check passes, naming each unsupported key with its file", async () => {
+  await withAgents(async (env, cwd) => {
+    for (const a of ["coder-like", "step-like", "librarian-like"]) {
+      const file = join(env.configDir, "agents", a, "graph.yaml");
+      const r = await runCoyote(["graph", "check", join(env.configDir, "agents", a)], {
+        cwd,
+        env: childEnv(env),
+      });
+      assert.equal(r.code, 0, `${a}: ${r.stderr}`);
+      assert.equal(r.stdout.trim().split(": ok (")[0], file);
+      if (a !== "coder-like") continue;
+      const warn = (key: string, what: RegExp) =>
+        assert.match(
+          r.stderr,
+          new RegExp(`coyote: warning: ${file}: ${key.replace(/[.[\]]/g, "\\$&")}: ${what.source}`),
+        );
+      warn("global_tools[0]", /"ast_grep\.sh" is not available .*use fs_grep/);
+      warn("nodes.implement.tools[2]", /"ast_grep" is not available/);
+      warn("skills_enabled/enabled_skills", /skills are not loaded into a graph's llm nodes/);
+      warn("nodes.implement.skills_enabled/enabled_skills", /skills are not loaded/);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `coyote: warning: agent file ${
+            join(env.configDir, "agents/coder-like/tools.sh")
+          }: agent-only functions are not supported.*plugin tool`,
+        ),
+      );
+    }
+  });
+});
+
+Deno.test("original shapes: a rag node and a node id that differs from its key do not load", async () => {
+  const env = await makeCoyoteEnv();
+  try {
+    const r = await runCoyote(["graph", "check", join(FIXTURES, "rag-like")], {
+      cwd: FIXTURES,
+      env: childEnv(env),
+    });
+    assert.equal(r.code, 2);
+    const file = join(FIXTURES, "rag-like/graph.yaml");
+    assert.match(r.stderr, new RegExp(`coyote: ${file}:`));
+    assert.match(
+      r.stderr,
+      /nodes\.lookup\.type: "rag" nodes are not supported .*replace it with an llm node whose tools are fs_grep and fs_read/,
+    );
+    assert.match(r.stderr, /nodes\.answer\.id: "other_name" differs from its key "answer"/);
+    assert.doesNotMatch(r.stderr, /unknown node type/);
+  } finally {
+    await env.cleanup();
+  }
+});
+
+Deno.test("original shapes: an unknown tool and an mcp: tool outside mcp_servers are errors naming the key", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const { parseGraphText } = await import("../core/graph/load.ts");
+    const { validateGraph } = await import("../core/graph/validate.ts");
+    const text = [
+      "name: g",
+      "global_tools: [web_lookup.sh]",
+      "mcp_servers: [web-search]",
+      "start: a",
+      "nodes:",
+      "  a: { id: a, type: llm, prompt: p, tools: ['mcp:web-search', 'mcp:code-search'], next: z }",
+      "  z: { id: z, type: end }",
+    ].join("\n");
+    const spec = parseGraphText(text, "x/graph.yaml");
+    assert.deepEqual(spec.tools, ["web_lookup"]);
+    assert.throws(
+      () => validateGraph(spec, "x/graph.yaml", { toolExists: (t) => t === "fs_read" }),
+      (e: Error) => {
+        assert.match(e.message, /^x\/graph\.yaml:/);
+        assert.match(e.message, /tools: no tool "web_lookup" in this workspace .*plugin tool/);
+        assert.match(
+          e.message,
+          /nodes\.a\.tools: "mcp:code-search" is not in the graph's tools or mcp_servers/,
+        );
+        assert.doesNotMatch(e.message, /"mcp:web-search"/);
+        return true;
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("original shapes: a config agent's display name, fs_cat, ast_grep and tools.sh", async () => {
+  await withAgents(async (env, cwd) => {
+    const reg = await loadAgentRegistry({ configDir: env.configDir, cwd });
+    const demo = reg.entry("demo")!;
+    assert.equal(demo.error, undefined);
+    assert.equal(demo.name, "demo");
+    assert.equal(demo.displayName, "Demo");
+    assert.deepEqual(reg.resolve("demo").tools, ["execute_command", "fs_read"]);
+    const file = join(env.configDir, "agents/demo/config.yaml");
+    assert.ok(
+      demo.warnings.some((w) =>
+        w.startsWith(`agent file ${file}: global_tools[2]: "ast_grep.sh" is not available`)
+      ),
+      demo.warnings.join("\n"),
+    );
+    assert.ok(
+      demo.warnings.some((w) =>
+        w.startsWith(`agent file ${join(env.configDir, "agents/demo/tools.sh")}: agent-only`)
+      ),
+    );
+    // Graph agents: the folder is the id, the name is shown.
+    const lib = reg.resolve("librarian-like");
+    assert.equal(lib.graph?.spec.name, "Librarian Like");
+    assert.deepEqual(lib.mcp_servers, ["web-search", "code-search"]);
+  });
+});
+
+Deno.test("original shapes: a scripted run of step-like drives coder-like through its fix loop", async () => {
+  const submit = (args: Record<string, unknown>) => ({
+    tool_calls: [{ name: "submit_result", arguments: args }],
+  });
+  const write = (content: string) => ({
+    tool_calls: [{ name: "fs_write", arguments: { path: "ok.txt", content } }],
+  });
+  const server = await startModelServer({
+    script: [
+      submit({ implementation_brief: "Write ok.txt holding the line ok." }), // step-like orient
+      submit({ plan_summary: "write ok.txt", target_file: "ok.txt" }), // coder-like plan
+      write("not yet\n"), // implement, first try
+      { text: "written" },
+      write("ok\n"), // implement again, after the fix gate
+      { text: "fixed" },
+    ],
+  });
+  try {
+    await withAgents(async (env, cwd) => {
+      const r = await runCoyote(
+        ["-a", "step-like", "--headless", "--output-format", "json", "run the next step"],
+        { cwd, env: childEnv(env, { baseURL: server.baseURL }) },
+      );
+      assert.equal(r.code, 0, r.stderr);
+      const text = String(JSON.parse(r.stdout).text);
+      assert.equal(text.trim(), "STEP_COMPLETE\nStep 1 (Write ok.txt) done.");
+      assert.equal(await Deno.readTextFile(join(cwd, "ok.txt")), "ok\n");
+      assert.equal(server.requests.length, 6);
+      // fs_cat is fs_read; ast_grep was left out (with a warning), not offered.
+      const tools = (i: number) =>
+        ((server.requests[i].body as { tools?: { function: { name: string } }[] }).tools ?? [])
+          .map((t) => t.function.name).sort();
+      assert.deepEqual(tools(0), ["fs_ls", "fs_read", "submit_result"]);
+      assert.deepEqual(tools(2), ["fs_read", "fs_write"]);
+      // The fix gate's instructions reached the second implement turn.
+      const second = JSON.stringify(requestMessages(server.requests[4]));
+      assert.match(second, /Fix: expected the line ok in ok\.txt/);
+      assert.doesNotMatch(JSON.stringify(requestMessages(server.requests[2])), /Fix:/);
+    });
+  } finally {
+    await server.close();
+  }
+});
