@@ -1,11 +1,15 @@
 /**
  * `deno task gen`: writes core/agents/builtins.gen.json, the built-in agents and skills parsed at
- * build time (core/agents/builtins.ts), so no build parses YAML for them at start. Run it after
- * changing a file under agents/ or skills/; tests/builtins_generated_test.ts fails while the file
- * is stale. `--check` writes nothing and exits 1 when the file is stale.
+ * build time (core/agents/builtins.ts), so no build parses YAML for them at start, and
+ * core/tools/builtin_tools.gen.json, the built-in tools' schemas (./gen_tools.ts), so no run
+ * imports zod before its first tool call. Run it after changing a file under agents/ or skills/
+ * or a built-in tool's name, description or schema; tests/builtins_generated_test.ts and
+ * tests/tool_stubs_test.ts fail while a file is stale. `--check` writes nothing and exits 1 when
+ * a file is stale.
  * @module
  */
 import { cacheKey, parseBuiltins, storedForm } from "../core/agents/builtins.ts";
+import { TOOLS_OUT, toolsGeneratedText } from "./gen_tools.ts";
 
 const OUT = new URL("../core/agents/builtins.gen.json", import.meta.url);
 
@@ -19,15 +23,21 @@ export async function generatedText(): Promise<string> {
 }
 
 if (import.meta.main) {
-  const text = await generatedText();
-  const now = await Deno.readTextFile(OUT).catch(() => "");
-  if (Deno.args.includes("--check")) {
-    if (now !== text) {
-      console.error("core/agents/builtins.gen.json is stale: run `deno task gen`");
-      Deno.exit(1);
-    }
-  } else if (now !== text) {
-    await Deno.writeTextFile(OUT, text);
-    console.error("wrote core/agents/builtins.gen.json");
-  } else console.error("core/agents/builtins.gen.json is up to date");
+  let stale = false;
+  for (
+    const [out, text] of [[OUT, await generatedText()], [TOOLS_OUT, toolsGeneratedText()]] as const
+  ) {
+    const name = out.pathname.replace(/.*\/core\//, "core/");
+    const now = await Deno.readTextFile(out).catch(() => "");
+    if (Deno.args.includes("--check")) {
+      if (now !== text) {
+        console.error(`${name} is stale: run \`deno task gen\``);
+        stale = true;
+      }
+    } else if (now !== text) {
+      await Deno.writeTextFile(out, text);
+      console.error(`wrote ${name}`);
+    } else console.error(`${name} is up to date`);
+  }
+  if (stale) Deno.exit(1);
 }

@@ -37,7 +37,7 @@ import { TranscriptWriter } from "../transcript/writer.ts";
 import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../../agents/mod.ts";
 import { type Supervisor, withChildRuns } from "../supervisor/supervisor.ts";
-import { supervisorTools } from "../supervisor/tools.ts";
+import { lazySupervisorTools } from "../supervisor/tool_stubs.ts";
 import { limitsOf } from "../supervisor/limits.ts";
 import type { CommandSandbox } from "../policy/sandbox/mod.ts";
 import { modelInfo } from "../config/models.ts";
@@ -116,7 +116,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     rootGuard,
   });
   let supervisor: Supervisor<AgentSession> | null = null;
-  const agentTools = supervisorTools(() => supervisor!);
+  const agentTools = lazySupervisorTools(() => supervisor!);
   // An agent's tools, system prompt and skills (core/agents/prepare.ts). `--agent-variable` and
   // `--skill` apply to the root session's first agent (also when switched back to); children
   // and other agents use defaults.

@@ -13,9 +13,17 @@ import {
   guardForcedAllow,
   sandboxGuard,
 } from "../policy/sandbox/mod.ts";
-import { executeCommandTool, makeExecuteCommandTool } from "../../plugins/exec/mod.ts";
+import { lazyTool, stubData } from "../tools/lazy.ts";
 import { signalTree } from "../../plugins/exec/tree.ts";
 import type { Workspace } from "./workspace.ts";
+
+/** `execute_command` as generated (core/tools/lazy.ts): the core one, without a sandbox note. */
+const EXEC = stubData("plugins", "execute_command");
+let execModule: Promise<typeof import("../../plugins/exec/mod.ts")> | undefined;
+/** Imports plugins/exec/mod.ts (zod) once: at the first call, or warmed after the first request. */
+function loadExec(): Promise<typeof import("../../plugins/exec/mod.ts")> {
+  return execModule ??= import("../../plugins/exec/mod.ts");
+}
 
 /**
  * A root session's sandbox, made from a new policy object of the workspace (`rootGuard`, its
@@ -50,13 +58,12 @@ export function withSandboxExec(
   sandbox: CommandSandbox,
   list: AnyTool[],
 ): AnyTool[] {
-  const execTool = ws.protectTool(
-    makeExecuteCommandTool(
-      sandbox,
-      sandbox.status.active ? sandbox.modelNote() : undefined,
-    ) as AnyTool,
-  );
-  const isCoreExec = (t: AnyTool) =>
-    t.name === executeCommandTool.name && t.description === executeCommandTool.description;
+  const note = sandbox.status.active ? sandbox.modelNote() : undefined;
+  // A stub: plugins/exec/mod.ts `makeExecuteCommandTool(sandbox, note)` loads at the first call.
+  const execTool = ws.protectTool(lazyTool(EXEC, {
+    module: loadExec,
+    tool: (m) => m.makeExecuteCommandTool(sandbox, note) as AnyTool,
+  }, EXEC.description + (note ? ` ${note}` : "")));
+  const isCoreExec = (t: AnyTool) => t.name === EXEC.name && t.description === EXEC.description;
   return list.map((t) => isCoreExec(t) ? execTool : t);
 }

@@ -18,7 +18,8 @@ import type { AnyTool } from "../protocol/types.ts";
 import type { DiscoveredMcpServer, McpConnection, McpServerSpec } from "../extensions/mcp/mod.ts";
 import { McpRequestError, type McpRequestHandler } from "./mcp_requests.ts";
 import { Policy } from "../policy/policy.ts";
-import { corePlugins } from "../../plugins/mod.ts";
+import { coreToolStubs } from "../../plugins/stubs.ts";
+import { warmLazyTools } from "../tools/lazy.ts";
 import type { ModelClient } from "../engine/mod.ts";
 import { findInstructions, type WorkspaceInstructions } from "../config/instructions.ts";
 import { PLACEHOLDER_API_KEY, type ProviderFlags, resolveProvider } from "../config/config.ts";
@@ -220,7 +221,11 @@ export async function createWorkspace(
     }
   }
   // Retries and dropped request fields are announced on the diagnostics sink (stderr).
-  const client = createProvider({ ...providerConfig, notify: log }) as unknown as ModelClient;
+  const client = createProvider({
+    ...providerConfig,
+    fetch: warmAfterFirstResponse(providerConfig.fetch),
+    notify: log,
+  }) as unknown as ModelClient;
   const newPolicy = () =>
     Policy.create(
       app.config?.permissions ?? {},
@@ -278,7 +283,8 @@ export async function createWorkspace(
     cwd,
     cacheDir: join(app.dataDir, "builtin-cache"),
     addDirs: app.addDirs,
-    pluginAgents: [...corePlugins.flatMap((p) => p.agents ?? []), ...(plugins?.agents ?? [])],
+    // The built-in plugins contribute tools only (plugins/mod.ts), no agents.
+    pluginAgents: [...(plugins?.agents ?? [])],
     pluginSkills: plugins?.skills,
     trusted: trust.trusted,
   });
@@ -290,7 +296,7 @@ export async function createWorkspace(
     ? [(await import("../../plugins/web/search.ts")).webSearchTool(app.config.web_search)]
     : [];
   const fixedTools: AnyTool[] = [
-    ...corePlugins.flatMap((p) => p.tools ?? []),
+    ...coreToolStubs,
     ...search as unknown as AnyTool[],
     ...(plugins?.tools ?? []),
   ].map(guard);
@@ -484,4 +490,23 @@ export async function acquireWorkspace(
     const ws = await p;
     if (ws.retain()) return ws;
   }
+}
+
+/**
+ * `fetch` (the provider's, default the global one) that, once the response to its first request
+ * arrives (so that request is out), imports the built-in tools' modules in the background
+ * (core/tools/lazy.ts `warmLazyTools`): the first request never waits for zod, and the first tool
+ * call rarely does. Started earlier, the import delayed the request's own send.
+ */
+function warmAfterFirstResponse(inner: typeof fetch | undefined): typeof fetch {
+  let warmed = false;
+  return (input, init) => {
+    const res = (inner ?? fetch)(input, init);
+    if (!warmed) {
+      warmed = true;
+      const warm = () => setTimeout(warmLazyTools, 0);
+      res.then(warm, warm);
+    }
+    return res;
+  };
 }

@@ -15,6 +15,7 @@
  */
 import type { ToolContext, ToolResult } from "../../sdk/mod.ts";
 import type { AnyTool } from "../protocol/types.ts";
+import { LazyInput } from "./lazy.ts";
 
 /** The replacement text. */
 export const REDACTED = "[redacted]";
@@ -131,7 +132,8 @@ function redactJson(v: unknown, redact: (t: string) => string): unknown {
 }
 
 function isPlainSchema(v: unknown): boolean {
-  return !!v && typeof v === "object" &&
+  // A built-in tool's stub (./lazy.ts) stands for a zod schema: left as it is, like one.
+  return !!v && typeof v === "object" && !(v instanceof LazyInput) &&
     typeof (v as { safeParse?: unknown }).safeParse !== "function";
 }
 

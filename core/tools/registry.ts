@@ -2,17 +2,20 @@
  * Tool registry: turns SDK `ToolDefinition`s into OpenAI `tools` entries and
  * validates model-supplied arguments before a tool runs.
  *
- * - zod (v4) inputs are converted with `z.toJSONSchema` (once per tool) and
- *   validated with `safeParse`.
+ * - zod (v4) inputs are converted with the schema's own `toJSONSchema` method (once per tool;
+ *   the same converter as `z.toJSONSchema`, so this module does not import zod) and validated
+ *   with `safeParse`.
+ * - built-in tools are stubs (./lazy.ts): their JSON Schema is generated data, and the real
+ *   tool (with its zod schema) is imported at its first validation.
  * - plain JSON Schema inputs are sent as-is and validated with
  *   `@cfworker/json-schema`
  *   (loaded lazily, only when such a tool is first called).
  * - Validation errors are returned as text the model can act on; they never throw.
  * @module
  */
-import { toJSONSchema } from "zod";
 import type { JsonSchema, ZodLike } from "../../sdk/mod.ts";
 import type { AnyTool } from "../protocol/types.ts";
+import { LazyInput, realTool } from "./lazy.ts";
 
 /** An OpenAI Chat Completions `tools[]` entry. */
 export interface OpenAITool {
@@ -118,9 +121,10 @@ export class ToolRegistry {
     let s = this.#schemas.get(name) ?? (key ? schemaCache.get(key) : undefined);
     if (!s) {
       const input = this.tools.get(name)!.input;
-      if (isZod(input)) {
-        // deno-lint-ignore no-explicit-any
-        s = tidy(toJSONSchema(input as any, { io: "input", unrepresentable: "any" }) as JsonSchema);
+      if (input instanceof LazyInput) {
+        s = input.parameters;
+      } else if (isZod(input)) {
+        s = tidy(zodToJson(input));
       } else {
         s = tidy((input ?? { type: "object", properties: {} }) as JsonSchema);
       }
@@ -174,7 +178,8 @@ export class ToolRegistry {
   async #compile(name: string): Promise<Validate> {
     let v: Validate;
     {
-      const input = this.tools.get(name)!.input;
+      const tool = this.tools.get(name)!;
+      const input = (await realTool(tool))?.input ?? tool.input;
       if (isZod(input)) {
         v = (value) => {
           const r = input.safeParse(value);
@@ -201,6 +206,15 @@ export class ToolRegistry {
     }
     return v;
   }
+}
+
+/** `z.toJSONSchema(input, {io: "input", unrepresentable: "any"})`, through the schema's method. */
+function zodToJson(input: ZodLike): JsonSchema {
+  const convert = (input as { toJSONSchema?: (o: unknown) => unknown }).toJSONSchema;
+  if (typeof convert !== "function") {
+    throw new Error("a zod input schema without toJSONSchema (zod v4 classic schemas have it)");
+  }
+  return convert.call(input, { io: "input", unrepresentable: "any" }) as JsonSchema;
 }
 
 // deno-lint-ignore no-explicit-any

@@ -9,9 +9,8 @@
  * still checked by the guard: a skill widens what the model is offered, never what it may do.
  * @module
  */
-import { z } from "zod";
-import { defineTool } from "../../../sdk/mod.ts";
 import type { AnyTool } from "../../protocol/types.ts";
+import { BUILTIN_TOOLS, lazyTool } from "../../tools/lazy.ts";
 import { didYouMean } from "../../util/text.ts";
 import type { SkillEntry } from "./load.ts";
 
@@ -20,10 +19,11 @@ export class SkillUsageError extends Error {
   override name = "UsageError";
 }
 
-/** Input schemas, built once: every session gets its own tool objects over these (the JSON
- * Schema conversion is cached by schema object, core/tools/registry.ts). */
-const NO_INPUT = z.object({});
-const NAME_INPUT = z.object({ name: z.string().describe("skill name from the skill index") });
+let defs: Promise<typeof import("./tool_defs.ts")> | undefined;
+/** Imports ./tool_defs.ts (the real skill tools, zod) once. */
+function loadDefs(): Promise<typeof import("./tool_defs.ts")> {
+  return defs ??= import("./tool_defs.ts");
+}
 
 /** The live skill state of one session. */
 export interface SkillState {
@@ -109,51 +109,16 @@ export function createSkillState(
   }
   if (!visible.length) return state;
 
-  (state.tools as AnyTool[]).push(
-    defineTool({
-      name: "skill__list",
-      description: "List the skills you can load, with descriptions and whether each is loaded.",
-      input: NO_INPUT,
-      kind: "read",
-      readOnly: true,
-      title: () => "List skills",
-      run: () =>
-        visible.map((s) =>
-          `- ${s.name}${loaded.includes(s.name) ? " [loaded]" : ""}: ${s.description}`
-        ).join("\n"),
-    }),
-    defineTool({
-      name: "skill__load",
-      description:
-        "Load a skill: its instructions join your system prompt and its tools become available from your next step.",
-      input: NAME_INPUT,
-      kind: "read",
-      readOnly: true,
-      title: (i) => `Load skill ${i.name}`,
-      run: (i) => {
-        if (loaded.includes(i.name)) return `skill ${i.name} is already loaded`;
-        if (!state.load(i.name)) return { content: unknown(i.name), isError: true };
-        const s = byName.get(i.name)!;
-        const tools = [
-          ...(s.enabled_tools ?? []),
-          ...(s.enabled_mcp_servers ?? []).map((m) => `mcp:${m}`),
-        ];
-        return `Loaded skill ${i.name}: follow "# Loaded skill: ${i.name}" in your system prompt.` +
-          (tools.length ? ` Tools added: ${tools.join(", ")}.` : "");
-      },
-    }),
-    defineTool({
-      name: "skill__unload",
-      description: "Unload a skill you no longer need (removes its instructions and tools).",
-      input: NAME_INPUT,
-      kind: "read",
-      readOnly: true,
-      title: (i) => `Unload skill ${i.name}`,
-      run: (i) =>
-        state.unload(i.name)
-          ? `Unloaded skill ${i.name}.`
-          : { content: `skill "${i.name}" is not loaded`, isError: true },
-    }),
-  );
+  // Stubs (core/tools/lazy.ts): ./tool_defs.ts (zod) loads at the first call.
+  let real: AnyTool[] | undefined;
+  (state.tools as AnyTool[]).push(...BUILTIN_TOOLS.skills.map((d) =>
+    lazyTool(d, {
+      module: loadDefs,
+      tool: (m) =>
+        (real ??= m.skillTools({ state, visible, byName, unknown })).find((t) =>
+          t.name === d.name
+        )!,
+    })
+  ));
   return state;
 }

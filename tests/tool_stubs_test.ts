@@ -1,0 +1,121 @@
+/**
+ * The built-in tools' stubs (issue 22 item 5, core/tools/lazy.ts): the generated data
+ * (core/tools/builtin_tools.gen.json) is current, the model sees exactly what the real tools would
+ * send, a stub validates and runs through its real tool, and the headless start path's static
+ * module graph holds no zod (it loads at the first validation).
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { REPO_ROOT } from "./support/run_coyote.ts";
+import { realBuiltinTools, TOOLS_OUT, toolsGeneratedText } from "../scripts/gen_tools.ts";
+import { coreToolStubs } from "../plugins/stubs.ts";
+import { lazySupervisorTools } from "../core/supervisor/tool_stubs.ts";
+import { createSkillState } from "../core/extensions/skills/tools.ts";
+import { ToolRegistry } from "../core/tools/registry.ts";
+import { BUILTIN_TOOLS, lazyTool, realTool } from "../core/tools/lazy.ts";
+import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
+import type { AnyTool } from "../core/protocol/types.ts";
+import type { ToolContext } from "../sdk/mod.ts";
+
+const openAI = (tools: AnyTool[]) => new ToolRegistry(tools).openAITools();
+const meta = (t: AnyTool) => ({ kind: t.kind, readOnly: t.readOnly, concurrency: t.concurrency });
+
+Deno.test("tool stubs: core/tools/builtin_tools.gen.json is current (else run `deno task gen`)", async () => {
+  assert.equal(
+    await Deno.readTextFile(TOOLS_OUT),
+    toolsGeneratedText(),
+    "core/tools/builtin_tools.gen.json is stale: run `deno task gen`",
+  );
+});
+
+Deno.test("tool stubs: the model and the scheduler see what the real tools give", () => {
+  const real = realBuiltinTools();
+  const skills = createSkillState(
+    [{ name: "example", description: "an example", content: "", source: "builtin", path: "x" }],
+    { onChange: () => {} },
+  ).tools;
+  const sup = lazySupervisorTools(() => {
+    throw new Error("not called");
+  });
+  for (
+    const [stubs, reals] of [
+      [coreToolStubs, real.plugins],
+      [sup, real.supervisor],
+      [skills, real.skills],
+    ] as const
+  ) {
+    assert.deepEqual(openAI(stubs), openAI(reals));
+    assert.deepEqual(stubs.map(meta), reals.map(meta));
+  }
+  // The sandboxed execute_command carries the sandbox's note in its description.
+  const d = BUILTIN_TOOLS.plugins.find((t) => t.name === "execute_command")!;
+  const note = "Commands run in an OS sandbox.";
+  const stub = lazyTool(
+    d,
+    { module: () => Promise.resolve(0), tool: () => ({}) as AnyTool },
+    `${d.description} ${note}`,
+  );
+  assert.deepEqual(openAI([stub]), openAI([makeExecuteCommandTool(undefined, note) as AnyTool]));
+});
+
+Deno.test("tool stubs: validation, title, access and run are the real tool's", async () => {
+  const registry = new ToolRegistry(coreToolStubs);
+  const read = registry.get("fs_read")!;
+  const bad = await registry.validate("fs_read", { offset: "x" });
+  assert.equal(bad.ok, false);
+  assert.match((bad as { message: string }).message, /path/);
+  const ok = await registry.validate("fs_read", { path: "a.txt" });
+  assert.ok(ok.ok);
+  const real = await realTool(read);
+  assert.ok(real && real !== read);
+  assert.deepEqual(ok, await new ToolRegistry([real]).validate("fs_read", { path: "a.txt" }));
+  assert.equal(read.title?.(ok.value), real.title?.(ok.value));
+  assert.deepEqual(read.access?.(ok.value, "/w"), [{ type: "read", path: "a.txt" }]);
+  const todo = registry.get("todo__write")!;
+  const input = { todos: [{ content: "x", status: "pending" }] };
+  assert.ok((await registry.validate("todo__write", input)).ok);
+  const ctx = { cwd: "/w", signal: new AbortController().signal, toolCallId: "c" } as ToolContext;
+  const expected = await (await realTool(todo))!.run(input as never, ctx);
+  assert.deepEqual(await todo.run(input as never, ctx), expected);
+});
+
+/** npm specifiers of zod in `root`'s static module graph (literal dynamic imports not followed). */
+async function staticZod(root: string): Promise<string[]> {
+  const o = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--config", join(REPO_ROOT, "deno.json"), root],
+    cwd: REPO_ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(o.code, 0, new TextDecoder().decode(o.stderr));
+  const info = JSON.parse(new TextDecoder().decode(o.stdout)) as {
+    roots: string[];
+    modules: {
+      specifier: string;
+      dependencies?: { code?: { specifier?: string }; isDynamic?: boolean }[];
+    }[];
+  };
+  const bySpec = new Map(info.modules.map((m) => [m.specifier, m]));
+  const seen = new Set<string>(info.roots);
+  const queue = [...info.roots];
+  const found: string[] = [];
+  while (queue.length) {
+    const m = bySpec.get(queue.shift()!);
+    for (const d of m?.dependencies ?? []) {
+      const s = d.code?.specifier;
+      if (!s || d.isDynamic || seen.has(s)) continue;
+      seen.add(s);
+      if (/(^npm:\/?|\/)zod@/.test(s)) found.push(`${m!.specifier} imports ${s}`);
+      else queue.push(s);
+    }
+  }
+  return found;
+}
+
+Deno.test("tool stubs: the headless start path's static module graph holds no zod", async () => {
+  // The check can fail: the real tools import zod.
+  assert.notDeepEqual(await staticZod("plugins/mod.ts"), []);
+  assert.deepEqual(await staticZod("core/frontends/headless/mod.ts"), []);
+  assert.deepEqual(await staticZod("main.ts"), []);
+});
