@@ -236,8 +236,10 @@ Deno.test("repl: parallel sub-agents get a status line each (id, time, last acti
     await t.keys("Enter");
     // Eight running, the four listers past their first call: 5 lines, then "+3 more".
     const kid = /^ {2}↳ explore-[0-9a-f]{8} \d+s · (List \.|thinking)$/;
+    // (Waited for until a lister's fs_ls shows: on a loaded machine the first frames are all
+    // "thinking".)
     const during = await t.waitFor(
-      /\d+s Collect sub-agents\n(?: {2}↳ explore-[0-9a-f]{8} \d+s · .*\n){5} {2}\+3 more\s*$/,
+      /\d+s Collect sub-agents\n(?=(?: {2}↳ .*\n){0,4} {2}↳ explore-[0-9a-f]{8} \d+s · List \.\n)(?: {2}↳ explore-[0-9a-f]{8} \d+s · .*\n){5} {2}\+3 more\s*$/,
     );
     const block = during.slice(during.lastIndexOf("Collect sub-agents\n")).trimEnd().split("\n")
       .slice(1);
