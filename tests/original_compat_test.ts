@@ -192,3 +192,28 @@ Deno.test("original shapes: a scripted run of step-like drives coder-like throug
     await server.close();
   }
 });
+
+Deno.test("original shapes: agents show names a function-script tool and shows the display name", async () => {
+  await withAgents(async (env, cwd) => {
+    const dir = join(env.configDir, "agents", "finder");
+    await Deno.mkdir(dir);
+    await Deno.writeTextFile(
+      join(dir, "config.yaml"),
+      "description: finds\nglobal_tools: [fs_read.sh, web_lookup.sh]\ninstructions: find\n",
+    );
+    const finder = await runCoyote(["agents", "show", "finder"], { cwd, env: childEnv(env) });
+    assert.equal(finder.code, 0, finder.stderr);
+    assert.match(
+      finder.stderr,
+      new RegExp(
+        `coyote: warning: agent file ${
+          join(dir, "config.yaml")
+        }: tools/global_tools: "web_lookup" is no built-in tool.*plugin tool`,
+      ),
+    );
+    assert.doesNotMatch(finder.stderr, /"fs_read" is no built-in tool/);
+    const demo = await runCoyote(["agents", "show", "demo"], { cwd, env: childEnv(env) });
+    assert.equal(demo.code, 0, demo.stderr);
+    assert.match(demo.stdout, /^# demo \(Demo\): llm agent from user /);
+  });
+});

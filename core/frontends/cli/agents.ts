@@ -147,6 +147,7 @@ export async function agentsCommand(
   }
   const e = entry!;
   for (const w of e.warnings) err(`coyote: warning: ${w}`);
+  for (const w of await unknownTools(e, def)) err(`coyote: warning: ${w}`);
   if (json) {
     out(
       JSON.stringify(
@@ -165,7 +166,9 @@ export async function agentsCommand(
     return 0;
   }
   const head = [
-    `# ${e.name}: ${e.kind} agent from ${e.source} (${e.path})`,
+    `# ${e.name}${
+      e.displayName ? ` (${e.displayName})` : ""
+    }: ${e.kind} agent from ${e.source} (${e.path})`,
     ...e.shadows.map((s) => `# shadows ${s}`),
   ];
   const { stringify } = await import("yaml");
@@ -184,4 +187,23 @@ function showable(def: AgentDefinition): unknown {
   if (!g) return def;
   const { graph: _g, ...rest } = def as AgentSpec;
   return { ...rest, graph: g.spec };
+}
+
+/**
+ * Warnings for an llm agent's `tools` entries that name no first-party tool (not globs, not
+ * `mcp:` or `mcp__` names): such a tool is simply absent from its sessions unless a plugin
+ * provides it, which is how the original Coyote's function scripts (`fetch_url_via_curl`) end up.
+ */
+async function unknownTools(e: AgentEntry, def: AgentDefinition): Promise<string[]> {
+  if (e.kind !== "llm" || !def.tools?.length) return [];
+  const { corePlugins } = await import("../../../plugins/mod.ts");
+  const known = new Set(corePlugins.flatMap((p) => (p.tools ?? []).map((t) => t.name)));
+  return def.tools.flatMap((t) =>
+    /[*?[]/.test(t) || t.startsWith("mcp:") || t.startsWith("mcp__") ||
+      t.startsWith("agent__") || t.startsWith("skill__") || known.has(t)
+      ? []
+      : [
+        `agent file ${e.path}: tools/global_tools: "${t}" is no built-in tool; unless a plugin provides it, the agent goes without it (a function script of the original Coyote is not a tool here: port it as a plugin tool, or call it through execute_command)`,
+      ]
+  );
 }
