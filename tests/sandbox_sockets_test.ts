@@ -117,15 +117,15 @@ Deno.test("seccomp: the generated program for x86_64 and aarch64", () => {
       [[6, 0x7fff0000], [6, 0x00050001], [6, 0x80000000]],
     );
     const ks = Array.from({ length: n }, (_, i) => v.getUint32(i * 8 + 4, true));
-    assert.ok(ks.includes(a.socket) && ks.includes(a.ioUringSetup));
+    assert.ok(ks.includes(a.socket) && ks.includes(a.ioUringSetup) && ks.includes(a.socketpair));
     // every jump lands inside the program
     for (let i = 0; i < n; i++) {
       if ((v.getUint16(i * 8, true) & 7) !== 5) continue;
       assert.ok(i + 1 + b[i * 8 + 2] < n && i + 1 + b[i * 8 + 3] < n, `jump at ${i}`);
     }
   }
-  assert.equal(unixSocketFilter("x86_64").length, 12 * 8);
-  assert.equal(unixSocketFilter("aarch64").length, 11 * 8);
+  assert.equal(unixSocketFilter("x86_64").length, 17 * 8);
+  assert.equal(unixSocketFilter("aarch64").length, 16 * 8);
   assert.throws(() => unixSocketFilter("riscv64"), /no seccomp filter for architecture riscv64/);
 });
 
@@ -163,6 +163,13 @@ while True:
         connect(`@${abstract}`),
         `socat -u UNIX-CONNECT:${w.sockets.outside} - ; echo socat=$?`,
         `python3 -c 'import socket; a,b=socket.socketpair(); a.send(b"pair"); print(b.recv(4).decode())'`,
+        // Attack trial 2 item 3: a datagram pair could sendto any socket file; seqpacket works.
+        `python3 -c 'import socket
+for t in (socket.SOCK_DGRAM, socket.SOCK_DGRAM|socket.SOCK_CLOEXEC|socket.SOCK_NONBLOCK, socket.SOCK_RAW):
+  try: socket.socketpair(socket.AF_UNIX, t); print("DGRAM PAIR MADE")
+  except OSError as e: print("PAIR REFUSED", e)
+a,b=socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET|socket.SOCK_CLOEXEC); a.send(b"seq"); print(b.recv(3).decode())
+a,b=socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM|socket.SOCK_NONBLOCK); a.send(b"nb"); print(b.recv(2).decode())'`,
         "echo piped | cat",
         `python3 -c 'import socket
 l=socket.socket(socket.AF_INET); l.bind(("127.0.0.1",0)); l.listen()
@@ -175,6 +182,14 @@ socket.socket(socket.AF_INET6); print("inet6")'`,
     assert.equal(r.out.match(/ERR \[Errno 1\] Operation not permitted/g)?.length, 3, r.out);
     assert.match(r.out, /socat=1/);
     assert.match(r.out, /^pair$/m);
+    assert.doesNotMatch(r.out, /DGRAM PAIR MADE/);
+    assert.equal(
+      r.out.match(/PAIR REFUSED \[Errno 1\] Operation not permitted/g)?.length,
+      3,
+      r.out,
+    );
+    assert.match(r.out, /^seq$/m);
+    assert.match(r.out, /^nb$/m);
     assert.match(r.out, /^piped$/m);
     assert.match(r.out, /^tcp$/m);
     assert.match(r.out, /^inet6$/m);

@@ -493,7 +493,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
       }`
       : status.backend === "sandbox-exec"
       ? "  sockets:  no connect to a unix socket file (SBPL)"
-      : "  sockets:  no unix sockets (seccomp: socket(AF_UNIX) fails with EPERM; socketpair and pipes work)",
+      : "  sockets:  no unix sockets (seccomp: socket(AF_UNIX) and datagram socketpair fail with EPERM; stream socketpair and pipes work)",
   );
   l.push(
     "  env:      scrubbed: the provider key always; names like *TOKEN* *SECRET* *KEY* *PASSWORD* *PASSWD* *CREDENTIAL* *AUTH* unless an Env allow rule passes them; Env deny rules",

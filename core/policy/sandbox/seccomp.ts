@@ -3,7 +3,8 @@
  * closed by mechanism"; docs/permissions.md "Unix sockets"). A socket file on a read-only mount
  * still accepts connections, and abstract sockets (`\0name`) have no file at all, so hiding known
  * paths cannot be complete: instead no process in the sandbox may *create* an `AF_UNIX` socket.
- * `socketpair(2)`, pipes and `AF_INET`/`AF_INET6` sockets keep working. Claude Code's
+ * `socketpair(2)` of stream and seqpacket sockets, pipes and `AF_INET`/`AF_INET6` sockets keep
+ * working (a datagram pair is refused: see step 5). Claude Code's
  * sandbox-runtime does the same with a prebuilt program; this one is generated here, nothing is
  * downloaded.
  *
@@ -27,7 +28,14 @@
  *    `AF_UNIX` (1) → `SECCOMP_RET_ERRNO | EPERM` ("Operation not permitted"); the same for
  *    `AF_VSOCK` (40): in a virtual machine a virtio socket reaches the hypervisor's host, which no
  *    network namespace isolates.
- * 5. Everything else → `SECCOMP_RET_ALLOW`.
+ * 5. `socketpair` (x86_64 53, aarch64 199) whose type (`args[1]`, with `SOCK_NONBLOCK` 0x800 and
+ *    `SOCK_CLOEXEC` 0x80000 masked off) is not `SOCK_STREAM` (1) or `SOCK_SEQPACKET` (5) →
+ *    `EPERM`, whatever the domain: a datagram pair socket is unconnected enough to `sendto` or
+ *    `connect` any socket file (`/dev/log`, the journal's socket, a listener outside) and to
+ *    `bind` a new one (attack trial 2 item 3); `SOCK_RAW` on `AF_UNIX` is a datagram socket too,
+ *    hence an allow list. Stream and seqpacket pairs are connected to each other and cannot
+ *    reach another socket (`connect` fails with `EISCONN`).
+ * 6. Everything else → `SECCOMP_RET_ALLOW`.
  *
  * What it does not cover: a unix socket fd that a process already holds when it enters the
  * sandbox (Coyote passes none), and `connect` of sockets created outside.
@@ -39,10 +47,13 @@ export type SeccompArch = "x86_64" | "aarch64";
 
 /** Per architecture: the audit value and the syscall numbers the filter names. */
 export const SECCOMP_ARCH: Readonly<
-  Record<SeccompArch, { audit: number; socket: number; ioUringSetup: number; x32: boolean }>
+  Record<
+    SeccompArch,
+    { audit: number; socket: number; socketpair: number; ioUringSetup: number; x32: boolean }
+  >
 > = {
-  x86_64: { audit: 0xc000003e, socket: 41, ioUringSetup: 425, x32: true },
-  aarch64: { audit: 0xc00000b7, socket: 198, ioUringSetup: 425, x32: false },
+  x86_64: { audit: 0xc000003e, socket: 41, socketpair: 53, ioUringSetup: 425, x32: true },
+  aarch64: { audit: 0xc00000b7, socket: 198, socketpair: 199, ioUringSetup: 425, x32: false },
 };
 
 // linux/filter.h, linux/bpf_common.h
@@ -50,6 +61,7 @@ const BPF_LD_W_ABS = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const BPF_JEQ_K = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const BPF_JGE_K = 0x35; // BPF_JMP | BPF_JGE | BPF_K
 const BPF_RET_K = 0x06; // BPF_RET | BPF_K
+const BPF_ALU_AND_K = 0x54; // BPF_ALU | BPF_AND | BPF_K
 // linux/seccomp.h
 const SECCOMP_RET_KILL_PROCESS = 0x80000000;
 const SECCOMP_RET_ERRNO = 0x00050000;
@@ -59,12 +71,18 @@ const AF_UNIX = 1;
 // linux/socket.h: virtio sockets reach the hypervisor host, around every network namespace.
 const AF_VSOCK = 40;
 const X32_SYSCALL_BIT = 0x40000000;
+// linux/net.h: socket types; the flags a type may carry (linux/net.h SOCK_NONBLOCK, SOCK_CLOEXEC).
+const SOCK_STREAM = 1;
+const SOCK_SEQPACKET = 5;
+const SOCK_TYPE_FLAGS = 0x800 | 0x80000;
 // offsets in struct seccomp_data
 const OFF_NR = 0;
 const OFF_ARCH = 4;
 const OFF_ARG0 = 16;
+const OFF_ARG1 = 24;
 
-type Label = "allow" | "errno" | "kill" | 0;
+/** A return to jump to, or a number of instructions to skip (0: the next one). */
+type Label = "allow" | "errno" | "kill" | number;
 type Insn = { code: number; k: number; jt?: Label; jf?: Label };
 
 /**
@@ -80,6 +98,12 @@ export function unixSocketFilter(arch: string = Deno.build.arch): Uint8Array {
     { code: BPF_LD_W_ABS, k: OFF_NR },
     ...(a.x32 ? [{ code: BPF_JGE_K, k: X32_SYSCALL_BIT, jt: "kill", jf: 0 } as Insn] : []),
     { code: BPF_JEQ_K, k: a.ioUringSetup, jt: "errno", jf: 0 },
+    { code: BPF_JEQ_K, k: a.socketpair, jt: 0, jf: 4 },
+    // socketpair: only stream and seqpacket types (flags masked off).
+    { code: BPF_LD_W_ABS, k: OFF_ARG1 },
+    { code: BPF_ALU_AND_K, k: ~SOCK_TYPE_FLAGS >>> 0 },
+    { code: BPF_JEQ_K, k: SOCK_STREAM, jt: "allow", jf: 0 },
+    { code: BPF_JEQ_K, k: SOCK_SEQPACKET, jt: "allow", jf: "errno" },
     { code: BPF_JEQ_K, k: a.socket, jt: 0, jf: "allow" },
     { code: BPF_LD_W_ABS, k: OFF_ARG0 },
     { code: BPF_JEQ_K, k: AF_UNIX, jt: "errno", jf: 0 },
@@ -92,7 +116,7 @@ export function unixSocketFilter(arch: string = Deno.build.arch): Uint8Array {
   const jump = (
     i: number,
     l: Label | undefined,
-  ) => (l === undefined || l === 0 ? 0 : at[l] - i - 1);
+  ) => (l === undefined ? 0 : typeof l === "number" ? l : at[l] - i - 1);
   prog.forEach((p, i) => {
     v.setUint16(i * 8, p.code, true);
     v.setUint8(i * 8 + 2, jump(i, p.jt));
