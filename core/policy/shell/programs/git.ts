@@ -176,6 +176,8 @@ export function git(args: string[]): Classification {
     ask(words, why ?? `"git ${sub.replaceAll(WILD, "…")}" is not a read-only git command`);
   if (hasWild(sub)) return no();
   if (rest.some((a) => a.startsWith(WILD))) return no(`git ${sub} with an unknown argument`);
+  const runs = gitRunsCommands(sub, rest);
+  if (runs) return opaque(words, runs);
   const progOpt = rest.find((a) => anyLongOpt(a, GIT_PROGRAM_OPTIONS));
   if (progOpt !== undefined) {
     return opaque(words, `git ${sub} ${show(progOpt)} runs a program or writes a file`);
@@ -195,6 +197,44 @@ export function git(args: string[]): Classification {
     return c.allowed ? { ...c, net, reason: `${c.reason} (connects to a remote repository)` } : c;
   }
   return gitReadOnlyRest(sub, rest, no);
+}
+
+/**
+ * Why `git SUB REST` runs a command string of its arguments or of the configuration (issue 16
+ * item 5: `git difftool -x CMD`, `git submodule foreach CMD`, `git rebase -x CMD`,
+ * `git bisect run CMD`, `git filter-branch --tree-filter CMD`), or undefined. Such a command is
+ * {@link opaque}: an allow rule on `git` does not cover it, and auto-allow yields to any
+ * `Execute` deny or ask rule.
+ */
+function gitRunsCommands(sub: string, rest: string[]): string | undefined {
+  const positional = rest.filter((a) => !a.startsWith("-"));
+  switch (sub) {
+    case "difftool":
+    case "mergetool":
+      return `git ${sub} runs a tool command (-x/--extcmd, --tool, ${sub}.*.cmd)`;
+    case "filter-branch":
+    case "filter-repo":
+      return `git ${sub} runs its filters and callbacks as commands or code`;
+    case "instaweb":
+    case "shell":
+      return `git ${sub} runs a program or a command it is given`;
+    case "submodule":
+      return positional[0] === "foreach" ? `git submodule foreach runs a command` : undefined;
+    case "bisect":
+      return positional[0] === "run" ? `git bisect run runs a command` : undefined;
+    case "rebase":
+      // `-x CMD`, `-xCMD`, `-ix CMD`, `--exec` (also caught as a program option below).
+      return rest.some((a) => /^-[^-X]*x/.test(a) || longOpt(a, "--exec"))
+        ? `git rebase -x/--exec runs a command after each commit`
+        : undefined;
+    case "send-email":
+      return rest.some((a) =>
+          anyLongOpt(a, ["--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server", "--sendmail-cmd"])
+        )
+        ? `git send-email --to-cmd/--cc-cmd/--smtp-server runs a program`
+        : undefined;
+  }
+  return undefined;
 }
 
 /** Repository arguments of a networking git subcommand (see {@link gitRepoHost}); `""` = a remote named in config. */

@@ -50,7 +50,52 @@ export const COMMAND_RUNNERS: ReadonlySet<string> = new Set([
   "batch",
   "busybox",
   "toybox",
+  "dtach",
+  "crontab",
+  "unbuffer",
+  "rlwrap",
+  "pkexec",
+  "daemonize",
+  "start-stop-daemon",
+  "nq",
+  "tsp",
+  "pueue",
 ]);
+
+/**
+ * Editors and calculators that run the commands they read, from their arguments or from stdin
+ * (`printf '!rm v\nq\n' | ed -s`, `ex -s -c '!cmd'`, `vim -es`, `dc -e '!cmd'`, m4's
+ * `esyscmd`): whatever their arguments, they are {@link opaque}.
+ */
+export const COMMAND_READERS: ReadonlySet<string> = new Set([
+  "ed",
+  "ex",
+  "vi",
+  "vim",
+  "nvim",
+  "view",
+  "vimdiff",
+  "gvim",
+  "emacs",
+  "emacsclient",
+  "dc",
+  "m4",
+  "gnuplot",
+]);
+
+/** Options of other programs that name a command they run, by program. */
+const RUNS_OPTION: Record<string, RegExp> = {
+  fd: /^(-[A-Za-z]*[xX]|--exec(-batch)?(=|$))/,
+  fdfind: /^(-[A-Za-z]*[xX]|--exec(-batch)?(=|$))/,
+  split: /^--filter(=|$)/,
+  sort: /^--compress-program(=|$)/,
+  zip: /^(-TT|--unzip-command)/,
+  wget: /^--use-askpass(=|$)/,
+  scp: /^-[A-Za-z0-9]*S/,
+  sftp: /^-[A-Za-z0-9]*S/,
+  // socat addresses EXEC:cmd and SYSTEM:cmd (also the write half of `A!!B`).
+  socat: /(^|!!)(exec|system):/i,
+};
 
 /** Options of `tar` that run a program (GNU tar). */
 const TAR_RUNS =
@@ -64,6 +109,13 @@ export function runner(name: string, args: string[]): Classification | undefined
   const words = [name, ...args];
   if (COMMAND_RUNNERS.has(name)) {
     return opaque(words, `"${name}" runs a command the guard does not analyse`);
+  }
+  if (COMMAND_READERS.has(name)) {
+    return opaque(words, `"${name}" runs the commands it reads from its arguments or its input`);
+  }
+  const runs = RUNS_OPTION[name];
+  if (runs && args.some((a) => runs.test(a) || a.startsWith(WILD))) {
+    return opaque(words, `${name} with an option or address that runs a command`);
   }
   if (name === "tar") {
     const short = (a: string, i: number) =>
