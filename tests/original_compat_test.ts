@@ -21,7 +21,7 @@ async function withAgents<T>(
   const env = await makeCoyoteEnv();
   const cwd = await Deno.makeTempDir({ prefix: "coyote-orig-" });
   try {
-    for (const a of ["coder-like", "step-like", "librarian-like", "demo"]) {
+    for (const a of ["coder-like", "step-like", "librarian-like", "demo", ".shared"]) {
       await Deno.mkdir(join(env.configDir, "agents"), { recursive: true });
       const cp = await new Deno.Command("cp", {
         args: ["-r", join(FIXTURES, a), join(env.configDir, "agents", a)],

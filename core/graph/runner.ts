@@ -18,7 +18,7 @@
  * - approval/input nodes: the frontend's `askUser`; none (headless) = no answer.
  * @module
  */
-import { join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import type { HostServices } from "../../sdk/mod.ts";
 import type * as acp from "@agentclientprotocol/sdk";
 import type {
@@ -418,17 +418,31 @@ export class GraphRunner implements AgentRunner {
           // workspace, and the guard never lets a command touch Coyote's config dir.
           const own = scriptPath(o.dir, rel);
           const outside = embedded === undefined && relative(o.cwd, own).startsWith("..");
-          const text = embedded ?? (outside
-            ? await Deno.readTextFile(own).catch((e) => {
-              throw new NodeError(`cannot read script ${rel}: ${(e as Error).message}`);
-            })
-            : undefined);
-          const path = text !== undefined ? await materialise(o.cwd, rel, text) : own;
+          const path = embedded !== undefined
+            ? await materialise(o.cwd, rel, embedded)
+            : outside
+            ? await copyAgentFolder(o.cwd, o.dir, rel)
+            : own;
+          const argv0 = typeof path === "string" ? path : path.argv0;
           try {
             return await runShellScript({
               name: rel,
               path: typeof path === "string" ? path : path.path,
               state: req.state,
+              // The original Coyote's script contract (R4): variables as LLM_AGENT_VAR_<NAME>,
+              // AUTO_CONFIRM, and `$0` the script's own path (its scripts source files beside it).
+              env: {
+                AUTO_CONFIRM: "true",
+                ...Object.fromEntries(
+                  (o.spec.variables ?? []).map((v) => [
+                    `LLM_AGENT_VAR_${v.name.toUpperCase()}`,
+                    typeof req.state[v.name] === "string"
+                      ? req.state[v.name] as string
+                      : JSON.stringify(req.state[v.name] ?? ""),
+                  ]),
+                ),
+              },
+              ...(argv0 ? { argv0 } : {}),
               timeoutMs: req.timeoutMs,
               services,
               stateFile: async (json) => {
@@ -525,5 +539,37 @@ async function materialise(cwd: string, rel: string, text: string) {
   await Deno.mkdir(dir, { recursive: true });
   const path = join(dir, `script-${crypto.randomUUID()}-${rel.replace(/[^A-Za-z0-9._-]/g, "_")}`);
   await Deno.writeTextFile(path, text);
-  return { path, cleanup: () => Deno.remove(path).catch(() => {}) };
+  return { path, argv0: undefined, cleanup: () => Deno.remove(path).catch(() => {}) };
+}
+
+/**
+ * A graph folder outside the workspace (an agent in the user's config dir, where the original
+ * Coyote installs them): copied, with the agents dir's `.shared/` beside it, into a temp dir inside
+ * the workspace, since the sandbox sees only the workspace and the original's scripts source
+ * `$(dirname "$0")/../../.shared/utils.sh`. The copy's script path is its `$0`.
+ */
+async function copyAgentFolder(cwd: string, dir: string, rel: string) {
+  const tmp = join(cwd, ".coyote", "tmp");
+  await Deno.mkdir(tmp, { recursive: true });
+  const root = await Deno.makeTempDir({ dir: tmp, prefix: "agent-" });
+  const copyTree = async (from: string, to: string) => {
+    await Deno.mkdir(to, { recursive: true });
+    for await (const e of Deno.readDir(from)) {
+      if (e.isDirectory) await copyTree(join(from, e.name), join(to, e.name));
+      else if (e.isFile) await Deno.copyFile(join(from, e.name), join(to, e.name));
+    }
+  };
+  const cleanup = () => Deno.remove(root, { recursive: true }).catch(() => {});
+  try {
+    await copyTree(dir, join(root, basename(dir)));
+    const shared = join(dirname(dir), ".shared");
+    if (await Deno.stat(shared).then((s) => s.isDirectory, () => false)) {
+      await copyTree(shared, join(root, ".shared"));
+    }
+  } catch (e) {
+    await cleanup();
+    throw new NodeError(`cannot copy script ${rel} into the workspace: ${(e as Error).message}`);
+  }
+  const path = scriptPath(join(root, basename(dir)), rel);
+  return { path, argv0: path, cleanup };
 }

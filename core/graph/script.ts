@@ -24,7 +24,8 @@
  *   killed.
  * - `.sh`: run through `execute_command` as `bash < script` (on stdin: the guard sees a read, so a
  *   script under `.coyote/` runs) with the state as JSON in `GRAPH_STATE`, or, beyond 32 KiB, in a
- *   file named by `GRAPH_STATE_FILE`; it prints one JSON object on stdout.
+ *   file named by `GRAPH_STATE_FILE` (plus the caller's `env`; `$0` set through `BASH_ARGV0`);
+ *   it prints one JSON object on stdout.
  * Either way the returned object's keys merge into the state; `_next` routes. What a `.ts`
  * script prints (console, `Deno.stdout`, `process.stdout`, its own child processes) goes to
  * Coyote's stderr, never to its stdout (the ACP / stream-json protocol).
@@ -390,6 +391,10 @@ export async function runShellScript(
     timeoutMs: number;
     services: ScriptServices;
     stateFile: (json: string) => Promise<{ path: string; cleanup: () => Promise<void> }>;
+    /** More environment for the script (the original Coyote's `LLM_AGENT_VAR_*`, `AUTO_CONFIRM`). */
+    env?: Record<string, string>;
+    /** The script's own path, as its `$0` (bash's `BASH_ARGV0`): scripts find files beside them. */
+    argv0?: string;
   },
   signal: AbortSignal,
 ): Promise<Record<string, unknown>> {
@@ -400,6 +405,10 @@ export async function runShellScript(
     file = await o.stateFile(json);
     prefix = `GRAPH_STATE_FILE=${shQuote(file.path)}`;
   } else prefix = `GRAPH_STATE=${shQuote(json)}`;
+  for (const [k, v] of Object.entries(o.env ?? {})) {
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) prefix += ` ${k}=${shQuote(v)}`;
+  }
+  if (o.argv0) prefix += ` BASH_ARGV0=${shQuote(o.argv0)}`;
   try {
     const r = await o.services.exec(`${prefix} bash < ${shQuote(o.path)}`, {
       timeout_ms: o.timeoutMs,
