@@ -15,8 +15,9 @@
  *   `pid_max` is bound writable for the outer shell, which remounts it read-only (./limits.ts).
  * - `/` read-only, a fresh `/dev` and `/proc` (only the sandbox's own processes), `/tmp` = the
  *   private temp dir (or a tmpfs), then the profile's mounts shallowest first so deeper ones win:
- *   writable roots `--bind`, protected paths `--ro-bind`, hidden directories an empty read-only
- *   tmpfs and hidden files an empty read-only file.
+ *   writable roots `--bind`, protected paths `--ro-bind` (and the folders between one and its
+ *   writable root bound onto themselves, so they cannot be renamed: {@link parentChain}), hidden
+ *   directories an empty read-only tmpfs and hidden files an empty read-only file.
  * @module
  */
 import type { SandboxProfile } from "./profile.ts";
@@ -56,6 +57,37 @@ export const PROC_READ_ONLY: readonly string[] = [
 ];
 
 const depth = (p: string) => p.split("/").filter(Boolean).length;
+const inside = (p: string, d: string) => p === d || p.startsWith(d === "/" ? "/" : `${d}/`);
+
+/**
+ * The folders between each read-only path and the writable root it lies in (attack trial 2
+ * item 1), each bound onto itself writable so that it is a mount point: the kernel refuses to
+ * rename or remove a mount point (`EBUSY`), so a command can no longer move a protected path's
+ * parent away (`mv tools tools.old`, `mv sub sub2`, `mv .vscode .v2`) and put its own file at the
+ * old path, which existed when the command started and so escaped the cleanup. The writable root
+ * itself is a mount point already. Folders at or under a hidden path are left out (their mount
+ * point would have to be made in the hidden tmpfs).
+ */
+export function parentChain(profile: SandboxProfile): string[] {
+  const out = new Set<string>();
+  const ro = new Set(profile.readOnly.map((r) => r.path));
+  for (const r of profile.readOnly) {
+    const root = profile.writable.map((w) =>
+      w.path
+    ).filter((w) => inside(r.path, w) && w !== r.path)
+      .sort((x, y) => y.length - x.length)[0];
+    if (!root) continue;
+    for (
+      let d = r.path.slice(0, r.path.lastIndexOf("/"));
+      d.length > root.length && inside(d, root);
+      d = d.slice(0, d.lastIndexOf("/"))
+    ) {
+      if (ro.has(d) || profile.hidden.some((h) => inside(d, h.path))) continue;
+      out.add(d);
+    }
+  }
+  return [...out];
+}
 
 /**
  * The `bwrap` arguments (without the program) that run `argv` under `profile` in `cwd`.
@@ -105,6 +137,9 @@ export function bwrapArgs(
   }
   for (const r of profile.readOnly) {
     mounts.push({ path: r.path, order: 1, args: ["--ro-bind", r.path, r.path] });
+  }
+  for (const d of parentChain(profile)) {
+    mounts.push({ path: d, order: 0, args: ["--bind", d, d] });
   }
   // A socket a `Net(unix:…)` rule names is bound in; a hidden dir above it stays a writable
   // (empty, sandbox-only) tmpfs so its mount point can be made.

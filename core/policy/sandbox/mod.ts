@@ -38,7 +38,7 @@ import { commandEnvironment } from "./env.ts";
 import { GlobEngineNotLoaded } from "../rules.ts";
 import { addProtectedPatterns, extraProtectedPatterns, RUNS_LATER } from "./protected.ts";
 import { NodeModulesWatch } from "./node_modules_scan.ts";
-import { removeCreated } from "./cleanup.ts";
+import { protectedBefore, removeCreated } from "./cleanup.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 import { describeHome } from "./home_view.ts";
 import { unixSocketFilterFile } from "./seccomp.ts";
@@ -368,7 +368,7 @@ export class CommandSandbox {
         limits: this.limits,
       });
       const ws = c.profile.workspace;
-      const before = new Set(c.profile.protectedPaths);
+      const before = protectedBefore(c.profile.protectedPaths, c.profile.protectedUnchecked);
       const watch = this.#watch;
       watch.baseline(c.profile.nodeModules ?? []);
       return {

@@ -64,6 +64,8 @@ export interface SandboxProfile {
    * was derived, as found (not resolved): what a command creates beyond these is removed after it.
    */
   protectedPaths: string[];
+  /** Folders the scan for {@link protectedPaths} did not examine (it stopped at its limit). */
+  protectedUnchecked?: string[];
   /** The `node_modules` folders the scan met and did not enter (./node_modules_scan.ts). */
   nodeModules?: string[];
   /**
@@ -223,7 +225,8 @@ export function deriveProfile(policy: Policy): SandboxProfile {
 
   // Protected paths stay read-only unless an allow rule names them.
   const nodeModules: string[] = [];
-  const protectedPaths = findProtected(ws, undefined, nodeModules);
+  const protectedUnchecked: string[] = [];
+  const protectedPaths = findProtected(ws, undefined, nodeModules, protectedUnchecked);
   const prot: [string | undefined, string][] = [
     ...protectedPaths.map((
       p,
@@ -304,6 +307,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     notes,
     envRules: rules.filter((r) => r.kind === "env"),
     protectedPaths,
+    protectedUnchecked,
     nodeModules,
     home,
     unixSockets,

@@ -9,7 +9,8 @@
  * creates are removed after it (core/policy/sandbox/mod.ts compares a scan before and after).
  *
  * The scan walks directories only (symlinks are not followed, protected folders are not
- * entered) and stops after {@link PROTECTED_SCAN_LIMIT} directories. `node_modules` folders are
+ * entered) and stops after {@link PROTECTED_SCAN_LIMIT} directories (the folders it did not
+ * examine are reported to the caller, and the cleanup's result names them). `node_modules` folders are
  * not walked by it (they are big): their paths are reported to the caller, and
  * ./node_modules_scan.ts finds what a command created inside them.
  * @module
@@ -227,6 +228,8 @@ export function findProtected(
   root: string,
   limit = PROTECTED_SCAN_LIMIT,
   nodeModules?: string[],
+  /** Filled with the folders not examined when the scan stopped at `limit` (empty: complete). */
+  unchecked?: string[],
 ): string[] {
   const out: string[] = [];
   const hooks = hooksPathDir(root);
@@ -259,5 +262,6 @@ export function findProtected(
       }
     }
   }
+  unchecked?.push(...stack);
   return out;
 }
