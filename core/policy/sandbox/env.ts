@@ -3,7 +3,7 @@
  * 11 §1 "the environment is scrubbed"), sandboxed or not:
  *
  * - Coyote's environment minus what {@link envDecision} drops: the provider key (by name and by
- *   value), secret-looking names (`*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`, …) and `Env` deny
+ *   value), secret-looking names (`*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`, `MYSQL_PWD`, …), credential-looking values (`Password=…`, private keys, JWTs, `ghp_…`) and `Env` deny
  *   rules, unless an `Env` allow rule passes them;
  * - {@link NON_INTERACTIVE_ENV} on top, so nothing waits for a human: pagers are `cat`, editors
  *   are `false` (git then fails at once with "There was a problem with the editor" instead of

@@ -496,7 +496,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
       : "  sockets:  no unix sockets (seccomp: socket(AF_UNIX) and datagram socketpair fail with EPERM; stream socketpair and pipes work)",
   );
   l.push(
-    "  env:      scrubbed: the provider key always; names like *TOKEN* *SECRET* *KEY* *PASSWORD* *PASSWD* *CREDENTIAL* *AUTH* unless an Env allow rule passes them; Env deny rules",
+    "  env:      scrubbed: the provider key always; names like *TOKEN* *SECRET* *KEY* *PASSWORD* *CREDENTIAL* *AUTH* *PRIVATE* *WEBHOOK* *_PWD *_PAT *_JWT *_DSN and credential-looking values (Password=, private keys, JWTs, ghp_/glpat-/xoxb-/sk-/AKIA tokens) unless an Env allow rule passes them; Env deny rules",
   );
   l.push(
     status.backend === "sandbox-exec"

@@ -26,8 +26,9 @@
  *   run: macOS, or no `socat`). Formerly: (then the host network is shared and the
  *   guard's `Net` rules are the only host filter — there is no filtering proxy);
  * - `env`: which variables pass ({@link envDecision}): the provider key's value (always dropped),
- *   `Env` deny rules, and names that look secret (`*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`,
- *   `*PASSWD*`, `*CREDENTIAL*`, `*AUTH*`) unless an `Env` allow rule passes them;
+ *   `Env` deny rules, and names that look secret ({@link SECRET_NAME}: `*TOKEN*`, `*SECRET*`,
+ *   `*KEY*`, `*PASSWORD*`, `MYSQL_PWD`, `GH_PAT`, …) or values that look like credentials
+ *   ({@link secretValue}) unless an `Env` allow rule passes them;
  * - `notes`: rules the sandbox cannot express (globs such as `Read(**\/*.pem)`): guard-only.
  *
  * Paths that do not exist when the command starts are not mounted (a mount point would have to be
@@ -95,8 +96,43 @@ export const HIDDEN_SYSTEM_PATHS: readonly string[] = [
 /** A URL whose user info carries a password (`scheme://user:password@host`). */
 export const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
 
-/** Names (case-insensitive substrings) of variables that look secret. */
-export const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
+/**
+ * Names of variables that look secret (case-insensitive): substrings (`*TOKEN*`, `*SECRET*`,
+ * `*KEY*`, `*PASSWORD*`, `*PASSPHRASE*`, `*CREDENTIAL*`, `*CREDS*`, `*AUTH*`, `*PRIVATE*`,
+ * `*WEBHOOK*`, `*COOKIE*`), or one of the short words `PWD`, `PASS`, `PAT`, `JWT`, `TKN`, `DSN`
+ * as a whole `_`/`-`/`.`-separated part of the name (`MYSQL_PWD`, `DB_PASS`, `GH_PAT`,
+ * `CI_JOB_JWT`, `HF_HUB_TKN`, `SENTRY_DSN`) — but not `PWD` and `OLDPWD` themselves (the shell's
+ * working directory). Issue 16, attack trial 2 item 6.
+ */
+export const SECRET_NAME =
+  /TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|AUTH|PRIVATE|WEBHOOK|COOKIE|(^|[_.-])(PWD|PASS|PAT|JWT|TKN|DSN)($|[_.-])/i;
+
+/** Names that match {@link SECRET_NAME} yet are ordinary: the shell's working directories. */
+const ORDINARY_NAME = /^(PWD|OLDPWD)$/;
+
+/**
+ * Why a variable's value looks like a credential whatever its name, or undefined: a URL with a
+ * password ({@link URL_WITH_PASSWORD}), a connection-string part `Password=`/`Pwd=`/
+ * `AccountKey=`/`SharedAccessKey=`, a PEM private key, a JSON Web Token (`eyJ….eyJ….`), or a
+ * token with a well-known prefix (GitHub `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_`/`github_pat_`,
+ * GitLab `glpat-`, Slack `xox?-`, OpenAI/Anthropic/Stripe `sk-`/`sk_live_`, AWS `AKIA`/`ASIA`,
+ * npm `npm_`, Hugging Face `hf_`, PyPI `pypi-`, Google `AIza`).
+ */
+export function secretValue(value: string): string | undefined {
+  if (URL_WITH_PASSWORD.test(value)) return "its value is a URL with a password";
+  if (/(^|[;\s])(password|pwd|passwd|accountkey|sharedaccesskey)\s*=\s*[^;\s]/i.test(value)) {
+    return "its value is a connection string with a password";
+  }
+  if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value)) return "its value is a private key";
+  if (/(^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\./.test(value)) {
+    return "its value is a JSON Web Token";
+  }
+  if (
+    /(^|[^A-Za-z0-9_-])((gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk-|sk_live_|rk_live_|npm_|hf_|pypi-)[A-Za-z0-9_-]{16,}|(AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})/
+      .test(value)
+  ) return "its value looks like an access token";
+  return undefined;
+}
 
 /**
  * The folders under `/home` that are not `home` (nor hold it) and hold no root in `roots`: other
@@ -339,7 +375,7 @@ export function networkOf(rules: readonly Rule[]): SandboxProfile["network"] {
  * known secret (the provider key, under any name) never passes — not even with an `Env` allow
  * rule, which the guard also uses to let a command *expand* the variable. Otherwise an `Env` deny
  * rule drops it, an `Env` allow rule (a bare `Env` allows every name) passes it, and a
- * secret-looking name ({@link SECRET_NAME}) drops it.
+ * secret-looking name ({@link SECRET_NAME}) or value ({@link secretValue}) drops it.
  */
 export function envDecision(
   rules: readonly Rule[],
@@ -359,10 +395,12 @@ export function envDecision(
     if (r.decision === "allow") allow ??= r;
   }
   if (allow) return { pass: true, why: `${allow.text} passes it` };
-  if (SECRET_NAME.test(name)) return { pass: false, why: "its name looks secret" };
-  // `DATABASE_URL=postgres://app:s3cret@db/x`: a password in the value, whatever the name.
-  if (URL_WITH_PASSWORD.test(value)) {
-    return { pass: false, why: "its value is a URL with a password" };
+  if (SECRET_NAME.test(name) && !ORDINARY_NAME.test(name)) {
+    return { pass: false, why: "its name looks secret" };
   }
+  // `DATABASE_URL=postgres://app:s3cret@db/x`, `CONN=…;Password=…`, `X=ghp_…`: a credential in
+  // the value, whatever the name.
+  const v = secretValue(value);
+  if (v) return { pass: false, why: v };
   return { pass: true, why: "ordinary variable" };
 }
