@@ -177,12 +177,18 @@ function join(...parts: string[]): string {
     .filter((p, i) => p || i === 0).join("/") || "/";
 }
 
+/** Where parsed config files are cached (./parse_cache.ts): `<data dir>/config-cache`. */
+export function configCacheDir(dataDir: string): string {
+  return join(dataDir, "config-cache");
+}
+
 /**
  * Reads and validates `<configDir>/config.yaml`. A missing file gives `{ config: {} }`.
  * @throws ConfigError naming the file and the key path (or the line, for YAML syntax errors).
  */
 export async function loadConfig(
   configDir: string,
+  opts: { cacheDir?: string } = {},
 ): Promise<{ config: CoyoteConfig; path?: string }> {
   const path = join(configDir, "config.yaml");
   let text: string;
@@ -195,14 +201,28 @@ export async function loadConfig(
     }
     throw new ConfigError(`config error in ${path}: cannot read: ${(e as Error).message}`);
   }
-  return { config: await parseConfig(text, path), path };
+  return { config: await parseConfig(text, path, opts), path };
 }
 
 /**
- * Parses and validates config text; `path` is used in messages.
+ * Parses and validates config text; `path` is used in messages. With `cacheDir` (the data dir's
+ * `config-cache`), a text that parsed before is taken from the cache without loading `yaml` or
+ * `zod` (./parse_cache.ts); errors are never cached.
  * @throws ConfigError
  */
-export async function parseConfig(text: string, path: string): Promise<CoyoteConfig> {
+export async function parseConfig(
+  text: string,
+  path: string,
+  opts: { cacheDir?: string } = {},
+): Promise<CoyoteConfig> {
+  if (opts.cacheDir) {
+    const { cachedParse } = await import("./parse_cache.ts");
+    return await cachedParse(opts.cacheDir, path, text, () => parseConfigText(text, path));
+  }
+  return await parseConfigText(text, path);
+}
+
+async function parseConfigText(text: string, path: string): Promise<CoyoteConfig> {
   const YAML = await import("yaml");
   const doc = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {

@@ -21,7 +21,7 @@
  * @module
  */
 import type { AppOptions, WorkspaceState } from "./app_options.ts";
-import { type CoyoteConfig, parseConfig } from "./config.ts";
+import { configCacheDir, type CoyoteConfig, parseConfig } from "./config.ts";
 import { ConfigError } from "../protocol/errors.ts";
 import { gatedWorkspaceFiles, trustState } from "./trust.ts";
 import { CLAUDE_SETTINGS, readClaudeSettingsHooks } from "./hooks.ts";
@@ -40,7 +40,10 @@ function isAbs(p: string): boolean {
  * Reads and validates one project config file; null when it does not exist.
  * @throws ConfigError naming the file (bad YAML, unknown or forbidden key, malformed rule).
  */
-export async function readProjectFile(path: string): Promise<CoyoteConfig | null> {
+export async function readProjectFile(
+  path: string,
+  opts: { cacheDir?: string } = {},
+): Promise<CoyoteConfig | null> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -48,7 +51,7 @@ export async function readProjectFile(path: string): Promise<CoyoteConfig | null
     if (e instanceof Deno.errors.NotFound) return null;
     throw new ConfigError(`config error in ${path}: cannot read: ${(e as Error).message}`);
   }
-  const cfg = await parseConfig(text, path);
+  const cfg = await parseConfig(text, path, opts);
   if (cfg.trusted_workspaces !== undefined) {
     throw new ConfigError(
       `config error in ${path}: trusted_workspaces: only the user config.yaml can trust folders`,
@@ -141,7 +144,7 @@ export async function applyWorkspace(
   if (trust.trusted) {
     const layers: CoyoteConfig[] = [userConfig];
     for (const rel of [PROJECT_CONFIG, LOCAL_CONFIG]) {
-      const c = await readProjectFile(`${base}/${rel}`);
+      const c = await readProjectFile(`${base}/${rel}`, { cacheDir: configCacheDir(app.dataDir) });
       if (c) layers.push(c), files.push(`${base}/${rel}`);
       if (c?.hooks) hooks.push({ file: `${base}/${rel}`, hooks: c.hooks });
       if (c?.mode) layersMode = layersMode ? (await narrowest(layersMode, c.mode)) : c.mode;

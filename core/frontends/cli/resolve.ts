@@ -5,7 +5,7 @@
  * @module
  */
 import type { AppOptions } from "../../config/app_options.ts";
-import { loadConfig, resolveDirs } from "../../config/config.ts";
+import { configCacheDir, loadConfig, resolveDirs } from "../../config/config.ts";
 import { ConfigError } from "../../protocol/errors.ts";
 import { sandboxSettings } from "../../policy/sandbox/settings.ts";
 import { resolveMode } from "../../policy/mode.ts";
@@ -55,7 +55,7 @@ export async function resolveApp(
   const { configDir, dataDir } = resolveDirs(Deno.env);
   let loaded: Awaited<ReturnType<typeof loadConfig>>;
   try {
-    loaded = await loadConfig(configDir);
+    loaded = await loadConfig(configDir, { cacheDir: configCacheDir(dataDir) });
   } catch (e) {
     // ACP: the error is reported from `session/new` instead (docs/acp.md "Bad input").
     if (!(e instanceof ConfigError) || !onConfigError) throw e;

@@ -1,0 +1,69 @@
+/**
+ * Parsed config files, cached in the data dir (issue 22: a run with a `config.yaml` loaded npm
+ * `yaml` — its CommonJS build, through Node's compatibility layer — and `zod` before the first
+ * request, ≈ 60 ms here).
+ *
+ * A config file that parsed and validated is stored as JSON in `<data dir>/config-cache/<key>.json`,
+ * where `key` is the SHA-256 of {@link FORMAT}, the Coyote version, the schema stamp
+ * (`./schema_stamp.gen.json`: a hash of the schema's source, written by `deno task gen`; a test
+ * fails while it is stale), the file's path and its exact text. Any change to the text, the schema
+ * or Coyote is a new key, so a stale entry is never used. Files that fail to parse or validate are
+ * never cached (their error is computed, and shown, every time). At most {@link KEEP} entries stay
+ * (newest first). The data dir is hidden from sandboxed commands and protected from the file tools,
+ * so an entry cannot be planted. Unreadable or malformed entries only cost the parse; a data dir
+ * that cannot be written is fine.
+ * @module
+ */
+import { join } from "node:path";
+import pkg from "../../deno.json" with { type: "json" };
+import stamp from "./schema_stamp.gen.json" with { type: "json" };
+
+/** Bump when the cached form of a parse changes. */
+export const FORMAT = 1;
+/** Entries kept. */
+export const KEEP = 16;
+
+async function keyOf(path: string, text: string): Promise<string> {
+  const data = new TextEncoder().encode(
+    JSON.stringify([FORMAT, pkg.version, stamp.stamp, path, text]),
+  );
+  const d = await crypto.subtle.digest("SHA-256", data);
+  return Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * `parse()`'s result for `text` at `path`, from the cache in `cacheDir` when it holds it, else
+ * parsed and (on success only) cached. Errors from `parse` propagate unchanged.
+ */
+export async function cachedParse<T>(
+  cacheDir: string,
+  path: string,
+  text: string,
+  parse: () => Promise<T>,
+): Promise<T> {
+  const file = join(cacheDir, `${await keyOf(path, text)}.json`);
+  try {
+    const hit = JSON.parse(await Deno.readTextFile(file));
+    if (hit && typeof hit === "object" && "value" in hit) return hit.value as T;
+  } catch { /* a miss */ }
+  const value = await parse();
+  try {
+    await Deno.mkdir(cacheDir, { recursive: true });
+    const tmp = `${file}.${crypto.randomUUID()}.tmp`;
+    await Deno.writeTextFile(tmp, JSON.stringify({ value }));
+    await Deno.rename(tmp, file);
+    const entries: { name: string; mtime: number }[] = [];
+    for await (const e of Deno.readDir(cacheDir)) {
+      if (!e.isFile || !/^[0-9a-f]{64}\.json$/.test(e.name)) continue;
+      const st = await Deno.stat(join(cacheDir, e.name)).catch(() => null);
+      entries.push({ name: e.name, mtime: st?.mtime?.getTime() ?? 0 });
+    }
+    entries.sort((a, b) => b.mtime - a.mtime);
+    for (const e of entries.slice(KEEP)) {
+      if (join(cacheDir, e.name) !== file) {
+        await Deno.remove(join(cacheDir, e.name)).catch(() => {});
+      }
+    }
+  } catch { /* a read-only data dir: parse every time */ }
+  return value;
+}
