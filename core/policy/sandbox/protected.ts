@@ -78,6 +78,32 @@ export const RUNS_LATER: readonly string[] = [
   ".roo",
   ".kiro",
   ".continue",
+  // Third attacker pass (item 8): more editor, dev-container, version-manager and agent files
+  // loaded or run on open; REPL and debugger start-up files read from the current folder.
+  ".devcontainer.json",
+  "opencode.jsonc",
+  ".config/mise",
+  ".config/mise.toml",
+  "mise/config.toml",
+  "mise.*.toml",
+  ".mise.*.toml",
+  ".qwen",
+  ".amazonq",
+  ".kilocode",
+  ".vscode/mcp.json",
+  ".crush.json",
+  "crush.json",
+  ".helix",
+  ".run/*.run.xml",
+  ".idea/workspace.xml",
+  ".dir-locals.el",
+  ".dir-locals-2.el",
+  ".claude/hooks",
+  ".gitpod.yml",
+  ".pdbrc",
+  ".irbrc",
+  ".pryrc",
+  ".Rprofile",
 ];
 
 const glob = (seg: string) =>
