@@ -493,3 +493,114 @@ Deno.test("journey: headless adversary on --agent-variable project_dir runs its 
     await Deno.remove(parent, { recursive: true });
   }
 });
+
+/**
+ * The built-in graph coder: its first run writes `half`; a run whose planning prompt carries the
+ * `followup` block (a follow-up to the same coder) writes `fixed`.
+ */
+function graphCoder(r: RecordedRequest): ScriptedReply | null {
+  const sys = system(r);
+  const user = String(messages(r).find((m) => m.role === "user")?.content);
+  const followUp = user.includes("This is a follow-up");
+  if (sys.includes("You implement a planned change")) {
+    const calls = messages(r).flatMap((m) => m.tool_calls ?? []).map((c) => c.function?.name);
+    if (!calls.includes("fs_read")) return call("fs_read", { path: "src.txt" });
+    if (!calls.includes("fs_write")) {
+      return call("fs_write", { path: "src.txt", content: followUp ? "fixed\n" : "half\n" });
+    }
+    return { text: followUp ? "fixed per review" : "wrote half" };
+  }
+  return coderNode(r);
+}
+
+Deno.test("journey: sisyphus → graph coder → adversary DIVERGES → agent__send the complaints → the same coder's graph sees its earlier change, result and the complaints", async () => {
+  let verdicts = 0;
+  const complaintsOf: string[] = [];
+  const coderId: string[] = [];
+  const script = (r: RecordedRequest): ScriptedReply => {
+    const first = system(r).includes("You verify ONE acceptance criterion") && verdicts++ === 0;
+    const adv = adversaryNode(
+      r,
+      first
+        ? {
+          status: "UNMET",
+          evidence: [{ file: "src.txt", line: 1, note: "says half" }],
+          test: null,
+          explanation: "src.txt says half",
+          fix: "make it say fixed",
+        }
+        : met("src.txt", 1, { file: "src_test.js", line: 1 }),
+    );
+    if (adv) return adv;
+    const coder = graphCoder(r);
+    if (coder) return coder;
+    const ms = messages(r);
+    const calls = ms.filter((m) => m.role === "assistant").flatMap((m) => m.tool_calls ?? []);
+    const last = String(ms.at(-1)!.content);
+    switch (calls.length) {
+      case 0:
+        return call("agent__spawn", { agent: "coder", prompt: "make src.txt say fixed" });
+      case 1:
+        coderId.push(JSON.parse(last).id);
+        return call("agent__collect", {});
+      case 2:
+        return call("agent__spawn", { agent: "adversary", prompt: "Check: src.txt says fixed." });
+      case 3:
+        return call("agent__collect", {});
+      case 4: {
+        const complaints = last.slice(last.indexOf("Complaints:"));
+        complaintsOf.push(complaints);
+        return call("agent__send", { agent_id: coderId[0], message: complaints });
+      }
+      case 5:
+        return call("agent__collect", {});
+      case 6:
+        return call("agent__spawn", { agent: "adversary", prompt: "Check: src.txt says fixed." });
+      case 7:
+        return call("agent__collect", {});
+      default:
+        return { text: `FINAL:\n${last}` };
+    }
+  };
+  const { result, lines, requests, file, transcripts } = await journey(
+    script,
+    "make src.txt say fixed",
+    // The coder's verification passes either way (the adversary is the one that objects).
+    { files: { Makefile: "test:\n\ttrue\n" } },
+  );
+  noRefusedSubmit(lines);
+  assert.equal(file, "fixed\n");
+  assert.match(
+    complaintsOf[0],
+    /^Complaints:\n1\. Acceptance criterion .* — Unmet — src\.txt says half/,
+  );
+  assert.match(String(result.text), /FINAL:\n[^]*ADVERSARIAL_REVIEW: CONFORMS/);
+  // The coder graph's first llm node, on the follow-up: its earlier request, the file it changed,
+  // its earlier result, then the complaints verbatim as this run's request.
+  const plans = requests.filter((r) => system(r).includes("You plan a code change"));
+  assert.equal(plans.length, 2, "the coder's graph ran twice");
+  assert.doesNotMatch(String(messages(plans[0]).at(-1)!.content), /follow-up/);
+  const prompt = String(messages(plans[1]).find((m) => m.role === "user")!.content);
+  assert.match(prompt, /^This is a follow-up: you already ran 1 time in this session\./);
+  assert.match(prompt, /## Earlier run 1\nRequest:\nmake src\.txt say fixed\n/);
+  assert.match(prompt, /Files you changed: src\.txt\n/);
+  assert.match(prompt, /Your result:\nCODER_COMPLETE\nmake src\.txt say fixed\n/);
+  assert.ok(prompt.endsWith(complaintsOf[0]), "the complaints verbatim end the prompt");
+  // Its implement node sees the same context.
+  const impl = requests.filter((r) => system(r).includes("You implement a planned change"));
+  assert.ok(
+    impl.some((r) =>
+      String(messages(r).find((m) => m.role === "user")!.content).includes(
+        "Files you changed: src.txt",
+      )
+    ),
+  );
+  // One coder child, one session, one transcript with both tasks.
+  const coderLines = lines.filter((l: Json) => l.type === "session_update" && l.agent === "coder");
+  assert.deepEqual([...new Set(coderLines.map((l: Json) => l.agent_id))], [coderId[0]]);
+  const coderSessions = new Set(coderLines.map((l: Json) => l.session_id));
+  assert.equal(coderSessions.size, 1, "the follow-up ran in the same child session");
+  const t = transcripts.find(([id]) => coderSessions.has(id))![1];
+  assert.ok(t.includes(JSON.stringify("make src.txt say fixed")));
+  assert.ok(t.includes(JSON.stringify(complaintsOf[0])), "the follow-up is in its transcript");
+});

@@ -49,6 +49,7 @@ import type { GraphHost } from "./host.ts";
 import { checkSchema, SUBMIT_RESULT, submitResultTool } from "./structured.ts";
 import { runModuleScript, runShellScript, type ScriptServices } from "./script.ts";
 import { scriptPath } from "./paths.ts";
+import { RunMemory } from "./followup.ts";
 
 /** Provider error codes worth another attempt of an llm node (`max_attempts`). */
 const TRANSIENT = new Set(["server_error", "rate_limited", "connection", "timeout", "stream_cut"]);
@@ -103,6 +104,8 @@ export class GraphRunner implements AgentRunner {
   readonly updates: EngineEvent[] = [];
   #conv = 0;
   #calls = 0;
+  /** The earlier runs of this session, for a follow-up's `followup`/`previous` (followup.ts). */
+  #memory?: RunMemory;
 
   constructor(readonly opts: GraphRunnerOptions) {}
 
@@ -138,7 +141,10 @@ export class GraphRunner implements AgentRunner {
       ) return;
       this.opts.transcript?.update(ev);
       this.updates.push(ev);
+      memory.watch(ev);
     };
+    const memory = (this.#memory ??= new RunMemory(this.opts.cwd));
+    memory.begin();
     const text = promptText(input);
     record({ sessionUpdate: "turn_started", prompt: text });
     this.opts.transcript?.message({ role: "user", content: text });
@@ -147,7 +153,8 @@ export class GraphRunner implements AgentRunner {
       const r = await runGraph(this.opts.spec, {
         host: this.#host(usage, denied, record),
         prompt: text,
-        variables: this.opts.variables,
+        // A follow-up (a later prompt to this session) sees the earlier runs (followup.ts).
+        variables: { ...this.opts.variables, ...memory.variables() },
         emit: record,
         signal,
         snapshot: this.opts.snapshots || this.opts.spec.settings?.log_state_snapshots
@@ -156,8 +163,13 @@ export class GraphRunner implements AgentRunner {
           : undefined,
       });
       this.opts.transcript?.message({ role: "assistant", content: r.output });
+      memory.end(text, { output: r.output, state: r.state });
       result = { stopReason: "end_turn", usage, denied, text: r.output };
     } catch (e) {
+      memory.end(text, {
+        output: "",
+        error: signal.aborted ? "cancelled" : (e as Error)?.message ?? String(e),
+      });
       if (signal.aborted) {
         result = { stopReason: "cancelled", usage, denied, text: "" };
       } else {

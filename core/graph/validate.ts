@@ -34,10 +34,13 @@ export interface ValidateContext {
 /**
  * Keys every run may have: the request, the last result, answers, the error a `fallback` node
  * was reached with (`{node, message}`), an approval nobody could answer (`{node, question}`), and a
- * map branch's item position.
+ * map branch's item position; a follow-up's earlier runs (`followup` text, `previous` run:
+ * core/graph/followup.ts).
  */
 export const BUILTIN_KEYS = [
   "initial_prompt",
+  "followup",
+  "previous",
   "output",
   "choice",
   "input",
