@@ -62,6 +62,16 @@ Deno.test("repl modes: plan in the prompt, Shift+Tab cycles and hands the plan o
     await t.keys("Enter");
     await t.waitFor(/\* accept-edits/);
     assert.equal(server.requests.length, 4, "switching modes asks the model nothing");
+    // Through plan and out again without a plan written there: no hand-over is offered (the last
+    // answer was written in auto mode).
+    await t.keys("BTab");
+    await t.waitFor(/mode: plan[\s\S]*plan › $/m);
+    await t.keys("BTab");
+    const out = await t.waitFor(/mode: auto[\s\S]*› $/m);
+    assert.doesNotMatch(out.split("mode: plan").at(-1)!, /carry out the plan/);
+    await t.keys("Enter");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(server.requests.length, 4, "an empty entry sends nothing");
   } finally {
     await t.kill();
     await server.close();

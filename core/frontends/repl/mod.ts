@@ -331,6 +331,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
         signal: ctrl.signal,
         onEvent: (env: EventEnvelope) => renderer.onEnvelope(env),
       });
+      modes.turnEnded(session, r.stopReason);
       usage.prompt_tokens += r.usage.prompt_tokens;
       usage.completion_tokens += r.usage.completion_tokens;
       usage.total_tokens += r.usage.total_tokens;

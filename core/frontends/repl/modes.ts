@@ -13,6 +13,11 @@ import { lastAnswer, modeLine, nextMode, planPrompt } from "../slash/mode.ts";
 export class ModeKeys {
   /** The prompt that runs the plan written in plan mode, until the user types something else. */
   pendingPlan = "";
+  /**
+   * The answer of the last turn that ended (`end_turn`) in plan mode since plan mode was entered:
+   * only that is a plan to hand over (an earlier answer, or a cancelled one, is not).
+   */
+  #planAnswer = "";
 
   constructor(
     private readonly styles: {
@@ -43,8 +48,10 @@ export class ModeKeys {
       `${modeLine(session.mode)} ${this.styles.dim("(Shift+Tab: next mode)")}`,
     ];
     this.pendingPlan = "";
+    if (session.mode === "plan" && before !== "plan") this.#planAnswer = "";
     if (before === "plan" && session.mode !== "plan") {
-      const plan = lastAnswer(session);
+      const plan = this.#planAnswer;
+      this.#planAnswer = "";
       if (plan) {
         this.pendingPlan = planPrompt(plan);
         lines.push(
@@ -55,6 +62,12 @@ export class ModeKeys {
       }
     }
     return lines;
+  }
+
+  /** After each turn: an answer finished in plan mode is the plan a switch away can hand over. */
+  turnEnded(session: AgentSession, stopReason: string): void {
+    if (session.mode !== "plan") return;
+    this.#planAnswer = stopReason === "end_turn" ? lastAnswer(session) : "";
   }
 
   /** The plan prompt to run for an empty entry, once; "" when none waits. */
