@@ -43,6 +43,14 @@ const SECRETS: Record<string, string> = {
   ".npmrc": `//registry.npmjs.org/:_authToken=${TOKEN}`,
   ".nvm/versions/node/v20.1.0/etc/npmrc": `//registry.npmjs.org/:_authToken=${TOKEN}`,
   ".pyenv/versions/3.12.1/pip.conf": `[global]\nindex-url = https://u:${TOKEN}@pypi.example/simple`,
+  // Third attacker pass (issue 16 item 10).
+  ".cache/tool/.env": `API=${TOKEN}`,
+  ".cache/tool/prod.env": `API=${TOKEN}`,
+  ".cache/k8s/kubeconfig": `token: ${TOKEN}`,
+  ".cache/api/bearer": TOKEN,
+  ".cache/gcp/ci-service-account.json": `{"private_key":"${TOKEN}"}`,
+  ".cache/gcp/sa.json": `{"private_key":"${TOKEN}"}`,
+  ".npm/_logs/2026-12-02T00_00_00_000Z-debug-0.log": `GET https://r/ authorization ${TOKEN}`,
 };
 /** Toolchain store files: readable. */
 const STORES: Record<string, string> = {
@@ -50,6 +58,8 @@ const STORES: Record<string, string> = {
   ".npm/x": "npm-ok",
   ".cargo/registry/x": "cargo-ok",
   ".cache/huggingface/hub/tokenizer.json": "tokenizer-ok",
+  ".cache/tool/environment.json": "environment-ok",
+  ".cache/pyenv-virtualenv/.venv-ok": "venv-ok",
 };
 
 async function fakeHome() {
@@ -244,10 +254,46 @@ Deno.test("sandbox home: the generated git config keeps only safe keys; secret-l
   assert.match(text, /\[user\]\n\tname = "Ada"\n\temail = "a@e"/);
   assert.match(text, /defaultbranch = "main"/);
   assert.match(text, /\[safe\]\n\tdirectory = "\/w"/);
-  for (const n of ["token", "hf_token", "credentials.toml", "auth.json", "id_ed25519", "a.pem"]) {
+  for (
+    const n of [
+      "token",
+      "hf_token",
+      "credentials.toml",
+      "auth.json",
+      "id_ed25519",
+      "a.pem",
+      ".env",
+      ".env.local",
+      "staging.env",
+      "kubeconfig",
+      "dev.kubeconfig.yaml",
+      "bearer",
+      "bearer.txt",
+      "my-service-account.json",
+      "service_account_key.json",
+      "sa.json",
+      "sa-prod.json",
+      "deploy-sa.json",
+      "private_key.json",
+      "vault.kdbx",
+    ]
+  ) {
     assert.ok(SECRET_NAME_RE.test(n), n);
   }
-  for (const n of ["tokenizer.json", "oauthlib", "registry", "index.crates.io-6f17d22bba15001f"]) {
+  for (
+    const n of [
+      "tokenizer.json",
+      "oauthlib",
+      "registry",
+      "index.crates.io-6f17d22bba15001f",
+      ".venv",
+      "environment.json",
+      "env",
+      "sass.json",
+      "usage.json",
+      "_cacache",
+    ]
+  ) {
     assert.ok(!SECRET_NAME_RE.test(n), n);
   }
 });

@@ -91,16 +91,21 @@ const CACHE_NOT_TOOLCHAIN = [
  * Entry names inside a store that look like credentials and stay hidden: words `token`,
  * `credential(s)`, `secret(s)`, `password`, `auth`, `cookie(s)`, `session(s)` (as a word, so
  * `tokenizer.json` stays), keys and certificates (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `id_rsa*`,
- * `id_ed25519*`…), `.netrc`, `.npmrc`, `.pypirc`, `.git-credentials`, `hosts.yml`, `auth.json`.
+ * `id_ed25519*`…), `.netrc`, `.npmrc`, `.pypirc`, `.git-credentials`, `hosts.yml`, `auth.json`;
+ * from the third attacker pass (issue 16 item 10): the word `bearer`, `*kubeconfig*`, dotenv files
+ * (`.env`, `.env.*`, `*.env`), service-account keys (`*service-account*`, `*service_account*`,
+ * `sa.json`, `sa-*.json`, `*-sa.json`), `*private-key*` / `*private_key*`, `*.kdbx`.
  */
 export const SECRET_NAME_RE =
-  /(^|[^a-z])(tokens?|credentials?|secrets?|passwords?|passwd|auth|cookies?|sessions?|apikey|api_key)([^a-z]|$)|\.(pem|key|p12|pfx|jks|keystore|asc|gpg)$|^id_(rsa|dsa|ecdsa|ed25519)|^\.?(netrc|npmrc|pypirc|git-credentials)$|^hosts\.ya?ml$/i;
+  /(^|[^a-z])(tokens?|credentials?|secrets?|passwords?|passwd|auth|cookies?|sessions?|apikey|api_key|bearer)([^a-z]|$)|\.(pem|key|p12|pfx|jks|keystore|asc|gpg|kdbx)$|^id_(rsa|dsa|ecdsa|ed25519)|^\.?(netrc|npmrc|pypirc|git-credentials)$|^hosts\.ya?ml$|kubeconfig|^\.env(\..+)?$|\.env$|service[-_]?account|^sa([-_.][^/]*)?\.json$|[-_.]sa\.json$|private[-_]?key/i;
 
 /**
  * Credential files known to live deeper inside a store than the name scan looks (`*` = any one
- * entry): a Node version's global npmrc under nvm, a Python version's pip.conf under pyenv.
+ * entry): a Node version's global npmrc under nvm, a Python version's pip.conf under pyenv; and
+ * npm's debug logs (`~/.npm/_logs`: a failed request's log can carry a registry token).
  */
 export const DEEP_SECRETS: readonly string[] = [
+  ".npm/_logs",
   ".nvm/versions/node/*/etc/npmrc",
   ".pyenv/versions/*/etc/pip.conf",
   ".pyenv/versions/*/pip.conf",
