@@ -5,6 +5,7 @@
  *   submodule's `.git` file, `.vscode/tasks.json`) — the parents are mount points now, the rename
  *   fails; where a replacement could still happen the cleanup compares identities (device and
  *   inode), removes the replacement and never removes an original that moved;
+ * - item 2: files the repository's git config includes are protected like the config;
  * - item 7: a cleanup scan that stops at its folder limit says so.
  */
 import assert from "node:assert/strict";
@@ -130,6 +131,44 @@ Deno.test("attack 3 item 7: a cleanup scan that stops at its folder limit names 
       r.content,
     );
     assert.match(r.content, /many\/\d+/);
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("attack 3 item 2: files the repository's git config includes are protected like the config", async () => {
+  const w = await world();
+  try {
+    const git = (...args: string[]) =>
+      new Deno.Command("git", { args: ["-C", w.ws, ...args] }).output();
+    await git("config", "include.path", "../.gitconfig");
+    await git("config", "includeIf.gitdir:/.path", "../conf/later.inc");
+    await Deno.writeTextFile(join(w.ws, ".git/config.worktree"), "[include]\n\tpath = ../wt.inc\n");
+    await Deno.writeTextFile(join(w.ws, ".gitconfig"), "[user]\n\tname = me\n");
+    await Deno.mkdir(join(w.ws, "conf"));
+    const r = await w.run([
+      "printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > .gitconfig",
+      "mv .gitconfig gc.old",
+      "printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > conf/later.inc",
+      "printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > wt.inc",
+      "echo done",
+    ].join("; "));
+    assert.match(r.content, /done/);
+    assert.match(r.content, /Read-only file system/, r.content);
+    assert.equal(await read(join(w.ws, ".gitconfig")), "[user]\n\tname = me\n");
+    assert.equal(await exists(join(w.ws, "gc.old")), false);
+    for (const p of ["conf/later.inc", "wt.inc"]) {
+      assert.equal(await exists(join(w.ws, p)), false, `${p}: created by the command, removed`);
+    }
+    assert.match(r.content, /conf\/later\.inc \(included by the repository's git config/);
+    // The file tools ask before writing one; an ordinary file does not.
+    for (const p of [".gitconfig", "conf/later.inc", "wt.inc"]) {
+      const v = await w.policy.evaluate({ type: "write", path: join(w.ws, p) });
+      assert.equal(v.decision, "ask", `${p}: ${v.reason}`);
+      assert.match(v.reason, /included by the repository's git config/);
+    }
+    const o = await w.policy.evaluate({ type: "write", path: join(w.ws, "conf/other.txt") });
+    assert.notEqual(o.decision, "ask", o.reason);
   } finally {
     await w.cleanup();
   }

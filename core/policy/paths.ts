@@ -18,7 +18,7 @@ import { basename, dirname, normalize } from "node:path";
 import { isInside, resolvePath, type Rule } from "./rules.ts";
 import { type Level, matcher, type PolicyCore } from "./context.ts";
 import { HIDDEN_HOME_PATHS } from "./home.ts";
-import { hooksPathDir, runsLaterPath } from "./sandbox/protected.ts";
+import { gitIncludedFiles, hooksPathDir, runsLaterPath } from "./sandbox/protected.ts";
 import type { GuardPart } from "./types.ts";
 import { by, SEVERITY } from "./verdict.ts";
 import { planWritePart } from "./mode.ts";
@@ -105,6 +105,9 @@ export function resolveAll(core: PolicyCore, target: string, cwd: string): strin
 function runsLaterWrite(core: PolicyCore, p: string): string | undefined {
   const hooks = hooksPathDir(core.workspace);
   if (hooks && isInside(p, hooks)) return `inside the repository's core.hooksPath (${hooks})`;
+  if (gitIncludedFiles(core.workspace).includes(p)) {
+    return "included by the repository's git config (include.path; git runs core.fsmonitor and hooks from it)";
+  }
   const m = runsLaterPath(p);
   return m ? `protected as ${m}` : undefined;
 }

@@ -5,13 +5,27 @@
  */
 import type { Policy } from "../policy.ts";
 import { compilePath, GlobEngineNotLoaded } from "../rules.ts";
-import { findProtected, hooksPathDir, PROTECTED_SCAN_LIMIT, runsLaterPath } from "./protected.ts";
+import {
+  findProtected,
+  gitIncludedFiles,
+  hooksPathDir,
+  PROTECTED_SCAN_LIMIT,
+  runsLaterPath,
+} from "./protected.ts";
 import type { NodeModulesWatch } from "./node_modules_scan.ts";
 
 /** Why a protected path is protected, for the cleanup message (model and user read it). */
-function protectedWhy(rel: string, hooks: string | undefined, abs: string): string {
+function protectedWhy(
+  rel: string,
+  hooks: string | undefined,
+  abs: string,
+  included: readonly string[] = [],
+): string {
   const name = rel.slice(rel.lastIndexOf("/") + 1).toLowerCase();
   if (hooks && abs === hooks) return "the repository's core.hooksPath: git runs its hooks";
+  if (included.includes(abs)) {
+    return "included by the repository's git config (include.path): git reads core.fsmonitor and hooks from it";
+  }
   if (name === ".git") return "git runs its hooks and core.fsmonitor";
   if (name === ".coyote") return "Coyote loads plugins and rules from it";
   if (name === ".mcp.json") return "Coyote starts its MCP servers";
@@ -93,6 +107,7 @@ export function removeCreated(
   const found = findProtected(ws, undefined, roots, unchecked);
   const inNodeModules = watch?.created(roots) ?? [];
   const hooks = hooksPathDir(ws);
+  const included = gitIncludedFiles(ws);
   const originals = new Map([...before.ids].map(([p, id]) => [id, p]));
   const moved: string[] = [];
   const replaced = new Set<string>();
@@ -125,7 +140,7 @@ export function removeCreated(
     const first = rel(removed[0]);
     const rule = /(^|\/)\.mcp\.json$/i.test(first) ? first : `${first}/**`;
     const lines = removed.map((p) =>
-      `  ${rel(p)} (${protectedWhy(rel(p), hooks, p)}${
+      `  ${rel(p)} (${protectedWhy(rel(p), hooks, p, included)}${
         replaced.has(p) ? "; the original was moved or removed and this put in its place" : ""
       })`
     );

@@ -167,7 +167,13 @@ export function runsLaterPath(p: string): string | undefined {
  * `includeIf` counts as included, which can only protect more). Relative include paths are
  * against the including file's folder, `~/` against the home.
  */
-function hooksPathValues(file: string, home: string, depth = 0, out: string[] = []): string[] {
+function hooksPathValues(
+  file: string,
+  home: string,
+  depth = 0,
+  out: string[] = [],
+  includes?: string[],
+): string[] {
   if (depth > 10) return out;
   let text: string;
   try {
@@ -193,7 +199,8 @@ function hooksPathValues(file: string, home: string, depth = 0, out: string[] = 
     if (section === "core" && key === "hookspath") out.push(value);
     else if ((section === "include" || section === "includeif") && key === "path" && value) {
       const inc = value.startsWith("~/") ? home + value.slice(1) : resolvePath(value, dir, home);
-      hooksPathValues(inc, home, depth + 1, out);
+      includes?.push(inc);
+      hooksPathValues(inc, home, depth + 1, out, includes);
     }
   }
   return out;
@@ -242,6 +249,22 @@ export function hooksPathDir(root: string): string | undefined {
   return abs.startsWith(root + "/") ? abs : undefined;
 }
 
+/**
+ * The files git includes into the workspace repository's configuration (`include.path`,
+ * `includeIf.<cond>.path`, followed through included files; from the same files as
+ * {@link hooksPathDir} reads) that lie inside `root`, existing or not (attack trial 2 item 2: a
+ * workspace file `.git/config` includes, overwritten with `core.fsmonitor`, ran on the host's next
+ * `git status`). Protected like the config itself: read-only in the sandbox, removed when a
+ * command creates one, asked about by the file tools (core/policy/paths.ts).
+ */
+export function gitIncludedFiles(root: string): string[] {
+  const home = Deno.env.get("HOME") ?? "/";
+  if (!gitDirOf(root)) return [];
+  const includes: string[] = [];
+  for (const f of gitConfigFiles(root, home)) hooksPathValues(f, home, 0, [], includes);
+  return [...new Set(includes)].filter((p) => p.startsWith(root + "/"));
+}
+
 /** Directories examined per scan at most (a scan of a few thousand takes milliseconds). */
 export const PROTECTED_SCAN_LIMIT = 20_000;
 
@@ -265,6 +288,13 @@ export function findProtected(
       out.push(hooks);
     } catch { /* not there (yet) */ }
   }
+  const included = gitIncludedFiles(root);
+  for (const f of included) {
+    try {
+      Deno.lstatSync(f);
+      if (!out.includes(f)) out.push(f);
+    } catch { /* not there (yet) */ }
+  }
   const base = (d: string) => d.slice(d.lastIndexOf("/") + 1);
   const stack = [root];
   let scanned = 0;
@@ -279,7 +309,7 @@ export function findProtected(
     }
     for (const e of entries) {
       const path = `${dir}/${e.name}`;
-      if (path === hooks) continue;
+      if (path === hooks || included.includes(path)) continue;
       if (PROTECTED_NAMES.has(e.name.toLowerCase()) || runsLater(base(dir), e.name)) {
         out.push(path);
       } else if (e.isDirectory) {
