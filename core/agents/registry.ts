@@ -290,7 +290,6 @@ async function readAgentDir({ dir, source, within }: AgentDir): Promise<AgentEnt
         : await fileEntry(join(dir, name, "graph.yaml"), graph!, "graph", name, source);
       entry.warnings.push(...await agentFunctionFiles(join(dir, name)));
       return entry;
-      return null; // a folder without an agent file (e.g. only README.md): not an agent
     })());
   }
   return (await Promise.all(out)).filter((e): e is AgentEntry => e !== null);

@@ -16,7 +16,8 @@ import { asSlashCommand, customCommands, customTurn, findCustom } from "../slash
 const KEYS = [
   "Keys: Enter sends · \\ at the end of a line, Alt+Enter or a paste continue on the next line",
   "      Tab completes commands, agents, skills and @files · Up/Down history",
-  "      Ctrl+C cancels the turn (twice at an empty prompt exits) · Ctrl+D exits",
+  "      Esc interrupts the turn · Ctrl+C cancels it (twice at an empty prompt exits) · Ctrl+D exits",
+  "      Shift+Tab: next permission mode (/mode lists them)",
   "      !cmd runs a shell command (guard + sandbox) · @path attaches a file",
 ].join("\n");
 
