@@ -407,3 +407,12 @@ Deno.test("render: a failed call whose line is not the last one shown is named o
   failed("c3", "no such file");
   assert.match(o.err, /• Read a\n {2}✗ no such file\n$/, "right below its own line: not repeated");
 });
+
+Deno.test("render: a markdown heading is shown bold without its ## (as the peers render it)", async () => {
+  const { loadMarkdown } = await import("../core/frontends/render/markdown.ts");
+  const md = await loadMarkdown(80);
+  assert.ok(md, "marked-terminal loads");
+  const out = md!("## Fixed\n");
+  assert.doesNotMatch(out, /#/, out);
+  assert.match(out, /Fixed/);
+});

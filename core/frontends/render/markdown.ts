@@ -21,8 +21,16 @@ export async function loadMarkdown(width: number): Promise<MarkdownRenderer | nu
       markedTerminal: (o: Record<string, unknown>) => unknown;
     }).markedTerminal;
     const m = new Marked();
-    // deno-lint-ignore no-explicit-any
-    m.use(markedTerminal({ width: Math.max(40, width), reflowText: false, tab: 2 }) as any);
+    // Headings are shown bold without their `##` (as Claude Code and Codex render them).
+    m.use(
+      // deno-lint-ignore no-explicit-any
+      markedTerminal({
+        width: Math.max(40, width),
+        reflowText: false,
+        tab: 2,
+        showSectionPrefix: false,
+      }) as any,
+    );
     // Links are shown as `text (url)` on every terminal: marked-terminal would otherwise emit an
     // OSC 8 hyperlink where the terminal supports them, whose target the text can disguise.
     m.use({
