@@ -416,3 +416,24 @@ Deno.test("render: a markdown heading is shown bold without its ## (as the peers
   assert.doesNotMatch(out, /#/, out);
   assert.match(out, /Fixed/);
 });
+
+Deno.test("render: an fs_patch permission prompt shows the file's diff with context, not the fragments alone", async () => {
+  const { requestDiff } = await import("../core/frontends/render/permission.ts");
+  const dir = await Deno.makeTempDir({ prefix: "coyote-reqdiff-" });
+  try {
+    await Deno.writeTextFile(`${dir}/calc.sh`, "#!/bin/sh\n# subtract\necho $(( $1 - $2 ))\n");
+    const d = requestDiff(
+      {
+        rawInput: { path: "calc.sh", old_string: "$1 - $2", new_string: "$1 + $2" },
+      } as never,
+      false,
+      dir,
+    );
+    assert.match(d, /^ # subtract$/m, "a context line of the file");
+    assert.match(d, /^-echo \$\(\( \$1 - \$2 \)\)$/m);
+    assert.match(d, /^\+echo \$\(\( \$1 \+ \$2 \)\)$/m);
+    assert.doesNotMatch(d, /No newline at end of file/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -62,10 +62,21 @@ export function requestDiff(req: PermissionRequest, color: boolean, cwd: string)
     return unifiedDiff({ path: abs, oldText: old, newText: input.content }, { color, cwd });
   }
   if (typeof input.old_string === "string" && typeof input.new_string === "string") {
-    return unifiedDiff({ path: abs, oldText: input.old_string, newText: input.new_string }, {
-      color,
-      cwd,
-    });
+    // The file as the patch would leave it, so the diff has the file's lines and context (the
+    // same diff the finished call shows); the fragments alone when the file or the text is gone.
+    let oldText = input.old_string;
+    let newText = input.new_string;
+    try {
+      const file = Deno.readTextFileSync(abs);
+      const at = input.old_string ? file.indexOf(input.old_string) : -1;
+      if (at >= 0) {
+        oldText = file;
+        newText = input.replace_all === true
+          ? file.split(input.old_string).join(input.new_string)
+          : file.slice(0, at) + input.new_string + file.slice(at + input.old_string.length);
+      }
+    } catch { /* unreadable: the fragments */ }
+    return unifiedDiff({ path: abs, oldText, newText }, { color, cwd });
   }
   return "";
 }
