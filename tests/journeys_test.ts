@@ -125,7 +125,8 @@ function sisyphus(agent: string, prompt: string) {
     const calls = ms.filter((m) => m.role === "assistant").flatMap((m) => m.tool_calls ?? []);
     if (!calls.length) return call("agent__spawn", { agent, prompt });
     if (calls.length === 1) return call("agent__collect", {});
-    return { text: `FINAL:\n${ms.at(-1)!.content}` };
+    // The collected result (after a completion gate's note too: the coordinator stops there).
+    return { text: `FINAL:\n${ms.filter((m) => m.role === "tool").at(-1)!.content}` };
   };
 }
 
@@ -603,4 +604,180 @@ Deno.test("journey: sisyphus → graph coder → adversary DIVERGES → agent__s
   const t = transcripts.find(([id]) => coderSessions.has(id))![1];
   assert.ok(t.includes(JSON.stringify("make src.txt say fixed")));
   assert.ok(t.includes(JSON.stringify(complaintsOf[0])), "the follow-up is in its transcript");
+});
+
+/** The gates' decisions in the stream (core/supervisor/gate_keeper.ts): `intent` and `gate` events. */
+function gateEvents(lines: Json[]): Json[] {
+  return lines.filter((l: Json) =>
+    l.type === "session_update" && ["intent", "gate"].includes(l.update?._meta?.coyote?.event)
+  ).map((l: Json) => ({ ...l.update._meta.coyote, agent: l.agent }));
+}
+
+Deno.test("journey (gates): intent event → oracle PLAN_REVIEW: REJECT blocks the coder spawn → revised plan OKAY → coder → reviewers triggered from the diff", async () => {
+  let oracleRuns = 0;
+  const script = (r: RecordedRequest): ScriptedReply => {
+    if (system(r).startsWith("You are oracle")) {
+      return {
+        text: oracleRuns++ === 0
+          ? "1. Step 2 has no test.\nPLAN_REVIEW: REJECT"
+          : "Grounded and testable.\nPLAN_REVIEW: OKAY",
+      };
+    }
+    const coder = llmCoder(r);
+    if (coder) return coder;
+    const ms = messages(r);
+    const calls = ms.filter((m) => m.role === "assistant").flatMap((m) => m.tool_calls ?? []);
+    switch (calls.length) {
+      case 0:
+        return {
+          text: "Intent: make src.txt say fixed — class: implementation",
+          tool_calls: [{
+            name: "agent__spawn",
+            arguments: { agent: "oracle", prompt: "Review PLAN.md" },
+          }],
+        };
+      case 1:
+      case 4:
+      case 6:
+        return call("agent__collect", {});
+      case 2:
+      case 5:
+        return call("agent__spawn", { agent: "coder", prompt: "make src.txt say fixed" });
+      case 3:
+        return call("agent__spawn", { agent: "oracle", prompt: "Review the revised PLAN.md" });
+      default:
+        return { text: `FINAL:\n${ms.at(-1)!.content}` };
+    }
+  };
+  const { lines, requests, file } = await journey(script, "make src.txt say fixed", {
+    userFiles: { "agents/coder.md": LLM_CODER },
+    files: { "PLAN.md": "1. make src.txt say fixed\n", "auth/token.js": "export const t = 1;\n" },
+  });
+  assert.equal(file, "half\n");
+  const gates = gateEvents(lines);
+  assert.ok(gates.every((g) => g.agent === "sisyphus"), "the gates are the coordinator's events");
+  assert.deepEqual(gates[0], {
+    event: "intent",
+    class: "implementation",
+    text: "make src.txt say fixed",
+    agent: "sisyphus",
+  });
+  assert.deepEqual(
+    gates.slice(1).map((g) => [g.gate, g.decision]),
+    [
+      ["plan_review", "block"], // the REJECT collected
+      ["plan_review", "block"], // the coder spawn refused
+      ["plan_review", "allow"], // the revised plan's OKAY
+      ["reviewers", "require"], // the coder's change
+    ],
+  );
+  assert.match(gates[2].reason, /PLAN_REVIEW: REJECT in this request/);
+  // The refused spawn is a tool error the coordinator reads; no coder ran before the OKAY.
+  const afterRefusal = requests.find((r) =>
+    messages(r).some((m) => m.role === "tool" && /plan review gate/.test(String(m.content)))
+  );
+  assert.ok(afterRefusal, "the coordinator was told why the spawn was refused");
+  const coderStarts = requests.findIndex((r) => system(r).startsWith("CODERX"));
+  const oracleAt = requests.flatMap((r, i) => system(r).startsWith("You are oracle") ? [i] : []);
+  assert.equal(oracleAt.length, 2);
+  assert.ok(coderStarts > oracleAt[1], "the coder started only after the OKAY");
+  // Reviewers from the diff: 5 changed files (broad scope), PLAN.md (spec), auth/ (attack surface).
+  const rev = gates.at(-1);
+  assert.deepEqual(rev.reviewers.map((t: Json) => t.reviewer), [
+    "code-reviewer",
+    "adversary",
+    "security-reviewer",
+  ]);
+  assert.match(rev.reason, /5 files changed/);
+  assert.match(rev.reason, /a spec exists: PLAN\.md/);
+  assert.match(rev.reason, /auth\/token\.js/);
+  // …and the coordinator was told in the agent__collect result.
+  const last = requests.at(-1)!;
+  assert.match(
+    String(messages(last).at(-1)!.content),
+    /Review gate: run these reviewers now[^]*security-reviewer \(attack_surface/,
+  );
+  assert.ok(!gates.some((g) => g.decision === "nudge"), "no nudge when the intent line is there");
+});
+
+Deno.test("journey (gates): no intent line → one nudge; adversary DIVERGES holds the end once → complaints sent to the same coder → CONFORMS → done", async () => {
+  let verdicts = 0;
+  const coderId: string[] = [];
+  const sent: string[] = [];
+  const script = (r: RecordedRequest): ScriptedReply => {
+    const first = system(r).includes("You verify ONE acceptance criterion") && verdicts++ === 0;
+    const adv = adversaryNode(
+      r,
+      first
+        ? {
+          status: "UNMET",
+          evidence: [{ file: "src.txt", line: 1, note: "says half" }],
+          test: null,
+          explanation: "src.txt says half",
+          fix: "make it say fixed",
+        }
+        : met("src.txt", 1, { file: "src_test.js", line: 1 }),
+    );
+    if (adv) return adv;
+    const coder = llmCoder(r);
+    if (coder) return coder;
+    const ms = messages(r);
+    const calls = ms.filter((m) => m.role === "assistant").flatMap((m) => m.tool_calls ?? []);
+    const last = String(ms.at(-1)!.content);
+    if (last.includes("Completion gate:")) {
+      const complaints = last.slice(
+        last.indexOf("Complaints:"),
+        last.indexOf("</system-reminder>"),
+      );
+      sent.push(complaints);
+      return call("agent__send", { agent_id: coderId[0], message: complaints });
+    }
+    switch (calls.length) {
+      case 0:
+        return call("agent__spawn", { agent: "coder", prompt: "make src.txt say fixed" });
+      case 1:
+        coderId.push(JSON.parse(last).id);
+        return call("agent__collect", {});
+      case 2:
+      case 6:
+        return call("agent__spawn", { agent: "adversary", prompt: "Check: src.txt says fixed." });
+      case 3:
+      case 5:
+      case 7:
+        return call("agent__collect", {});
+      default:
+        return { text: `done:\n${last}` };
+    }
+  };
+  const { result, lines, requests, file } = await journey(script, "make src.txt say fixed", {
+    userFiles: { "agents/coder.md": LLM_CODER },
+  });
+  assert.equal(file, "fixed\n");
+  assert.match(String(result.text), /done:\n[^]*ADVERSARIAL_REVIEW: CONFORMS/);
+  const gates = gateEvents(lines);
+  const nudges = gates.filter((g) => g.gate === "intent");
+  assert.deepEqual(nudges.map((g) => g.decision), ["nudge"], "one nudge, never twice");
+  const nudged = requests.filter((r) =>
+    messages(r).some((m) =>
+      m.role === "tool" && String(m.content).includes("did not state the intent line")
+    )
+  );
+  assert.ok(nudged.length >= 1, "the nudge reached the model");
+  const toolNudges = messages(requests.at(-1)!).filter((m) =>
+    String(m.content).includes("did not state the intent line")
+  );
+  assert.equal(toolNudges.length, 1, "the note was appended once");
+  const adv = gates.filter((g) => g.gate === "adversary").map((
+    g,
+  ) => [g.decision, g.verdict ?? null]);
+  const verdict = adv[0][1];
+  assert.match(String(verdict), /^(DIVERGES|UNMET)$/);
+  assert.deepEqual(adv, [["block", verdict], ["continue", verdict], ["allow", null]]);
+  // The complaints went to the same coder, verbatim from the adversary's report.
+  assert.equal(sent.length, 1, "the completion gate held the end exactly once");
+  assert.match(sent[0], /^Complaints:\n1\. Acceptance criterion .* — Unmet — src\.txt says half/);
+  const followUp = requests.filter((r) => system(r).startsWith("CODERX")).find((r) =>
+    messages(r).filter((m) => m.role === "user").length === 2
+  )!;
+  assert.equal(messages(followUp).filter((m) => m.role === "user")[1].content, sent[0]);
 });

@@ -108,6 +108,8 @@ export interface CoyoteConfig {
    * checkpoint may store, default 512); past a limit the checkpoint is skipped with a warning.
    */
   checkpoints?: { enabled?: boolean; max_files?: number; max_mb?: number };
+  /** The coordinator's gates (core/supervisor/gates.ts, docs/subagents.md "Gates"). */
+  gates?: GatesConfig;
   /** Default agent name. */
   agent?: string;
   /** MCP servers by name (shape validated by the MCP client, core/extensions/mcp/). */
@@ -370,6 +372,24 @@ function configSchema() {
         max_files: posInt().optional(),
         max_mb: posInt().optional(),
       }, { error: "expected a mapping with enabled, max_files and/or max_mb" }).optional(),
+      gates: z.strictObject({
+        coordinators: strList().optional(),
+        implementation_agents: strList().optional(),
+        posture: z.enum(["prototype", "standard", "hardened"], {
+          error: "expected prototype, standard or hardened",
+        }).optional(),
+        allow_divergent_completion: z.boolean({ error: "expected true or false" }).optional(),
+        broad_scope: z.strictObject({
+          coders: posInt().optional(),
+          files: posInt().optional(),
+          boundaries: strList().optional(),
+        }, { error: "expected a mapping with coders, files and/or boundaries" }).optional(),
+        attack_surface: strList().optional(),
+        spec_files: strList().optional(),
+      }, {
+        error:
+          "expected a mapping {posture, allow_divergent_completion, broad_scope, attack_surface, spec_files, coordinators, implementation_agents}",
+      }).optional(),
       agent: str().optional(),
       mcpServers: z.record(
         str(),
@@ -534,4 +554,28 @@ export function resolveProvider(opts: {
     ...(p.text_tool_calls === false ? { textToolCalls: false } : {}),
     ...textToolCallModels(config.models),
   };
+}
+
+/** Security posture (`gates.posture`): what severity blocks a change. */
+export type Posture = "prototype" | "standard" | "hardened";
+
+/**
+ * The `gates:` setting (core/supervisor/gates.ts, docs/subagents.md "Gates"); every field
+ * optional.
+ */
+export interface GatesConfig {
+  /** Agents the gates apply to (default `[sisyphus]`). */
+  coordinators?: string[];
+  /** Agents whose spawn a PLAN_REVIEW REJECT blocks (default `[coder, step-runner]`). */
+  implementation_agents?: string[];
+  /** Default `standard`. */
+  posture?: Posture;
+  /** true: a DIVERGES/UNMET verdict does not hold the coordinator's end of turn (recorded). */
+  allow_divergent_completion?: boolean;
+  /** Broad scope: this many coders in a request (default 2) or changed files (default 5), or a boundary path. */
+  broad_scope?: { coders?: number; files?: number; boundaries?: string[] };
+  /** Paths (globs) whose change is an attack surface. */
+  attack_surface?: string[];
+  /** Files or folders (relative to the workspace) whose presence means the work has a spec. */
+  spec_files?: string[];
 }

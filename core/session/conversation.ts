@@ -516,7 +516,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     turnSink = sink;
     stopHooks.reset();
     turnEmit = (ev) => sink(stamp(ev));
-    supervisor?.beginTurn(sink, signal);
+    supervisor?.beginTurn(sink, signal, turnEmit);
     if (!parent) line.spend.reset();
     // The turn's own `turn_ended` is held until its sub-agents have ended, so it comes last
     // and carries their usage.
@@ -540,6 +540,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
             pendingWarnings = [];
           }
           if (ev.sessionUpdate === "plan") plan = ev.entries as PlanItem[];
+          supervisor?.observe(ev as EngineEvent);
           if (ev.sessionUpdate === "usage_update") {
             const turn = (ev as { _meta?: { turn?: { total_tokens?: number } } })._meta?.turn;
             if (typeof turn?.total_tokens === "number") turnTokens = turn.total_tokens;

@@ -31,6 +31,7 @@ import type {
   AgentRunSummary,
   AgentSpec,
   DeniedAction,
+  EngineEvent,
   EnvelopeSink,
   EventEnvelope,
   TurnResult,
@@ -42,6 +43,7 @@ import { condense } from "./summary.ts";
 import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
 import type { LiveAgentBudget } from "./tree.ts";
 import { spawnVerdict } from "./spawnable.ts";
+import type { GateKeeper } from "./gate_keeper.ts";
 
 /** A spawn the supervisor refused; the message says why (it becomes the tool error). */
 export class SpawnRefused extends Error {
@@ -136,6 +138,10 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
   #reminders = 0;
   #turnSignal: AbortSignal | null = null;
   #onTurnAbort = () => this.cancelAll("the parent's turn was cancelled");
+  /** The gates (./gate_keeper.ts), loaded at the first turn of an agent that may spawn. */
+  #gates: Promise<GateKeeper> | null = null;
+  /** The request's first response text, until its first tool call or its end. */
+  #first = { text: "", closed: false };
 
   constructor(readonly host: SupervisorHost<S>) {}
 
@@ -148,8 +154,19 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
     return Math.min(this.host.depthCap, limitsOf(def).maxDepth);
   }
 
-  /** Starts a turn: children's events go to `sink`; aborting `signal` cancels them all. */
-  beginTurn(sink: EnvelopeSink, signal: AbortSignal): void {
+  /**
+   * Starts a turn: children's events go to `sink`; aborting `signal` cancels them all; the gates'
+   * decisions (./gate_keeper.ts) go to `emit`, the owner's own stream.
+   */
+  beginTurn(sink: EnvelopeSink, signal: AbortSignal, emit?: (ev: EngineEvent) => void): void {
+    const owner = this.host.owner();
+    if (owner.definition.can_spawn_agents) {
+      this.#gates ??= import("./gate_keeper.ts").then((m) =>
+        new m.GateKeeper(owner.agent, owner.workspace.app.config?.gates, owner.workspace.cwd)
+      );
+      void this.#gates.then((g) => g.beginRequest(emit ?? null));
+    }
+    this.#first = { text: "", closed: false };
     this.runs.clear();
     this.#reminders = 0;
     this.#sink = sink;
@@ -203,6 +220,45 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
       this.host.log(`coyote: event sink failed: ${(e as Error).message}`);
     }
   };
+
+  /** The owner's own events of the turn: the first response's text, for the intent gate. */
+  observe(ev: EngineEvent): void {
+    if (this.#first.closed || !this.#gates) return;
+    if (ev.sessionUpdate === "agent_message_chunk" && ev.content.type === "text") {
+      this.#first.text += ev.content.text;
+    } else if (ev.sessionUpdate === "tool_call") this.#closeFirst();
+  }
+
+  #closeFirst(): Promise<void> {
+    if (this.#first.closed || !this.#gates) return Promise.resolve();
+    this.#first.closed = true;
+    const text = this.#first.text;
+    return this.#gates.then((g) => g.firstResponse(text));
+  }
+
+  /** The gates' refusal of spawning `agent` (a plan review REJECT stands), or null. */
+  async gateSpawn(agent: string): Promise<string | null> {
+    await this.#closeFirst();
+    return this.#gates ? (await this.#gates).beforeSpawn(agent) : null;
+  }
+
+  /** Counts a spawn for the gates (implementation agents of the request). */
+  gateSpawned(run: ChildRun<S>): void {
+    void this.#gates?.then((g) => g.spawned(run.agent, run.id));
+  }
+
+  /** The gates' notes on collected runs (appended to the agent__collect result), or "". */
+  async gateCollected(runs: ChildRun<S>[]): Promise<string> {
+    if (!this.#gates) return "";
+    await this.#closeFirst();
+    const g = await this.#gates;
+    return await g.collected(runs.map((r) => ({
+      id: r.id,
+      agent: r.agent,
+      status: r.status,
+      text: r.result?.text ?? "",
+    })));
+  }
 
   running(): ChildRun<S>[] {
     return [...this.runs.values()].filter((r) => r.status === "running");
@@ -499,7 +555,11 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
    */
   async beforeTurnEnd(): Promise<string | null> {
     const pending = [...this.runs.values()].filter((r) => !r.collected);
-    if (!pending.length) return null;
+    if (!pending.length) {
+      if (!this.#gates) return null;
+      await this.#closeFirst();
+      return (await this.#gates).beforeTurnEnd();
+    }
     if (this.#reminders < MAX_PENDING_REMINDERS) {
       this.#reminders++;
       const list = pending.map((r) => `${r.id} (${r.agent}, ${r.status})`).join(", ");

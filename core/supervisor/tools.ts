@@ -60,10 +60,13 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     kind: "other",
     concurrency: "parallel",
     title: (i) => `Spawn ${i.agent}: ${i.prompt.split("\n")[0].slice(0, 80)}`,
-    run(i, ctx) {
+    async run(i, ctx) {
       try {
         const s = sup();
+        const gate = await s.gateSpawn(i.agent);
+        if (gate) return { content: `error: ${gate}`, isError: true };
         const r = s.spawn(i.agent, i.prompt, ctx.toolCallId);
+        s.gateSpawned(r);
         return {
           content: JSON.stringify({ id: r.id, status: r.status }),
           rawOutput: { id: r.id, agent: r.agent, status: r.status },
@@ -104,8 +107,9 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
         const s = sup();
         const runs = await s.collect(i.id, i.timeout_ms ?? DEFAULT_COLLECT_TIMEOUT_MS, ctx.signal);
         if (!runs.length) return { content: "no sub-agents to collect" };
+        const notes = await s.gateCollected(runs);
         return {
-          content: runs.map((r) => s.resultText(r)).join("\n\n---\n\n"),
+          content: runs.map((r) => s.resultText(r)).join("\n\n---\n\n") + notes,
           rawOutput: { agents: runs.map((r) => rawRun(s, r)) },
         };
       } catch (e) {

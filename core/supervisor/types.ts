@@ -22,11 +22,14 @@ import type {
   TurnResult,
 } from "../protocol/types.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
+import type { GatesConfig } from "./gates.ts";
 
 /** The workspace members the supervisor reads: its data directory, its trust, its agents. */
 export interface SupervisedWorkspace {
   /** Where transcripts are kept (a child's full answer is in its transcript there). */
-  readonly app: { readonly dataDir: string };
+  readonly app: { readonly dataDir: string; readonly config?: { readonly gates?: GatesConfig } };
+  /** The workspace folder (the gates read its changed paths). */
+  readonly cwd?: string;
   /** The directory's trust (core/config/trust.ts): decides which agents are spawnable. */
   readonly trust: { readonly trusted: boolean };
   readonly agents: AgentRegistry;
