@@ -199,6 +199,10 @@ const ATTACKS = [
   "sh -c 'rm -rf victim'",
   'eval "rm -rf victim"',
   "python3 -c 'import shutil; shutil.rmtree(\"victim\")'",
+  // Third attacker pass: an editor fed commands on stdin, git running a command string.
+  "printf '!rm -rf victim\\nq\\n' | ed -s list",
+  "ex -s -c '!rm -rf victim' -c q list",
+  "git submodule foreach 'rm -rf ../victim'",
 ];
 
 Deno.test("auto-allow yields: headless on real bwrap, victim survives and the denials are reported", async () => {

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { Policy } from "../core/policy/policy.ts";
 import { detectBackend, envDecision, sandboxedCommand } from "../core/policy/sandbox/mod.ts";
+import { knownSecretCandidates, secretValues } from "../core/tools/redact.ts";
 
 const KEY = "sk-provider-key-0123456789abcdef";
 const JWT =
@@ -132,4 +133,21 @@ Deno.test("env scrub: env under real bwrap shows none of the secrets, the ordina
   } finally {
     await Deno.remove(ws, { recursive: true }).catch(() => {});
   }
+});
+
+Deno.test("env scrub: the same short-word names are secret to the guard and the redaction", async () => {
+  // Their values are redacted from tool results…
+  const values = secretValues(knownSecretCandidates({}, {
+    MYSQL_PWD: "hunter2-hunter2",
+    GH_PAT: "pat-0123456789ab",
+    PWD: "/work/some/long/folder",
+  }));
+  assert.deepEqual(values.sort(), ["hunter2-hunter2", "pat-0123456789ab"]);
+  // …and expanding one asks, while $PWD stays an ordinary expansion.
+  const policy = Policy.create({}, { allow: [], deny: [] }, { workspace: "/w", configDir: "/c" });
+  const guard = policy;
+  const asked = await guard.evaluate({ type: "execute", command: "echo $MYSQL_PWD" });
+  assert.equal(asked.decision, "ask", asked.reason);
+  const plain = await guard.evaluate({ type: "execute", command: "echo $PWD $OLDPWD" });
+  assert.equal(plain.decision, "allow", plain.reason);
 });

@@ -38,11 +38,15 @@ export function secretValues(candidates: (string | undefined)[]): string[] {
 
 /**
  * Variable names that look like they hold a secret: `*TOKEN*`, `*SECRET*`, `*KEY*`,
- * `*PASSWORD*`, `*PASSWD*`, `*CREDENTIAL*`, `*PRIVATE*`, `*COOKIE*` (any case). The guard asks
- * before a command expands one (`echo $GITHUB_TOKEN`); their values are redacted from tool results.
+ * `*PASSWORD*`, `*PASSWD*`, `*PASSPHRASE*`, `*CREDENTIAL*`, `*CREDS*`, `*PRIVATE*`, `*COOKIE*`,
+ * `*WEBHOOK*` (any case), and `PWD`, `PASS`, `PAT`, `JWT`, `TKN`, `DSN` as a whole
+ * `_`/`-`/`.`-separated part (`MYSQL_PWD`, `GH_PAT`, `SENTRY_DSN`; not `PWD`/`OLDPWD`, the
+ * working directories). The guard asks before a command expands one (`echo $GITHUB_TOKEN`);
+ * their values are redacted from tool results.
  */
 export function secretName(name: string): boolean {
-  return /TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|COOKIE/i.test(name);
+  return /TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|PRIVATE|COOKIE|WEBHOOK|(^|[_.-])(PWD|PASS|PAT|JWT|TKN|DSN)($|[_.-])/i
+    .test(name) && !/^(PWD|OLDPWD)$/i.test(name);
 }
 
 /**
