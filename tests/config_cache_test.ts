@@ -54,6 +54,28 @@ Deno.test("config cache: a parsed config.yaml is served from the cache; errors a
   }
 });
 
+Deno.test("config cache: a config that holds a secret is never cached (the data dir stays free of secrets)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "coyote-cfgcache-" });
+  const cfgDir = join(dir, "cfg");
+  const cache = configCacheDir(join(dir, "data"));
+  try {
+    await Deno.mkdir(cfgDir);
+    for (
+      const text of [
+        "provider:\n  api_key: sk-not-a-real-key-123456\n",
+        "mcpServers:\n  x:\n    command: srv\n    env:\n      API_TOKEN: abc123secret\n",
+        "mcpServers:\n  x:\n    url: https://mcp.example\n    headers:\n      Authorization: Bearer tok-xyz\n",
+      ]
+    ) {
+      await Deno.writeTextFile(join(cfgDir, "config.yaml"), text);
+      await loadConfig(cfgDir, { cacheDir: cache });
+      assert.deepEqual(files(cache), [], text);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("config cache: a project file's rules hold on a cached parse (trusted_workspaces refused)", async () => {
   const dir = await Deno.makeTempDir({ prefix: "coyote-cfgcache-" });
   const cache = configCacheDir(join(dir, "data"));
