@@ -781,3 +781,50 @@ Deno.test("journey (gates): no intent line → one nudge; adversary DIVERGES hol
   )!;
   assert.equal(messages(followUp).filter((m) => m.role === "user")[1].content, sent[0]);
 });
+
+Deno.test("journey (gates): security-reviewer findings → FAIL under gates.posture hardened (a High finding blocks), told in the collect result", async () => {
+  const findings =
+    "- [High] src.js:2 — greet() builds HTML from input — XSS — escape it\n- [Low] src.js:1 — no CSP — — add one\n";
+  const { lines, requests } = await journey(
+    (r) =>
+      system(r).startsWith("You are security-reviewer")
+        ? { text: `Findings:\n${findings}` }
+        : sisyphus("security-reviewer", "Review the change in src.js for security problems.")(r),
+    "review my change for security",
+    { userFiles: { "config.yaml": "gates:\n  posture: hardened\n" } },
+  );
+  const sec = gateEvents(lines).filter((g) => g.gate === "security");
+  assert.equal(sec.length, 1);
+  assert.equal(sec[0].decision, "fail");
+  assert.equal(sec[0].posture, "hardened");
+  assert.deepEqual(sec[0].counts, { Critical: 0, High: 1, Medium: 0, Low: 1 });
+  assert.match(sec[0].reason, /High block under posture hardened/);
+  const told = requests.some((r) =>
+    messages(r).some((m) =>
+      m.role === "tool" && /Security gate \(posture hardened\): FAIL/.test(String(m.content))
+    )
+  );
+  assert.ok(told, "the coordinator was told the security verdict");
+});
+
+Deno.test("journey (gates): gates.allow_divergent_completion lets the coordinator end on DIVERGES, recorded as an override", async () => {
+  const { lines, requests } = await journey(
+    (r) =>
+      adversaryNode(r, {
+        status: "UNMET",
+        evidence: [],
+        test: null,
+        explanation: "greet() returns the wrong word",
+        fix: "return 'hello'",
+      }) ?? sisyphus("adversary", "Review the change: it must add greet().")(r),
+    "review my change",
+    { userFiles: { "config.yaml": "gates:\n  allow_divergent_completion: true\n" } },
+  );
+  const adv = gateEvents(lines).filter((g) => g.gate === "adversary");
+  assert.deepEqual(adv.map((g) => g.decision), ["block", "override"]);
+  assert.match(adv[1].reason, /allow_divergent_completion is true/);
+  assert.ok(
+    !requests.some((r) => String(messages(r).at(-1)!.content).includes("Completion gate:")),
+    "no continuation under the override",
+  );
+});
