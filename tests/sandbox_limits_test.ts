@@ -9,16 +9,21 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
-import { CommandSandbox, describeSandbox, detectBackend } from "../core/policy/sandbox/mod.ts";
+import {
+  CommandSandbox,
+  describeSandbox,
+  detectBackend,
+  sandboxedCommand,
+} from "../core/policy/sandbox/mod.ts";
 import { deriveProfile } from "../core/policy/sandbox/profile.ts";
 import { sandboxSettings } from "../core/policy/sandbox/settings.ts";
-import { perNamespacePidMax } from "../core/policy/sandbox/limits.ts";
+import { perNamespacePidMax, type SandboxLimits } from "../core/policy/sandbox/limits.ts";
 import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
-async function world(limits = { processes: 300, memoryMb: 256 }) {
+async function world(limits: SandboxLimits = { processes: 300, memoryMb: 256 }) {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-limits-" }));
   const ws = join(root, "ws");
   for (const d of [ws, join(root, "cfg"), join(root, "home")]) {
@@ -141,11 +146,14 @@ Deno.test("limits: config shape, errors naming the key, and policy show", async 
   assert.deepEqual(sandboxSettings({ limits: { processes: 64, memory_mb: 512 } }).limits, {
     processes: 64,
     memoryMb: 512,
+    tmpfsMb: 512,
   });
-  assert.deepEqual(sandboxSettings({ limits: { processes: 0 } }).limits, {
+  assert.deepEqual(sandboxSettings({ limits: { processes: 0, tmpfs_mb: 0 } }).limits, {
     processes: 0,
     memoryMb: 2048,
+    tmpfsMb: 0,
   });
+  assert.throws(() => sandboxSettings({ limits: { tmpfs_mb: 4 } }), /limits\.tmpfs_mb/);
   assert.throws(() => sandboxSettings({ limits: { procs: 5 } }), /limits\.procs/);
   assert.throws(() => sandboxSettings({ limits: { processes: -1 } }), /limits\.processes/);
   assert.throws(() => sandboxSettings({ limits: { memory_mb: "2G" } }), /limits\.memory_mb/);
@@ -153,7 +161,45 @@ Deno.test("limits: config shape, errors naming the key, and policy show", async 
   try {
     const text = describeSandbox(deriveProfile(w.policy), w.sb.status);
     assert.match(text, /limits: +processes 512 \(the sandbox's own PID namespace pid_max/);
-    assert.match(text, /memory 2048 MB per process \(RLIMIT_DATA\)/);
+    assert.match(text, /memory 2048 MB per process \(RLIMIT_DATA; shared mappings not counted\)/);
+    assert.match(
+      text,
+      /tmpfs 512 MB each \(home, \/tmp if tmpfs, \/dev\/shm\) \(sandbox\.limits\.tmpfs_mb\)/,
+    );
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("limits: the sandbox's tmpfs mounts (home, /dev/shm, a tmpfs /tmp) are capped at tmpfs_mb (attack trial 2 item 4)", async () => {
+  const w = await world({ processes: 300, memoryMb: 256, tmpfsMb: 16 });
+  try {
+    const fill = (dir: string) =>
+      `dd if=/dev/zero of=${dir}/fill bs=1M count=40 2>&1 | grep -o 'No space left on device' | head -1; ` +
+      `echo "${dir}=$(( $(stat -c %s ${dir}/fill) / 1048576 ))"; rm -f ${dir}/fill`;
+    const home = deriveProfile(w.policy).home!.path;
+    const r = await w.run([fill(home), fill("/dev/shm")].join("; "));
+    assert.equal(r.content.match(/No space left on device/g)?.length, 2, r.content);
+    for (const d of [home, "/dev/shm"]) {
+      const n = Number(new RegExp(`${d}=(\\d+)`).exec(r.content)?.[1]);
+      assert.ok(n <= 16, `${d}: ${n} MB written, cap 16: ${r.content}`);
+    }
+    // A per-command /tmp tmpfs (no private temp dir) is capped too.
+    const c = sandboxedCommand(w.policy, `${fill("/tmp")}`, {
+      cwd: w.ws,
+      backend: (await detectBackend()).backend!,
+      limits: { processes: 300, memoryMb: 256, tmpfsMb: 16 },
+    });
+    const o = await new Deno.Command(c.program, {
+      args: c.args,
+      env: c.env,
+      clearEnv: true,
+      cwd: w.ws,
+    })
+      .output();
+    const out = new TextDecoder().decode(o.stdout);
+    assert.match(out, /No space left on device/, out);
+    assert.ok(Number(/\/tmp=(\d+)/.exec(out)?.[1]) <= 16, out);
   } finally {
     await w.cleanup();
   }
@@ -164,7 +210,7 @@ Deno.test("limits e2e: headless, guard forced open: the bomb is a tool error and
   const env = await makeCoyoteEnv();
   await Deno.writeTextFile(
     join(env.configDir, "config.yaml"),
-    "sandbox:\n  limits:\n    processes: 300\n    memory_mb: 1024\n",
+    "sandbox:\n  limits:\n    processes: 300\n    memory_mb: 1024\n    tmpfs_mb: 64\n",
   );
   const server = await startModelServer({
     script: [

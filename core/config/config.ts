@@ -424,7 +424,11 @@ function configSchema() {
               error: "expected a whole number of MB (0: no limit)",
             }).refine((v) => v === 0 || v >= 64, { error: "expected 0 (no limit) or at least 64" })
               .optional(),
-          }, { error: "expected a mapping {processes: N, memory_mb: N}" }).optional(),
+            tmpfs_mb: z.number({ error: "expected a whole number of MB (0: no limit)" }).int({
+              error: "expected a whole number of MB (0: no limit)",
+            }).refine((v) => v === 0 || v >= 16, { error: "expected 0 (no limit) or at least 16" })
+              .optional(),
+          }, { error: "expected a mapping {processes: N, memory_mb: N, tmpfs_mb: N}" }).optional(),
           protected_paths: z.array(
             str().refine((p) => /^[^/]+(\/[^/]+)?$/.test(p.trim()) && !p.includes("**"), {
               error: "expected a name or folder/name (`*` within a name; it matches at any depth)",

@@ -106,6 +106,8 @@ export function bwrapArgs(
      * bwrap whose shell writes it and remounts it read-only (./limits.ts `processLimit`).
      */
     pidMaxWritable?: boolean;
+    /** `--size BYTES` put before every `--tmpfs` (./limits.ts `tmpfsSize`); none: no cap. */
+    tmpfsSize?: string[];
   },
 ): string[] {
   const a = [
@@ -120,13 +122,15 @@ export function bwrapArgs(
     "--unshare-pid",
   ];
   if (profile.network.mode !== "host") a.push("--unshare-net");
-  a.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc");
+  const size = opts.tmpfsSize ?? [];
+  // /dev/shm: its own capped tmpfs (in bwrap's /dev it would share the /dev tmpfs, half the RAM).
+  a.push("--ro-bind", "/", "/", "--dev", "/dev", ...size, "--tmpfs", "/dev/shm", "--proc", "/proc");
   a.push(...PROC_READ_ONLY);
   if (opts.pidMaxWritable) {
     a.push("--bind", "/proc/sys/kernel/pid_max", "/proc/sys/kernel/pid_max");
   }
   if (opts.tmpDir) a.push("--bind", opts.tmpDir, "/tmp");
-  else a.push("--tmpfs", "/tmp");
+  else a.push(...size, "--tmpfs", "/tmp");
   type Mount = { path: string; order: number; args: string[] };
   const mounts: Mount[] = [];
   for (const w of profile.writable) {
@@ -153,13 +157,20 @@ export function bwrapArgs(
       path: h.path,
       order: 2,
       args: isDir(h.path)
-        ? ["--perms", "0555", "--tmpfs", h.path, ...(keepRw ? [] : ["--remount-ro", h.path])]
+        ? [
+          "--perms",
+          "0555",
+          ...size,
+          "--tmpfs",
+          h.path,
+          ...(keepRw ? [] : ["--remount-ro", h.path]),
+        ]
         : ["--ro-bind", emptyFilePath(), h.path],
     });
   }
   for (const s of sockets) mounts.push({ path: s, order: 3, args: ["--ro-bind", s, s] });
   // The home: an empty tmpfs with the toolchain stores and a generated .gitconfig (./home_view.ts).
-  if (profile.home) mounts.push(...homeMounts(profile.home, emptyFilePath()));
+  if (profile.home) mounts.push(...homeMounts(profile.home, emptyFilePath(), size));
   mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);
   for (const m of mounts) a.push(...m.args);
   // Plan mode: the home's tmpfs goes read-only once everything inside it is mounted.

@@ -351,8 +351,10 @@ function computeView(
 export function homeMounts(
   view: HomeView,
   emptyFile: string,
+  /** `--size BYTES` for the home's tmpfs (./limits.ts `tmpfsSize`). */
+  size: string[] = [],
 ): { path: string; order: number; args: string[] }[] {
-  const m = [{ path: view.path, order: -1, args: ["--tmpfs", view.path] }];
+  const m = [{ path: view.path, order: -1, args: [...size, "--tmpfs", view.path] }];
   for (const s of view.stores) {
     m.push({ path: s.path, order: 0, args: ["--ro-bind", s.source, s.path] });
   }

@@ -15,7 +15,11 @@
  *   non-root user per sandbox (the count is per user namespace) on older kernels too.
  *   Not bounded: root on a kernel before 6.14 (no per-namespace `pid_max`; cgroups are not used).
  * - **Memory**: `RLIMIT_DATA` (`ulimit -d`) of every process: heap and private writable mappings,
- *   per process (not the sum of the tree), binding root too. `RLIMIT_AS` is not used: V8 (node,
+ *   per process (not the sum of the tree), binding root too. Not bounded by it: shared and
+ *   anonymous shared mappings (`mmap(MAP_SHARED|MAP_ANONYMOUS)`, memfd) — only a memory cgroup
+ *   (`memory.max`, where the user's systemd delegates one) would cap the tree's total; Coyote
+ *   uses no cgroups. Files in the sandbox's tmpfs mounts use memory too: each is capped at
+ *   `tmpfs_mb` (bwrap `--size`; the home, a tmpfs `/tmp`, `/dev/shm`, hidden folders). `RLIMIT_AS` is not used: V8 (node,
  *   deno) and the JVM reserve far more address space than they use and fail to start under it.
  * - macOS: no limit is applied (sandbox-exec has none; RLIMIT_NPROC there counts all of the user's
  *   processes).
@@ -32,10 +36,28 @@ export interface SandboxLimits {
   processes: number;
   /** Memory (MB, 2^20 bytes) one process of the command may allocate (RLIMIT_DATA). */
   memoryMb: number;
+  /**
+   * Size (MB) of each tmpfs the sandbox mounts — the empty home, the private `/tmp` when it is a
+   * tmpfs, `/dev/shm`, the hidden folders' — (bwrap `--size`); undefined: {@link DEFAULT_TMPFS_MB}.
+   */
+  tmpfsMb?: number;
 }
 
-/** The defaults: 512 processes, 2048 MB per process. */
-export const DEFAULT_LIMITS: SandboxLimits = { processes: 512, memoryMb: 2048 };
+/** The default size cap of each of the sandbox's tmpfs mounts (MB). */
+export const DEFAULT_TMPFS_MB = 512;
+
+/** bwrap arguments to put before a `--tmpfs` (`--size BYTES`); none when the cap is 0. */
+export function tmpfsSize(l: SandboxLimits | undefined): string[] {
+  const mb = l?.tmpfsMb ?? DEFAULT_TMPFS_MB;
+  return mb ? ["--size", String(mb * 1024 * 1024)] : [];
+}
+
+/** The defaults: 512 processes, 2048 MB per process, 512 MB per tmpfs. */
+export const DEFAULT_LIMITS: SandboxLimits = {
+  processes: 512,
+  memoryMb: 2048,
+  tmpfsMb: DEFAULT_TMPFS_MB,
+};
 
 /** The kernel's smallest `pid_max` (RESERVED_PIDS + 1). */
 const PID_MAX_MIN = 301;
@@ -113,7 +135,14 @@ export function describeLimits(l: SandboxLimits, backend: string | null): string
       l.processes ? ` (${processMechanism()})` : ""
     }`,
     `            memory ${
-      l.memoryMb ? `${l.memoryMb} MB per process (RLIMIT_DATA)` : "unlimited"
+      l.memoryMb
+        ? `${l.memoryMb} MB per process (RLIMIT_DATA; shared mappings not counted)`
+        : "unlimited"
     } (sandbox.limits)`,
+    `            tmpfs ${
+      (l.tmpfsMb ?? DEFAULT_TMPFS_MB)
+        ? `${l.tmpfsMb ?? DEFAULT_TMPFS_MB} MB each (home, /tmp if tmpfs, /dev/shm)`
+        : "unlimited (half the RAM each)"
+    } (sandbox.limits.tmpfs_mb)`,
   ];
 }

@@ -32,6 +32,7 @@ import {
   memoryLimitLine,
   processLimit,
   type SandboxLimits,
+  tmpfsSize,
 } from "./limits.ts";
 import { sbplProfile } from "./sbpl.ts";
 import { commandEnvironment } from "./env.ts";
@@ -199,6 +200,7 @@ export function sandboxedCommand(
       seccompFd,
       keepCaps,
       pidMaxWritable: procs.pidMax,
+      tmpfsSize: tmpfsSize(limits),
     });
     // Deno.Command passes no extra descriptors: sh sets the memory limit, opens the filter as
     // fd 3 and execs bwrap.

@@ -16,7 +16,7 @@ export interface SandboxSettings {
   mode: SandboxMode;
   /** With the sandbox on, default `ask`s for commands become `allow`. */
   autoAllow: boolean;
-  /** `limits: {processes, memory_mb}` (./limits.ts); defaults when absent. */
+  /** `limits: {processes, memory_mb, tmpfs_mb}` (./limits.ts); defaults when absent. */
   limits?: SandboxLimits;
   /**
    * `protected_paths: [pattern]`: more code other tools run later, added to
@@ -47,7 +47,7 @@ export function sandboxSettings(
   const s: SandboxSettings = { ...DEFAULT_SANDBOX };
   const bad = (what: string) =>
     new SandboxConfigError(
-      `sandbox: ${what}; expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false, limits: {processes: N, memory_mb: N}, protected_paths: [name or folder/name, …]}`,
+      `sandbox: ${what}; expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false, limits: {processes: N, memory_mb: N, tmpfs_mb: N}, protected_paths: [name or folder/name, …]}`,
     );
   if (typeof config === "string") {
     if (!(MODES as readonly string[]).includes(config)) throw bad(`unknown mode "${config}"`);
@@ -81,22 +81,28 @@ export function sandboxSettings(
 
 function limitsOf(v: unknown, bad: (what: string) => Error): SandboxLimits {
   if (typeof v !== "object" || v === null || Array.isArray(v)) {
-    throw bad("limits must be a mapping {processes: N, memory_mb: N}");
+    throw bad("limits must be a mapping {processes: N, memory_mb: N, tmpfs_mb: N}");
   }
   const l = { ...DEFAULT_LIMITS };
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    if (k !== "processes" && k !== "memory_mb") throw bad(`unknown key "limits.${k}"`);
+    if (k !== "processes" && k !== "memory_mb" && k !== "tmpfs_mb") {
+      throw bad(`unknown key "limits.${k}"`);
+    }
     if (typeof x !== "number" || !Number.isInteger(x) || x < 0) {
       throw bad(`limits.${k} must be a whole number ≥ 0 (0: no limit), not ${JSON.stringify(x)}`);
     }
     if (k === "processes") l.processes = x;
-    else l.memoryMb = x;
+    else if (k === "memory_mb") l.memoryMb = x;
+    else l.tmpfsMb = x;
   }
   if (l.processes > 0 && l.processes < 16) {
     throw bad(`limits.processes must be 0 (no limit) or at least 16, not ${l.processes}`);
   }
   if (l.memoryMb > 0 && l.memoryMb < 64) {
     throw bad(`limits.memory_mb must be 0 (no limit) or at least 64, not ${l.memoryMb}`);
+  }
+  if (l.tmpfsMb !== undefined && l.tmpfsMb > 0 && l.tmpfsMb < 16) {
+    throw bad(`limits.tmpfs_mb must be 0 (no limit) or at least 16, not ${l.tmpfsMb}`);
   }
   return l;
 }
