@@ -118,7 +118,7 @@ export class GateKeeper {
     if (!this.active || !this.settings.implementation_agents.includes(agent)) return null;
     if (!this.#rejected) return null;
     const reason =
-      `plan review gate: ${this.#rejected} answered PLAN_REVIEW: REJECT in this request; revise the plan and have it reviewed again (PLAN_REVIEW: OKAY) before spawning ${agent}`;
+      `plan review gate: ${this.#rejected} answered PLAN_REVIEW: REJECT in this request; revise the plan and have it reviewed again (PLAN_REVIEW: OKAY) before spawning ${agent}; do not implement the rejected plan yourself meanwhile`;
     this.#gate("plan_review", "block", reason, { agent });
     return reason;
   }
