@@ -44,10 +44,17 @@ const text = (u: Upd[]) =>
   u.filter((x) => x.sessionUpdate === "agent_message_chunk")
     .map((x) => (x as { content: { type: string; text?: string } }).content.text ?? "").join("");
 
-/** Merges consecutive chunks and keeps the kinds a replay must reproduce. */
+/**
+ * Merges consecutive chunks and keeps the kinds a replay must reproduce. Coyote's own status
+ * chunks (`_meta.coyote.event`/`notice`: hooks, gates, MCP start-up) are live-only, not part of
+ * the conversation, so a replay does not repeat them.
+ */
 function normalize(u: Upd[]): unknown[] {
   const out: Record<string, unknown>[] = [];
   for (const x of u) {
+    const coyote = (x as { _meta?: { coyote?: { event?: string; notice?: string } } })._meta
+      ?.coyote;
+    if (coyote?.event || coyote?.notice) continue;
     if (
       !["agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"]
         .includes(x.sessionUpdate)

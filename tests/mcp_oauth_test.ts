@@ -394,9 +394,12 @@ Deno.test("mcp oauth over ACP: a session's server without tokens is reported to 
       cwd: e.ws,
       mcpServers: [{ type: "http", name: "remote", url: as.mcpUrl, headers: [] }],
     });
+    // The MCP notices (`_meta.coyote.notice`); other status chunks (e.g. a gate's) are not counted.
     const notes = () =>
-      h.updatesFor(second.sessionId).filter((u) => u.sessionUpdate === "agent_thought_chunk")
-        .map((u) => JSON.stringify(u));
+      h.updatesFor(second.sessionId).filter((u) =>
+        u.sessionUpdate === "agent_thought_chunk" &&
+        !!(u as { _meta?: { coyote?: { notice?: string } } })._meta?.coyote?.notice
+      ).map((u) => JSON.stringify(u));
     for (const text of ["again", "and again"]) {
       const r2 = await h.agent.request("session/prompt", {
         sessionId: second.sessionId,

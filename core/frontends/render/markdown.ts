@@ -22,15 +22,14 @@ export async function loadMarkdown(width: number): Promise<MarkdownRenderer | nu
     }).markedTerminal;
     const m = new Marked();
     // Headings are shown bold without their `##` (as Claude Code and Codex render them).
-    m.use(
-      // deno-lint-ignore no-explicit-any
-      markedTerminal({
-        width: Math.max(40, width),
-        reflowText: false,
-        tab: 2,
-        showSectionPrefix: false,
-      }) as any,
-    );
+    const options = {
+      width: Math.max(40, width),
+      reflowText: false,
+      tab: 2,
+      showSectionPrefix: false,
+    };
+    // deno-lint-ignore no-explicit-any
+    m.use(markedTerminal(options) as any);
     // Links are shown as `text (url)` on every terminal: marked-terminal would otherwise emit an
     // OSC 8 hyperlink where the terminal supports them, whose target the text can disguise.
     m.use({
