@@ -82,7 +82,13 @@ export class GateKeeper {
   #event(event: "intent" | "gate", data: Record<string, unknown>): void {
     this.#emit?.({
       sessionUpdate: "agent_thought_chunk",
-      content: { type: "text", text: `${event}: ${JSON.stringify(data)}\n` },
+      // Readable where a client shows thought chunks (ACP); the data is in `_meta.coyote`.
+      content: {
+        type: "text",
+        text: event === "intent"
+          ? `intent (${data.class}): ${data.text}\n`
+          : `gate ${data.gate}: ${data.decision}${data.reason ? ` — ${data.reason}` : ""}\n`,
+      },
       _meta: { coyote: { event, ...data } },
     } as EngineEvent);
   }
