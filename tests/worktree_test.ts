@@ -1,0 +1,123 @@
+/**
+ * Children's own git worktrees (core/supervisor/worktree.ts; issue 17), on real git repositories:
+ * two parallel coder children editing different files both come back; editing the same lines, the
+ * second is reported as conflicting with its patch kept and the first one's work untouched.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  addWorktree,
+  finishWorktree,
+  outcomeText,
+  wantsWorktree,
+} from "../core/supervisor/worktree.ts";
+
+async function git(cwd: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", {
+    args: ["-c", "user.email=t@t", "-c", "user.name=t", ...args],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (out.code !== 0) throw new Error(new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout);
+}
+
+/** A repo with a.txt and b.txt committed, an uncommitted edit of b.txt and an untracked u.txt. */
+async function fixture() {
+  const root = await Deno.makeTempDir({ prefix: "coyote-wt-" });
+  const repo = join(root, "repo");
+  const data = join(root, "data");
+  await Deno.mkdir(repo);
+  await git(repo, "init", "-q");
+  await Deno.writeTextFile(join(repo, "a.txt"), "one\ntwo\nthree\n");
+  await Deno.writeTextFile(join(repo, "b.txt"), "alpha\n");
+  await git(repo, "add", ".");
+  await git(repo, "commit", "-qm", "base");
+  await Deno.writeTextFile(join(repo, "b.txt"), "alpha\nbeta\n");
+  await Deno.writeTextFile(join(repo, "u.txt"), "untracked\n");
+  return { root, repo, data, cleanup: () => Deno.remove(root, { recursive: true }) };
+}
+
+Deno.test("worktree: two parallel children editing different files — both changes applied (new files too), worktrees removed", async () => {
+  const f = await fixture();
+  try {
+    const [w1, w2] = await Promise.all([
+      addWorktree(f.repo, f.data, "coder-1"),
+      addWorktree(f.repo, f.data, "coder-2"),
+    ]);
+    assert.ok(w1.path.startsWith(f.data) && !w1.path.startsWith(f.repo));
+    // Each starts from the parent's working tree as it is (uncommitted and untracked included).
+    assert.equal(await Deno.readTextFile(join(w1.path, "b.txt")), "alpha\nbeta\n");
+    assert.equal(await Deno.readTextFile(join(w2.path, "u.txt")), "untracked\n");
+    await Deno.writeTextFile(join(w1.path, "a.txt"), "ONE\ntwo\nthree\n");
+    await Deno.writeTextFile(join(w1.path, "new.txt"), "created by coder-1\n");
+    await Deno.writeTextFile(join(w2.path, "b.txt"), "alpha\nbeta\ngamma\n");
+    // The parent's files are untouched while the children work.
+    assert.equal(await Deno.readTextFile(join(f.repo, "a.txt")), "one\ntwo\nthree\n");
+    const o1 = await finishWorktree(w1);
+    const o2 = await finishWorktree(w2);
+    assert.equal(o1.status, "applied");
+    assert.equal(o2.status, "applied");
+    assert.deepEqual(o1.status === "applied" && o1.files.sort(), ["a.txt", "new.txt"]);
+    assert.equal(await Deno.readTextFile(join(f.repo, "a.txt")), "ONE\ntwo\nthree\n");
+    assert.equal(await Deno.readTextFile(join(f.repo, "new.txt")), "created by coder-1\n");
+    assert.equal(await Deno.readTextFile(join(f.repo, "b.txt")), "alpha\nbeta\ngamma\n");
+    assert.equal(await Deno.readTextFile(join(f.repo, "u.txt")), "untracked\n");
+    // Gone: the checkouts and their worktree entries; the user's index and HEAD unchanged.
+    await assert.rejects(Deno.stat(w1.path));
+    assert.doesNotMatch(await git(f.repo, "worktree", "list"), /coder-/);
+    assert.equal(await git(f.repo, "diff", "--cached", "--name-only"), "");
+    assert.equal((await git(f.repo, "log", "--oneline")).trim().split("\n").length, 1);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+Deno.test("worktree: two children editing the same lines — the first applied, the second reported as conflicting with its patch, the first's work kept", async () => {
+  const f = await fixture();
+  try {
+    const w1 = await addWorktree(f.repo, f.data, "coder-a");
+    const w2 = await addWorktree(f.repo, f.data, "coder-b");
+    await Deno.writeTextFile(join(w1.path, "a.txt"), "one\nTWO by a\nthree\n");
+    await Deno.writeTextFile(join(w2.path, "a.txt"), "one\nTWO by b\nthree\n");
+    const o1 = await finishWorktree(w1);
+    const o2 = await finishWorktree(w2);
+    assert.equal(o1.status, "applied");
+    assert.equal(o2.status, "conflict");
+    if (o2.status !== "conflict") return;
+    assert.deepEqual(o2.files, ["a.txt"]);
+    // Never merged over: the parent's file is the first child's, no conflict markers.
+    assert.equal(await Deno.readTextFile(join(f.repo, "a.txt")), "one\nTWO by a\nthree\n");
+    const kept = await Deno.readTextFile(o2.patch);
+    assert.match(kept, /\+TWO by b/);
+    assert.match(outcomeText(o2), /CONFLICTS[^]*conflicting: a\.txt[^]*coder-b\.patch/);
+    await assert.rejects(Deno.stat(w2.path));
+  } finally {
+    await f.cleanup();
+  }
+});
+
+Deno.test("worktree: a child that changed nothing comes back unchanged; outside a git repo there is no worktree", async () => {
+  const f = await fixture();
+  try {
+    const w = await addWorktree(f.repo, f.data, "coder-0");
+    assert.deepEqual(await finishWorktree(w), { status: "unchanged" });
+    const plain = join(f.root, "plain");
+    await Deno.mkdir(plain);
+    await assert.rejects(addWorktree(plain, f.data, "coder-x"), /not inside a git repository/);
+  } finally {
+    await f.cleanup();
+  }
+});
+
+Deno.test("worktree: the decision — spawn flag wins, then always/never, auto = a coder while another coder runs", () => {
+  assert.equal(wantsWorktree({ agent: "coder", codersRunning: 0 }), false);
+  assert.equal(wantsWorktree({ agent: "coder", codersRunning: 1 }), true);
+  assert.equal(wantsWorktree({ agent: "explore", codersRunning: 2 }), false);
+  assert.equal(wantsWorktree({ agent: "explore", codersRunning: 0, spawn: true }), true);
+  assert.equal(wantsWorktree({ agent: "coder", codersRunning: 3, spawn: false }), false);
+  assert.equal(wantsWorktree({ agent: "x", codersRunning: 0, setting: "always" }), true);
+  assert.equal(wantsWorktree({ agent: "coder", codersRunning: 1, setting: "never" }), false);
+});
