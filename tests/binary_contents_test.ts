@@ -27,6 +27,15 @@ const USER_CODE_LOADERS: Record<string, string> = {
   "core/graph/script_main.ts": "a graph's own .ts script from the user's agent folder",
 };
 
+/**
+ * Files of the program that no run loads yet, each with why; a run cannot reach them, so the binary
+ * need not hold them. Keep this list short and each entry temporary.
+ */
+const NOT_LOADED_YET: Record<string, string> = {
+  "core/supervisor/worktree.ts":
+    "parallel coders in their own worktrees: built and tested (tests/worktree_test.ts), not yet wired into agent__spawn (issue 17)",
+};
+
 async function programFiles(): Promise<string[]> {
   const out = ["main.ts"];
   const walk = async (dir: string) => {
@@ -56,7 +65,10 @@ Deno.test("binary: every file of the program is in main.ts's module graph (what 
       relative(REPO_ROOT, decodeURIComponent(new URL(m.specifier).pathname))
     ),
   );
-  const missing = (await programFiles()).filter((f) => !inGraph.has(f));
+  const missing = (await programFiles()).filter((f) => !inGraph.has(f) && !NOT_LOADED_YET[f]);
+  for (const f of Object.keys(NOT_LOADED_YET)) {
+    assert.ok(!inGraph.has(f), `${f} is loaded now: take it off NOT_LOADED_YET`);
+  }
   assert.deepEqual(
     missing,
     [],
