@@ -19,6 +19,7 @@
  * @module
  */
 import { join } from "node:path";
+import { keepNewest, writeTextAtomic } from "../util/files.ts";
 import pkg from "../../deno.json" with { type: "json" };
 import { builtinAgentFiles } from "../../agents/mod.ts";
 import { builtinSkillFiles } from "../../skills/mod.ts";
@@ -125,22 +126,9 @@ export async function loadBuiltins(
   const parsed = await parseBuiltins();
   try {
     await Deno.mkdir(cacheDir, { recursive: true });
-    const tmp = `${file}.${crypto.randomUUID()}.tmp`;
-    await Deno.writeTextFile(tmp, JSON.stringify(storedForm(parsed)));
-    await Deno.rename(tmp, file);
+    await writeTextAtomic(file, JSON.stringify(storedForm(parsed)));
     // Other builds' entries stay (up to KEEP, newest first): two builds sharing a data dir both hit.
-    const entries: { name: string; mtime: number }[] = [];
-    for await (const e of Deno.readDir(cacheDir)) {
-      if (!e.isFile || !/^[0-9a-f]{64}\.json$/.test(e.name)) continue;
-      const st = await Deno.stat(join(cacheDir, e.name)).catch(() => null);
-      entries.push({ name: e.name, mtime: st?.mtime?.getTime() ?? 0 });
-    }
-    entries.sort((a, b) => b.mtime - a.mtime);
-    for (const e of entries.slice(KEEP)) {
-      if (join(cacheDir, e.name) !== file) {
-        await Deno.remove(join(cacheDir, e.name)).catch(() => {});
-      }
-    }
+    await keepNewest(cacheDir, /^[0-9a-f]{64}\.json$/, KEEP, file);
   } catch { /* a read-only data dir: parse every time */ }
   return parsed;
 }

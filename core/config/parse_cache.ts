@@ -18,6 +18,7 @@
  * @module
  */
 import { join } from "node:path";
+import { keepNewest, writeTextAtomic } from "../util/files.ts";
 import pkg from "../../deno.json" with { type: "json" };
 import stamp from "./schema_stamp.gen.json" with { type: "json" };
 import { knownSecretCandidates } from "../tools/redact.ts";
@@ -66,21 +67,8 @@ export async function cachedParse<T>(
   if (holdsSecret(value)) return value;
   try {
     await Deno.mkdir(cacheDir, { recursive: true });
-    const tmp = `${file}.${crypto.randomUUID()}.tmp`;
-    await Deno.writeTextFile(tmp, JSON.stringify({ value }));
-    await Deno.rename(tmp, file);
-    const entries: { name: string; mtime: number }[] = [];
-    for await (const e of Deno.readDir(cacheDir)) {
-      if (!e.isFile || !/^[0-9a-f]{64}\.json$/.test(e.name)) continue;
-      const st = await Deno.stat(join(cacheDir, e.name)).catch(() => null);
-      entries.push({ name: e.name, mtime: st?.mtime?.getTime() ?? 0 });
-    }
-    entries.sort((a, b) => b.mtime - a.mtime);
-    for (const e of entries.slice(KEEP)) {
-      if (join(cacheDir, e.name) !== file) {
-        await Deno.remove(join(cacheDir, e.name)).catch(() => {});
-      }
-    }
+    await writeTextAtomic(file, JSON.stringify({ value }));
+    await keepNewest(cacheDir, /^[0-9a-f]{64}\.json$/, KEEP, file);
   } catch { /* a read-only data dir: parse every time */ }
   return value;
 }

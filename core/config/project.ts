@@ -26,6 +26,7 @@ import { ConfigError } from "../protocol/errors.ts";
 import { gatedWorkspaceFiles, trustState } from "./trust.ts";
 import { CLAUDE_SETTINGS, readClaudeSettingsHooks } from "./hooks.ts";
 import type { WorkspaceHooks } from "./app_options.ts";
+import { writeTextAtomic } from "../util/files.ts";
 
 /** Shared project config, relative to the workspace. */
 export const PROJECT_CONFIG = ".coyote/config.yaml";
@@ -241,9 +242,7 @@ export async function appendPermissionRule(
     doc.commentBefore =
       " Personal Coyote settings for this workspace (git-ignored). Applied when the workspace is trusted.";
   }
-  const tmp = `${path}.${crypto.randomUUID()}.tmp`;
-  await Deno.writeTextFile(tmp, doc.toString());
-  await Deno.rename(tmp, path);
+  await writeTextAtomic(path, doc.toString());
   await ignoreInGit(dir, "config.local.yaml");
   return path;
 }

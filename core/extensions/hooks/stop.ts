@@ -18,6 +18,7 @@
  * `max_blocks` (default 3) blocks per turn are honoured.
  * @module
  */
+import { secretName } from "../../tools/redact.ts";
 
 /** One configured stop hook. */
 export interface StopHookSpec {
@@ -65,12 +66,13 @@ export const DEFAULT_MAX_BLOCKS = 3;
 /** Default per-hook timeout (ms). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
 
-const SECRET_NAME = /(TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL)/i;
-
-/** The environment a hook runs with: ours, minus the provider key and secret-looking names. */
+/**
+ * The environment a hook runs with: ours, minus the provider key and secret-looking names (the
+ * one rule of core/tools/redact.ts `secretName`).
+ */
 export function hookEnv(env: Record<string, string> = Deno.env.toObject()): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (!SECRET_NAME.test(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env)) if (!secretName(k)) out[k] = v;
   return out;
 }
 

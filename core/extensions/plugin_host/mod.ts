@@ -53,6 +53,7 @@ import { type PluginLogSink, PluginWorker } from "./worker.ts";
 import { NO_PERMISSIONS } from "./grant.ts";
 import type { RpcLimits } from "./limits.ts";
 import type { PluginManifest } from "./replies.ts";
+import { writeTextAtomic } from "../../util/files.ts";
 
 export { discoverPlugins, type PluginLocation, type PluginOrigin } from "./discover.ts";
 export { type PluginLogSink, PluginWorker } from "./worker.ts";
@@ -227,9 +228,7 @@ export async function probePlugin(
   if (cacheFile) {
     try {
       await Deno.mkdir(opts.cacheDir!, { recursive: true });
-      const tmp = `${cacheFile}.${crypto.randomUUID()}.tmp`;
-      await Deno.writeTextFile(tmp, JSON.stringify({ key, entry, inputs, code, manifest }));
-      await Deno.rename(tmp, cacheFile);
+      await writeTextAtomic(cacheFile, JSON.stringify({ key, entry, inputs, code, manifest }));
     } catch { /* cache is best effort */ }
   }
   return { code, manifest };

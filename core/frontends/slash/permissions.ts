@@ -15,6 +15,7 @@
  * @module
  */
 import type { AgentSession } from "../../session/types.ts";
+import { writeTextAtomic } from "../../util/files.ts";
 
 const added = new WeakMap<AgentSession, string[]>();
 
@@ -85,9 +86,7 @@ async function removeRule(cwd: string, rule: string): Promise<string> {
     from.push(decision);
   }
   if (!from.length) return `${rule}: not in ${path}; nothing removed`;
-  const tmp = `${path}.${crypto.randomUUID()}.tmp`;
-  await Deno.writeTextFile(tmp, doc.toString());
-  await Deno.rename(tmp, path);
+  await writeTextAtomic(path, doc.toString());
   return `${rule}: removed from permissions.${
     from.join(", ")
   } of ${path} (new sessions; a rule added to this session holds until it ends)`;

@@ -4,6 +4,7 @@
  * `sandbox-exec` on macOS; and `socat`, the bridge the filtering network proxy needs.
  * @module
  */
+import { writeTextAtomic } from "../../util/files.ts";
 
 /** A working backend. */
 export interface SandboxBackend {
@@ -132,9 +133,7 @@ export function detectBackend(
         if (cacheFile) {
           try {
             await Deno.mkdir(opts.cacheDir!, { recursive: true });
-            const tmp = `${cacheFile}.${crypto.randomUUID()}.tmp`;
-            await Deno.writeTextFile(tmp, JSON.stringify({ key, ok: true }));
-            await Deno.rename(tmp, cacheFile);
+            await writeTextAtomic(cacheFile, JSON.stringify({ key, ok: true }));
           } catch { /* a read-only data dir: probe at every start */ }
         }
         return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
