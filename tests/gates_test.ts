@@ -78,9 +78,13 @@ Deno.test("gates: security findings → PASS/FAIL by posture (Critical always bl
   const text =
     "Findings:\n- [High] src/a.ts:3 — injection — … — fix\n[Low] b.ts:1 — x — y — z\n**Medium** c.ts:2 — …";
   assert.deepEqual(parseFindings(text), { Critical: 0, High: 1, Medium: 1, Low: 1 });
+  // The ladder agents/security-reviewer states: prototype Critical; standard +High; hardened +Medium.
   assert.equal(securityVerdict(text, "prototype").verdict, "PASS");
-  assert.equal(securityVerdict(text, "standard").verdict, "PASS");
+  assert.equal(securityVerdict(text, "standard").verdict, "FAIL");
   assert.equal(securityVerdict(text, "hardened").verdict, "FAIL");
+  const medium = "[Medium] c.ts:2 — no input length check — … — cap it";
+  assert.equal(securityVerdict(medium, "standard").verdict, "PASS");
+  assert.equal(securityVerdict(medium, "hardened").verdict, "FAIL");
   const crit = "[Critical] .env:1 — committed secret — … — remove";
   for (const p of ["prototype", "standard", "hardened"] as const) {
     const v = securityVerdict(crit, p);
@@ -154,6 +158,155 @@ Deno.test("gate keeper: REJECT blocks implementation spawns until OKAY; DIVERGES
   }]);
   assert.equal(o.k.beforeTurnEnd(), null);
   assert.equal(o.events.at(-1).decision, "override");
+});
+
+Deno.test("gate keeper: required reviewers run in the seeds' order; the end is held once per state, then incomplete", async () => {
+  // A git workspace with 6 untracked files: broad scope (5+), a spec (PLAN.md), auth.js.
+  const dir = await Deno.makeTempDir();
+  try {
+    const run = (cmd: string[]) =>
+      new Deno.Command(cmd[0], { args: cmd.slice(1), cwd: dir }).output();
+    await run(["git", "init", "-q"]);
+    for (const f of ["a", "b", "c", "d", "auth.js"]) await Deno.writeTextFile(`${dir}/${f}`, f);
+    await Deno.writeTextFile(`${dir}/PLAN.md`, "1. x");
+    const g = new GateKeeper("sisyphus", undefined, dir);
+    const ev: Json[] = [];
+    g.beginRequest((e: EngineEvent) => ev.push((e as Json)._meta.coyote));
+    const note = await g.collected([{
+      id: "coder-1",
+      agent: "coder",
+      status: "completed",
+      text: "",
+    }]);
+    assert.match(
+      note,
+      /in this order, one after another[^]*1\. code-reviewer[^]*2\. adversary[^]*3\. security-reviewer/,
+    );
+    assert.match(g.beforeSpawn("security-reviewer")!, /code-reviewer is next/);
+    assert.match(g.beforeSpawn("adversary")!, /code-reviewer is next/);
+    assert.equal(g.beforeSpawn("code-reviewer"), null);
+    assert.match(
+      g.beforeTurnEnd()!,
+      /Completion gate: required reviewer\(s\) not run: code-reviewer → adversary → security-reviewer\. Spawn code-reviewer now/,
+    );
+    assert.equal(g.beforeTurnEnd(), null, "the same state holds the end once");
+    assert.deepEqual(g.outcome()?.complete, false);
+    await g.collected([{
+      id: "code-reviewer-1",
+      agent: "code-reviewer",
+      status: "completed",
+      text: "approve",
+    }]);
+    assert.match(g.beforeTurnEnd()!, /Spawn adversary now/, "a new state holds again");
+    assert.equal(g.beforeSpawn("adversary"), null);
+    await g.collected([{
+      id: "adversary-1",
+      agent: "adversary",
+      status: "completed",
+      text: "ADVERSARIAL_REVIEW: CONFORMS",
+    }]);
+    await g.collected([{
+      id: "security-reviewer-1",
+      agent: "security-reviewer",
+      status: "failed",
+      text: "",
+    }]);
+    assert.equal(g.beforeSpawn("security-reviewer"), null, "a failed run counts for nothing");
+    await g.collected([{
+      id: "security-reviewer-2",
+      agent: "security-reviewer",
+      status: "completed",
+      text: "[Low] a:1 — x — y — z",
+    }]);
+    assert.equal(g.beforeTurnEnd(), null);
+    assert.deepEqual(g.outcome(), { complete: true, open: [], overrides: [] });
+    assert.deepEqual(
+      ev.filter((e) => e.gate === "reviewers").map((e) => [e.decision, e.next ?? null]),
+      [
+        ["require", null],
+        ["block", "code-reviewer"],
+        ["block", "code-reviewer"],
+        ["continue", "code-reviewer"],
+        ["incomplete", "code-reviewer"],
+        ["next", "adversary"],
+        ["continue", "adversary"],
+        ["next", "security-reviewer"],
+        ["satisfied", null],
+      ],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("gate keeper: a security FAIL and a Critical code-review finding hold the end like DIVERGES; the override is recorded", async () => {
+  for (const posture of ["prototype", "standard", "hardened"] as const) {
+    const { k, events } = keeper({ posture });
+    await k.collected([{
+      id: "security-reviewer-1",
+      agent: "security-reviewer",
+      status: "completed",
+      text: "[Critical] .env:1 — secret — — remove",
+    }]);
+    assert.match(
+      k.beforeTurnEnd()!,
+      new RegExp(`security review security-reviewer-1 is FAIL under posture ${posture}`),
+    );
+    assert.equal(k.beforeTurnEnd(), null);
+    assert.equal(k.outcome()!.complete, false);
+    assert.deepEqual(events.filter((e) => e.gate === "security").map((e) => e.decision), [
+      "fail",
+      "continue",
+      "incomplete",
+    ]);
+  }
+  const hi = "[High] a.js:1 — injection — — escape";
+  const proto = keeper({ posture: "prototype" });
+  await proto.k.collected([{
+    id: "s-1",
+    agent: "security-reviewer",
+    status: "completed",
+    text: hi,
+  }]);
+  assert.equal(proto.k.beforeTurnEnd(), null, "a High does not block under prototype");
+  assert.equal(proto.k.outcome()!.complete, true);
+  const hard = keeper({ posture: "hardened" });
+  await hard.k.collected([{
+    id: "s-1",
+    agent: "security-reviewer",
+    status: "completed",
+    text: hi,
+  }]);
+  assert.ok(hard.k.beforeTurnEnd(), "a High blocks under hardened");
+  await hard.k.collected([{
+    id: "s-2",
+    agent: "security-reviewer",
+    status: "completed",
+    text: "No findings.",
+  }]);
+  assert.equal(hard.k.outcome()!.complete, true, "a later PASS lifts it");
+  // Critical from the code reviewer blocks too; the user's override lets the turn end, recorded.
+  const o = keeper({ allow_insecure_completion: true });
+  await o.k.collected([{
+    id: "code-reviewer-1",
+    agent: "code-reviewer",
+    status: "completed",
+    text: "[critical] x.ts:3 — drops data — fix",
+  }]);
+  assert.equal(o.events.at(-1).gate, "code_review");
+  assert.equal(o.k.beforeTurnEnd(), null);
+  assert.deepEqual(o.events.at(-1), {
+    event: "gate",
+    gate: "code_review",
+    decision: "override",
+    reason:
+      "the request ends while code review code-reviewer-1 has 1 Critical finding(s); Critical blocks in every posture: gates.allow_insecure_completion is true",
+    critical: 1,
+    setting: "allow_insecure_completion",
+  });
+  const out = o.k.outcome()!;
+  assert.equal(out.complete, true);
+  assert.deepEqual(out.overrides.map((x) => x.gate), ["code_review"]);
 });
 
 Deno.test("gates: config.yaml `gates:` is validated, the error names the field", async () => {

@@ -379,6 +379,8 @@ function configSchema() {
           error: "expected prototype, standard or hardened",
         }).optional(),
         allow_divergent_completion: z.boolean({ error: "expected true or false" }).optional(),
+        allow_insecure_completion: z.boolean({ error: "expected true or false" }).optional(),
+        allow_unreviewed_completion: z.boolean({ error: "expected true or false" }).optional(),
         broad_scope: z.strictObject({
           coders: posInt().optional(),
           files: posInt().optional(),
@@ -388,7 +390,7 @@ function configSchema() {
         spec_files: strList().optional(),
       }, {
         error:
-          "expected a mapping {posture, allow_divergent_completion, broad_scope, attack_surface, spec_files, coordinators, implementation_agents}",
+          "expected a mapping {posture, allow_divergent_completion, allow_insecure_completion, allow_unreviewed_completion, broad_scope, attack_surface, spec_files, coordinators, implementation_agents}",
       }).optional(),
       agent: str().optional(),
       mcpServers: z.record(
@@ -576,6 +578,13 @@ export interface GatesConfig {
   posture?: Posture;
   /** true: a DIVERGES/UNMET verdict does not hold the coordinator's end of turn (recorded). */
   allow_divergent_completion?: boolean;
+  /**
+   * true: a security-reviewer FAIL or a Critical finding does not hold the coordinator's end of
+   * turn (recorded as an override).
+   */
+  allow_insecure_completion?: boolean;
+  /** true: required reviewers that have not run do not hold the coordinator's end of turn (recorded). */
+  allow_unreviewed_completion?: boolean;
   /** Broad scope: this many coders in a request (default 2) or changed files (default 5), or a boundary path. */
   broad_scope?: { coders?: number; files?: number; boundaries?: string[] };
   /** Paths (globs) whose change is an attack surface. */

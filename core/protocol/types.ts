@@ -57,6 +57,21 @@ export interface TurnEndedEvent {
   agents?: AgentRunSummary[];
   /** Checkpoints taken in this turn (see {@link CheckpointEvent}); absent when none. */
   checkpoints?: string[];
+  /** A coordinator's gates at the end of the turn (see {@link GateOutcome}); absent elsewhere. */
+  gates?: GateOutcome;
+}
+
+/**
+ * Whether a coordinator's request ended complete under its gates (core/supervisor/gate_keeper.ts,
+ * docs/subagents.md "Gates"): `complete` is false while a gate stands that no override lifts —
+ * required reviewers not run, a DIVERGES/UNMET adversary verdict, a security FAIL, a Critical
+ * finding; `open` lists them (`gate` is the `_meta.coyote.gate` of their events), `overrides` the
+ * gates the user's `gates.allow_*` settings let the request end on.
+ */
+export interface GateOutcome {
+  complete: boolean;
+  open: { gate: string; reason: string }[];
+  overrides: { gate: string; reason: string }[];
 }
 
 /**
@@ -270,6 +285,8 @@ export interface TurnResult {
   agents?: AgentRunSummary[];
   /** Checkpoints taken in this turn (see {@link TurnEndedEvent.checkpoints}). */
   checkpoints?: string[];
+  /** A coordinator's gates at the end of the turn (see {@link TurnEndedEvent.gates}). */
+  gates?: GateOutcome;
 }
 
 /**

@@ -560,7 +560,11 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
         await supervisor.settle(CHILD_SETTLE_MS);
       }
     }
-    if (supervisor) result = withChildRuns(result, supervisor.endTurn());
+    if (supervisor) {
+      result = withChildRuns(result, supervisor.endTurn());
+      const gates = await supervisor.gateOutcome();
+      if (gates) result = { ...result, gates };
+    }
     const cps = checkpointer ? (await checkpointer).endTurn() : [];
     if (cps.length) result = { ...result, checkpoints: cps };
     const final: TurnEndedEvent = { ...(ended ?? { sessionUpdate: "turn_ended" }), ...result };

@@ -12,25 +12,39 @@
  * - `gate` `{gate: "plan_review"}`: a collected child's `PLAN_REVIEW: REJECT` blocks spawning
  *   `gates.implementation_agents` in this request (`decision: "block"` at each refused spawn)
  *   until a later `PLAN_REVIEW: OKAY` (`decision: "allow"`).
- * - `gate` `{gate: "adversary"}`: while the last collected adversary verdict of the session is
- *   DIVERGES/UNMET, the coordinator's end of turn is continued once per request with a note
- *   (`decision: "continue"`); `gates.allow_divergent_completion: true` lets it end
- *   (`decision: "override"`).
  * - `gate` `{gate: "reviewers", reviewers: [...]}`: after an implementation child completes, the
- *   reviewers the changed paths call for (./gates.ts `reviewerTriggers`), also told to the
- *   coordinator in the agent__collect result.
+ *   reviewers the changed paths call for (./gates.ts `reviewerTriggers`), in the seeds' order
+ *   (code-reviewer → adversary → security-reviewer), told to the coordinator in the agent__collect
+ *   result (`decision: "require"`). They run one after another: spawning a required reviewer
+ *   before the ones ahead of it were collected is refused with the next one's name
+ *   (`decision: "block"`); each collected one is `decision: "next"` (more to run) or
+ *   `"satisfied"`. A new implementation resets the list.
  * - `gate` `{gate: "security", verdict: PASS|FAIL, counts}`: a collected `security-reviewer`'s
- *   findings under `gates.posture`.
+ *   findings under `gates.posture` (`decision: "pass" | "fail"`); a FAIL stands until a later
+ *   PASS. `gate` `{gate: "code_review"}`: a collected `code-reviewer`'s `[critical]` findings
+ *   (`block`, lifted by a later review without one: `allow`) — Critical blocks in every posture.
+ * - The completion gate, at the coordinator's end of turn ({@link GateKeeper.beforeTurnEnd}): each
+ *   standing gate — required reviewers not run (`reviewers`), the last adversary verdict
+ *   DIVERGES/UNMET (`adversary`), a security FAIL (`security`), a Critical code-review finding
+ *   (`code_review`) — continues the turn once per state with a note naming what to do next
+ *   (`decision: "continue"`, the seed's stop hook: the first stop is blocked with the reason). If
+ *   the model ends again on the same state the request ends incomplete (`decision:
+ *   "incomplete"`; {@link GateKeeper.outcome} → the turn result's `gates.complete: false`). The
+ *   user's override (`gates.allow_divergent_completion`, `allow_insecure_completion`,
+ *   `allow_unreviewed_completion`) lets the turn end and is recorded (`decision: "override"`, and
+ *   in `gates.overrides`).
  * @module
  */
-import type { EngineEvent } from "../protocol/types.ts";
+import type { EngineEvent, GateOutcome } from "../protocol/types.ts";
 import {
   type GatesConfig,
   type GateSettings,
   gateSettings,
   parseAdversary,
+  parseFindings,
   parseIntent,
   parsePlanReview,
+  type ReviewerTrigger,
   reviewerTriggers,
   securityVerdict,
 } from "./gates.ts";
@@ -46,6 +60,21 @@ export interface GatedRun {
 /** The text of a system note for the model. */
 const note = (s: string) => `<system-reminder>${s}</system-reminder>`;
 
+/** A gate that stands at the end of a turn (see {@link GateKeeper.beforeTurnEnd}). */
+interface Standing {
+  gate: "reviewers" | "adversary" | "security" | "code_review";
+  /** Identifies the state: the end is continued once per key and request. */
+  key: string;
+  reason: string;
+  /** What the coordinator is told to do. */
+  todo: string;
+  /** Quoted after the note (the adversary's complaints, verbatim). */
+  detail?: string;
+  /** The override setting that lets the turn end on it, and whether it is set. */
+  override: { setting: string; on: boolean };
+  extra: Record<string, unknown>;
+}
+
 /** See the module doc. */
 export class GateKeeper {
   readonly settings: GateSettings;
@@ -55,11 +84,18 @@ export class GateKeeper {
   // Per request.
   #rejected: string | null = null;
   #nudge: string | null = null;
-  #continued = false;
   #implementers = new Set<string>();
-  // Per session: the change's last adversary verdict.
+  /** Standing keys whose end of turn was continued (or overridden, or ended incomplete). */
+  #held = new Set<string>();
+  #overridden = new Map<string, { gate: string; reason: string }>();
+  #incomplete = new Set<string>();
+  // Per session: the change's state.
   #divergent: { verdict: string; complaints: string; by: string } | null = null;
   #lastCoder: string | null = null;
+  /** The reviewers the last implementation requires, in order, and those collected since. */
+  #required: { after: string; list: ReviewerTrigger[]; ran: Map<string, string> } | null = null;
+  #insecure: { by: string; reason: string; verdict: string } | null = null;
+  #critical: { by: string; count: number } | null = null;
 
   constructor(
     agent: string,
@@ -75,8 +111,10 @@ export class GateKeeper {
     this.#emit = emit;
     this.#rejected = null;
     this.#nudge = null;
-    this.#continued = false;
     this.#implementers.clear();
+    this.#held.clear();
+    this.#overridden.clear();
+    this.#incomplete.clear();
   }
 
   #event(event: "intent" | "gate", data: Record<string, unknown>): void {
@@ -119,14 +157,38 @@ export class GateKeeper {
     return n ? `\n\n${n}` : "";
   }
 
-  /** Why spawning `agent` is refused (a PLAN_REVIEW REJECT stands), or null. */
+  /** The first required reviewer not collected yet, or null. */
+  #nextReviewer(): ReviewerTrigger | null {
+    const r = this.#required;
+    return r?.list.find((t) => !r.ran.has(t.reviewer)) ?? null;
+  }
+
+  /**
+   * Why spawning `agent` is refused, or null: a PLAN_REVIEW REJECT stands (implementation agents),
+   * or `agent` is a required reviewer whose turn has not come (the reviewers ahead of it in the
+   * seeds' order were not collected yet).
+   */
   beforeSpawn(agent: string): string | null {
-    if (!this.active || !this.settings.implementation_agents.includes(agent)) return null;
-    if (!this.#rejected) return null;
-    const reason =
-      `plan review gate: ${this.#rejected} answered PLAN_REVIEW: REJECT in this request; revise the plan and have it reviewed again (PLAN_REVIEW: OKAY) before spawning ${agent}; do not implement the rejected plan yourself meanwhile`;
-    this.#gate("plan_review", "block", reason, { agent });
-    return reason;
+    if (!this.active) return null;
+    if (this.settings.implementation_agents.includes(agent) && this.#rejected) {
+      const reason =
+        `plan review gate: ${this.#rejected} answered PLAN_REVIEW: REJECT in this request; revise the plan and have it reviewed again (PLAN_REVIEW: OKAY) before spawning ${agent}; do not implement the rejected plan yourself meanwhile`;
+      this.#gate("plan_review", "block", reason, { agent });
+      return reason;
+    }
+    const req = this.#required;
+    const next = this.#nextReviewer();
+    if (
+      req && next && next.reviewer !== agent && !req.ran.has(agent) &&
+      req.list.some((t) => t.reviewer === agent)
+    ) {
+      const reason = `review order gate: the reviewers run in this order, one after another: ${
+        req.list.map((t) => t.reviewer).join(" → ")
+      }; ${next.reviewer} is next (${next.trigger}: ${next.reason}): spawn it and collect its result before ${agent}`;
+      this.#gate("reviewers", "block", reason, { reviewer: agent, next: next.reviewer });
+      return reason;
+    }
+    return null;
   }
 
   /** Counts a spawned implementation child of this request. */
@@ -178,19 +240,74 @@ export class GateKeeper {
           });
         }
       }
-      if (r.agent === "security-reviewer") {
+      if (r.agent === "security-reviewer" && r.status === "completed") {
         const v = securityVerdict(r.text, this.settings.posture);
+        const was = this.#insecure;
+        this.#insecure = v.verdict === "FAIL"
+          ? { by: r.id, reason: v.reason, verdict: "FAIL" }
+          : null;
         this.#gate("security", v.verdict === "PASS" ? "pass" : "fail", v.reason, {
           agent_id: r.id,
           verdict: v.verdict,
           posture: this.settings.posture,
           counts: v.counts,
+          ...(was && v.verdict === "PASS" ? { lifted: was.by } : {}),
         });
-        notes.push(`Security gate (posture ${this.settings.posture}): ${v.verdict} — ${v.reason}.`);
+        notes.push(
+          `Security gate (posture ${this.settings.posture}): ${v.verdict} — ${v.reason}.${
+            v.verdict === "FAIL"
+              ? " The request cannot end as complete until the blocking findings are fixed and a security-reviewer run passes."
+              : ""
+          }`,
+        );
+      }
+      if (r.agent === "code-reviewer" && r.status === "completed") {
+        const n = parseFindings(r.text).Critical;
+        const was = this.#critical;
+        if (n > 0) {
+          this.#critical = { by: r.id, count: n };
+          const reason = `${r.id}: ${n} Critical finding(s); Critical blocks in every posture`;
+          this.#gate("code_review", "block", reason, { agent_id: r.id, critical: n });
+          notes.push(
+            `Code review gate: ${reason}. Fix them and have code-reviewer check again before you end as complete.`,
+          );
+        } else if (was) {
+          this.#critical = null;
+          this.#gate("code_review", "allow", `${r.id}: no Critical finding`, {
+            agent_id: r.id,
+            lifted: was.by,
+          });
+        }
+      }
+      const rq = this.#required;
+      if (rq && rq.list.some((t) => t.reviewer === r.agent)) {
+        if (r.status === "completed") {
+          rq.ran.set(r.agent, r.id);
+          const next = this.#nextReviewer();
+          this.#gate(
+            "reviewers",
+            next ? "next" : "satisfied",
+            `${r.agent} ran (${r.id})${
+              next
+                ? `; next: ${next.reviewer} (${next.trigger}: ${next.reason})`
+                : "; every required reviewer ran, in order"
+            }`,
+            { reviewer: r.agent, agent_id: r.id, ...(next ? { next: next.reviewer } : {}) },
+          );
+          if (next) {
+            notes.push(
+              `Review gate: ${r.agent} ran; next: ${next.reviewer} (${next.trigger}: ${next.reason}).`,
+            );
+          }
+        } else {
+          notes.push(
+            `Review gate: ${r.id} (${r.agent}) failed; it counts only once a run completes — run it again.`,
+          );
+        }
       }
       if (this.settings.implementation_agents.includes(r.agent) && r.status === "completed") {
         this.#lastCoder = r.id;
-        const t = await this.#triggers();
+        const t = await this.#triggers(r.id);
         if (t) notes.push(t);
       }
     }
@@ -198,7 +315,7 @@ export class GateKeeper {
     return text + this.takeNote();
   }
 
-  async #triggers(): Promise<string | null> {
+  async #triggers(after: string): Promise<string | null> {
     if (!this.cwd) return null;
     const changed = await changedPaths(this.cwd);
     let spec: string | null = null;
@@ -209,6 +326,7 @@ export class GateKeeper {
       }
     }
     const list = reviewerTriggers(changed, this.#implementers.size, spec, this.settings);
+    this.#required = list.length ? { after, list, ran: new Map() } : null;
     this.#gate(
       "reviewers",
       list.length ? "require" : "none",
@@ -218,35 +336,126 @@ export class GateKeeper {
       { reviewers: list, changed_files: changed.length },
     );
     if (!list.length) return null;
-    return `Review gate: run these reviewers now, in parallel, before you report the work as done: ${
-      list.map((t) => `${t.reviewer} (${t.trigger}: ${t.reason})`).join("; ")
-    }.`;
+    const sec = list.some((t) => t.reviewer === "security-reviewer")
+      ? ` security-reviewer's findings are judged under posture ${this.settings.posture} (Critical blocks in every posture).`
+      : "";
+    return `Review gate: run these reviewers in this order, one after another (spawn one, collect it, then the next), before you report the work as done: ${
+      list.map((t, i) => `${i + 1}. ${t.reviewer} (${t.trigger}: ${t.reason})`).join("; ")
+    }.${sec}`;
   }
 
-  /** At the coordinator's end of turn: the continuation while a DIVERGES verdict stands (once). */
-  beforeTurnEnd(): string | null {
-    if (!this.active || !this.#divergent || this.#continued) return null;
+  /** The gates standing now, in the order the coordinator deals with them. */
+  #standing(): Standing[] {
+    const s = this.settings;
+    const out: Standing[] = [];
+    const next = this.#nextReviewer();
+    if (next && this.#required) {
+      const rest = this.#required.list.filter((t) => !this.#required!.ran.has(t.reviewer));
+      out.push({
+        gate: "reviewers",
+        key: `reviewers:${this.#required.after}:${next.reviewer}`,
+        reason: `required reviewer(s) not run: ${rest.map((t) => t.reviewer).join(" → ")}`,
+        todo: `spawn ${next.reviewer} now (${next.trigger}: ${next.reason}), collect it${
+          rest.length > 1 ? `, then ${rest.slice(1).map((t) => t.reviewer).join(", then ")}` : ""
+        }`,
+        override: { setting: "allow_unreviewed_completion", on: s.allow_unreviewed_completion },
+        extra: { next: next.reviewer, reviewers: rest.map((t) => t.reviewer) },
+      });
+    }
     const d = this.#divergent;
-    if (this.settings.allow_divergent_completion) {
-      this.#continued = true;
-      this.#gate(
-        "adversary",
-        "override",
-        `the request ends while ${d.by}'s verdict ${d.verdict} stands: gates.allow_divergent_completion is true`,
-        { verdict: d.verdict },
-      );
+    if (d) {
+      out.push({
+        gate: "adversary",
+        key: `adversary:${d.by}`,
+        reason: `the last adversary verdict (${d.by}) is ${d.verdict}`,
+        todo: `send its complaints verbatim to the coder that made the change (agent__send${
+          this.#lastCoder ? ` {agent_id: "${this.#lastCoder}"}` : ""
+        }), collect it and have the adversary check again — or say plainly why you stop with the change diverging`,
+        detail: d.complaints || undefined,
+        override: { setting: "allow_divergent_completion", on: s.allow_divergent_completion },
+        extra: { verdict: d.verdict },
+      });
+    }
+    const f = this.#insecure;
+    if (f) {
+      out.push({
+        gate: "security",
+        key: `security:${f.by}`,
+        reason: `security review ${f.by} is FAIL under posture ${s.posture}: ${f.reason}`,
+        todo:
+          `have the coder fix the blocking findings, then run security-reviewer again — or say plainly why you stop with the review failing`,
+        override: { setting: "allow_insecure_completion", on: s.allow_insecure_completion },
+        extra: { verdict: "FAIL", posture: s.posture },
+      });
+    }
+    const c = this.#critical;
+    if (c) {
+      out.push({
+        gate: "code_review",
+        key: `code_review:${c.by}`,
+        reason:
+          `code review ${c.by} has ${c.count} Critical finding(s); Critical blocks in every posture`,
+        todo: `have the coder fix them, then run code-reviewer again`,
+        override: { setting: "allow_insecure_completion", on: s.allow_insecure_completion },
+        extra: { critical: c.count },
+      });
+    }
+    return out;
+  }
+
+  /**
+   * At the coordinator's end of turn (no child left uncollected): the continuation note while a
+   * gate stands — once per standing state and request — or null to let the turn end (then each
+   * gate still standing is `decision: "incomplete"`, or `"override"` when its setting is on).
+   */
+  beforeTurnEnd(): string | null {
+    if (!this.active) return null;
+    const blocking: Standing[] = [];
+    for (const g of this.#standing()) {
+      if (g.override.on) {
+        if (!this.#overridden.has(g.key)) {
+          const reason = `the request ends while ${g.reason}: gates.${g.override.setting} is true`;
+          this.#overridden.set(g.key, { gate: g.gate, reason });
+          this.#gate(g.gate, "override", reason, { ...g.extra, setting: g.override.setting });
+        }
+      } else blocking.push(g);
+    }
+    if (!blocking.length) return null;
+    const fresh = blocking.filter((g) => !this.#held.has(g.key));
+    if (!fresh.length) {
+      for (const g of blocking) {
+        if (this.#incomplete.has(g.key)) continue;
+        this.#incomplete.add(g.key);
+        this.#gate(g.gate, "incomplete", `the request ends incomplete: ${g.reason}`, g.extra);
+      }
       return null;
     }
-    this.#continued = true;
-    const reason = `the last adversary verdict (${d.by}) is ${d.verdict}`;
-    this.#gate("adversary", "continue", reason, { verdict: d.verdict });
+    for (const g of fresh) {
+      this.#held.add(g.key);
+      this.#gate(g.gate, "continue", g.reason, g.extra);
+    }
     return note(
-      `Completion gate: ${reason}. Send its complaints verbatim to the coder that made the change (agent__send${
-        this.#lastCoder ? ` {agent_id: "${this.#lastCoder}"}` : ""
-      }), collect it and have the adversary check again — or say plainly why you stop with the change diverging.${
-        d.complaints ? `\n\n${d.complaints}` : ""
-      }`,
+      // The quoted complaints last: the coordinator passes them on verbatim.
+      [...fresh].sort((a, b) => Number(!!a.detail) - Number(!!b.detail)).map((g) =>
+        `Completion gate: ${g.reason}. ${g.todo[0].toUpperCase()}${g.todo.slice(1)}.${
+          g.detail ? `\n\n${g.detail}` : ""
+        }`
+      ).join("\n\n"),
     );
+  }
+
+  /**
+   * The request's gate outcome for the turn result (`gates`): `complete` false while a gate
+   * stands that no override lifts; `open` those gates, `overrides` the recorded overrides.
+   * Null when the gates do not apply to this session.
+   */
+  outcome(): GateOutcome | null {
+    if (!this.active) return null;
+    const open = this.#standing().filter((g) => !g.override.on).map((g) => ({
+      gate: g.gate,
+      reason: g.reason,
+    }));
+    return { complete: open.length === 0, open, overrides: [...this.#overridden.values()] };
   }
 }
 

@@ -10,7 +10,8 @@
  * - {@link reviewerTriggers}: which reviewers must run after an implementation, from the changed
  *   paths (broad scope, attack surface, spec).
  * - {@link securityVerdict}: PASS/FAIL of a security review's `[Severity] …` findings under a
- *   posture (Critical always blocks; `hardened` blocks High too).
+ *   posture (Critical always blocks; `standard` blocks High too, `hardened` High and Medium — the
+ *   ladder agents/security-reviewer states to the reviewer).
  * - {@link gateSettings}: the `gates:` setting of config.yaml with its defaults (validated there,
  *   core/config/config.ts).
  * @module
@@ -25,6 +26,8 @@ export type GateSettings = {
   implementation_agents: string[];
   posture: Posture;
   allow_divergent_completion: boolean;
+  allow_insecure_completion: boolean;
+  allow_unreviewed_completion: boolean;
   broad_scope: { coders: number; files: number; boundaries: string[] };
   attack_surface: string[];
   spec_files: string[];
@@ -83,6 +86,8 @@ export function gateSettings(raw: GatesConfig | undefined): GateSettings {
     implementation_agents: r.implementation_agents ?? ["coder", "step-runner"],
     posture: r.posture ?? "standard",
     allow_divergent_completion: r.allow_divergent_completion ?? false,
+    allow_insecure_completion: r.allow_insecure_completion ?? false,
+    allow_unreviewed_completion: r.allow_unreviewed_completion ?? false,
     broad_scope: {
       coders: r.broad_scope?.coders ?? 2,
       files: r.broad_scope?.files ?? 5,
@@ -214,9 +219,18 @@ export function parseFindings(text: string): Record<Severity, number> {
   return n;
 }
 
-/** The severities that block under a posture: Critical always; `hardened` High too. */
+/**
+ * The severities that block under a posture: Critical in every posture (the seed: committed
+ * secrets, host-endangering code), `standard` High too, `hardened` High and Medium — the same
+ * ladder agents/security-reviewer/config.yaml gives the reviewer, so its own
+ * `SECURITY_REVIEW:` line and the computed verdict agree.
+ */
 export function blockingSeverities(p: Posture): Severity[] {
-  return p === "hardened" ? ["Critical", "High"] : ["Critical"];
+  return p === "hardened"
+    ? ["Critical", "High", "Medium"]
+    : p === "standard"
+    ? ["Critical", "High"]
+    : ["Critical"];
 }
 
 /** PASS/FAIL of a security review under `posture`, with the counts and the reason. */
@@ -236,8 +250,6 @@ export function securityVerdict(
     : {
       verdict: "PASS",
       counts,
-      reason: `${tally}; nothing blocks under posture ${posture}${
-        posture === "standard" && counts.High ? " (fix or justify the High findings)" : ""
-      }`,
+      reason: `${tally}; nothing blocks under posture ${posture}`,
     };
 }

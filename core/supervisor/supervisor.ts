@@ -34,6 +34,7 @@ import type {
   EngineEvent,
   EnvelopeSink,
   EventEnvelope,
+  GateOutcome,
   TurnResult,
   TurnUsage,
 } from "../protocol/types.ts";
@@ -240,6 +241,11 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
   async gateSpawn(agent: string): Promise<string | null> {
     await this.#closeFirst();
     return this.#gates ? (await this.#gates).beforeSpawn(agent) : null;
+  }
+
+  /** The request's gate outcome (./gate_keeper.ts `outcome`), or null when no gates apply. */
+  async gateOutcome(): Promise<GateOutcome | null> {
+    return this.#gates ? (await this.#gates).outcome() : null;
   }
 
   /** Counts a spawn for the gates (implementation agents of the request). */

@@ -112,6 +112,7 @@ export async function runTurn(
         usage: result.usage,
         denied: result.denied.length,
         ...(result.checkpoints?.length ? { checkpoints: result.checkpoints } : {}),
+        ...(result.gates ? { gates: result.gates } : {}),
         ...(budget ? { stopReason: result.stopReason } : {}),
       },
     },

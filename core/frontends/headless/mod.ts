@@ -127,6 +127,8 @@ export interface ResultEvent {
    * could not be made to validate (then `error.code` is `output_schema`, exit code 1).
    */
   structured_output?: unknown;
+  /** A coordinator's gates at the end (core/protocol/types.ts `GateOutcome`); else absent. */
+  gates?: TurnResult["gates"];
 }
 
 export interface RunOptions {
@@ -575,7 +577,6 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       // A runtime fault is not a stop reason: null, with `error` saying what failed.
       stop_reason: code === EXIT.failure ? null : result.stopReason,
       usage: result.usage,
-      // USD at the `models:` price; null when the model has no price (issue 18).
       cost_usd: cost ?? null,
       denied: result.denied,
       session_id: sid,
@@ -586,6 +587,7 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       agents: result.agents ?? [],
       checkpoints: result.checkpoints ?? [],
       ...(structured ? { structured_output: structured.value } : {}),
+      ...(result.gates ? { gates: result.gates } : {}),
     });
     // Text mode with --output-schema: stdout is the validated JSON alone.
     if (o.format === "text" && structured) out(`${JSON.stringify(structured.value)}\n`);
