@@ -649,11 +649,14 @@ Deno.test("journey (gates): intent event → oracle PLAN_REVIEW: REJECT blocks t
         return { text: `FINAL:\n${ms.at(-1)!.content}` };
     }
   };
-  const { lines, requests, file } = await journey(script, "make src.txt say fixed", {
+  const { lines, requests, file, result } = await journey(script, "make src.txt say fixed", {
     userFiles: { "agents/coder.md": LLM_CODER },
     files: { "PLAN.md": "1. make src.txt say fixed\n", "auth/token.js": "export const t = 1;\n" },
   });
   assert.equal(file, "half\n");
+  // It never ran the reviewers: the run ends, but not complete.
+  assert.equal(result.gates.complete, false);
+  assert.deepEqual(result.gates.open.map((o: Json) => o.gate), ["reviewers"]);
   const gates = gateEvents(lines);
   assert.ok(gates.every((g) => g.agent === "sisyphus"), "the gates are the coordinator's events");
   assert.deepEqual(gates[0], {
@@ -669,6 +672,8 @@ Deno.test("journey (gates): intent event → oracle PLAN_REVIEW: REJECT blocks t
       ["plan_review", "block"], // the coder spawn refused
       ["plan_review", "allow"], // the revised plan's OKAY
       ["reviewers", "require"], // the coder's change
+      ["reviewers", "continue"], // the end held once: code-reviewer has not run
+      ["reviewers", "incomplete"], // the same state again: the request ends incomplete
     ],
   );
   assert.match(gates[2].reason, /PLAN_REVIEW: REJECT in this request/);
@@ -682,7 +687,7 @@ Deno.test("journey (gates): intent event → oracle PLAN_REVIEW: REJECT blocks t
   assert.equal(oracleAt.length, 2);
   assert.ok(coderStarts > oracleAt[1], "the coder started only after the OKAY");
   // Reviewers from the diff: 5 changed files (broad scope), PLAN.md (spec), auth/ (attack surface).
-  const rev = gates.at(-1);
+  const rev = gates.find((g) => g.decision === "require");
   assert.deepEqual(rev.reviewers.map((t: Json) => t.reviewer), [
     "code-reviewer",
     "adversary",
@@ -694,8 +699,8 @@ Deno.test("journey (gates): intent event → oracle PLAN_REVIEW: REJECT blocks t
   // …and the coordinator was told in the agent__collect result.
   const last = requests.at(-1)!;
   assert.match(
-    String(messages(last).at(-1)!.content),
-    /Review gate: run these reviewers now[^]*security-reviewer \(attack_surface/,
+    String(messages(last).findLast((m) => m.role === "tool")!.content),
+    /Review gate: run these reviewers in this order, one after another[^]*3\. security-reviewer \(attack_surface/,
   );
   assert.ok(!gates.some((g) => g.decision === "nudge"), "no nudge when the intent line is there");
 });
@@ -794,7 +799,7 @@ Deno.test("journey (gates): security-reviewer findings → FAIL under gates.post
     { userFiles: { "config.yaml": "gates:\n  posture: hardened\n" } },
   );
   const sec = gateEvents(lines).filter((g) => g.gate === "security");
-  assert.equal(sec.length, 1);
+  assert.deepEqual(sec.map((g) => g.decision), ["fail", "continue", "incomplete"]);
   assert.equal(sec[0].decision, "fail");
   assert.equal(sec[0].posture, "hardened");
   assert.deepEqual(sec[0].counts, { Critical: 0, High: 1, Medium: 0, Low: 1 });
@@ -808,7 +813,7 @@ Deno.test("journey (gates): security-reviewer findings → FAIL under gates.post
 });
 
 Deno.test("journey (gates): gates.allow_divergent_completion lets the coordinator end on DIVERGES, recorded as an override", async () => {
-  const { lines, requests } = await journey(
+  const { lines, requests, result } = await journey(
     (r) =>
       adversaryNode(r, {
         status: "UNMET",
@@ -822,9 +827,175 @@ Deno.test("journey (gates): gates.allow_divergent_completion lets the coordinato
   );
   const adv = gateEvents(lines).filter((g) => g.gate === "adversary");
   assert.deepEqual(adv.map((g) => g.decision), ["block", "override"]);
+  assert.deepEqual(result.gates.overrides.map((o: Json) => o.gate), ["adversary"]);
   assert.match(adv[1].reason, /allow_divergent_completion is true/);
   assert.ok(
     !requests.some((r) => String(messages(r).at(-1)!.content).includes("Completion gate:")),
     "no continuation under the override",
   );
+});
+
+/** The reviewers' answers (LLM agents): code-reviewer approves, security-reviewer's findings. */
+function reviewer(r: RecordedRequest, security: string): ScriptedReply | null {
+  const sys = system(r);
+  if (sys.startsWith("You are code-reviewer")) {
+    return { text: "[minor] src.txt:1 — terse — fine\napprove\nREVIEW_COMPLETE" };
+  }
+  if (sys.startsWith("You are security-reviewer")) return { text: `Findings:\n${security}` };
+  return null;
+}
+
+Deno.test("journey (gates): a 5-file change with a spec and auth code → the end is held and an out-of-order reviewer refused until code-reviewer → adversary → security-reviewer ran in order → complete", async () => {
+  const script = (r: RecordedRequest): ScriptedReply => {
+    const done = adversaryNode(r, met("src.js", 2, { file: "src_test.js", line: 1 })) ??
+      llmCoder(r) ??
+      reviewer(r, "- [Low] auth/token.js:1 — constant — — fine\nSECURITY_REVIEW: PASS");
+    if (done) return done;
+    const ms = messages(r);
+    const calls = ms.filter((m) => m.role === "assistant").flatMap((m) => m.tool_calls ?? []);
+    const last = ms.at(-1)!;
+    switch (calls.length) {
+      case 0:
+        return call("agent__spawn", { agent: "coder", prompt: "make src.txt say fixed" });
+      case 1:
+      case 4:
+      case 6:
+      case 8:
+        return call("agent__collect", {});
+      case 2:
+        // First it tries to end; held, it tries the security review first; refused.
+        return last.role === "tool"
+          ? { text: "Intent: done — class: implementation\nAll done." }
+          : call("agent__spawn", { agent: "security-reviewer", prompt: "Review auth/token.js." });
+      case 3:
+        return call("agent__spawn", { agent: "code-reviewer", prompt: "Review the change." });
+      case 5:
+        return call("agent__spawn", { agent: "adversary", prompt: "Check against PLAN.md." });
+      case 7:
+        return call("agent__spawn", { agent: "security-reviewer", prompt: "Review auth/." });
+      default:
+        return { text: `FINAL:\n${last.content}` };
+    }
+  };
+  const { lines, requests, result } = await journey(script, "make src.txt say fixed", {
+    userFiles: { "agents/coder.md": LLM_CODER },
+    files: { "PLAN.md": "1. greet() exists\n", "auth/token.js": "export const t = 1;\n" },
+  });
+  noRefusedSubmit(lines);
+  const rev = gateEvents(lines).filter((g) => g.gate === "reviewers");
+  assert.deepEqual(rev.map((g) => [g.decision, g.next ?? null]), [
+    ["require", null], // 5 files changed, PLAN.md, auth/token.js
+    ["continue", "code-reviewer"], // the first end attempt
+    ["block", "code-reviewer"], // security-reviewer spawned out of order
+    ["next", "adversary"],
+    ["next", "security-reviewer"],
+    ["satisfied", null],
+  ]);
+  assert.deepEqual(rev[0].reviewers.map((t: Json) => t.reviewer), [
+    "code-reviewer",
+    "adversary",
+    "security-reviewer",
+  ]);
+  assert.match(rev[0].reason, /5 files changed/);
+  assert.equal(rev[2].reviewer, "security-reviewer");
+  // The model was told, at the held end and at the refused spawn, which reviewer is next.
+  const told = (re: RegExp) =>
+    requests.some((r) => messages(r).some((m) => re.test(String(m.content))));
+  assert.ok(
+    told(
+      /Completion gate: required reviewer\(s\) not run: code-reviewer → adversary → security-reviewer\. Spawn code-reviewer now/,
+    ),
+  );
+  assert.ok(
+    told(/error: review order gate: [^]*code-reviewer is next[^]*before security-reviewer/),
+  );
+  // The reviewers ran in the seeds' order, each after the one before it ended.
+  const firstOf = (p: string) => requests.findIndex((r) => system(r).startsWith(p));
+  const lastOf = (p: string) => requests.findLastIndex((r) => system(r).startsWith(p));
+  const adv = requests.findIndex((r) => system(r).includes("You extract acceptance criteria"));
+  assert.ok(firstOf("You are code-reviewer") > 0);
+  assert.ok(adv > lastOf("You are code-reviewer"), "adversary after code-reviewer");
+  assert.ok(firstOf("You are security-reviewer") > adv, "security-reviewer after adversary");
+  assert.equal(
+    requests.filter((r) => system(r).startsWith("You are security-reviewer")).length,
+    1,
+    "the refused spawn never started a reviewer",
+  );
+  assert.match(String(result.text), /^FINAL:/);
+  assert.deepEqual(result.gates, { complete: true, open: [], overrides: [] });
+});
+
+Deno.test("journey (gates): a security-reviewer's Critical finding holds the end and leaves the request incomplete under every posture", async () => {
+  for (const posture of ["prototype", "standard", "hardened"]) {
+    const { lines, requests, result } = await journey(
+      (r) =>
+        reviewer(
+          r,
+          "- [Critical] .env:1 — committed API key — anyone with the repo — remove it\n",
+        ) ??
+          sisyphus("security-reviewer", "Review the change for security problems.")(r),
+      "review my change for security",
+      { userFiles: { "config.yaml": `gates:\n  posture: ${posture}\n` } },
+    );
+    const sec = gateEvents(lines).filter((g) => g.gate === "security");
+    assert.deepEqual(sec.map((g) => g.decision), ["fail", "continue", "incomplete"], posture);
+    assert.equal(sec[0].posture, posture);
+    assert.match(sec[0].reason, new RegExp(`Critical block under posture ${posture}`));
+    assert.match(sec[1].reason, /security review security-reviewer-\w+ is FAIL/);
+    assert.ok(
+      requests.some((r) =>
+        /Completion gate: security review [^]*run security-reviewer again/.test(
+          String(messages(r).at(-1)!.content),
+        )
+      ),
+      "the model was told why it cannot end",
+    );
+    assert.equal(result.gates.complete, false, posture);
+    assert.deepEqual(result.gates.open.map((o: Json) => o.gate), ["security"]);
+  }
+});
+
+Deno.test("journey (gates): a High finding does not hold the end under prototype; it does under hardened", async () => {
+  const high = "- [High] src.js:2 — greet() builds HTML from input — XSS — escape it\n";
+  const run = (posture: string) =>
+    journey(
+      (r) => reviewer(r, high) ?? sisyphus("security-reviewer", "Review src.js.")(r),
+      "review my change for security",
+      { userFiles: { "config.yaml": `gates:\n  posture: ${posture}\n` } },
+    );
+  const proto = await run("prototype");
+  assert.deepEqual(
+    gateEvents(proto.lines).filter((g) => g.gate === "security").map((g) => g.decision),
+    ["pass"],
+  );
+  assert.ok(
+    !proto.requests.some((r) => String(messages(r).at(-1)!.content).includes("Completion gate:")),
+  );
+  assert.deepEqual(proto.result.gates, { complete: true, open: [], overrides: [] });
+  const hard = await run("hardened");
+  assert.deepEqual(
+    gateEvents(hard.lines).filter((g) => g.gate === "security").map((g) => g.decision),
+    ["fail", "continue", "incomplete"],
+  );
+  assert.equal(hard.result.gates.complete, false);
+});
+
+Deno.test("journey (gates): gates.allow_insecure_completion lets the request end on a Critical security FAIL, recorded as an override", async () => {
+  const { lines, requests, result } = await journey(
+    (r) =>
+      reviewer(r, "- [Critical] .env:1 — committed API key — — remove it\n") ??
+        sisyphus("security-reviewer", "Review the change for security problems.")(r),
+    "review my change for security",
+    { userFiles: { "config.yaml": "gates:\n  allow_insecure_completion: true\n" } },
+  );
+  const sec = gateEvents(lines).filter((g) => g.gate === "security");
+  assert.deepEqual(sec.map((g) => g.decision), ["fail", "override"]);
+  assert.match(sec[1].reason, /gates\.allow_insecure_completion is true/);
+  assert.equal(sec[1].setting, "allow_insecure_completion");
+  assert.ok(
+    !requests.some((r) => String(messages(r).at(-1)!.content).includes("Completion gate:")),
+  );
+  assert.equal(result.gates.complete, true);
+  assert.deepEqual(result.gates.overrides.map((o: Json) => o.gate), ["security"]);
+  assert.match(result.gates.overrides[0].reason, /FAIL under posture standard/);
 });
