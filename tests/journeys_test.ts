@@ -999,3 +999,40 @@ Deno.test("journey (gates): gates.allow_insecure_completion lets the request end
   assert.deepEqual(result.gates.overrides.map((o: Json) => o.gate), ["security"]);
   assert.match(result.gates.overrides[0].reason, /FAIL under posture standard/);
 });
+
+Deno.test("journey (ACP, gates): a security Critical holds the end once (the gate events reach the client) and the prompt response says the request is incomplete", async () => {
+  const { acpTestEnv, startAcp, finishAcp } = await import("./support/acp_harness.ts");
+  const e = await acpTestEnv((r: RecordedRequest) =>
+    reviewer(r, "- [Critical] .env:1 — committed API key — — remove it\n") ??
+      sisyphus("security-reviewer", "Review the change for security problems.")(r)
+  );
+  try {
+    const h = await startAcp({ env: e.env, args: ["--no-sandbox"] });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "review my change for security" }],
+      });
+      assert.equal(r.stopReason, "end_turn");
+      const gates = (r._meta as Json).coyote.gates;
+      assert.equal(gates.complete, false);
+      assert.deepEqual(gates.open.map((o: Json) => o.gate), ["security"]);
+      const seen = h.updatesFor(sessionId).flatMap((u: Json) =>
+        u._meta?.coyote?.event === "gate"
+          ? [`${u._meta.coyote.gate} ${u._meta.coyote.decision}`]
+          : []
+      );
+      assert.deepEqual(seen, [
+        "intent nudge", // the scripted coordinator states no intent line
+        "security fail",
+        "security continue",
+        "security incomplete",
+      ]);
+    } finally {
+      await finishAcp(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
