@@ -981,7 +981,7 @@ Deno.test("journey (gates): a High finding does not hold the end under prototype
 });
 
 Deno.test("journey (gates): gates.allow_insecure_completion lets the request end on a Critical security FAIL, recorded as an override", async () => {
-  const { lines, requests, result } = await journey(
+  const { lines, requests, result, transcripts } = await journey(
     (r) =>
       reviewer(r, "- [Critical] .env:1 — committed API key — — remove it\n") ??
         sisyphus("security-reviewer", "Review the change for security problems.")(r),
@@ -998,6 +998,12 @@ Deno.test("journey (gates): gates.allow_insecure_completion lets the request end
   assert.equal(result.gates.complete, true);
   assert.deepEqual(result.gates.overrides.map((o: Json) => o.gate), ["security"]);
   assert.match(result.gates.overrides[0].reason, /FAIL under posture standard/);
+  // …and on record in the coordinator's transcript.
+  const root = transcripts.find(([id]) => id === result.session_id)![1];
+  const recorded = root.split("\n").filter(Boolean).map((l) => JSON.parse(l))
+    .filter((l: Json) => l.type === "gate" && l.gate === "security");
+  assert.deepEqual(recorded.map((l: Json) => l.decision), ["fail", "override"]);
+  assert.equal(recorded[1].setting, "allow_insecure_completion");
 });
 
 Deno.test("journey (ACP, gates): a security Critical holds the end once (the gate events reach the client) and the prompt response says the request is incomplete", async () => {

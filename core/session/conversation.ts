@@ -516,7 +516,12 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     turnSink = sink;
     stopHooks.reset();
     turnEmit = (ev) => sink(stamp(ev));
-    supervisor?.beginTurn(sink, signal, turnEmit);
+    // The gates' decisions go to the stream and, on record, to the transcript.
+    supervisor?.beginTurn(sink, signal, (ev) => {
+      const g = (ev as { _meta?: { coyote?: { event: string } } })._meta?.coyote;
+      if (g) transcript.gate(g);
+      turnEmit?.(ev);
+    });
     if (!parent) line.spend.reset();
     // The turn's own `turn_ended` is held until its sub-agents have ended, so it comes last
     // and carries their usage.

@@ -17,6 +17,8 @@
  *   message (shrunk after a context overflow); applied on load.
  * - `{type:"checkpoint", id}` — the workspace was checkpointed before this turn's first change
  *   (core/session/checkpoints/); `id` names the checkpoint in the workspace's checkpoint store.
+ * - `{type:"gate", event, gate?, decision?, reason?, …}` — a coordinator's gate decision
+ *   (core/supervisor/gate_keeper.ts); ignored on load.
  * - `{type:"rewind", turn?, files?}` — `coyote rewind`, `/rewind`: with `turn`, the conversation
  *   from turn `turn` (1-based, of the conversation as loaded up to this line) on is gone on load —
  *   nothing is rewritten, the lines stay; `files` records a restore of the workspace
@@ -78,6 +80,12 @@ export type TranscriptLine =
   | { type: "rewind"; turn?: number; files?: { restored: string; undo: string } }
   /** A graph run's state after a node (`--verbose`; core/graph/runner.ts); ignored on load. */
   | { type: "graph_state"; node: string; state: unknown }
+  /**
+   * A coordinator's gate decision (core/supervisor/gate_keeper.ts; the `_meta.coyote` of its
+   * `intent`/`gate` event: `gate`, `decision`, `reason`, …), so an override or an incomplete end
+   * stays on record; ignored on load (the live events are not replayed).
+   */
+  | { type: "gate"; event: string; [k: string]: unknown }
   /**
    * Context compaction (core/engine/compact.ts): the model history from here on is `messages`;
    * `turn_start` is where the running turn's messages begin in it.

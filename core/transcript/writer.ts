@@ -215,6 +215,12 @@ export class TranscriptWriter {
     this.#write({ type: "checkpoint", id });
   }
 
+  /** Records a coordinator's gate decision (see {@link TranscriptLine} `gate`). */
+  gate(data: { event: string; [k: string]: unknown }): void {
+    this.flush();
+    this.#write({ ...data, type: "gate" });
+  }
+
   /** Records a rewind (see {@link TranscriptLine}): the conversation from `turn` on is dropped on load. */
   rewind(r: { turn?: number; files?: { restored: string; undo: string } }): void {
     this.flush();
