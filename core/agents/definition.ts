@@ -173,7 +173,7 @@ function validate(schema: Schema, data: unknown, file: string): Record<string, u
   return r.data as Record<string, unknown>;
 }
 
-/** `fs_read.sh` → `fs_read` (the original's `global_tools` name files). */
+/** `fs_read.sh` → `fs_read` (the original's `global_tools` name files; core/graph/compat.ts aliases). */
 function toolFileName(t: string): string {
   const bare = t.replace(/\.(sh|py|js|ts)$/, "");
   return TOOL_ALIASES[bare] ?? bare;

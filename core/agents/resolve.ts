@@ -52,19 +52,30 @@ export function resolveVariables(
 }
 
 /**
+ * Built-in tools an agent gets only when its `tools` name them exactly (not through a glob, nor
+ * by listing no tools): the original Coyote's `fs_cat` and `ast_grep` (plugins/fs/cat.ts,
+ * ast_grep.ts), kept out of every other agent's requests (their schemas cost tokens, and
+ * `fs_read`/`fs_grep` do the same work for an agent written for this Coyote).
+ */
+export const NAMED_ONLY_TOOLS: ReadonlySet<string> = new Set(["fs_cat", "ast_grep"]);
+
+/**
  * The tools an agent gets from `all`: its `tools` entries (names, globs; `mcp:<server>` means
  * `mcp__<server>__*`) plus every tool of each `mcp_servers` entry. An agent listing neither gets
  * every tool; one listing only `mcp_servers` gets every tool that is not an MCP tool plus those
- * servers' tools. Order follows `all`.
+ * servers' tools. {@link NAMED_ONLY_TOOLS} come only by their exact name. Order follows `all`.
  */
 export function selectTools<T extends { name: string }>(all: T[], def: AgentDefinition): T[] {
   const mcp = (def.mcp_servers ?? []).map((s) => `mcp__${s}__*`);
-  if (!def.tools && !def.mcp_servers) return all;
+  const named = (t: T) => !NAMED_ONLY_TOOLS.has(t.name) || (def.tools ?? []).includes(t.name);
+  if (!def.tools && !def.mcp_servers) return all.filter(named);
   const globs = def.tools
     ? [...def.tools.map((t) => t.startsWith("mcp:") ? `mcp__${t.slice(4)}__*` : t), ...mcp]
     : mcp;
   const picked = new Set(filterTools(all as unknown as AnyTool[], globs).map((t) => t.name));
-  return all.filter((t) => picked.has(t.name) || (!def.tools && !t.name.startsWith("mcp__")));
+  return all.filter((t) =>
+    named(t) && (picked.has(t.name) || (!def.tools && !t.name.startsWith("mcp__")))
+  );
 }
 
 /** Facts the templates may use. */

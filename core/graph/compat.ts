@@ -4,27 +4,33 @@
  * rewrites the original's spellings to this Coyote's, so those files load and run:
  *
  * - per-node `id:` equal to its key is dropped (a different value is a problem);
- * - top-level `global_tools` (`fs_cat.sh` file names) joins `tools` as tool names;
- * - `fs_cat` is read as `fs_read` (the original's whole-file read);
+ * - top-level `global_tools` (`fs_cat.sh` file names) joins `tools` as tool names (`fs_cat` and
+ *   `ast_grep` are tools here too: plugins/fs/cat.ts, ast_grep.ts);
+ * - the original's URL readers `fetch_url_via_curl` / `fetch_url_via_jina` are read as `web_fetch`
+ *   (same one argument, `url`; the page as text);
  * - a script without `routes` (routed through the `_next` it prints, with or without `next`) gets
  *   `routes` from the node ids its file's text names (R4: any script's `_next` routes);
  * - `settings.validate_before_run: true` is dropped (this Coyote always validates).
  *
  * What cannot be supported is never dropped silently: it becomes a warning (the run goes on
  * without it) or a problem (the graph does not load), each naming the file, the key and what to
- * do instead: `rag` nodes, `ast_grep`, skill lists (`skills_enabled`, `enabled_skills`, top-level
+ * do instead: `rag` nodes, skill lists (`skills_enabled`, `enabled_skills`, top-level
  * or per node), `validate_before_run: false`. Pure except for `readScript`.
  * @module
  */
 
-/** The original's tool names that map to one of this Coyote's. */
-export const TOOL_ALIASES: Record<string, string> = { fs_cat: "fs_read" };
-
-/** Tools of the original this Coyote has no counterpart for, with what to use instead. */
-export const UNAVAILABLE_TOOLS: Record<string, string> = {
-  ast_grep:
-    "not available in this Coyote (no AST search tool ships in the binary); use fs_grep (regular expressions) instead",
+/** The original's tool names that map to one of this Coyote's (same arguments). */
+export const TOOL_ALIASES: Record<string, string> = {
+  fetch_url_via_curl: "web_fetch",
+  fetch_url_via_jina: "web_fetch",
 };
+
+/**
+ * Tools of the original this Coyote has no counterpart for, with what to use instead (a warning,
+ * the tool left out). None at present: `fs_cat` and `ast_grep` exist; any other function script
+ * is "no tool … in this workspace" (core/graph/validate.ts, core/agents/registry.ts).
+ */
+export const UNAVAILABLE_TOOLS: Record<string, string> = {};
 
 /** Why a graph's skill lists (top-level or per node) are dropped, and what to do instead. */
 const SKILLS_NOTE =
@@ -40,7 +46,7 @@ export interface CompatResult {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === "object" && !Array.isArray(v);
 
-/** `fs_cat.sh` → `fs_read`; `ast_grep.sh` → `ast_grep`. */
+/** `fs_cat.sh` → `fs_cat`; `fetch_url_via_curl.sh` → `web_fetch`. */
 function toolName(t: string): string {
   const bare = t.replace(/\.(sh|py|js|ts)$/, "");
   return TOOL_ALIASES[bare] ?? bare;

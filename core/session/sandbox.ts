@@ -19,6 +19,13 @@ import type { Workspace } from "./workspace.ts";
 
 /** `execute_command` as generated (core/tools/lazy.ts): the core one, without a sandbox note. */
 const EXEC = stubData("plugins", "execute_command");
+/** `ast_grep` as generated: it runs the ast-grep program, so in the sandbox too. */
+const AST_GREP = stubData("plugins", "ast_grep");
+let fsModule: Promise<typeof import("../../plugins/fs/mod.ts")> | undefined;
+/** Imports plugins/fs/mod.ts once, at the first `ast_grep` call (or when the tools are warmed). */
+function loadFs(): Promise<typeof import("../../plugins/fs/mod.ts")> {
+  return fsModule ??= import("../../plugins/fs/mod.ts");
+}
 let execModule: Promise<typeof import("../../plugins/exec/mod.ts")> | undefined;
 /** Imports plugins/exec/mod.ts (zod) once: at the first call, or warmed after the first request. */
 function loadExec(): Promise<typeof import("../../plugins/exec/mod.ts")> {
@@ -50,8 +57,9 @@ export async function rootSandbox(
 
 /**
  * A tool list with the core `execute_command` replaced by one that runs in `sandbox` (its
- * description carrying the sandbox's note for the model while the sandbox is active), guarded
- * like the workspace's tools.
+ * description carrying the sandbox's note for the model while the sandbox is active), and the
+ * core `ast_grep` by one that starts the ast-grep program in it, guarded like the workspace's
+ * tools.
  */
 export function withSandboxExec(
   ws: Workspace,
@@ -64,6 +72,12 @@ export function withSandboxExec(
     module: loadExec,
     tool: (m) => m.makeExecuteCommandTool(sandbox, note) as AnyTool,
   }, EXEC.description + (note ? ` ${note}` : "")));
+  const astGrep = ws.protectTool(lazyTool(AST_GREP, {
+    module: loadFs,
+    tool: (m) => m.makeAstGrepTool(sandbox) as AnyTool,
+  }));
   const isCoreExec = (t: AnyTool) => t.name === EXEC.name && t.description === EXEC.description;
-  return list.map((t) => isCoreExec(t) ? execTool : t);
+  const isCoreAstGrep = (t: AnyTool) =>
+    t.name === AST_GREP.name && t.description === AST_GREP.description;
+  return list.map((t) => isCoreExec(t) ? execTool : isCoreAstGrep(t) ? astGrep : t);
 }

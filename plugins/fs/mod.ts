@@ -1,6 +1,9 @@
 /**
  * The `fs` tool pack: `fs_read`, `fs_ls`, `fs_glob`, `fs_grep`, `fs_write`,
- * `fs_patch` (issue 2, "Core tools"; names and arguments are a contract).
+ * `fs_patch` (issue 2, "Core tools"; names and arguments are a contract), and the original
+ * Coyote's `fs_cat` (whole file, `cat.ts`) and `ast_grep` (structural search through the ast-grep
+ * program, `ast_grep.ts`), which an agent gets only when its `tools` name them
+ * (core/agents/resolve.ts `NAMED_ONLY_TOOLS`; issue 17).
  *
  * Paths are relative to the session cwd unless absolute. Reads and writes go
  * through the ACP client (`ctx.host.readTextFile` / `writeTextFile`) when it
@@ -28,6 +31,8 @@ import { fsGlobTool } from "./glob.ts";
 import { fsGrepTool } from "./grep.ts";
 import { fsWriteTool } from "./write.ts";
 import { fsPatchTool } from "./patch.ts";
+import { fsCatTool } from "./cat.ts";
+import { astGrepTool } from "./ast_grep.ts";
 
 export { READ_MAX_LINE } from "./lines.ts";
 export { fsReadTool, NON_UTF8_MAX, READ_DEFAULT_LIMIT, READ_MAX_CHARS } from "./read.ts";
@@ -36,13 +41,24 @@ export { fsGlobTool, GLOB_LIMIT, globAccesses } from "./glob.ts";
 export { fsGrepTool, GREP_LIMIT, GREP_MAX_CHARS } from "./grep.ts";
 export { fsWriteTool } from "./write.ts";
 export { fsPatchTool } from "./patch.ts";
+export { CAT_MAX_BYTES, fsCatTool } from "./cat.ts";
+export { AST_GREP_LIMIT, astGrepTool, makeAstGrepTool } from "./ast_grep.ts";
 
 /** The `fs` plugin: every tool above. */
 export const fsPlugin = definePlugin({
   name: "fs",
   version: "1.0.0",
   description: "Read, list, find, search and edit files in the workspace.",
-  tools: [fsReadTool, fsLsTool, fsGlobTool, fsGrepTool, fsWriteTool, fsPatchTool],
+  tools: [
+    fsReadTool,
+    fsLsTool,
+    fsGlobTool,
+    fsGrepTool,
+    fsWriteTool,
+    fsPatchTool,
+    fsCatTool,
+    astGrepTool,
+  ],
 });
 
 export default fsPlugin;
