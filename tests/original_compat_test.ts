@@ -2,7 +2,7 @@
  * Files in the original Coyote's shapes (tests/fixtures/original/, written after shared
  * reference R2/R4) load and run: `coyote graph check` passes on them, a scripted headless run of
  * a step-runner-like graph drives a coder-like graph (agent node, `_next`-only scripts, a fix
- * loop, structured output, `fs_cat` read as `fs_read`), and every key of theirs this Coyote does
+ * loop, structured output, `fs_cat` and `ast_grep` called), and every key of theirs this Coyote does
  * not support gives a warning or an error naming the file and the key.
  * @module
  */
@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { loadAgentRegistry } from "../core/agents/registry.ts";
 import { childEnv, makeCoyoteEnv, REPO_ROOT, runCoyote } from "./support/run_coyote.ts";
 import { requestMessages, startModelServer } from "./support/model_server.ts";
+import { astGrepDir } from "./support/ast_grep.ts";
 
 const FIXTURES = join(REPO_ROOT, "tests/fixtures/original");
 
@@ -51,8 +52,8 @@ Deno.test("original shapes: graph check passes, naming each unsupported key with
           r.stderr,
           new RegExp(`coyote: warning: ${file}: ${key.replace(/[.[\]]/g, "\\$&")}: ${what.source}`),
         );
-      warn("global_tools[0]", /"ast_grep\.sh" is not available .*use fs_grep/);
-      warn("nodes.implement.tools[2]", /"ast_grep" is not available/);
+      // fs_cat and ast_grep are tools here: no word about them.
+      assert.doesNotMatch(r.stderr, /ast_grep|fs_cat/);
       warn("skills_enabled/enabled_skills", /skills are not loaded into a graph's llm nodes/);
       warn("nodes.implement.skills_enabled/enabled_skills", /skills are not loaded/);
       assert.match(
@@ -129,14 +130,8 @@ Deno.test("original shapes: a config agent's display name, fs_cat, ast_grep and 
     assert.equal(demo.error, undefined);
     assert.equal(demo.name, "demo");
     assert.equal(demo.displayName, "Demo");
-    assert.deepEqual(reg.resolve("demo").tools, ["execute_command", "fs_read"]);
-    const file = join(env.configDir, "agents/demo/config.yaml");
-    assert.ok(
-      demo.warnings.some((w) =>
-        w.startsWith(`agent file ${file}: global_tools[2]: "ast_grep.sh" is not available`)
-      ),
-      demo.warnings.join("\n"),
-    );
+    assert.deepEqual(reg.resolve("demo").tools, ["execute_command", "fs_cat", "ast_grep"]);
+    assert.ok(!demo.warnings.some((w) => /ast_grep|fs_cat/.test(w)), demo.warnings.join("\n"));
     assert.ok(
       demo.warnings.some((w) =>
         w.startsWith(`agent file ${join(env.configDir, "agents/demo/tools.sh")}: agent-only`)
@@ -150,17 +145,18 @@ Deno.test("original shapes: a config agent's display name, fs_cat, ast_grep and 
 });
 
 Deno.test("original shapes: a scripted run of step-like drives coder-like through its fix loop", async () => {
-  const submit = (args: Record<string, unknown>) => ({
-    tool_calls: [{ name: "submit_result", arguments: args }],
+  const call = (name: string, args: Record<string, unknown>) => ({
+    tool_calls: [{ name, arguments: args }],
   });
-  const write = (content: string) => ({
-    tool_calls: [{ name: "fs_write", arguments: { path: "ok.txt", content } }],
-  });
+  const submit = (args: Record<string, unknown>) => call("submit_result", args);
+  const write = (content: string) => call("fs_write", { path: "ok.txt", content });
   const server = await startModelServer({
     script: [
-      submit({ implementation_brief: "Write ok.txt holding the line ok." }), // step-like orient
+      call("fs_cat", { path: "src/app.ts" }), // step-like orient reads the whole file
+      submit({ implementation_brief: "Write ok.txt holding the line ok." }),
       submit({ plan_summary: "write ok.txt", target_file: "ok.txt" }), // coder-like plan
-      write("not yet\n"), // implement, first try
+      call("ast_grep", { pattern: "greet($X)", language: "typescript" }), // implement, first try
+      write("not yet\n"),
       { text: "written" },
       write("ok\n"), // implement again, after the fix gate
       { text: "fixed" },
@@ -168,25 +164,37 @@ Deno.test("original shapes: a scripted run of step-like drives coder-like throug
   });
   try {
     await withAgents(async (env, cwd) => {
+      await Deno.mkdir(join(cwd, "src"));
+      const app =
+        'import { greet } from "./greet.ts";\ngreet(\n  "world",\n);\n// greet(x) in a comment\n';
+      await Deno.writeTextFile(join(cwd, "src/app.ts"), app);
+      // The real ast-grep program on PATH; ast_grep runs it inside the OS sandbox.
+      const path = `${await astGrepDir()}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
       const r = await runCoyote(
         ["-a", "step-like", "--headless", "--output-format", "json", "run the next step"],
-        { cwd, env: childEnv(env, { baseURL: server.baseURL }) },
+        { cwd, env: childEnv(env, { baseURL: server.baseURL, extra: { PATH: path } }) },
       );
       assert.equal(r.code, 0, r.stderr);
       const text = String(JSON.parse(r.stdout).text);
       assert.equal(text.trim(), "STEP_COMPLETE\nStep 1 (Write ok.txt) done.");
       assert.equal(await Deno.readTextFile(join(cwd, "ok.txt")), "ok\n");
-      assert.equal(server.requests.length, 6);
-      // fs_cat is fs_read; ast_grep was left out (with a warning), not offered.
+      assert.equal(server.requests.length, 8);
       const tools = (i: number) =>
         ((server.requests[i].body as { tools?: { function: { name: string } }[] }).tools ?? [])
           .map((t) => t.function.name).sort();
-      assert.deepEqual(tools(0), ["fs_ls", "fs_read", "submit_result"]);
-      assert.deepEqual(tools(2), ["fs_read", "fs_write"]);
+      assert.deepEqual(tools(0), ["fs_cat", "fs_ls", "submit_result"]);
+      assert.deepEqual(tools(3), ["ast_grep", "fs_cat", "fs_write"]);
+      // fs_cat gave the file as it is; ast_grep matched the call over three lines, not the comment.
+      const result = (i: number) => {
+        const msgs = requestMessages(server.requests[i]) as { role: string; content: unknown }[];
+        return String(msgs.filter((m) => m.role === "tool").at(-1)?.content);
+      };
+      assert.equal(result(1), app);
+      assert.equal(result(4), "src/app.ts:2:greet( (+2 lines)");
       // The fix gate's instructions reached the second implement turn.
-      const second = JSON.stringify(requestMessages(server.requests[4]));
+      const second = JSON.stringify(requestMessages(server.requests[6]));
       assert.match(second, /Fix: expected the line ok in ok\.txt/);
-      assert.doesNotMatch(JSON.stringify(requestMessages(server.requests[2])), /Fix:/);
+      assert.doesNotMatch(JSON.stringify(requestMessages(server.requests[3])), /Fix:/);
     });
   } finally {
     await server.close();
