@@ -54,7 +54,10 @@ Deno.test("original shapes: graph check passes, naming each unsupported key with
         );
       // fs_cat and ast_grep are tools here: no word about them.
       assert.doesNotMatch(r.stderr, /ast_grep|fs_cat/);
-      warn("skills_enabled/enabled_skills", /skills are not loaded into a graph's llm nodes/);
+      warn(
+        "skills_enabled/enabled_skills/inject_skill_instructions",
+        /skills are not loaded into a graph's llm nodes/,
+      );
       warn("nodes.implement.skills_enabled/enabled_skills", /skills are not loaded/);
       assert.match(
         r.stderr,
@@ -68,7 +71,7 @@ Deno.test("original shapes: graph check passes, naming each unsupported key with
   });
 });
 
-Deno.test("original shapes: a rag node and a node id that differs from its key do not load", async () => {
+Deno.test("original shapes: a rag node, a .py script and a node id that differs from its key do not load", async () => {
   const env = await makeCoyoteEnv();
   try {
     const r = await runCoyote(["graph", "check", join(FIXTURES, "rag-like")], {
@@ -83,6 +86,10 @@ Deno.test("original shapes: a rag node and a node id that differs from its key d
       /nodes\.lookup\.type: "rag" nodes are not supported .*replace it with an llm node whose tools are fs_grep and fs_read/,
     );
     assert.match(r.stderr, /nodes\.answer\.id: "other_name" differs from its key "answer"/);
+    assert.match(
+      r.stderr,
+      /nodes\.tidy\.script: "scripts\/tidy\.py": Python scripts are not run by this Coyote .*runs `python3 "\$\(dirname "\$0"\)\/tidy\.py"`/,
+    );
     assert.doesNotMatch(r.stderr, /unknown node type/);
   } finally {
     await env.cleanup();

@@ -14,8 +14,8 @@
  *
  * What cannot be supported is never dropped silently: it becomes a warning (the run goes on
  * without it) or a problem (the graph does not load), each naming the file, the key and what to
- * do instead: `rag` nodes, skill lists (`skills_enabled`, `enabled_skills`, top-level
- * or per node), `validate_before_run: false`. Pure except for `readScript`.
+ * do instead: `rag` nodes, `.py` scripts, skill keys (`skills_enabled`, `enabled_skills`,
+ * `inject_skill_instructions`, `skill_instructions`; top-level or per node), `validate_before_run: false`. Pure except for `readScript`.
  * @module
  */
 
@@ -33,6 +33,14 @@ export const TOOL_ALIASES: Record<string, string> = {
 export const UNAVAILABLE_TOOLS: Record<string, string> = {};
 
 /** Why a graph's skill lists (top-level or per node) are dropped, and what to do instead. */
+/** The original's skill keys of a graph (top level or per node; R4), none of which applies here. */
+const SKILL_KEYS = [
+  "skills_enabled",
+  "enabled_skills",
+  "inject_skill_instructions",
+  "skill_instructions",
+] as const;
+
 const SKILLS_NOTE =
   "skills are not loaded into a graph's llm nodes in this Coyote; ignored (put what the skill says in the node's instructions, or give the work to an agent node whose agent enables the skill)";
 
@@ -98,7 +106,7 @@ export function fromOriginal(
   if ("global_tools" in data || "tools" in data) data.tools = universe;
   delete data.global_tools;
 
-  const topSkills = ["skills_enabled", "enabled_skills"].filter((k) => k in data);
+  const topSkills = SKILL_KEYS.filter((k) => k in data);
   if (topSkills.length) {
     warn(topSkills.join("/"), SKILLS_NOTE);
     for (const k of topSkills) delete data[k];
@@ -137,7 +145,13 @@ export function fromOriginal(
         `${at}.type: "rag" nodes are not supported (this Coyote has no document index or embeddings); replace it with an llm node whose tools are fs_grep and fs_read over the documents, or a script node that searches them`,
       );
     }
-    const skillKeys = ["skills_enabled", "enabled_skills"].filter((k) => k in node);
+    if (node.type === "script" && typeof node.script === "string" && node.script.endsWith(".py")) {
+      const base = node.script.split("/").pop();
+      problems.push(
+        `${at}.script: "${node.script}": Python scripts are not run by this Coyote (scripts are .ts, .js, .mjs or .sh); wrap it in a .sh script beside it that runs \`python3 "$(dirname "$0")/${base}"\` (GRAPH_STATE is passed through), or port it`,
+      );
+    }
+    const skillKeys = SKILL_KEYS.filter((k) => k in node);
     if (skillKeys.length) {
       warn(
         `${at}.${skillKeys.join("/")}`,
