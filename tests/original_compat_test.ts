@@ -112,6 +112,12 @@ Deno.test("original shapes: an unknown tool and an mcp: tool outside mcp_servers
     ].join("\n");
     const spec = parseGraphText(text, "x/graph.yaml");
     assert.deepEqual(spec.tools, ["web_lookup"]);
+    // The original's URL readers are web_fetch (one `url` argument, as theirs).
+    const fetching = parseGraphText(
+      text.replace("[web_lookup.sh]", "[fetch_url_via_curl.sh, fetch_url_via_jina.sh, fs_cat.sh]"),
+      "x/graph.yaml",
+    );
+    assert.deepEqual(fetching.tools, ["web_fetch", "fs_cat"]);
     assert.throws(
       () => validateGraph(spec, "x/graph.yaml", { toolExists: (t) => t === "fs_read" }),
       (e: Error) => {
