@@ -2,7 +2,8 @@
  * The original Coyote's `fs_cat` and `ast_grep` tools (plugins/fs/cat.ts, ast_grep.ts; issue 17):
  * `fs_cat` returns a whole file as it is and stamps the read; `ast_grep` runs the real ast-grep
  * program (npm `@ast-grep/cli`, tests/support/ast_grep.ts) and matches syntax, not text, honours
- * `.gitignore`, names a bad language and a missing program; both reach an agent only by name.
+ * `.gitignore`, names a bad language and a missing program, and in a session runs inside the OS
+ * sandbox; both reach an agent only by name.
  * @module
  */
 import assert from "node:assert/strict";
@@ -15,6 +16,8 @@ import { NAMED_ONLY_TOOLS, selectTools } from "../core/agents/resolve.ts";
 import { corePlugins } from "../plugins/mod.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
 import { astGrepDir } from "./support/ast_grep.ts";
+import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { startModelServer } from "./support/model_server.ts";
 
 /** The direct launcher with `PATH` set (the folder of ast-grep first, or none of it). */
 function withPath(path: string): CommandLauncher {
@@ -139,4 +142,40 @@ Deno.test("fs_cat and ast_grep reach an agent only when its tools name them", ()
   assert.ok(names(undefined).includes("fs_read"));
   assert.deepEqual(names(["fs_*"]).filter((n) => NAMED_ONLY_TOOLS.has(n)), []);
   assert.deepEqual(names(["fs_cat", "ast_grep", "fs_grep"]), ["fs_grep", "fs_cat", "ast_grep"]);
+});
+
+Deno.test("ast_grep in a session runs the program inside the session's OS sandbox", async () => {
+  const server = await startModelServer({
+    script: [
+      { tool_calls: [{ name: "ast_grep", arguments: { pattern: "foo($X)", language: "ts" } }] },
+      { text: "done" },
+    ],
+  });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-orig-tools-" });
+  try {
+    await Deno.mkdir(join(env.configDir, "agents/finder"), { recursive: true });
+    await Deno.writeTextFile(
+      join(env.configDir, "agents/finder/config.yaml"),
+      "description: finds calls\ntools: [ast_grep]\ninstructions: find\n",
+    );
+    await Deno.writeTextFile(join(cwd, "a.ts"), "foo(1)\n");
+    const path = `${await astGrepDir()}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
+    const r = await runCoyote(
+      ["-a", "finder", "--headless", "--output-format", "stream-json", "find foo calls"],
+      { cwd, env: childEnv(env, { baseURL: server.baseURL, extra: { PATH: path } }) },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(events[0].sandbox.active, true, "this test needs the OS sandbox (bwrap)");
+    const done = events.find((e) =>
+      e.update?.sessionUpdate === "tool_call_update" && e.update.status === "completed"
+    );
+    assert.equal(done.update.content[0].content.text, "a.ts:1:foo(1)");
+    assert.deepEqual(done.update.rawOutput, { matches: 1, truncated: false, sandboxed: true });
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
 });
