@@ -88,6 +88,7 @@ Deno.test("ast_grep: structural matches across formatting, .gitignore honoured, 
       "const a = foo(1, 2);\nfunction f() {\n  return foo(\n    3);\n}\n// foo(4) in a comment\n",
     "src/b.py": "foo(5)\n",
     "build/c.ts": "foo(6)\n",
+    "src/n.ts": "x = -1;\n",
   });
   try {
     await new Deno.Command("git", { args: ["init", "-q", dir] }).output();
@@ -102,6 +103,9 @@ Deno.test("ast_grep: structural matches across formatting, .gitignore honoured, 
     );
     const py = await runTool(tool, { pattern: "foo($X)", language: "python", paths: ["src"] }, ctx);
     assert.equal(py.content, "src/b.py:1:foo(5)");
+    // A pattern that looks like an option is still the pattern.
+    const neg = await runTool(tool, { pattern: "-1", language: "ts", paths: ["src/n.ts"] }, ctx);
+    assert.equal(neg.content, "src/n.ts:1:x = -1;");
     const none = await runTool(tool, { pattern: "bar($X)", language: "ts" }, ctx);
     assert.equal(none.isError, undefined);
     assert.match(String(none.content), /^No structural matches for bar\(\$X\) in \./);

@@ -4,7 +4,7 @@
  * `functions/tools/ast_grep.sh`: `--pattern`, `--lang`, a path; the program found on PATH, else a
  * note to fall back to fs_grep).
  *
- * - Runs `ast-grep run --pattern P [--lang L] --json=stream -- PATHS` (no shell words from the
+ * - Runs `ast-grep run --pattern=P [--lang=L] --json=stream -- PATHS` (no shell words from the
  *   model: each argument is quoted) through a {@link CommandLauncher}: the session's one runs it
  *   inside the OS sandbox like any command (core/session/sandbox.ts `withSandboxExec`). Read-only:
  *   `run` without `--rewrite`/`--update-all` writes nothing; the call declares a read of each path
@@ -54,8 +54,9 @@ interface Match {
 
 /** `ast-grep run …` as one shell line, every word quoted. */
 export function astGrepCommand(pattern: string, language: string | undefined, paths: string[]) {
-  const words = ["ast-grep", "run", "--pattern", pattern, "--json=stream", "--color", "never"];
-  if (language) words.push("--lang", language);
+  // `--pattern=P`: a pattern such as `-1` is a value, never an option.
+  const words = ["ast-grep", "run", `--pattern=${pattern}`, "--json=stream", "--color=never"];
+  if (language) words.push(`--lang=${language}`);
   words.push("--", ...paths);
   return words.map(shellQuote).join(" ");
 }
