@@ -174,7 +174,7 @@ nodes:
 name: g
 start: nowhere
 nodes:
-  a: { type: script, script: s.py }
+  a: { type: script, script: s.rb }
   z: { type: end }
 `);
   assert.ok(q.includes('start: no node "nowhere"'), q.join("\n"));
