@@ -823,6 +823,12 @@ export interface AgentDefinition {
   summarization_threshold?: number;
   /** Seconds a child's question to the human waits before the child decides alone. @since 1.1 */
   escalation_timeout?: number;
+  /**
+   * Whether this agent, spawned as a child, works in its own git worktree and its change comes
+   * back as a patch (docs/subagents.md): `always`, `never`, or `auto` (default: a `coder` spawned
+   * while another coder child of the same parent runs). A spawn's `worktree` flag wins. @since 1.3
+   */
+  worktree?: "auto" | "always" | "never";
   /** Re-prompt while the todo list has open items at the end of a turn. @since 1.1 */
   auto_continue?: boolean;
   /** Re-prompts allowed per user turn under {@link AgentDefinition.auto_continue}. @since 1.1 */

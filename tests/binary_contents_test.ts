@@ -31,10 +31,7 @@ const USER_CODE_LOADERS: Record<string, string> = {
  * Files of the program that no run loads yet, each with why; a run cannot reach them, so the binary
  * need not hold them. Keep this list short and each entry temporary.
  */
-const NOT_LOADED_YET: Record<string, string> = {
-  "core/supervisor/worktree.ts":
-    "parallel coders in their own worktrees: built and tested (tests/worktree_test.ts), not yet wired into agent__spawn (issue 17)",
-};
+const NOT_LOADED_YET: Record<string, string> = {};
 
 async function programFiles(): Promise<string[]> {
   const out = ["main.ts"];

@@ -6,7 +6,7 @@
  *   `reasoning_effort`, `instructions`, `variables: [{name, description, default}]`, `tools`,
  *   `mcp_servers`, `enabled_skills`, `can_spawn_agents`, `spawnable_agents`, `spawn_custom_agents`,
  *   `max_concurrent_agents`, `max_agent_depth`, `max_spawns_per_turn`, `max_live_agents`,
- *   `summarization_threshold`, `escalation_timeout`,
+ *   `summarization_threshold`, `escalation_timeout`, `worktree` (`auto|always|never`),
  *   `auto_continue`, `max_auto_continues`, `conversation_starters`, plus `max_turns`. A few keys of
  *   the original that Coyote does not implement are accepted with a warning (see
  *   {@link IGNORED_KEYS}); `global_tools` (`fs_read.sh` style) joins `tools`. Any other key is an
@@ -122,6 +122,9 @@ function agentSchemas() {
       max_live_agents: posInt().optional(),
       summarization_threshold: posInt().optional(),
       escalation_timeout: posInt().optional(),
+      worktree: z.enum(["auto", "always", "never"], {
+        error: "expected auto, always or never",
+      }).optional(),
       auto_continue: bool().optional(),
       max_auto_continues: nonNegInt().optional(),
       max_auto_continue_tokens: posInt().optional(),
@@ -273,6 +276,7 @@ export async function parseAgentConfig(
   set("max_live_agents", c.max_live_agents as number | undefined);
   set("summarization_threshold", c.summarization_threshold as number | undefined);
   set("escalation_timeout", c.escalation_timeout as number | undefined);
+  set("worktree", c.worktree as AgentDefinition["worktree"]);
   set("auto_continue", c.auto_continue as boolean | undefined);
   set("max_auto_continues", c.max_auto_continues as number | undefined);
   set("max_auto_continue_tokens", c.max_auto_continue_tokens as number | undefined);
@@ -352,6 +356,9 @@ export function checkPluginAgent(a: unknown, origin: string): AgentDefinition {
   }
   for (const k of ["can_spawn_agents", "spawn_custom_agents"] as const) {
     if (o[k] !== undefined && typeof o[k] !== "boolean") throw bad(k, "true or false");
+  }
+  if (o.worktree !== undefined && !["auto", "always", "never"].includes(o.worktree as string)) {
+    throw bad("worktree", "auto, always or never");
   }
   // The supervisor's numeric limits: a plugin asking for "lots" or 0 children is told so, as a
   // config.yaml would be, rather than silently getting the default.

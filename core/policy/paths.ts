@@ -116,7 +116,8 @@ function runsLaterWrite(core: PolicyCore, p: string): string | undefined {
  * Why `p` is protected from writes, if it is: any `.git/` (a hook or
  * `core.fsmonitor` runs code), any `.coyote/` or `.mcp.json` at any depth
  * (Coyote loads plugins, skills and MCP servers from the folder it starts
- * in, which may be a sub-folder), Coyote's config and data dirs. Names
+ * in, which may be a sub-folder), Coyote's config and data dirs (not a
+ * workspace inside the data dir: a sub-agent's worktree). Names
  * compare case-insensitively: on macOS and Windows `.COYOTE/` is `.coyote/`.
  */
 function protectedPath(core: PolicyCore, p: string): string | undefined {
@@ -133,6 +134,11 @@ function protectedPath(core: PolicyCore, p: string): string | undefined {
     ]] as const
   ) {
     if (!dir) continue;
+    // A workspace inside the data dir (a sub-agent's git worktree, core/session/child_dir.ts)
+    // is writable as any workspace; the rest of the data dir stays protected.
+    if (dir === core.dataDir && insideWorkspace(core, p) && inDataDir(core, core.workspace)) {
+      continue;
+    }
     for (const d of [dir, realPath(core, dir, true)]) {
       if (isInside(p, d) || isInside(lower, d.toLowerCase())) return `${what} (${dir})`;
     }
@@ -174,6 +180,12 @@ function credentialRead(core: PolicyCore, p: string): string | undefined {
     if (isInside(p, root)) return `${what} (${root})`;
   }
   return undefined;
+}
+
+/** Whether `p` lies strictly inside Coyote's data dir (as given or as its real path). */
+function inDataDir(core: PolicyCore, p: string): boolean {
+  const d = core.dataDir;
+  return !!d && [d, realPath(core, d, true)].some((x) => p !== x && isInside(p, x));
 }
 
 function insideWorkspace(core: PolicyCore, p: string): boolean {

@@ -72,6 +72,11 @@ export const CHILD_SETTLE_MS = 10_000;
  * @throws UsageError for an unknown agent or stored session.
  */
 export async function openSession(ws: Workspace, init: SessionOptions): Promise<AgentSession> {
+  // A sub-agent in its own worktree: its workspace root, guard and sandbox are there (child_dir.ts).
+  const moved = init.cwd && init.parent
+    ? await (await import("./child_dir.ts")).childInDir(ws, init.cwd, init.parent.session)
+    : null;
+  if (moved) ws = moved.ws;
   const app = ws.app;
   const cwd = ws.cwd;
   const log = (l: string) => ws.log(l);
@@ -93,7 +98,8 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   let sandbox: CommandSandbox;
   let rootPolicy: PolicyLike | undefined;
   let rootGuard: Policy | undefined;
-  if (parent?.commandSandbox) sandbox = parent.commandSandbox;
+  if (moved) ({ sandbox, guard: rootGuard } = moved);
+  else if (parent?.commandSandbox) sandbox = parent.commandSandbox;
   else ({ sandbox, rootPolicy, rootGuard } = await rootSandbox(ws, log));
   const ownsSandbox = sandbox !== parent?.commandSandbox;
   const parentLine = parent ? lineageOf(parent) : undefined;
@@ -101,7 +107,9 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   const inherits = !!parentLine && !init.mcpServers;
   const withExec = (list: AnyTool[]) => withSandboxExec(ws, sandbox, list);
   // Updated in place when MCP servers become ready or change their tools (see below).
-  const all = inherits ? parentLine!.tools : withExec(await ws.tools(init.mcpServers));
+  const all = inherits
+    ? moved?.tools(parentLine!.tools) ?? parentLine!.tools
+    : withExec(await ws.tools(init.mcpServers));
   const mcp = inherits ? parentLine!.mcp : await ws.mcp(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;
@@ -161,7 +169,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
 
   let registry = new ToolRegistry(toolsOf(prepared));
   for (const w of registry.warnings) log(`coyote: warning: ${w}`);
-  const basePolicy: PolicyLike = parent ? parent.policy : rootPolicy!;
+  const basePolicy: PolicyLike = moved?.policy ?? (parent ? parent.policy : rootPolicy!);
   const policyFor = (r: ToolRegistry) =>
     parent ? narrowPolicy(basePolicy, new Set(r.names())) : basePolicy;
 

@@ -79,7 +79,7 @@ export function newLineage(o: {
   owner: () => AgentSession;
   tools: AnyTool[];
   mcp: McpConnection | null;
-  /** A root session's policy object, when it made one (for its OS sandbox). */
+  /** The session's own policy object, when it made one for its OS sandbox (a root, a child in a worktree). */
   rootGuard?: Policy;
 }): Lineage {
   const { ws, init, first, parentLine, mcp, rootGuard } = o;
@@ -100,7 +100,7 @@ export function newLineage(o: {
     ),
     tools: o.tools,
     mcp,
-    guard: parentLine?.guard ?? rootGuard ?? ws.newPolicy(),
+    guard: rootGuard ?? parentLine?.guard ?? ws.newPolicy(),
     spend: parentLine?.spend ?? new TreeBudget(),
   };
 }

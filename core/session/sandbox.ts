@@ -35,14 +35,15 @@ function loadExec(): Promise<typeof import("../../plugins/exec/mod.ts")> {
 /**
  * A root session's sandbox, made from a new policy object of the workspace (`rootGuard`, its
  * "always" answers add rules to it), and that policy guarded by the sandbox's status
- * (`rootPolicy`, the session's policy).
+ * (`rootPolicy`, the session's policy). A sub-agent in its own worktree passes `policy`, its
+ * guard moved there (./child_dir.ts).
  */
 export async function rootSandbox(
   ws: Workspace,
   log: (line: string) => void,
+  policy: Policy = ws.newPolicy(),
 ): Promise<{ sandbox: CommandSandbox; rootPolicy: PolicyLike; rootGuard: Policy }> {
   const app = ws.app;
-  const policy = ws.newPolicy();
   const sandbox = await CommandSandbox.create(policy, app.sandbox ?? DEFAULT_SANDBOX, {
     secrets: ws.secrets,
     log,
@@ -66,18 +67,34 @@ export function withSandboxExec(
   sandbox: CommandSandbox,
   list: AnyTool[],
 ): AnyTool[] {
+  return sandboxExec(ws, sandbox, list);
+}
+
+/**
+ * The core `execute_command` running in `sandbox`, guarded like the workspace's tools; `like`: a
+ * tool list whose `execute_command` and `ast_grep` (core or any session's sandboxed ones) it
+ * replaces by ones running in `sandbox` (./child_dir.ts).
+ */
+export function sandboxExec(ws: Workspace, sandbox: CommandSandbox): AnyTool;
+export function sandboxExec(ws: Workspace, sandbox: CommandSandbox, like: AnyTool[]): AnyTool[];
+export function sandboxExec(
+  ws: Workspace,
+  sandbox: CommandSandbox,
+  like?: AnyTool[],
+): AnyTool | AnyTool[] {
   const note = sandbox.status.active ? sandbox.modelNote() : undefined;
   // A stub: plugins/exec/mod.ts `makeExecuteCommandTool(sandbox, note)` loads at the first call.
   const execTool = ws.protectTool(lazyTool(EXEC, {
     module: loadExec,
     tool: (m) => m.makeExecuteCommandTool(sandbox, note) as AnyTool,
   }, EXEC.description + (note ? ` ${note}` : "")));
+  if (!like) return execTool;
   const astGrep = ws.protectTool(lazyTool(AST_GREP, {
     module: loadFs,
     tool: (m) => m.makeAstGrepTool(sandbox) as AnyTool,
   }));
-  const isCoreExec = (t: AnyTool) => t.name === EXEC.name && t.description === EXEC.description;
-  const isCoreAstGrep = (t: AnyTool) =>
+  const isExec = (t: AnyTool) => t.name === EXEC.name && t.description.startsWith(EXEC.description);
+  const isAstGrep = (t: AnyTool) =>
     t.name === AST_GREP.name && t.description === AST_GREP.description;
-  return list.map((t) => isCoreExec(t) ? execTool : isCoreAstGrep(t) ? astGrep : t);
+  return like.map((t) => isExec(t) ? execTool : isAstGrep(t) ? astGrep : t);
 }

@@ -54,6 +54,11 @@ export interface SessionOptions {
   name?: string;
   /** Opens a sub-agent of this session (see core/session/conversation.ts). */
   parent?: { session: AgentSession; toolCallId: string; agentId?: string };
+  /**
+   * A sub-agent's own workspace root (its git worktree, core/supervisor/worktree.ts): its file
+   * tools, guard and OS sandbox work there (core/session/child_dir.ts). Default the parent's.
+   */
+  cwd?: string;
 }
 
 /**

@@ -45,6 +45,9 @@ import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
 import type { LiveAgentBudget } from "./tree.ts";
 import { spawnVerdict } from "./spawnable.ts";
 import type { GateKeeper } from "./gate_keeper.ts";
+import type { ChildWorktree } from "./worktree.ts";
+import { addUsage, zeroUsage } from "./usage.ts";
+export { addUsage, withChildRuns } from "./usage.ts";
 
 /** A spawn the supervisor refused; the message says why (it becomes the tool error). */
 export class SpawnRefused extends Error {
@@ -73,6 +76,10 @@ export interface ChildRun<S extends SupervisedSession = SupervisedSession> {
   finish: () => void;
   /** What it is doing now: title of its last tool call. */
   activity?: string;
+  /** The spawn's `worktree` flag; its own git worktree (./worktree.ts) and its last outcome. */
+  inWorktree?: boolean;
+  worktree?: ChildWorktree & { cwd: string };
+  worktreeNote?: string;
 }
 
 /** What the supervisor needs from its session (`S`: the session type, core/supervisor/types.ts). */
@@ -99,37 +106,6 @@ function randomHex8(): string {
   return crypto.getRandomValues(new Uint32Array(1))[0].toString(16).padStart(8, "0");
 }
 
-/** Sums usage records. */
-export function addUsage(into: TurnUsage, u: TurnUsage): void {
-  into.prompt_tokens += u.prompt_tokens;
-  into.completion_tokens += u.completion_tokens;
-  into.total_tokens += u.total_tokens;
-  into.requests += u.requests;
-}
-
-/**
- * A turn's result with its children's rolled up (from {@link Supervisor.endTurn}): their usage
- * added, their denied actions appended, their summaries as `agents`. Unchanged without children.
- */
-export function withChildRuns(
-  result: TurnResult,
-  kids: { usage: TurnUsage; denied: DeniedAction[]; agents: AgentRunSummary[] },
-): TurnResult {
-  if (!kids.agents.length) return result;
-  const usage = { ...result.usage };
-  addUsage(usage, kids.usage);
-  return {
-    ...result,
-    usage,
-    denied: [...result.denied, ...kids.denied],
-    agents: kids.agents,
-  };
-}
-
-function zeroUsage(): TurnUsage {
-  return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, requests: 0 };
-}
-
 /** See the module doc. */
 export class Supervisor<S extends SupervisedSession = SupervisedSession> {
   readonly runs = new Map<string, ChildRun<S>>();
@@ -143,6 +119,7 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
   #gates: Promise<GateKeeper> | null = null;
   /** The request's first response text, until its first tool call or its end. */
   #first = { text: "", closed: false };
+  #emit: ((ev: EngineEvent) => void) | null = null;
 
   constructor(readonly host: SupervisorHost<S>) {}
 
@@ -168,6 +145,7 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
       void this.#gates.then((g) => g.beginRequest(emit ?? null));
     }
     this.#first = { text: "", closed: false };
+    this.#emit = emit ?? null;
     this.runs.clear();
     this.#reminders = 0;
     this.#sink = sink;
@@ -274,7 +252,7 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
    * Spawns a child (see the module doc); returns its run at once.
    * @throws SpawnRefused with the reason.
    */
-  spawn(agentName: string, prompt: string, toolCallId: string): ChildRun<S> {
+  spawn(agentName: string, prompt: string, toolCallId: string, worktree?: boolean): ChildRun<S> {
     const owner = this.host.owner();
     const def = owner.definition;
     if (!def.can_spawn_agents) {
@@ -309,6 +287,7 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
       collected: false,
       done,
       finish,
+      inWorktree: worktree,
     };
     this.runs.set(id, run);
     this.#pump();
@@ -400,7 +379,13 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
   async closeChildren(): Promise<void> {
     const kept = [...this.#ended.values()];
     this.#ended.clear();
-    await Promise.all(kept.map((r) => r.session?.close().catch(() => {})));
+    await Promise.all(
+      kept.map((r) =>
+        r.session?.close().catch(() => {}).then(() =>
+          r.worktree && import("./worktree.ts").then((w) => w.dropWorktree(r))
+        )
+      ),
+    );
   }
 
   /**
@@ -430,12 +415,22 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
     run.startedAt = performance.now();
     const owner = this.host.owner();
     const def = owner.workspace.agents.get(run.agent)!;
+    const coders =
+      [...this.runs.values()].filter((r) =>
+        r !== run && r.agent === "coder" && (r.status === "running" || r.status === "queued")
+      ).length;
     try {
+      // The first run may get its own git worktree, the child's workspace root (./worktree.ts).
+      if (!run.session) {
+        const w = await import("./worktree.ts");
+        await w.placeRun(run, def.worktree, coders, owner.workspace, this.#emit);
+      }
       // A follow-up (`send`) prompts the session it already has.
       run.session ??= await this.host.open({
         ...this.host.childWiring(def),
         agent: run.agent,
         parent: { session: owner, toolCallId: run.toolCallId, agentId: run.id },
+        ...(run.worktree ? { cwd: run.worktree.cwd } : {}),
       });
       // Cancelled while it opened: the turn still runs, already cancelled, so the child's
       // transcript records its task and a cancelled turn end, and the frontend sees it end.
@@ -454,8 +449,10 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
     } finally {
       run.endedAt = performance.now();
       // An ended child's session stays open for a follow-up (`send`); a cancelled one closes.
-      if (run.session && run.status !== "cancelled") this.#ended.set(run.id, run);
+      const kept = !!run.session && run.status !== "cancelled";
+      if (kept) this.#ended.set(run.id, run);
       else await run.session?.close().catch(() => {});
+      if (run.worktree) await (await import("./worktree.ts")).bringBack(run, kept, this.#emit);
       run.finish();
       this.#pump();
     }
@@ -481,7 +478,8 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
       : `${run.id} failed: ${run.result?.error?.message ?? run.error ?? "unknown error"}${
         full ? "; its answer so far:" : ""
       }`;
-    return full ? `${head}\n${body}` : head;
+    const note = run.worktreeNote ? `\n${run.worktreeNote}` : "";
+    return (full ? `${head}\n${body}` : head) + note;
   }
 
   /** `agent__check`: status, or the result when it ended (then it counts as collected). */

@@ -1,10 +1,12 @@
 /**
  * The `agent__*` tools of an agent with `can_spawn_agents` (issue 7 §3):
- * `agent__spawn {agent, prompt}` → `{id}` at once; `agent__check {id}`;
+ * `agent__spawn {agent, prompt, worktree?}` → `{id}` at once (`worktree`: the child works in its
+ * own git worktree, core/supervisor/worktree.ts); `agent__check {id}`;
  * `agent__collect {id?, timeout_ms?}` (one, or every uncollected child); `agent__cancel {id}`
  * (cascades); `agent__send {agent_id, message}` (a follow-up to an ended child, in its same
- * session: core/supervisor/supervisor.ts `send`); `agent__list` (this turn's children and the agents that may be spawned, each with
- * its description, custom ones marked — core/supervisor/spawnable.ts).
+ * session: core/supervisor/supervisor.ts `send`); `agent__list` (this turn's children and the
+ * agents that may be spawned, each with its description, custom ones marked —
+ * core/supervisor/spawnable.ts).
  * A refused spawn or an unknown id is a tool error that says why.
  * @module
  */
@@ -29,6 +31,9 @@ export const SUPERVISOR_TOOLS = [
 const SPAWN_INPUT = z.object({
   agent: z.string().min(1).describe("agent name (see agent__list)"),
   prompt: z.string().min(1).describe("the task, self-contained"),
+  worktree: z.boolean().optional().describe(
+    "run it in its own git worktree; its change comes back as a patch applied to your tree, or reported with its conflicts (default: a coder spawned while another coder runs)",
+  ),
 });
 const ID_INPUT = z.object({ id: z.string().min(1) });
 const COLLECT_INPUT = z.object({
@@ -65,7 +70,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
         const s = sup();
         const gate = await s.gateSpawn(i.agent);
         if (gate) return { content: `error: ${gate}`, isError: true };
-        const r = s.spawn(i.agent, i.prompt, ctx.toolCallId);
+        const r = s.spawn(i.agent, i.prompt, ctx.toolCallId, i.worktree);
         s.gateSpawned(r);
         return {
           content: JSON.stringify({ id: r.id, status: r.status }),

@@ -65,4 +65,6 @@ export interface ChildSessionOptions<S> {
   agent: string;
   /** The owner, the `agent__spawn` call that spawned the child and the child's agent id. */
   parent: { session: S; toolCallId: string; agentId?: string };
+  /** The child's own workspace root (its git worktree, ./worktree.ts); default the owner's. */
+  cwd?: string;
 }

@@ -17,7 +17,7 @@
  * Git errors are thrown as {@link WorktreeError} naming the git command and its stderr.
  * @module
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
 
 /** An agent's `worktree` setting. */
 export type WorktreeSetting = "auto" | "always" | "never";
@@ -52,13 +52,16 @@ export interface ChildWorktree {
   /** The commit it started from (the parent's working tree at spawn). */
   base: string;
   dataDir: string;
+  /** Patches written so far (see {@link collectWorktree}). */
+  round?: number;
 }
 
 /** How a child's change came back. */
 export type WorktreeOutcome =
   | { status: "unchanged" }
   | { status: "applied"; files: string[]; patch: string }
-  | { status: "conflict"; files: string[]; patch: string; message: string };
+  | { status: "conflict"; files: string[]; patch: string; message: string }
+  | { status: "not_applied"; files: string[]; patch: string; message: string };
 
 const IDENTITY = ["-c", "user.name=coyote", "-c", "user.email=coyote@localhost"];
 
@@ -97,6 +100,18 @@ async function indexOfWorkingTree(dir: string, from: string | null): Promise<str
   return index;
 }
 
+/** A commit of `dir`'s working tree (tracked + untracked, not ignored) on top of `parent`. */
+async function snapshot(dir: string, parent: string | null, message: string): Promise<string> {
+  const index = await indexOfWorkingTree(dir, parent);
+  try {
+    const tree = (await git(dir, ["write-tree"], { index })).stdout.trim();
+    return (await git(dir, ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message]))
+      .stdout.trim();
+  } finally {
+    await Deno.remove(index).catch(() => {});
+  }
+}
+
 /** The top level of the repository holding `cwd`, or null when it is none. */
 export async function repoTop(cwd: string): Promise<string | null> {
   const r = await git(cwd, ["rev-parse", "--show-toplevel"], { ok: () => true }).catch(() => null);
@@ -117,20 +132,7 @@ export async function addWorktree(
     ok: () => true,
   });
   const parentCommit = head.code === 0 ? head.stdout.trim() : null;
-  const index = await indexOfWorkingTree(repo, parentCommit);
-  let base: string;
-  try {
-    const tree = (await git(repo, ["write-tree"], { index })).stdout.trim();
-    base = (await git(repo, [
-      "commit-tree",
-      tree,
-      ...(parentCommit ? ["-p", parentCommit] : []),
-      "-m",
-      `coyote: base of ${id}`,
-    ])).stdout.trim();
-  } finally {
-    await Deno.remove(index).catch(() => {});
-  }
+  const base = await snapshot(repo, parentCommit, `coyote: base of ${id}`);
   const root = join(dataDir, "worktrees");
   await Deno.mkdir(root, { recursive: true });
   const path = join(root, id);
@@ -150,27 +152,68 @@ export async function worktreePatch(wt: ChildWorktree): Promise<string> {
   }
 }
 
-/** See the module doc. The worktree is removed whatever the outcome. */
+/**
+ * The child's change since its last collection, as a patch applied to the parent's working tree
+ * (see the module doc), the worktree kept (a follow-up to the same child works on in it). The
+ * patch is `<id>.patch`, then `<id>-2.patch`, … for later runs of the child. Applied, the next
+ * collection starts from the tree as it is now; a conflict keeps the base, so the unapplied change
+ * is offered again. `apply: false` (a cancelled child) writes the patch and applies nothing.
+ */
+export async function collectWorktree(
+  wt: ChildWorktree,
+  opts: { apply?: boolean } = {},
+): Promise<WorktreeOutcome> {
+  const diff = await worktreePatch(wt);
+  if (!diff) return { status: "unchanged" };
+  wt.round = (wt.round ?? 0) + 1;
+  const name = wt.round === 1 ? `${wt.id}.patch` : `${wt.id}-${wt.round}.patch`;
+  const patch = join(wt.dataDir, "worktrees", name);
+  await Deno.writeTextFile(patch, diff);
+  if (opts.apply === false) {
+    const files = (await git(wt.repo, ["apply", "--numstat", patch])).stdout.split("\n")
+      .filter(Boolean).map((l) => l.split("\t").slice(2).join("\t"));
+    return { status: "not_applied", files, patch, message: "the child was cancelled" };
+  }
+  const out = await applyPatch(wt.repo, patch);
+  if (out.status === "applied") wt.base = await snapshot(wt.path, wt.base, `coyote: ${name}`);
+  return out;
+}
+
+/** Removes the checkout and its worktree entry (the patches stay). Never throws. */
+export async function removeWorktree(wt: ChildWorktree): Promise<void> {
+  await git(wt.repo, ["worktree", "remove", "--force", wt.path], { ok: () => true })
+    .catch(() => {});
+  await Deno.remove(wt.path, { recursive: true }).catch(() => {});
+  await git(wt.repo, ["worktree", "prune"], { ok: () => true }).catch(() => {});
+}
+
+/** {@link collectWorktree} once, then {@link removeWorktree} whatever the outcome. */
 export async function finishWorktree(wt: ChildWorktree): Promise<WorktreeOutcome> {
   try {
-    const diff = await worktreePatch(wt);
-    if (!diff) return { status: "unchanged" };
-    const patch = join(wt.dataDir, "worktrees", `${wt.id}.patch`);
-    await Deno.writeTextFile(patch, diff);
-    return await applyPatch(wt.repo, patch);
+    return await collectWorktree(wt);
   } finally {
-    await git(wt.repo, ["worktree", "remove", "--force", wt.path], { ok: () => true })
-      .catch(() => {});
-    await Deno.remove(wt.path, { recursive: true }).catch(() => {});
-    await git(wt.repo, ["worktree", "prune"], { ok: () => true }).catch(() => {});
+    await removeWorktree(wt);
   }
 }
+
+/** The last patch application per repository (this process applies one at a time there). */
+const applying = new Map<string, Promise<unknown>>();
 
 /**
  * Applies `patch` to `repo`'s working tree with `git apply --3way` through a temporary index of
  * that tree: applied, its files are written; a conflict writes nothing (see the module doc).
+ * Applications to one repository run one after the other: two children ending at once must not
+ * both apply to the tree as it was before either.
  */
-export async function applyPatch(repo: string, patch: string): Promise<WorktreeOutcome> {
+export function applyPatch(repo: string, patch: string): Promise<WorktreeOutcome> {
+  const turn = (applying.get(repo) ?? Promise.resolve()).then(() => applyNow(repo, patch));
+  const settled = turn.catch(() => {});
+  applying.set(repo, settled);
+  void settled.then(() => applying.get(repo) === settled && applying.delete(repo));
+  return turn;
+}
+
+async function applyNow(repo: string, patch: string): Promise<WorktreeOutcome> {
   const files = (await git(repo, ["apply", "--numstat", patch])).stdout.split("\n")
     .filter(Boolean).map((l) => l.split("\t").slice(2).join("\t"));
   const head = await git(repo, ["rev-parse", "-q", "--verify", "HEAD^{commit}"], {
@@ -216,7 +259,118 @@ export function outcomeText(o: WorktreeOutcome): string {
       o.files.join(", ")
     }); patch ${o.patch}`;
   }
+  if (o.status === "not_applied") {
+    return `worktree: its change was NOT applied (${o.message}; ${
+      o.files.join(", ")
+    }); the patch is kept at ${o.patch}`;
+  }
   return `worktree: its change CONFLICTS with the workspace and was NOT applied (conflicting: ${
     o.files.join(", ")
   }); the patch is kept at ${o.patch} — resolve it (git apply --3way ${o.patch}) or send the child a follow-up`;
+}
+
+/**
+ * Where a child starts (core/supervisor/supervisor.ts, at its first run): its own worktree when
+ * {@link wantsWorktree} says so, and `cwd` inside it (the parent's folder relative to its
+ * repository's top level). An `auto` decision outside a git repository is no worktree (the child
+ * shares the workspace); an explicit one (spawn flag, `always`) throws there.
+ * @throws WorktreeError when git fails or an explicit worktree is asked outside a repository.
+ */
+export async function placeChild(o: {
+  id: string;
+  agent: string;
+  spawn?: boolean;
+  setting?: WorktreeSetting;
+  codersRunning: number;
+  /** The parent's workspace root. */
+  cwd: string;
+  dataDir: string;
+}): Promise<(ChildWorktree & { cwd: string }) | null> {
+  if (!wantsWorktree(o)) return null;
+  const explicit = o.spawn === true || o.setting === "always";
+  if (!explicit && !(await repoTop(o.cwd))) return null;
+  const wt = await addWorktree(o.cwd, o.dataDir, o.id);
+  const rel = relative(await Deno.realPath(wt.repo), await Deno.realPath(o.cwd));
+  return { ...wt, cwd: rel ? join(wt.path, rel) : wt.path };
+}
+
+/**
+ * A `worktree` event for the parent's stream: an `agent_thought_chunk` whose text is readable
+ * where thought chunks show and whose `_meta.coyote` holds `{event: "worktree", agent_id, status,
+ * …}` (status `created` with `path`, or an outcome's status with its `files` and `patch`) — as the
+ * gates' events (./gate_keeper.ts).
+ */
+export function worktreeEvent(agentId: string, data: { status: string } & Record<string, unknown>) {
+  const text = data.status === "created"
+    ? `worktree: ${agentId} works in its own git worktree ${data.path}`
+    : data.status === "error"
+    ? `worktree: ${agentId}: its change could not be collected: ${data.message}`
+    : outcomeText(data as WorktreeOutcome).replace(/^worktree:/, `worktree: ${agentId}:`);
+  return {
+    sessionUpdate: "agent_thought_chunk" as const,
+    content: { type: "text" as const, text: `${text}\n` },
+    _meta: { coyote: { event: "worktree", agent_id: agentId, ...data } },
+  };
+}
+
+/** The members of a supervisor's child run (core/supervisor/supervisor.ts `ChildRun`) used here. */
+export interface WorktreeRun {
+  id: string;
+  agent: string;
+  status: string;
+  /** The spawn's `worktree` flag. */
+  inWorktree?: boolean;
+  worktree?: ChildWorktree & { cwd: string };
+  /** The last outcome, one line for the child's result. */
+  worktreeNote?: string;
+}
+
+type Emit = ((ev: ReturnType<typeof worktreeEvent>) => void) | null;
+
+/** A child's first run: {@link placeChild} into `run.worktree`, and a `created` event. */
+export async function placeRun(
+  run: WorktreeRun,
+  setting: WorktreeSetting | undefined,
+  codersRunning: number,
+  ws: { app: { dataDir: string }; cwd?: string },
+  emit: Emit,
+): Promise<void> {
+  const { id, agent, inWorktree: spawn } = run;
+  const cwd = ws.cwd ?? Deno.cwd();
+  const wt = await placeChild({
+    id,
+    agent,
+    spawn,
+    setting,
+    codersRunning,
+    cwd,
+    dataDir: ws.app.dataDir,
+  });
+  if (!wt) return;
+  run.worktree = wt;
+  emit?.(worktreeEvent(id, { status: "created", path: wt.path }));
+}
+
+/**
+ * A child's run ended: its change back to the parent's tree ({@link collectWorktree}: applied,
+ * or its conflict reported; a cancelled child's is not applied) as `run.worktreeNote` and a
+ * `worktree` event. Not `kept` (no session left to resume), the worktree is removed.
+ */
+export async function bringBack(run: WorktreeRun, kept: boolean, emit: Emit): Promise<void> {
+  try {
+    const o = await collectWorktree(run.worktree!, { apply: run.status !== "cancelled" });
+    run.worktreeNote = outcomeText(o);
+    emit?.(worktreeEvent(run.id, o));
+  } catch (e) {
+    run.worktreeNote = `worktree: its change could not be collected: ${(e as Error).message}`;
+    emit?.(worktreeEvent(run.id, { status: "error", message: (e as Error).message }));
+  }
+  if (!kept) await dropWorktree(run);
+}
+
+/** Removes `run`'s worktree, if any (its session closed). */
+export async function dropWorktree(run: WorktreeRun): Promise<void> {
+  const wt = run.worktree;
+  run.worktree = undefined;
+  if (wt) await removeWorktree(wt);
 }
