@@ -56,9 +56,10 @@ const CODER = "---\nname: coder\ndescription: The user's coder\n" +
 type Step = { name: string; arguments: Record<string, unknown> };
 
 /**
- * The scripted model: LEADX spawns `{spawn: [...]}` of its prompt in one response, then collects
- * and answers with the collect result; CODERX makes the tool calls `{steps: [...]}` of its task
- * one per request, then (after `barrier` coders reached their answer, if set) answers.
+ * The scripted model: LEADX spawns `{spawn: [...]}` of its prompt in one response, collects, then
+ * (with `send` in its prompt) sends the first child that task as a follow-up and collects again,
+ * and answers with the last collect result. CODERX makes the tool calls `{steps: [...]}` of its
+ * latest task one per request, then (after `barrier` coders reached their answer, if set) answers.
  */
 function model(barrier = 0) {
   let waiting = 0;
@@ -68,19 +69,31 @@ function model(barrier = 0) {
     const ms = messages(r);
     const calls = ms.filter((m) => m.role === "assistant").flatMap((m) => m.tool_calls ?? []);
     const last = String(ms.at(-1)!.content);
+    const call = (name: string, args: Record<string, unknown>) => ({
+      tool_calls: [{ name, arguments: args }],
+    });
     if (system(r).startsWith("LEADX")) {
-      const spawns = JSON.parse(firstUser(r)).spawn as Record<string, unknown>[];
+      const { spawn, send } = JSON.parse(firstUser(r)) as {
+        spawn: Record<string, unknown>[];
+        send?: string;
+      };
+      const n = spawn.length;
       if (!calls.length) {
-        return { tool_calls: spawns.map((a) => ({ name: "agent__spawn", arguments: a })) };
+        return { tool_calls: spawn.map((a) => ({ name: "agent__spawn", arguments: a })) };
       }
-      if (calls.length === spawns.length) {
-        return { tool_calls: [{ name: "agent__collect", arguments: {} }] };
+      if (calls.length === n) return call("agent__collect", {});
+      if (send && calls.length === n + 1) {
+        const first = ms.find((m) => m.role === "tool" && String(m.content).startsWith('{"id"'));
+        return call("agent__send", { agent_id: JSON.parse(first!.content!).id, message: send });
       }
+      if (send && calls.length === n + 2) return call("agent__collect", {});
       return { text: `COLLECTED:\n${last}` };
     }
     if (system(r).startsWith("CODERX")) {
-      const steps = JSON.parse(firstUser(r)).steps as Step[];
-      if (calls.length < steps.length) return { tool_calls: [steps[calls.length]] };
+      const at = ms.findLastIndex((m) => m.role === "user");
+      const steps = JSON.parse(ms[at].content!).steps as Step[];
+      const done = ms.slice(at).filter((m) => m.role === "assistant" && m.tool_calls).length;
+      if (done < steps.length) return { tool_calls: [steps[done]] };
       if (barrier && ++waiting === barrier) release();
       if (barrier) await all;
       return { text: `coder done; last: ${last.slice(0, 200)}` };
@@ -106,7 +119,7 @@ type Spawn = { steps: Step[]; worktree?: boolean };
  */
 async function scene(
   spawns: (repo: string) => Spawn[],
-  opts: { barrier?: number; config?: string } = {},
+  opts: { barrier?: number; config?: string; send?: Step[] } = {},
 ) {
   const server = await startModelServer({ script: model(opts.barrier) });
   const env = await makeCoyoteEnv();
@@ -129,7 +142,17 @@ async function scene(
     ...(c.worktree === undefined ? {} : { worktree: c.worktree }),
   }));
   const r = await runCoyote(
-    ["--headless", "--agent", "lead", "--output-format", "stream-json", JSON.stringify({ spawn })],
+    [
+      "--headless",
+      "--agent",
+      "lead",
+      "--output-format",
+      "stream-json",
+      JSON.stringify({
+        spawn,
+        ...(opts.send ? { send: task(opts.send) } : {}),
+      }),
+    ],
     { cwd: repo, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 120_000 },
   );
   const cleanup = async () => {
@@ -261,6 +284,31 @@ Deno.test("spawn in worktrees: a coder's file tool cannot write into the parent'
     assert.equal(await s.text("mine.txt"), "mine\n");
     const applied = s.events.find((e) => e.status === "applied");
     assert.deepEqual(applied?.files, ["mine.txt"]);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("spawn in worktrees: a follow-up (agent__send) to a worktree child works on in the same worktree; its next change comes back as its own patch", async () => {
+  const s = await scene(() => [{ worktree: true, steps: [write("one.txt", "first run\n")] }], {
+    send: [read("one.txt"), write("one.txt", "first run\nsecond run\n")],
+  });
+  try {
+    assert.equal(await s.text("one.txt"), "first run\nsecond run\n");
+    const created = s.events.filter((e) => e.status === "created");
+    assert.equal(created.length, 1, "one worktree for both runs");
+    const id = created[0].agent_id;
+    const applied = s.events.filter((e) => e.status === "applied");
+    assert.deepEqual(applied.map((e) => e.patch), [
+      join(s.env.dataDir, "worktrees", `${id}.patch`),
+      join(s.env.dataDir, "worktrees", `${id}-2.patch`),
+    ]);
+    // The second patch holds the second run's change only.
+    const second = await Deno.readTextFile(applied[1].patch);
+    assert.match(second, /^ first run$/m);
+    assert.match(second, /^\+second run$/m);
+    assert.match(s.result.text, /its change was applied[^]*-2\.patch/);
+    assert.deepEqual(await checkouts(s.env.dataDir), []);
   } finally {
     await s.cleanup();
   }

@@ -4,11 +4,11 @@
  * wrapped in the {@link EventEnvelope} (`session_id`, `agent`, `agent_id`, `parent_id?`,
  * `seq`), the one stream headless, ACP and text mode render from.
  *
- * A sub-agent is a Session opened with `parent`: it shares the parent's workspace, its policy
- * is the parent's session policy narrowed to the child's tools (never widened: the child's
- * tools are its definition's tools intersected with the parent's), its permission requests and
- * questions go to the root frontend, and its events flow into the parent's stream with
- * `parent_id` set.
+ * A sub-agent is a Session opened with `parent`: it shares the parent's workspace (or, opened
+ * with `cwd`, works in its own git worktree: child_dir.ts), its policy is the parent's narrowed to
+ * the child's tools (never widened: the child's tools are its definition's intersected with the
+ * parent's), its permission requests and questions go to the root frontend, and its events flow
+ * into the parent's stream with `parent_id` set.
  *
  * This module holds {@link openSession} (the session's state, its agent switch, its turns and
  * its close). Its parts live beside it in core/session/: the shapes (types.ts), resuming a

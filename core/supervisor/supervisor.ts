@@ -8,7 +8,10 @@
  *   `spawn_custom_agents` — core/supervisor/spawnable.ts —, unknown agent, `max_agent_depth`
  *   reached, `max_spawns_per_turn` children already spawned in this turn, `max_live_agents`
  *   sessions already live in the whole tree — core/supervisor/tree.ts) throw {@link SpawnRefused}
- *   with the reason and how to raise the limit.
+ *   with the reason and how to raise the limit. A child may start in its own git worktree (the
+ *   spawn's `worktree` flag, the agent's `worktree` setting; ./worktree.ts `placeRun`): the
+ *   session opens there, and each run's change comes back as a patch applied to the parent's
+ *   tree or reported with its conflicts (the result's last line and a `worktree` event).
  * - A child's envelopes flow into the parent's current stream (their `parent_id` is the
  *   parent's agent id); its permission requests and questions go to the root frontend
  *   (core/supervisor/escalation.ts).

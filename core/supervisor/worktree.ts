@@ -8,12 +8,17 @@
  *   `<base>` is a commit of the parent's working tree as it is now (HEAD plus its uncommitted and
  *   untracked, not ignored, files; built through a temporary index, so the user's index and
  *   branches are untouched). The checkout is outside the workspace.
- * - {@link finishWorktree}: the child's change as a patch (`git diff --binary --no-renames` of its
- *   worktree, new files included, against `<base>`), kept at `<dataDir>/worktrees/<id>.patch`;
- *   applied to the parent's working tree with `git apply --3way` on a temporary index of that
- *   tree as it is now (another child's applied work included), so a conflict leaves the parent's
+ * - {@link collectWorktree}: the child's change as a patch (`git diff --binary --no-renames` of its
+ *   worktree, new files included, against `<base>`), kept at `<dataDir>/worktrees/<id>.patch`
+ *   (`<id>-2.patch`, … for later runs); applied to the parent's working tree with
+ *   `git apply --3way` on a temporary index of that tree as it is now (another child's applied
+ *   work included; one application per repository at a time), so a conflict leaves the parent's
  *   files untouched and is reported with the conflicting files and the patch path — never merged
- *   over. Then the worktree is removed (`git worktree remove --force`).
+ *   over. {@link removeWorktree}: `git worktree remove --force`; {@link finishWorktree}: both.
+ * - The supervisor's side (core/supervisor/supervisor.ts, which imports this module when a child
+ *   starts): {@link placeRun} at a child's first run (its session then opens in the worktree,
+ *   core/session/child_dir.ts), {@link bringBack} at each run's end (the result's line and a
+ *   `worktree` event, {@link worktreeEvent}), {@link dropWorktree} when its session closes.
  * Git errors are thrown as {@link WorktreeError} naming the git command and its stderr.
  * @module
  */
