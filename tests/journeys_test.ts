@@ -1042,3 +1042,43 @@ Deno.test("journey (ACP, gates): a security Critical holds the end once (the gat
     await e.close();
   }
 });
+
+Deno.test("journey: sisyphus → two built-in coders at once → the second works in its own worktree (graph scripts and checks there), both CODER_COMPLETE, its patch applied", async () => {
+  const collected: string[] = [];
+  const { lines, file, transcripts } = await journey((r) => {
+    const node = coderNode(r);
+    if (node) return node;
+    const ms = messages(r);
+    const calls = ms.filter((m) => m.role === "assistant").flatMap((m) => m.tool_calls ?? []);
+    if (!calls.length) {
+      return {
+        tool_calls: [1, 2].map(() => ({
+          name: "agent__spawn",
+          arguments: { agent: "coder", prompt: "make src.txt say fixed" },
+        })),
+      };
+    }
+    if (calls.length === 2) return call("agent__collect", {});
+    if (calls.length === 3) collected.push(String(ms.at(-1)!.content));
+    return { text: "FINAL" };
+  }, "fix src.txt twice over");
+  noRefusedSubmit(lines);
+  assert.equal(file, "fixed\n");
+  assert.equal(collected[0].match(/CODER_COMPLETE/g)?.length, 2, collected[0]);
+  const events = lines.map((l: Json) => l.update?._meta?.coyote)
+    .filter((m: Json) => m?.event === "worktree");
+  assert.deepEqual(
+    events.map((e: Json) => e.status),
+    ["created", "applied"],
+    JSON.stringify(events),
+  );
+  // Its session (graph, scripts, `make test`) ran in its worktree: its transcript's cwd.
+  const id = events[0].agent_id;
+  const sid = lines.find((l: Json) => l.agent_id === id)!.session_id;
+  const header = JSON.parse(transcripts.find(([s]) => s === sid)![1].split("\n")[0]);
+  assert.equal(header.cwd, events[0].path);
+  assert.match(
+    collected[0],
+    new RegExp(`${id} completed:[^]*its change was applied to the workspace \\(src\\.txt\\)`),
+  );
+});
