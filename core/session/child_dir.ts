@@ -50,6 +50,7 @@ export async function childInDir(
   // The root's rules added since (session "always" answers) and its mode, at each decision.
   let seen = root.rules().length;
   const follow = () => {
+    if (moved === root) return;
     if (moved.mode !== root.mode) moved.setMode(root.mode);
     for (const r of root.rules().slice(seen)) moved.addRule(r.decision, r.text, r.source);
     seen = root.rules().length;
