@@ -21,7 +21,6 @@ import type { Policy } from "../policy/policy.ts";
 import type { CommandSandbox } from "../policy/sandbox/mod.ts";
 import type { Workspace } from "./workspace.ts";
 import type { AgentSession } from "./types.ts";
-import { lineageOf } from "./lineage.ts";
 import { narrowPolicy } from "./tool_set.ts";
 import { rootSandbox, sandboxExec } from "./sandbox.ts";
 
@@ -39,13 +38,16 @@ export interface ChildDir {
   tools(parentTools: AnyTool[]): AnyTool[];
 }
 
-/** See the module doc. `dir`: an absolute path. */
+/**
+ * See the module doc. `dir`: an absolute path; `root`: the policy object of the parent's tree
+ * (core/session/lineage.ts `Lineage.guard`), moved to `dir`.
+ */
 export async function childInDir(
   ws: Workspace,
   dir: string,
   parent: AgentSession,
+  root: Policy,
 ): Promise<ChildDir> {
-  const root = lineageOf(parent)?.guard ?? ws.newPolicy();
   const moved = root.forWorkspace(dir);
   // The root's rules added since (session "always" answers) and its mode, at each decision.
   let seen = root.rules().length;

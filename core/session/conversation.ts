@@ -4,11 +4,10 @@
  * wrapped in the {@link EventEnvelope} (`session_id`, `agent`, `agent_id`, `parent_id?`,
  * `seq`), the one stream headless, ACP and text mode render from.
  *
- * A sub-agent is a Session opened with `parent`: it shares the parent's workspace (or, opened
- * with `cwd`, works in its own git worktree: child_dir.ts), its policy is the parent's narrowed to
- * the child's tools (never widened: the child's tools are its definition's intersected with the
- * parent's), its permission requests and questions go to the root frontend, and its events flow
- * into the parent's stream with `parent_id` set.
+ * A sub-agent is a Session opened with `parent`: it shares the parent's workspace (or, with `cwd`,
+ * works in its own git worktree: child_dir.ts), its policy is the parent's narrowed to its tools
+ * (never widened: its definition's tools ∩ the parent's), its permission requests and questions go
+ * to the root frontend, and its events flow into the parent's stream with `parent_id` set.
  *
  * This module holds {@link openSession} (the session's state, its agent switch, its turns and
  * its close). Its parts live beside it in core/session/: the shapes (types.ts), resuming a
@@ -47,6 +46,7 @@ import { narrowPolicy } from "./tool_set.ts";
 import { rootSandbox, withSandboxExec } from "./sandbox.ts";
 import {
   checkChildDepth,
+  childDirOf,
   idTail,
   lineageOf,
   newLineage,
@@ -72,10 +72,7 @@ export const CHILD_SETTLE_MS = 10_000;
  * @throws UsageError for an unknown agent or stored session.
  */
 export async function openSession(ws: Workspace, init: SessionOptions): Promise<AgentSession> {
-  // A sub-agent in its own worktree: its workspace root, guard and sandbox are there (child_dir.ts).
-  const moved = init.cwd && init.parent
-    ? await (await import("./child_dir.ts")).childInDir(ws, init.cwd, init.parent.session)
-    : null;
+  const moved = await childDirOf(ws, init); // a sub-agent in its own worktree (lineage.ts)
   if (moved) ws = moved.ws;
   const app = ws.app;
   const cwd = ws.cwd;
@@ -98,18 +95,15 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   let sandbox: CommandSandbox;
   let rootPolicy: PolicyLike | undefined;
   let rootGuard: Policy | undefined;
-  if (moved) ({ sandbox, guard: rootGuard } = moved);
-  else if (parent?.commandSandbox) sandbox = parent.commandSandbox;
+  if (parent?.commandSandbox) sandbox = moved?.sandbox ?? parent.commandSandbox;
   else ({ sandbox, rootPolicy, rootGuard } = await rootSandbox(ws, log));
   const ownsSandbox = sandbox !== parent?.commandSandbox;
-  const parentLine = parent ? lineageOf(parent) : undefined;
+  const parentLine = parent ? moved?.line ?? lineageOf(parent) : undefined;
   // A sub-agent shares its parent's tool list and MCP connection (see Lineage, lineage.ts).
   const inherits = !!parentLine && !init.mcpServers;
   const withExec = (list: AnyTool[]) => withSandboxExec(ws, sandbox, list);
   // Updated in place when MCP servers become ready or change their tools (see below).
-  const all = inherits
-    ? moved?.tools(parentLine!.tools) ?? parentLine!.tools
-    : withExec(await ws.tools(init.mcpServers));
+  const all = inherits ? parentLine!.tools : withExec(await ws.tools(init.mcpServers));
   const mcp = inherits ? parentLine!.mcp : await ws.mcp(init.mcpServers);
   // A child never gets a tool its parent lacks.
   const ceiling = parent ? new Set(parent.toolNames()) : null;

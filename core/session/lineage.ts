@@ -25,6 +25,7 @@ import { LiveAgentBudget } from "../supervisor/tree.ts";
 import { TreeBudget } from "../supervisor/budget.ts";
 import type { Workspace } from "./workspace.ts";
 import type { AgentSession, SessionOptions } from "./types.ts";
+import type { ChildDir } from "./child_dir.ts";
 
 /** What a child session inherits from its parent beyond the public interface. */
 export interface Lineage {
@@ -79,7 +80,7 @@ export function newLineage(o: {
   owner: () => AgentSession;
   tools: AnyTool[];
   mcp: McpConnection | null;
-  /** The session's own policy object, when it made one for its OS sandbox (a root, a child in a worktree). */
+  /** A root session's policy object, when it made one (for its OS sandbox). */
   rootGuard?: Policy;
 }): Lineage {
   const { ws, init, first, parentLine, mcp, rootGuard } = o;
@@ -100,9 +101,29 @@ export function newLineage(o: {
     ),
     tools: o.tools,
     mcp,
-    guard: rootGuard ?? parentLine?.guard ?? ws.newPolicy(),
+    guard: parentLine?.guard ?? rootGuard ?? ws.newPolicy(),
     spend: parentLine?.spend ?? new TreeBudget(),
   };
+}
+
+/**
+ * A sub-agent opened with `cwd` (its own git worktree, core/supervisor/worktree.ts): its workspace,
+ * sandbox and base policy there (./child_dir.ts, loaded only then) and its parent's lineage with
+ * the tool list (`execute_command` in that sandbox) and the guard moved there; null for any other
+ * session.
+ */
+export async function childDirOf(
+  ws: Workspace,
+  init: SessionOptions,
+): Promise<(ChildDir & { line: Lineage }) | null> {
+  const parent = init.parent?.session;
+  if (!init.cwd || !parent) return null;
+  const line = lineage.get(parent);
+  if (!line) {
+    throw new Error(`${parent.agentId} is not a session of openSession: no cwd for a child`);
+  }
+  const moved = await (await import("./child_dir.ts")).childInDir(ws, init.cwd, parent, line.guard);
+  return { ...moved, line: { ...line, tools: moved.tools(line.tools), guard: moved.guard } };
 }
 
 /**
