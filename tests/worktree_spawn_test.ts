@@ -11,7 +11,8 @@
  * - a coder in a worktree: its file tool cannot write into the parent's tree (the guard's
  *   workspace is its worktree), its own writes come back as a patch;
  * - with the OS sandbox required (real bwrap): the child's command runs in its worktree, its
- *   writes land there (and come back), a write into the parent's tree fails read-only.
+ *   writes land there (and come back), a write into the parent's tree fails read-only, and of the
+ *   data dir (its worktree lies inside) it sees nothing but its worktree.
  * @module
  */
 import assert from "node:assert/strict";
@@ -118,12 +119,22 @@ type Spawn = { steps: Step[]; worktree?: boolean };
  * spawning the coders `spawns(repo)` lists.
  */
 async function scene(
-  spawns: (repo: string) => Spawn[],
-  opts: { barrier?: number; config?: string; send?: Step[] } = {},
+  spawns: (repo: string, dataDir: string) => Spawn[],
+  opts: {
+    barrier?: number;
+    config?: string;
+    send?: Step[];
+    /** Where the repository and the data dir are made (default the system's temp dir). */
+    under?: string;
+  } = {},
 ) {
   const server = await startModelServer({ script: model(opts.barrier) });
   const env = await makeCoyoteEnv();
-  const parent = await Deno.makeTempDir({ prefix: "coyote-wt-spawn-" });
+  if (opts.under) {
+    await Deno.remove(env.dataDir, { recursive: true });
+    env.dataDir = await Deno.makeTempDir({ dir: opts.under, prefix: "coyote-data-" });
+  }
+  const parent = await Deno.makeTempDir({ dir: opts.under, prefix: "coyote-wt-spawn-" });
   const repo = join(parent, "repo");
   await Deno.mkdir(repo);
   await git(repo, "init", "-q");
@@ -136,7 +147,7 @@ async function scene(
   await Deno.writeTextFile(join(env.configDir, "agents", "lead", "config.yaml"), LEAD);
   await Deno.writeTextFile(join(env.configDir, "agents", "coder.md"), CODER);
   if (opts.config) await Deno.writeTextFile(join(env.configDir, "config.yaml"), opts.config);
-  const spawn = spawns(repo).map((c) => ({
+  const spawn = spawns(repo, env.dataDir).map((c) => ({
     agent: "coder",
     prompt: task(c.steps),
     ...(c.worktree === undefined ? {} : { worktree: c.worktree }),
@@ -158,6 +169,7 @@ async function scene(
   const cleanup = async () => {
     await server.close();
     await env.cleanup();
+    await Deno.remove(env.dataDir, { recursive: true }).catch(() => {});
     await Deno.remove(parent, { recursive: true });
   };
   try {
@@ -340,5 +352,45 @@ Deno.test("spawn in worktrees: with the OS sandbox (real bwrap) the child's comm
     assert.deepEqual(s.events.find((e) => e.status === "applied")?.files, ["cmd.txt"]);
   } finally {
     await s.cleanup();
+  }
+});
+
+Deno.test("spawn in worktrees: with the OS sandbox (real bwrap), outside the private /tmp — the parent's tree is read-only to the child's commands and of the data dir it sees only its own worktree", async () => {
+  const under = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "coyote-wt-" });
+  try {
+    const s = await scene((repo, data) => [{
+      worktree: true,
+      steps: [
+        run(`echo direct > ${join(repo, "direct.txt")} || echo WRITE-FAILED`),
+        run(`echo mine > mine.txt; ls -A ${data} ${join(data, "worktrees")}; echo LISTED`),
+      ],
+    }], { config: "sandbox: required\n", under });
+    try {
+      const outputs = s.lines.filter((l) =>
+        l.update?.sessionUpdate === "tool_call_update" && l.update.status === "completed" &&
+        l.agent_id?.startsWith("coder-")
+      ).map((l) => JSON.stringify(l.update.content ?? ""));
+      assert.ok(outputs.some((o) => /Read-only file system/.test(o)), outputs.join("\n"));
+      // The data dir (transcripts, caches, other worktrees and patches) is an empty dir there but
+      // for the way to its own worktree.
+      const id = s.events.find((e) => e.status === "created")!.agent_id;
+      const listing = JSON.parse(outputs.find((o) => o.includes("LISTED"))!)[0].content.text;
+      const lines = listing.split("--- stdout ---\n")[1].split("\n").filter(Boolean);
+      assert.deepEqual(lines, [
+        `${s.env.dataDir}:`,
+        "worktrees",
+        `${join(s.env.dataDir, "worktrees")}:`,
+        id,
+        "LISTED",
+      ]);
+      // On the host the data dir holds more (this run's transcripts at least).
+      assert.ok([...Deno.readDirSync(s.env.dataDir)].length > 1);
+      await assert.rejects(Deno.stat(join(s.repo, "direct.txt")));
+      assert.equal(await s.text("mine.txt"), "mine\n");
+    } finally {
+      await s.cleanup();
+    }
+  } finally {
+    await Deno.remove(under, { recursive: true }).catch(() => {});
   }
 });

@@ -205,8 +205,12 @@ Deno.test("worktree: the guard of a workspace inside the data dir (a child's wor
     assert.notEqual(await decide(join(w.path, ".git")), "allow");
     assert.notEqual(await decide(join(f.data, "worktrees", "coder-g.patch")), "allow");
     assert.notEqual(await decide(join(f.data, "transcripts", "x.jsonl")), "allow");
-    // The parent's tree is outside this workspace: asked, not allowed.
+    // The parent's tree is outside this workspace: asked, not allowed; so is reading the rest of
+    // the data dir (other sessions' transcripts).
     assert.equal(await decide(join(f.repo, "a.txt")), "ask");
+    const read = async (path: string) => (await policy.evaluate({ type: "read", path })).decision;
+    assert.equal(await read(join(w.path, "a.txt")), "allow");
+    assert.equal(await read(join(f.data, "transcripts", "x.jsonl")), "ask");
     await removeWorktree(w);
   } finally {
     await f.cleanup();

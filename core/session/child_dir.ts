@@ -10,8 +10,9 @@
  *   (headless: refused); the root's rules and permission mode are followed at each decision and
  *   the child's "always" answers go to the root's policy; the parent's tool set still bounds it;
  * - OS sandbox is its own (./sandbox.ts `rootSandbox` on that moved policy): bwrap binds the
- *   directory writable instead of the parent's workspace, which stays read-only, and a linked
- *   worktree's git dirs are mounted read-only (core/policy/sandbox/home_view.ts); its
+ *   directory writable instead of the parent's workspace, which stays read-only, a linked
+ *   worktree's git dirs are mounted read-only (core/policy/sandbox/home_view.ts), and the data dir
+ *   the worktree lies in is an empty dir around it (core/policy/sandbox/profile.ts); its
  *   `execute_command` runs there.
  * @module
  */

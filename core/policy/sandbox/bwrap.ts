@@ -152,7 +152,8 @@ export function bwrapArgs(
   for (const h of profile.hidden) {
     // Already invisible: inside the home's empty tmpfs, under no store or root (./home_view.ts).
     if (profile.home && hiddenByHome(profile.home, h.path, roots)) continue;
-    const keepRw = sockets.some((s) => s.startsWith(`${h.path}/`));
+    // …and so does one with a root inside it (a workspace inside the hidden data dir).
+    const keepRw = [...sockets, ...roots].some((s) => s.startsWith(`${h.path}/`));
     mounts.push({
       path: h.path,
       order: 2,

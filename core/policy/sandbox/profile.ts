@@ -309,7 +309,10 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     const rp = real(p);
     if (!rp) continue;
     // The workspace itself is never hidden by a default (e.g. a workspace inside the config dir).
-    if (isInside(ws, rp)) continue;
+    // A workspace inside the data dir (a sub-agent's git worktree, core/session/child_dir.ts): the
+    // data dir is hidden around it (bwrap binds the workspace over the empty dir; Linux only).
+    const around = p === policy.dataDir && ws !== rp && Deno.build.os === "linux";
+    if (isInside(ws, rp) && !around) continue;
     if (pathRuleDecision(policy, "read", p) === "allow") continue;
     add(hidden, rp, why);
   }
