@@ -1,0 +1,134 @@
+/**
+ * The headless journeys' runner (tests/journeys_test.ts, tests/journeys_gates_test.ts):
+ * `coyote --headless --output-format stream-json` as a real subprocess, from the default agent
+ * (sisyphus) unless told otherwise, on a fresh git repository (tests/support/journeys.ts `repo`)
+ * against the scripted model server, and what the tests read of its stream.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { transcriptPath } from "../../core/transcript/store.ts";
+import { childEnv, makeCoyoteEnv, parseJsonLines, runCoyote } from "./run_coyote.ts";
+import { type RecordedRequest, type ScriptedReply, startModelServer } from "./model_server.ts";
+import {
+  adversaryNode,
+  call,
+  coordinatorSteps,
+  type Json,
+  met,
+  repo,
+  system,
+  unmetHalf,
+} from "./journeys.ts";
+
+/**
+ * Runs sisyphus (the default agent: no `-a`; or `args`) headless on a fresh git repo with `files`
+ * written into it; `script` is made for the repo's directory. Resolves with the stream's lines,
+ * its `result` line, the model requests, the transcripts of every session in the stream, and
+ * src.txt, PLAN.md and NOTES.md as the run left them (null: absent).
+ */
+export async function journey(
+  script: (dir: string) => (r: RecordedRequest) => ScriptedReply,
+  prompt: string,
+  opts: {
+    args?: string[];
+    files?: Record<string, string>;
+    /** Files written into the user's config dir (`agents/x.md` is a user agent). */
+    userFiles?: Record<string, string>;
+  } = {},
+) {
+  const parent = await Deno.makeTempDir({ prefix: "coyote-journey-" });
+  const dir = await repo(parent);
+  const server = await startModelServer({ script: script(dir) });
+  const env = await makeCoyoteEnv();
+  try {
+    for (const [p, text] of Object.entries(opts.userFiles ?? {})) {
+      await Deno.mkdir(join(env.configDir, p, ".."), { recursive: true });
+      await Deno.writeTextFile(join(env.configDir, p), text);
+    }
+    for (const [p, text] of Object.entries(opts.files ?? {})) {
+      await Deno.mkdir(join(dir, p, ".."), { recursive: true });
+      await Deno.writeTextFile(join(dir, p), text);
+    }
+    const r = await runCoyote(
+      [...(opts.args ?? []), "--headless", "--output-format", "stream-json", prompt],
+      { cwd: dir, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 180_000 },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const lines: Json[] = parseJsonLines(r.stdout);
+    const transcript = async (sessionId: string) =>
+      await Deno.readTextFile(transcriptPath(env.dataDir, sessionId));
+    const files = Object.fromEntries(
+      await Promise.all(
+        ["PLAN.md", "NOTES.md"].map(async (p) =>
+          [p, await Deno.readTextFile(join(dir, p)).catch(() => null)] as const
+        ),
+      ),
+    );
+    return {
+      transcripts: await Promise.all(
+        [...new Set(lines.map((l: Json) => l.session_id).filter(Boolean))].map(async (id) =>
+          [id, await transcript(id)] as const
+        ),
+      ),
+      lines,
+      result: lines.at(-1)!,
+      requests: server.requests,
+      file: await Deno.readTextFile(join(dir, "src.txt")),
+      files,
+      stderr: r.stderr,
+    };
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(parent, { recursive: true });
+  }
+}
+
+/** No submit_result anywhere was refused (the issue 17 bug). */
+export function noRefusedSubmit(lines: Json[]) {
+  const refused = lines.filter((l) =>
+    l.type === "session_update" && JSON.stringify(l.update).includes("submit_result is not among")
+  );
+  assert.deepEqual(refused, [], "a child graph's submit_result was refused");
+}
+
+/** The gates' decisions in the stream (core/supervisor/gate_keeper.ts): `intent` and `gate` events. */
+export function gateEvents(lines: Json[]): Json[] {
+  return lines.filter((l: Json) =>
+    l.type === "session_update" && ["intent", "gate"].includes(l.update?._meta?.coyote?.event)
+  ).map((l: Json) => ({ ...l.update._meta.coyote, agent: l.agent }));
+}
+
+/**
+ * sisyphus (any request no child claims): spawns `agent` with `prompt`, collects, answers with
+ * the collected result (`FINAL:\n…`) — at every later end too (a gate may hold the first).
+ * One script per run.
+ */
+export const sisyphus = (agent: string, prompt: string) =>
+  coordinatorSteps([call("agent__spawn", { agent, prompt }), call("agent__collect", {})]).script;
+
+/** Adversary nodes: the first verdict UNMET (src.txt says half), the later ones MET. */
+export function halfThenMet() {
+  let verdicts = 0;
+  return (r: RecordedRequest) => {
+    const first = system(r).includes("You verify ONE acceptance criterion") && verdicts++ === 0;
+    return adversaryNode(
+      r,
+      first ? unmetHalf : met("src.txt", 1, { file: "src_test.js", line: 1 }),
+    );
+  };
+}
+
+/** sisyphus spawning the adversary, whose criterion "adds greet()" is UNMET: DIVERGES. */
+export const divergesGreet = () => {
+  const s = sisyphus("adversary", "Review the change: it must add greet().");
+  return (r: RecordedRequest) =>
+    adversaryNode(r, {
+      status: "UNMET",
+      evidence: [],
+      test: null,
+      explanation: "greet() returns the wrong word",
+      fix: "return 'hello'",
+    }) ?? s(r);
+};
