@@ -140,6 +140,33 @@ Deno.test("render: a sub-agent is one status line", () => {
   assert.match(lines[0], /↳ explore-1234abcd end_turn \(2 request\(s\), 1\.5k tokens/);
 });
 
+Deno.test("render: each gate decision and the intent line is one dim line; other thoughts none", () => {
+  const { r, o } = capture({ color: true, width: () => 80 });
+  const thought = (text: string, coyote?: Record<string, unknown>) =>
+    env({
+      sessionUpdate: "agent_thought_chunk",
+      content: { type: "text", text },
+      ...(coyote ? { _meta: { coyote } } : {}),
+    } as SessionEvent);
+  r.onEnvelope(env({ sessionUpdate: "turn_started", prompt: "go" }));
+  r.onEnvelope(thought("the model reasons"));
+  r.onEnvelope(thought("intent", { event: "intent", class: "implementation", text: "fix it" }));
+  r.onEnvelope(thought("gate", {
+    event: "gate",
+    gate: "plan_review",
+    decision: "block",
+    reason:
+      "oracle-1: PLAN_REVIEW: REJECT\n\u001b[2Jand a long reason that cannot fit in eighty columns, not at all",
+  }));
+  r.onEnvelope(thought("other", { event: "auto_continue_stopped" }));
+  const lines = o.err.split("\n").filter(Boolean);
+  assert.deepEqual(lines, [
+    "\x1b[2m⚑ intent (implementation): fix it\x1b[22m",
+    "\x1b[2m⚑ gate plan_review: block — oracle-1: PLAN_REVIEW: REJECT \\u001b[2Jand a long…\x1b[22m",
+  ]);
+  assert.equal(o.out, "");
+});
+
 Deno.test("render: while a prompt is on screen (suspended) lines are held, then written in order", () => {
   // Seen in the REPL: a sub-agent's permission prompt ended with the key legend, and the parent's
   // next tool line ("• Collect sub-agents") was printed on the same line, after "deny always".

@@ -10,7 +10,8 @@
  *   changes, each sub-agent (envelopes with `parent_id`) — live on a line of its own under the
  *   spinner while it runs (terminal; id, elapsed time, last action: core/frontends/render/status.ts),
  *   then one line with its outcome — and a footer per turn: tokens, cost (when the model has a
- *   `price` in `models:`), time.
+ *   `price` in `models:`), time; each gate decision and the Phase 0 intent of a coordinator
+ *   (core/supervisor/gate_keeper.ts) as one dim line ({@link gateLine}).
  * - A spinner with the elapsed time (and what is running) on `err` while waiting, only when
  *   `spinner` is set (stderr is a terminal); it draws only at the start of a line and is erased
  *   (all its rows) before anything else is written. {@link Renderer.progress} shows it between
@@ -131,6 +132,23 @@ export function hookLine(ev: HookEvent, s: Style): string | null {
   if (!verb && !msg) return null;
   const why = verb && ev.reason ? `: ${safeLine(ev.reason)}` : "";
   return `${s.dim("↪")} ${safeLine(ev.hookEventName)} hook${verb ? ` ${verb}` : ""}${why}${msg}`;
+}
+
+/**
+ * The one dim line a gate decision or the Phase 0 intent gets (core/supervisor/gate_keeper.ts: an
+ * `agent_thought_chunk` whose `_meta.coyote.event` is `gate` or `intent`) — `⚑ gate plan_review:
+ * block — reason`, `⚑ intent (implementation): what was heard` — cut to `width` columns; null for
+ * any other thought chunk.
+ */
+export function gateLine(meta: unknown, s: Style, width: number): string | null {
+  const m = (meta as { coyote?: Record<string, unknown> } | undefined)?.coyote;
+  if (!m || (m.event !== "gate" && m.event !== "intent")) return null;
+  const str = (v: unknown) => safeLine(String(v ?? "").replace(/\s+/g, " ").trim());
+  const text = m.event === "intent"
+    ? `⚑ intent (${str(m.class)}): ${str(m.text)}`
+    : `⚑ gate ${str(m.gate)}: ${str(m.decision)}${m.reason ? ` — ${str(m.reason)}` : ""}`;
+  const max = Math.max(20, width - 1);
+  return s.dim(text.length > max ? text.slice(0, max - 1).trimEnd() + "…" : text);
 }
 
 /** One line per turn: tokens, cost, time. */
@@ -334,9 +352,15 @@ export class Renderer {
         if (ev.content.type === "text") this.#text(ev.content.text);
         this.#label = "";
         return;
-      case "agent_thought_chunk":
+      case "agent_thought_chunk": {
         this.#label = "thinking";
+        const line = gateLine(ev._meta, s, this.o.width?.() ?? 80);
+        if (line) {
+          this.#statusLine(line);
+          this.#lastCallLine = null;
+        }
         return;
+      }
       case "hook": {
         // A hook's decision (docs/hooks.md); a failed hook is already one line on stderr.
         const line = hookLine(ev, s);
