@@ -11,7 +11,7 @@ import { createWorkspace } from "../core/session/workspace.ts";
 import { GraphRunner } from "../core/graph/runner.ts";
 import { loadGraph, parseGraphText } from "../core/graph/load.ts";
 import { validateGraph } from "../core/graph/validate.ts";
-import type { SessionEvent } from "../core/protocol/types.ts";
+import type { PermissionRequest, SessionEvent } from "../core/protocol/types.ts";
 import { startModelServer } from "./support/model_server.ts";
 import type { RecordedRequest, ScriptedReply } from "./support/model_server.ts";
 import { testApp } from "./support/fixtures.ts";
@@ -19,6 +19,7 @@ import { testApp } from "./support/fixtures.ts";
 async function setup(
   script: (req: RecordedRequest, i: number) => ScriptedReply,
   answer: "reject_once" | "allow_once" = "reject_once",
+  asked: PermissionRequest[] = [],
 ) {
   const server = await startModelServer({ script });
   const cwd = await Deno.makeTempDir({ prefix: "coyote-graph-" });
@@ -46,7 +47,7 @@ async function setup(
       model: "scripted",
       tools,
       policy: ws.newPolicy(),
-      permission: () => Promise.resolve(answer),
+      permission: (req) => (asked.push(req), Promise.resolve(answer)),
       origin: {
         agent: spec.name,
         agentId: `${spec.name}-1`,
@@ -130,6 +131,51 @@ nodes:
     assert.ok(ids.some((i) => i.startsWith("pick#1/")), ids.join(", "));
   } finally {
     await env.close();
+  }
+});
+
+Deno.test("graph host: an llm node's permission request names its call as its events do (the prefixed id), so a frontend ties them", async () => {
+  const outside = await Deno.makeTempDir({ prefix: "coyote-graph-outside-" });
+  const asked: PermissionRequest[] = [];
+  const env = await setup(
+    (_req, i) =>
+      i === 0
+        ? {
+          tool_calls: [{ name: "fs_write", arguments: { path: `${outside}/x.txt`, content: "x" } }],
+        }
+        : { text: "written" },
+    "allow_once",
+    asked,
+  );
+  try {
+    const g = spec(`
+name: g
+tools: [fs_write]
+start: w
+nodes:
+  w: { type: llm, tools: [fs_write], prompt: "{{initial_prompt}}", next: done }
+  done: { type: end, output: "{{output}}" }
+`);
+    const events: SessionEvent[] = [];
+    const r = await env.runner(g).prompt("write it", { onEvent: (e) => events.push(e) });
+    assert.equal(r.error, undefined, r.error?.message);
+    assert.equal(await Deno.readTextFile(`${outside}/x.txt`), "x");
+    const call = events.find((e) =>
+      e.sessionUpdate === "tool_call" && (e as { title?: string }).title?.startsWith("Write")
+    ) as { toolCallId: string } | undefined;
+    assert.match(call!.toolCallId, /^w#1\//);
+    assert.equal(asked.length, 1, "the write outside the workspace asked");
+    assert.equal(asked[0].toolCallId, call!.toolCallId);
+    assert.equal(asked[0].scope?.toolCallId, call!.toolCallId);
+    assert.equal(asked[0].scope?.rootToolCallId, call!.toolCallId, "at the root: its own call");
+    assert.ok(events.some((e) =>
+      e.sessionUpdate === "tool_call_update" &&
+      (e as { toolCallId: string }).toolCallId === call!.toolCallId &&
+      (e as { status?: string }).status === "completed"
+    ));
+  } finally {
+    await env.close();
+    await Deno.remove(outside, { recursive: true });
   }
 });
 

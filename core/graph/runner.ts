@@ -11,7 +11,9 @@
  *   graph's, ∩ the session's), the session's policy narrowed to them, the session's permission
  *   resolver and host services, `max_iterations` as its request cap, and for an `output_schema`
  *   a `submit_result` tool whose call ends the node's turn. Tool-call ids are prefixed per
- *   conversation (`<node>#<n>/…`) so concurrent branches never share one.
+ *   conversation (`<node>#<n>/…`) so concurrent branches never share one — in its events and
+ *   in its permission requests and host services' scope alike, so a frontend ties a request to
+ *   the call it shows (ACP: the announced call of a child's request gets the call's status).
  * - agent nodes: the session's `spawn` (a child session on the same workspace).
  * - script nodes: core/graph/script.ts; their `exec`/`read`/`write` are real tool calls of
  *   `execute_command`/`fs_read`/`fs_write` through the guard gate (announced as tool calls).
@@ -25,6 +27,7 @@ import type {
   AgentOrigin,
   AgentRunner,
   AnyTool,
+  CallScope,
   DeniedAction,
   EngineEvent,
   EventSink,
@@ -355,8 +358,9 @@ export class GraphRunner implements AgentRunner {
                 : o.policy.evaluate(a),
             addRule: (d, r, s) => o.policy.addRule(d, r, s),
           },
-          permission: o.permission,
-          host: o.host,
+          // Its permission requests and host services name each call as its events do.
+          permission: prefixedPermission(prefix, o.permission),
+          host: prefixedHost(prefix, o.host),
           systemPrompt: cfg.instructions ?? "",
           maxTurns: cfg.maxIterations,
           origin: o.origin,
@@ -584,4 +588,31 @@ async function copyAgentFolder(cwd: string, dir: string, rel: string) {
   }
   const path = scriptPath(join(root, basename(dir)), rel);
   return { path, argv0: path, cleanup };
+}
+
+/** `<prefix>/<id>` in a call scope: the call's id, and the root's call at the root. */
+function prefixScope<T extends CallScope>(prefix: string, scope: T): T {
+  return {
+    ...scope,
+    toolCallId: `${prefix}/${scope.toolCallId}`,
+    ...(scope.depth === 0 ? { rootToolCallId: `${prefix}/${scope.toolCallId}` } : {}),
+  };
+}
+
+/** The permission requests of an llm node's engine, with its calls' ids as its events carry them. */
+function prefixedPermission(prefix: string, p: PermissionResolver): PermissionResolver {
+  return (req, signal) =>
+    p({
+      ...req,
+      toolCallId: `${prefix}/${req.toolCallId}`,
+      ...(req.scope ? { scope: prefixScope(prefix, req.scope) } : {}),
+    }, signal);
+}
+
+/** The host services of an llm node's engine, bound to its calls' ids as its events carry them. */
+function prefixedHost(
+  prefix: string,
+  host: HostServices | HostFactory | undefined,
+): HostServices | HostFactory | undefined {
+  return typeof host === "function" ? (scope) => host(prefixScope(prefix, scope)) : host;
 }
