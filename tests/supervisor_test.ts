@@ -605,6 +605,20 @@ Deno.test("agent__send: refused while the child runs and for an unknown id; in a
     const kids = b.events.filter((x) => x.parent_id && x.agent_id === childId);
     assert.ok(kids.length > 0, "the follow-up's events carry the child's agent_id");
     assert.equal(b.ended.agents?.[0]?.agent_id, childId);
+    // …and name the agent__send call that resumed it (not the spawn of the earlier turn), so a
+    // frontend shows the run on that call.
+    const callOf = (evs: EventEnvelope[], title: RegExp) =>
+      evs.find((x) =>
+        !x.parent_id && x.update.sessionUpdate === "tool_call" && title.test(x.update.title)
+      )?.update as { toolCallId: string } | undefined;
+    const spawnCall = callOf(a.events, /^Spawn worker/)!.toolCallId;
+    const sendCall = callOf(b.events, new RegExp(`^Send to ${childId}: follow-up`))!.toolCallId;
+    assert.ok(
+      a.events.filter((x) => x.agent_id === childId).every((x) =>
+        x.parent_tool_call_id === spawnCall
+      ),
+    );
+    assert.deepEqual([...new Set(kids.map((x) => x.parent_tool_call_id))], [sendCall]);
   } finally {
     await e.close();
   }

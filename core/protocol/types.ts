@@ -143,7 +143,8 @@ export type EventSink = (event: SessionEvent) => void;
  * - `agent_id`: this agent instance: `<agent>-<8 hex>` (the root's hex is the tail of its
  *   session id, so it is stable across resumes; a child's is random, e.g. `explore-3f2a9c1d`).
  * - `parent_id`: the `agent_id` of the agent that spawned this one; absent at the root.
- * - `parent_tool_call_id`: for a child, the parent's `agent__spawn` tool call that started it.
+ * - `parent_tool_call_id`: for a child, the parent's tool call that started its current run: its
+ *   `agent__spawn`, or the `agent__send` that resumed it.
  * - `seq`: 1, 2, 3, … per `session_id` within one process (gapless; order of emission).
  * - `update`: the event.
  */
@@ -170,8 +171,9 @@ export interface AgentOrigin {
   /** The root session's id (equal to the session's own id at the root). */
   rootSessionId: string;
   /**
-   * For a child: the root session's tool call (its `agent__spawn`) the child descends from.
-   * Frontends attach the child's permission requests, questions and terminals to it.
+   * For a child: the root session's tool call (its `agent__spawn`, or the `agent__send` that
+   * resumed a child of the root) the child's current run descends from. Frontends attach the
+   * child's permission requests, questions and terminals to it.
    */
   rootToolCallId?: string;
   /** 0 at the root, parent's depth + 1 for a child. */

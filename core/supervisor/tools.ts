@@ -147,10 +147,10 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     kind: "other",
     concurrency: "serial",
     title: (i) => `Send to ${i.agent_id}: ${i.message.split("\n")[0].slice(0, 80)}`,
-    run(i) {
+    run(i, ctx) {
       try {
         const s = sup();
-        const r = s.send(i.agent_id, i.message);
+        const r = s.send(i.agent_id, i.message, ctx.toolCallId);
         return {
           content: JSON.stringify({ id: r.id, status: r.status }),
           rawOutput: { id: r.id, agent: r.agent, status: r.status },

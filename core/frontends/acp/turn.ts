@@ -159,14 +159,18 @@ function forward(peer: AcpPeer, live: LiveSession, ev: EngineEvent): void {
 
 /**
  * A sub-agent's event: shown as `tool_call_update` content on the root's `agent__spawn` call
- * the sub-agent descends from — one line per tool call it starts, per failure, and its end
+ * the sub-agent descends from (for a run resumed by `agent__send`, on that call: the envelope's
+ * `parent_tool_call_id`) — one line per tool call it starts, per failure, and its end
  * (the last {@link CHILD_LINES} lines of each sub-agent). The full record is the
  * sub-agent's own transcript.
  */
 function forwardChild(peer: AcpPeer, live: LiveSession, env: EventEnvelope): void {
   let view = live.children.get(env.agent_id);
-  if (!view) {
-    const parent = env.parent_id ? live.children.get(env.parent_id) : undefined;
+  const parent = env.parent_id ? live.children.get(env.parent_id) : undefined;
+  // A child of the root resumed by agent__send: its new run is shown on that call's card.
+  const moved = view && !parent && env.parent_tool_call_id &&
+    env.parent_tool_call_id !== view.rootCallId;
+  if (!view || moved) {
     const rootCallId = parent?.rootCallId ?? env.parent_tool_call_id;
     if (!rootCallId) return;
     view = { rootCallId, lines: [] };
