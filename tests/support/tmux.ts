@@ -81,14 +81,36 @@ export class Tmux {
    * A liveness bound, not a timing assertion.
    */
   async waitFor(re: RegExp, timeoutMs = 30_000): Promise<string> {
+    return await this.waitUntil((s) => re.test(s), String(re), timeoutMs);
+  }
+
+  /**
+   * Waits until `re` occurs at least `n` times on the screen and scroll-back (a prompt shown
+   * for the n-th time); throws with the screen after `timeoutMs`.
+   */
+  async waitForCount(re: RegExp, n: number, timeoutMs = 30_000): Promise<string> {
+    const g = new RegExp(re.source, re.flags.includes("g") ? re.flags : re.flags + "g");
+    return await this.waitUntil(
+      (s) => (s.match(g)?.length ?? 0) >= n,
+      `${re} ${n} time(s)`,
+      timeoutMs,
+    );
+  }
+
+  /** Waits until `test(screen)` holds (polling); throws naming `what`, with the screen. */
+  async waitUntil(
+    test: (screen: string) => boolean,
+    what: string,
+    timeoutMs = 30_000,
+  ): Promise<string> {
     const end = Date.now() + timeoutMs;
     let last = "";
     while (Date.now() < end) {
       last = await this.screen();
-      if (re.test(last)) return last;
+      if (test(last)) return last;
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error(`screen never matched ${re}:\n${last}`);
+    throw new Error(`screen never matched ${what}:\n${last}`);
   }
 
   async kill(): Promise<void> {
