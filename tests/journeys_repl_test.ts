@@ -2,7 +2,7 @@
  * The seeds' flow (tests/support/journeys.ts `seedFlow`, the script the headless and ACP journeys
  * drive too) through the REPL in a real pseudo-terminal (tmux), from the default agent (sisyphus)
  * on a real git repository, the OS sandbox on: what the screen shows for each gate decision and
- * the intent line (one dim `⚑` line each, core/frontends/render/mod.ts `gateLine`), the children
+ * the intent line (one dim `⚑` line each, core/frontends/render/event_lines.ts `gateLine`), the children
  * (both explore children of the fan-out; the coder's two runs under one id — the resumed child is
  * the same child), the refused spawn, and approvals: a `Write(**\/*.md)` ask rule makes the
  * coordinator's PLAN.md writes and the coder child's NOTES.md write ask, each answered at the

@@ -27,7 +27,6 @@ import type {
   AgentOrigin,
   AgentRunner,
   AnyTool,
-  CallScope,
   DeniedAction,
   EngineEvent,
   EventSink,
@@ -53,6 +52,7 @@ import { checkSchema, SUBMIT_RESULT, submitResultTool } from "./structured.ts";
 import { runModuleScript, runShellScript, type ScriptServices } from "./script.ts";
 import { scriptPath } from "./paths.ts";
 import { RunMemory } from "./followup.ts";
+import { prefixedHost, prefixedPermission } from "./call_ids.ts";
 
 /** Provider error codes worth another attempt of an llm node (`max_attempts`). */
 const TRANSIENT = new Set(["server_error", "rate_limited", "connection", "timeout", "stream_cut"]);
@@ -588,31 +588,4 @@ async function copyAgentFolder(cwd: string, dir: string, rel: string) {
   }
   const path = scriptPath(join(root, basename(dir)), rel);
   return { path, argv0: path, cleanup };
-}
-
-/** `<prefix>/<id>` in a call scope: the call's id, and the root's call at the root. */
-function prefixScope<T extends CallScope>(prefix: string, scope: T): T {
-  return {
-    ...scope,
-    toolCallId: `${prefix}/${scope.toolCallId}`,
-    ...(scope.depth === 0 ? { rootToolCallId: `${prefix}/${scope.toolCallId}` } : {}),
-  };
-}
-
-/** The permission requests of an llm node's engine, with its calls' ids as its events carry them. */
-function prefixedPermission(prefix: string, p: PermissionResolver): PermissionResolver {
-  return (req, signal) =>
-    p({
-      ...req,
-      toolCallId: `${prefix}/${req.toolCallId}`,
-      ...(req.scope ? { scope: prefixScope(prefix, req.scope) } : {}),
-    }, signal);
-}
-
-/** The host services of an llm node's engine, bound to its calls' ids as its events carry them. */
-function prefixedHost(
-  prefix: string,
-  host: HostServices | HostFactory | undefined,
-): HostServices | HostFactory | undefined {
-  return typeof host === "function" ? (scope) => host(prefixScope(prefix, scope)) : host;
 }

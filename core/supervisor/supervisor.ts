@@ -63,16 +63,10 @@ export interface ChildRun<S extends SupervisedSession = SupervisedSession> {
   agent: string;
   prompt: string;
   status: AgentRunSummary["status"];
-  /**
-   * The parent's tool call that started the child's current run: its `agent__spawn`, or the
-   * `agent__send` that resumed it.
-   */
+  /** The parent's call that started the current run: `agent__spawn`, or `agent__send` (resumed). */
   toolCallId: string;
   session?: S;
-  /**
-   * The parent link its session was opened with (its envelopes' `parent_tool_call_id`); a
-   * follow-up re-points it to the `agent__send` call.
-   */
+  /** The parent link its session was opened with; a follow-up re-points it (`send`). */
   link?: { session: S; toolCallId: string; agentId: string };
   ctrl: AbortController;
   queuedAt: number;
@@ -337,13 +331,11 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
    * as its next user message, in the same session; returns its run at once (collect it as a
    * spawn). Counts as a run of this turn (`max_spawns_per_turn`, the live-agent budget,
    * `max_concurrent_agents`); the child's own limits (`max_turns` …) apply to its new turn.
-   * `toolCallId` (the `agent__send` call) becomes the call the run belongs to: its envelopes'
-   * `parent_tool_call_id` and, for a child of the root, the `rootToolCallId` of its calls'
-   * scope — so a frontend shows the resumed run on the call that resumed it (ACP: that call's
-   * card, its permission requests naming it), not on a spawn call that ended, maybe turns ago.
+   * `toolCallId` (the `agent__send` call) becomes the run's call — its envelopes'
+   * `parent_tool_call_id`, a root's child's `rootToolCallId` — so frontends show the run there.
    * @throws SpawnRefused when `id` is unknown, still queued or running, or was cancelled.
    */
-  send(id: string, message: string, toolCallId?: string): ChildRun<S> {
+  send(id: string, message: string, toolCallId: string): ChildRun<S> {
     const live = this.runs.get(id);
     if (live && (live.status === "queued" || live.status === "running")) {
       throw new SpawnRefused(
@@ -372,12 +364,9 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
       throw e;
     }
     this.#ended.delete(id);
-    if (toolCallId) {
-      run.toolCallId = toolCallId;
-      if (run.link) run.link.toolCallId = toolCallId;
-      const origin = run.session?.origin as { rootToolCallId?: string } | undefined;
-      if (origin && this.host.owner().origin.depth === 0) origin.rootToolCallId = toolCallId;
-    }
+    run.toolCallId = run.link!.toolCallId = toolCallId;
+    const origin = run.session?.origin as { rootToolCallId?: string } | undefined;
+    if (origin && this.host.owner().origin.depth === 0) origin.rootToolCallId = toolCallId;
     Object.assign(run, {
       prompt: message,
       status: "queued",

@@ -11,7 +11,7 @@
  *   spinner while it runs (terminal; id, elapsed time, last action: core/frontends/render/status.ts),
  *   then one line with its outcome — and a footer per turn: tokens, cost (when the model has a
  *   `price` in `models:`), time; each gate decision and the Phase 0 intent of a coordinator
- *   (core/supervisor/gate_keeper.ts) as one dim line ({@link gateLine}).
+ *   (core/supervisor/gate_keeper.ts) as one dim line (./event_lines.ts).
  * - A spinner with the elapsed time (and what is running) on `err` while waiting, only when
  *   `spinner` is set (stderr is a terminal); it draws only at the start of a line and is erased
  *   (all its rows) before anything else is written. {@link Renderer.progress} shows it between
@@ -20,7 +20,7 @@
  *   prefix are dropped.
  * @module
  */
-import type { EventEnvelope, HookEvent, TurnUsage } from "../../protocol/types.ts";
+import type { EventEnvelope, TurnUsage } from "../../protocol/types.ts";
 import { costUsd, type ModelPrice } from "../../config/models.ts";
 import { BlockSplitter, rowsAbove } from "./blocks.ts";
 import { unifiedDiff } from "./diff.ts";
@@ -28,8 +28,10 @@ import type { MarkdownRenderer } from "./markdown.ts";
 import { type Style, styles } from "./style.ts";
 import { type ChildStatus, statusLines } from "./status.ts";
 import { escapeCharRefs, keepStylingOnly, safeLine, safeText } from "../../util/terminal_safe.ts";
+import { gateLine, hookLine } from "./event_lines.ts";
 
 export { colorFor, terminalWidth, wrap } from "./style.ts";
+export { gateLine, hookLine } from "./event_lines.ts";
 
 /** How a renderer writes and what it may do. */
 export interface RenderOptions {
@@ -113,42 +115,6 @@ function deepSafe(v: unknown): unknown {
     return o;
   }
   return v;
-}
-
-/**
- * The line a lifecycle hook's event gets (`↪ PreToolUse hook denied: reason`), or null for one
- * that decided nothing, only added context, or failed (its problem is logged on stderr).
- */
-export function hookLine(ev: HookEvent, s: Style): string | null {
-  const what: Record<string, string> = {
-    deny: s.red("denied"),
-    block: s.red("blocked"),
-    ask: s.yellow("asks"),
-    allow: s.green("approved"),
-    stop: s.yellow("ended the turn"),
-  };
-  const verb = what[ev.decision];
-  const msg = ev.systemMessage ? ` ${s.dim(safeLine(ev.systemMessage))}` : "";
-  if (!verb && !msg) return null;
-  const why = verb && ev.reason ? `: ${safeLine(ev.reason)}` : "";
-  return `${s.dim("↪")} ${safeLine(ev.hookEventName)} hook${verb ? ` ${verb}` : ""}${why}${msg}`;
-}
-
-/**
- * The one dim line a gate decision or the Phase 0 intent gets (core/supervisor/gate_keeper.ts: an
- * `agent_thought_chunk` whose `_meta.coyote.event` is `gate` or `intent`) — `⚑ gate plan_review:
- * block — reason`, `⚑ intent (implementation): what was heard` — cut to `width` columns; null for
- * any other thought chunk.
- */
-export function gateLine(meta: unknown, s: Style, width: number): string | null {
-  const m = (meta as { coyote?: Record<string, unknown> } | undefined)?.coyote;
-  if (!m || (m.event !== "gate" && m.event !== "intent")) return null;
-  const str = (v: unknown) => safeLine(String(v ?? "").replace(/\s+/g, " ").trim());
-  const text = m.event === "intent"
-    ? `⚑ intent (${str(m.class)}): ${str(m.text)}`
-    : `⚑ gate ${str(m.gate)}: ${str(m.decision)}${m.reason ? ` — ${str(m.reason)}` : ""}`;
-  const max = Math.max(20, width - 1);
-  return s.dim(text.length > max ? text.slice(0, max - 1).trimEnd() + "…" : text);
 }
 
 /** One line per turn: tokens, cost, time. */

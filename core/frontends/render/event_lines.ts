@@ -1,0 +1,45 @@
+/**
+ * The one-line status notes the terminal renderer (./mod.ts) writes for decision events: a
+ * lifecycle hook's decision ({@link hookLine}) and a coordinator's gate decision or Phase 0 intent
+ * ({@link gateLine}). Every string in them is made safe for the terminal (core/util/terminal_safe.ts).
+ * @module
+ */
+import type { HookEvent } from "../../protocol/types.ts";
+import type { Style } from "./style.ts";
+import { safeLine } from "../../util/terminal_safe.ts";
+
+/**
+ * The line a lifecycle hook's event gets (`↪ PreToolUse hook denied: reason`), or null for one
+ * that decided nothing, only added context, or failed (its problem is logged on stderr).
+ */
+export function hookLine(ev: HookEvent, s: Style): string | null {
+  const what: Record<string, string> = {
+    deny: s.red("denied"),
+    block: s.red("blocked"),
+    ask: s.yellow("asks"),
+    allow: s.green("approved"),
+    stop: s.yellow("ended the turn"),
+  };
+  const verb = what[ev.decision];
+  const msg = ev.systemMessage ? ` ${s.dim(safeLine(ev.systemMessage))}` : "";
+  if (!verb && !msg) return null;
+  const why = verb && ev.reason ? `: ${safeLine(ev.reason)}` : "";
+  return `${s.dim("↪")} ${safeLine(ev.hookEventName)} hook${verb ? ` ${verb}` : ""}${why}${msg}`;
+}
+
+/**
+ * The one dim line a gate decision or the Phase 0 intent gets (core/supervisor/gate_keeper.ts: an
+ * `agent_thought_chunk` whose `_meta.coyote.event` is `gate` or `intent`) — `⚑ gate plan_review:
+ * block — reason`, `⚑ intent (implementation): what was heard` — cut to `width` columns; null for
+ * any other thought chunk.
+ */
+export function gateLine(meta: unknown, s: Style, width: number): string | null {
+  const m = (meta as { coyote?: Record<string, unknown> } | undefined)?.coyote;
+  if (!m || (m.event !== "gate" && m.event !== "intent")) return null;
+  const str = (v: unknown) => safeLine(String(v ?? "").replace(/\s+/g, " ").trim());
+  const text = m.event === "intent"
+    ? `⚑ intent (${str(m.class)}): ${str(m.text)}`
+    : `⚑ gate ${str(m.gate)}: ${str(m.decision)}${m.reason ? ` — ${str(m.reason)}` : ""}`;
+  const max = Math.max(20, width - 1);
+  return s.dim(text.length > max ? text.slice(0, max - 1).trimEnd() + "…" : text);
+}
