@@ -21,6 +21,7 @@ import {
 } from "./support/model_server.ts";
 import {
   adversaryNode,
+  call,
   coderNode,
   firstUser,
   gatePairs,
@@ -330,7 +331,7 @@ Deno.test("journey: sisyphus → graph coder → adversary DIVERGES → agent__s
 
 Deno.test("journey: sisyphus → two built-in coders at once → the second works in its own worktree (graph scripts and checks there), both CODER_COMPLETE, its patch applied", async () => {
   const collected: string[] = [];
-  const { lines, file, transcripts } = await journey((r) => {
+  const { lines, file, transcripts } = await journey(() => (r) => {
     const node = coderNode(r);
     if (node) return node;
     const ms = messages(r);

@@ -331,8 +331,7 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
    * as its next user message, in the same session; returns its run at once (collect it as a
    * spawn). Counts as a run of this turn (`max_spawns_per_turn`, the live-agent budget,
    * `max_concurrent_agents`); the child's own limits (`max_turns` …) apply to its new turn.
-   * `toolCallId` (the `agent__send` call) becomes the run's call — its envelopes'
-   * `parent_tool_call_id`, a root's child's `rootToolCallId` — so frontends show the run there.
+   * `toolCallId` (`agent__send`) becomes the run's call (`parent_tool_call_id`, `rootToolCallId`).
    * @throws SpawnRefused when `id` is unknown, still queued or running, or was cancelled.
    */
   send(id: string, message: string, toolCallId: string): ChildRun<S> {
