@@ -4,7 +4,8 @@
  * bomb is silent, the command cannot raise it (nor reach a writable /proc/sys — `core_pattern`
  * would run a program as root outside every namespace), and the session goes on. Real bwrap, as
  * root on this machine; the launcher is called directly (no guard in between), and one headless
- * session runs with the guard forced open.
+ * session runs with the guard forced open. These cover the fallback limits (no writable cgroup:
+ * `COYOTE_CGROUP=off`); tests/sandbox_cgroup_test.ts covers the per-command cgroup.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -24,6 +25,8 @@ import { startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 async function world(limits: SandboxLimits = { processes: 300, memoryMb: 256 }) {
+  // The rlimit / pid_max limits, as on a host without a writable cgroup (core/policy/sandbox/cgroup.ts).
+  Deno.env.set("COYOTE_CGROUP", "off");
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-limits-" }));
   const ws = join(root, "ws");
   for (const d of [ws, join(root, "cfg"), join(root, "home")]) {
@@ -44,6 +47,7 @@ async function world(limits: SandboxLimits = { processes: 300, memoryMb: 256 }) 
     run,
     cleanup: async () => {
       sb.close();
+      Deno.env.delete("COYOTE_CGROUP");
       await Deno.remove(root, { recursive: true }).catch(() => {});
     },
   };
@@ -161,7 +165,10 @@ Deno.test("limits: config shape, errors naming the key, and policy show", async 
   try {
     const text = describeSandbox(deriveProfile(w.policy), w.sb.status);
     assert.match(text, /limits: +processes 512 \(the sandbox's own PID namespace pid_max/);
-    assert.match(text, /memory 2048 MB per process \(RLIMIT_DATA; shared mappings not counted\)/);
+    assert.match(
+      text,
+      /memory 2048 MB per process \(RLIMIT_DATA; shared mappings not counted: no writable cgroup here\)/,
+    );
     assert.match(
       text,
       /tmpfs 512 MB each \(home, \/tmp if tmpfs, \/dev\/shm\) \(sandbox\.limits\.tmpfs_mb\)/,
@@ -232,7 +239,7 @@ Deno.test("limits e2e: headless, guard forced open: the bomb is a tool error and
       cwd: w.ws,
       env: childEnv(env, {
         baseURL: server.baseURL,
-        extra: { COYOTE_TEST_MODE: "1", COYOTE_TEST_GUARD: "allow" },
+        extra: { COYOTE_TEST_MODE: "1", COYOTE_TEST_GUARD: "allow", COYOTE_CGROUP: "off" },
       }),
     });
     assert.equal(r.code, 0, r.stderr);

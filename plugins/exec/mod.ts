@@ -42,6 +42,8 @@ export const MAX_TIMEOUT_MS = 600_000;
 export const OUTPUT_LIMIT = 30_000;
 /** Time between SIGTERM and SIGKILL of the process group (ms). */
 export const KILL_GRACE_MS = 2_000;
+/** How often a running command's cgroup counters are read (ms; one `sh` run each). */
+const CGROUP_POLL_MS = 1_000;
 /** After the shell exits, how long background children may keep the pipes open before we stop reading (ms). */
 export const DRAIN_MS = 300;
 
@@ -156,6 +158,15 @@ export type LaunchPlan =
      * the limit until the timeout) and the result names the limit.
      */
     limits?: SandboxLimits;
+    /**
+     * The command's own cgroup (core/policy/sandbox/cgroup.ts): checked every second while it
+     * runs (a refused fork ends the tree, also when the bomb prints nothing), then torn down —
+     * awaited when the command failed, for the limit it hit (an OOM kill prints nothing).
+     */
+    cgroup?: {
+      check(): Promise<"processes" | "memory" | undefined>;
+      finish(): Promise<"processes" | "memory" | undefined>;
+    };
   }
   | { refused: string };
 
@@ -218,6 +229,21 @@ export async function runCommand(
   const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
   let hit: "processes" | "memory" | undefined;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
+  const cg = plan.cgroup;
+  // A fork refused by the cgroup's pids.max ends the tree even when the bomb prints nothing.
+  let checking = false;
+  const poll = cg
+    ? setInterval(() => {
+      if (checking || hit === "processes") return;
+      checking = true;
+      cg.check().then((h) => {
+        if (h === "processes" && hit !== "processes") {
+          hit = h;
+          signalTree(tree, "SIGKILL");
+        }
+      }).finally(() => checking = false);
+    }, CGROUP_POLL_MS)
+    : undefined;
   const kill = () => {
     signalTree(tree, "SIGTERM");
     killTimer ??= setTimeout(() => signalTree(tree, "SIGKILL"), KILL_GRACE_MS);
@@ -282,11 +308,20 @@ export async function runCommand(
       await Promise.all(pumps);
     }
   } finally {
+    clearInterval(poll);
     clearTimeout(timer);
     clearTimeout(killTimer);
     opts.signal.removeEventListener("abort", onAbort);
     forget(tree);
     launcher.finished?.(tree);
+  }
+  if (cg) {
+    // A failed command: the cgroup's counters say whether a limit ended it (an OOM kill of a
+    // shared mapping or a tmpfs file prints nothing). A successful one: torn down meanwhile.
+    if (!status.success || hit) {
+      const h = await cg.finish();
+      if (h === "processes" || (h && !hit)) hit = h;
+    } else void cg.finish();
   }
   const note = plan.after?.();
   // A failed allocation only counts when the command failed.
@@ -294,7 +329,7 @@ export async function runCommand(
   return {
     ...(note ? { note } : {}),
     ...(hit && plan.limits
-      ? { limit: { which: hit, message: limitMessage(hit, plan.limits) } }
+      ? { limit: { which: hit, message: limitMessage(hit, plan.limits, !!cg) } }
       : {}),
     sandboxed: plan.sandboxed,
     exitCode: status.signal ? null : status.code,
@@ -361,10 +396,12 @@ export function makeExecuteCommandTool(
         // `exec env -i VARS… bwrap … bash -c COMMAND` so the client starts the same sandbox.
         let text = input.command;
         let after: (() => string | undefined) | undefined;
+        let cgroup: { finish(): Promise<unknown> } | undefined;
         if (launcher !== directLauncher) {
           const plan = await launcher.prepare(input.command, ctx.cwd, await shell());
           if ("refused" in plan) return { content: plan.refused, isError: true };
           after = plan.after;
+          cgroup = plan.cgroup;
           if (plan.sandboxed) {
             text = ["exec", "env", "-i", ...Object.entries(plan.env).map(([k, v]) => `${k}=${v}`)]
               .concat(plan.program, ...plan.args).map(shellQuote).join(" ");
@@ -376,7 +413,7 @@ export function makeExecuteCommandTool(
           outputByteLimit: OUTPUT_LIMIT * 2,
           signal: ctx.signal,
           toolCallId: ctx.toolCallId,
-        });
+        }).finally(() => cgroup?.finish());
         const cancelled = ctx.signal.aborted;
         const status = describe({ ...r, timedOut: false, cancelled, timeoutMs });
         const body = r.output === ""

@@ -87,10 +87,17 @@ const NPROC = (n: number) => `ulimit -u ${n} 2>/dev/null || ulimit -p ${n} 2>/de
  * process can raise it through `/proc/1/root/proc/sys`) — and `inner` lines put before the
  * command (RLIMIT_NPROC, for a non-root user on a kernel without a per-namespace `pid_max`).
  * `pidMax`: true when `outer` writes it. On an older kernel `pid_max` is global and never written.
+ * `cgroup`: the command's own cgroup bounds it (`pids.max`, ./cgroup.ts): no `pid_max`, so the
+ * outer bwrap keeps no capability.
  */
-export function processLimit(l: SandboxLimits): { outer: string; inner: string; pidMax: boolean } {
+export function processLimit(
+  l: SandboxLimits,
+  cgroup = false,
+): { outer: string; inner: string; pidMax: boolean } {
   if (!l.processes) return { outer: "", inner: "", pidMax: false };
-  if (!perNamespacePidMax()) return { outer: "", inner: NPROC(l.processes), pidMax: false };
+  if (cgroup || !perNamespacePidMax()) {
+    return { outer: "", inner: NPROC(l.processes), pidMax: false };
+  }
   const pidMax = Math.max(l.processes + 2, PID_MAX_MIN);
   return {
     outer: `{ echo ${pidMax} > /proc/sys/kernel/pid_max && ` +
@@ -120,23 +127,43 @@ export function limitHit(text: string): "processes" | "memory" | undefined {
   return undefined;
 }
 
-/** The first line of a tool result for a command that hit `which`. */
-export function limitMessage(which: "processes" | "memory", l: SandboxLimits): string {
+/**
+ * The first line of a tool result for a command that hit `which`; `cgroup`: the command ran in
+ * its own cgroup (./cgroup.ts), so the memory limit was the whole tree's.
+ */
+export function limitMessage(
+  which: "processes" | "memory",
+  l: SandboxLimits,
+  cgroup = false,
+): string {
   return which === "processes"
     ? `command hit the process limit (${l.processes}); its process tree was ended (sandbox.limits.processes)`
-    : `command hit the memory limit (${l.memoryMb} MB per process; sandbox.limits.memory_mb)`;
+    : `command hit the memory limit (${l.memoryMb} MB ${
+      cgroup ? "for its whole process tree, memory cgroup" : "per process"
+    }; sandbox.limits.memory_mb)`;
 }
 
-/** `policy show` lines. */
-export function describeLimits(l: SandboxLimits, backend: string | null): string[] {
+/**
+ * `policy show` lines. `cgroup`: how ./cgroup.ts `cgroupHost` names the writable cgroup, or null
+ * (none here: the rlimit and `pid_max` limits hold).
+ */
+export function describeLimits(
+  l: SandboxLimits,
+  backend: string | null,
+  cgroup: string | null = null,
+): string[] {
   if (backend !== "bwrap") return ["  limits:   none on this platform (Linux bwrap only)"];
   return [
     `  limits:   processes ${l.processes || "unlimited"}${
-      l.processes ? ` (${processMechanism()})` : ""
+      l.processes
+        ? ` (${cgroup ? `pids.max of the command's own cgroup: ${cgroup}` : processMechanism()})`
+        : ""
     }`,
     `            memory ${
       l.memoryMb
-        ? `${l.memoryMb} MB per process (RLIMIT_DATA; shared mappings not counted)`
+        ? cgroup
+          ? `${l.memoryMb} MB for the command's whole tree, shared mappings and tmpfs pages included (memory cgroup, no swap), and per process (RLIMIT_DATA)`
+          : `${l.memoryMb} MB per process (RLIMIT_DATA; shared mappings not counted: no writable cgroup here)`
         : "unlimited"
     } (sandbox.limits)`,
     `            tmpfs ${

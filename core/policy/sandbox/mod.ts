@@ -43,6 +43,14 @@ import { protectedBefore, removeCreated } from "./cleanup.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 import { describeHome } from "./home_view.ts";
 import { unixSocketFilterFile } from "./seccomp.ts";
+import {
+  cgroupHost,
+  checkCgroup,
+  type CommandCgroup,
+  commandCgroup,
+  setupLines,
+  teardown,
+} from "./cgroup.ts";
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
 import { detectBackend, type SandboxBackend, setprivPath, socatPath } from "./probe.ts";
@@ -118,6 +126,11 @@ export function sandboxedCommand(
     prelude?: string;
     /** Process and memory limits (./limits.ts); {@link DEFAULT_LIMITS} when omitted. */
     limits?: SandboxLimits;
+    /**
+     * The command's own cgroup (./cgroup.ts), made and limited by the caller: the launching shell
+     * joins it before bwrap starts, and its `pids.max` replaces the `pid_max` way.
+     */
+    cgroup?: CommandCgroup;
   },
 ): SandboxedCommand {
   let profile = deriveProfile(policy);
@@ -148,7 +161,7 @@ export function sandboxedCommand(
     // Run before the command with the outer bwrap's capabilities (./limits.ts): the process
     // limit, and — when the filter is on — the proxy bridge (socat reaches Coyote's proxy by a
     // unix socket, so it starts outside the filter).
-    const procs = processLimit(limits);
+    const procs = processLimit(limits, !!opts.cgroup);
     const outer = procs.outer + (filter ? opts.prelude ?? "" : "");
     const inner = procs.inner + (filter ? "" : opts.prelude ?? "") + command;
     let argv = [shell, "-c", inner];
@@ -202,9 +215,10 @@ export function sandboxedCommand(
       pidMaxWritable: procs.pidMax,
       tmpfsSize: tmpfsSize(limits),
     });
-    // Deno.Command passes no extra descriptors: sh sets the memory limit, opens the filter as
-    // fd 3 and execs bwrap.
-    const pre = memoryLimitLine(limits) + (filter ? 'exec 3<"$0" && ' : "");
+    // Deno.Command passes no extra descriptors: sh joins the command's cgroup, sets the memory
+    // limit, opens the filter as fd 3 and execs bwrap.
+    const pre = (opts.cgroup ? setupLines(opts.cgroup) : "") + memoryLimitLine(limits) +
+      (filter ? 'exec 3<"$0" && ' : "");
     if (pre) {
       return {
         program: "/bin/sh",
@@ -227,6 +241,17 @@ export function sandboxedCommand(
 let warned = false;
 
 /**
+ * A command's cgroup as its runner sees it (plugins/exec/mod.ts `LaunchPlan.cgroup`): `check`
+ * reads the counters while it runs; `finish` (once; later calls share the first) reads them, kills
+ * what is left and removes the cgroup. The plan's `after` calls `finish` too, and `close` does for
+ * any cgroup left.
+ */
+export interface LiveCgroup {
+  check(): Promise<"processes" | "memory" | undefined>;
+  finish(): Promise<"processes" | "memory" | undefined>;
+}
+
+/**
  * A session's sandbox: settings + backend + private temp dir. Implements the exec plugin's
  * `CommandLauncher` (plugins/exec/mod.ts) structurally.
  */
@@ -236,6 +261,7 @@ export class CommandSandbox {
   #trees = new Set<{ pid: number; marker: string }>();
   #killTree?: (t: { pid: number; marker: string }) => void;
   #watch = new NodeModulesWatch();
+  #cgroups = new Set<LiveCgroup>();
 
   /** The process and memory limits of each command (`sandbox.limits`, ./limits.ts). */
   get limits(): SandboxLimits {
@@ -321,6 +347,7 @@ export class CommandSandbox {
       sandboxed: boolean;
       after?: () => string | undefined;
       limits?: SandboxLimits;
+      cgroup?: LiveCgroup;
     }
     | { refused: string } {
     if (!this.backend) {
@@ -359,7 +386,12 @@ export class CommandSandbox {
           prelude = proxyPrelude(shell);
         } else network = "host";
       }
+      // The command's own cgroup where one is writable (./cgroup.ts; probed at the first command).
+      const l = this.limits;
+      const h = this.backend.name === "bwrap" && (l.memoryMb || l.processes) ? cgroupHost() : null;
+      const cg = h ? commandCgroup(h, l.memoryMb, l.processes) : undefined;
       const c = sandboxedCommand(this.policy, command, {
+        cgroup: cg,
         prelude,
         cwd,
         backend: this.backend,
@@ -369,6 +401,7 @@ export class CommandSandbox {
         network,
         limits: this.limits,
       });
+      const live = cg ? this.#live(cg) : undefined;
       const ws = c.profile.workspace;
       const before = protectedBefore(c.profile.protectedPaths, c.profile.protectedUnchecked);
       const watch = this.#watch;
@@ -379,7 +412,12 @@ export class CommandSandbox {
         env: c.env,
         sandboxed: true,
         limits: this.backend.name === "bwrap" ? this.limits : undefined,
-        after: () => removeCreated(this.policy, ws, before, watch),
+        ...(live ? { cgroup: live } : {}),
+        after: () => {
+          // Callers that do not tear the cgroup down themselves (hooks, `!cmd`): in the background.
+          void live?.finish();
+          return removeCreated(this.policy, ws, before, watch);
+        },
       };
     } catch (e) {
       // A path glob that cannot compile yet (npm picomatch still loading, rules.ts): the profile
@@ -390,6 +428,17 @@ export class CommandSandbox {
           `error: the sandbox profile could not be derived (${e.message}). The command was not run; try again.`,
       };
     }
+  }
+
+  /** Tracks `c` until its teardown (./cgroup.ts) has run; see {@link LiveCgroup}. */
+  #live(c: CommandCgroup): LiveCgroup {
+    let done: Promise<"processes" | "memory" | undefined> | undefined;
+    const live: LiveCgroup = {
+      check: () => checkCgroup(c),
+      finish: () => done ??= teardown(c).finally(() => this.#cgroups.delete(live)),
+    };
+    this.#cgroups.add(live);
+    return live;
   }
 
   started(t: { pid: number; marker: string }): void {
@@ -405,6 +454,8 @@ export class CommandSandbox {
     this.#proxy = undefined;
     for (const t of this.#trees) this.#killTree?.(t);
     this.#trees.clear();
+    // Cgroups not torn down yet (commands still running): killed and removed in the background.
+    for (const cg of this.#cgroups) void cg.finish();
     if (this.#tmpDir) {
       try {
         Deno.removeSync(this.#tmpDir, { recursive: true });
@@ -505,7 +556,10 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
       ? "  pid:      no PID namespace on macOS; signals and process inspection limited to the sandbox"
       : "  pid:      own PID namespace (Coyote's processes are not visible)",
   );
-  l.push(...describeLimits(status.limits ?? DEFAULT_LIMITS, status.active ? status.backend : null));
+  const limits = status.limits ?? DEFAULT_LIMITS;
+  const backend = status.active ? status.backend : null;
+  const cg = backend === "bwrap" && (limits.memoryMb || limits.processes) ? cgroupHost() : null;
+  l.push(...describeLimits(limits, backend, cg?.describe ?? null));
   l.push(
     `  protected: .git .coyote .mcp.json ${RUNS_LATER.join(" ")} (any depth; node_modules too)${
       extraProtectedPatterns().length
