@@ -3,6 +3,10 @@
  * "Limits"): `sandbox.limits: {processes, memory_mb}` in config, printed by `coyote policy show`.
  *
  * What holds where (Linux, bwrap):
+ * - **A writable cgroup** (./cgroup.ts: v2 own or delegated, or v1 memory and pids): each command
+ *   runs in its own child cgroup, `pids.max` = `processes` (the `pid_max` way below is then not
+ *   used) and the memory limit = `memory_mb` for the whole tree, shared mappings and tmpfs pages
+ *   included, no swap. `RLIMIT_DATA` and `RLIMIT_NPROC` are set as well. Otherwise:
  * - **Processes** (tasks: threads count too). Primary: the `pid_max` of the command's own PID
  *   namespace (Linux ≥ 6.14 has one per namespace, `/proc/sys/kernel/pid_max`): the sandbox's
  *   outer bwrap keeps `CAP_SYS_ADMIN` just long enough to write it and remount that file
@@ -13,14 +17,14 @@
  *   The kernel's smallest `pid_max` is 301, so a limit under 299 is 299 this way.
  *   Also set: `RLIMIT_NPROC` (`ulimit -u`) inside the sandbox's user namespace, which binds a
  *   non-root user per sandbox (the count is per user namespace) on older kernels too.
- *   Not bounded: root on a kernel before 6.14 (no per-namespace `pid_max`; cgroups are not used).
+ *   Not bounded: root on a kernel before 6.14 without a writable cgroup.
  * - **Memory**: `RLIMIT_DATA` (`ulimit -d`) of every process: heap and private writable mappings,
  *   per process (not the sum of the tree), binding root too. Not bounded by it: shared and
- *   anonymous shared mappings (`mmap(MAP_SHARED|MAP_ANONYMOUS)`, memfd) — only a memory cgroup
- *   (`memory.max`, where the user's systemd delegates one) would cap the tree's total; Coyote
- *   uses no cgroups. Files in the sandbox's tmpfs mounts use memory too: each is capped at
- *   `tmpfs_mb` (bwrap `--size`; the home, a tmpfs `/tmp`, `/dev/shm`, hidden folders). `RLIMIT_AS` is not used: V8 (node,
- *   deno) and the JVM reserve far more address space than they use and fail to start under it.
+ *   anonymous shared mappings (`mmap(MAP_SHARED|MAP_ANONYMOUS)`, memfd) — only the memory cgroup
+ *   above caps those and the tree's total. Files in the sandbox's tmpfs mounts use memory too:
+ *   each is capped at `tmpfs_mb` (bwrap `--size`; the home, a tmpfs `/tmp`, `/dev/shm`, hidden
+ *   folders). `RLIMIT_AS` is not used: V8 (node, deno) and the JVM reserve far more address space
+ *   than they use and fail to start under it.
  * - macOS: no limit is applied (sandbox-exec has none; RLIMIT_NPROC there counts all of the user's
  *   processes).
  *
@@ -34,7 +38,10 @@
 export interface SandboxLimits {
   /** Processes and threads of one command's tree at most. */
   processes: number;
-  /** Memory (MB, 2^20 bytes) one process of the command may allocate (RLIMIT_DATA). */
+  /**
+   * Memory (MB, 2^20 bytes): with a cgroup (./cgroup.ts) the whole tree's, and always what one
+   * process may allocate (RLIMIT_DATA).
+   */
   memoryMb: number;
   /**
    * Size (MB) of each tmpfs the sandbox mounts — the empty home, the private `/tmp` when it is a
