@@ -104,17 +104,29 @@ Deno.test("attack 2: a password inside a URL-valued variable does not enter the 
 });
 
 Deno.test("attack 2: the limits' hard values cannot be raised from inside", async () => {
-  const w = await world();
-  try {
-    const r = await w.run(
-      "ulimit -Hd; ulimit -Hu; ulimit -d unlimited && echo RAISED_D; ulimit -u unlimited && echo RAISED_U; cat /proc/sys/kernel/pid_max",
-    );
-    assert.doesNotMatch(r.content, /RAISED/);
-    assert.match(r.content, /^2097152$/m);
-    assert.match(r.content, /^512$/m);
-    assert.match(r.content, /^514$/m);
-  } finally {
-    await w.cleanup();
+  // Both ways the process limit holds: the command's own cgroup (this machine), and pid_max
+  // where no cgroup is writable (core/policy/sandbox/cgroup.ts, COYOTE_CGROUP=off).
+  for (const cgroup of [true, false]) {
+    if (!cgroup) Deno.env.set("COYOTE_CGROUP", "off");
+    const w = await world();
+    try {
+      const r = await w.run([
+        "ulimit -Hd; ulimit -Hu; ulimit -d unlimited && echo RAISED_D; ulimit -u unlimited && echo RAISED_U",
+        "p=$(grep :pids: /proc/self/cgroup | cut -d: -f3)",
+        cgroup ? "cat /sys/fs/cgroup/pids$p/pids.max" : "cat /proc/sys/kernel/pid_max",
+        "echo max > /sys/fs/cgroup/pids$p/pids.max && echo RAISED_PIDS",
+        // Out of its cgroup: into the parent's, or a new one.
+        "echo $$ > /sys/fs/cgroup/pids/cgroup.procs && echo MOVED",
+        "mkdir /sys/fs/cgroup/pids/coyote-mine && echo MADE",
+      ].join("; "));
+      assert.doesNotMatch(r.content, /RAISED|MOVED|MADE/);
+      assert.match(r.content, /^2097152$/m);
+      assert.match(r.content, /^512$/m);
+      assert.match(r.content, cgroup ? /^512\n512$/m : /^514$/m);
+    } finally {
+      Deno.env.delete("COYOTE_CGROUP");
+      await w.cleanup();
+    }
   }
 });
 
