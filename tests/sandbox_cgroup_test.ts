@@ -165,6 +165,28 @@ Deno.test("cgroup: memory RLIMIT_DATA misses (tmpfs, shared anonymous mmap) ends
   }
 });
 
+Deno.test("cgroup: a caller that only runs the plan and its after() (hooks, the REPL's !cmd) leaves none behind", async () => {
+  const w = await world();
+  try {
+    const plan = w.sb.prepare("cat /proc/self/cgroup; exit 3", w.ws, "bash");
+    assert.ok(!("refused" in plan));
+    const o = await new Deno.Command(plan.program, {
+      args: plan.args,
+      env: plan.env,
+      clearEnv: true,
+      cwd: w.ws,
+      stdin: "null",
+      stdout: "piped",
+    }).output();
+    assert.equal(o.code, 3);
+    assert.match(new TextDecoder().decode(o.stdout), new RegExp(`pids:.*/coyote-${Deno.pid}-`));
+    plan.after?.();
+    assert.deepEqual(await leftAfter(Deno.pid), []);
+  } finally {
+    await w.cleanup();
+  }
+});
+
 Deno.test("cgroup: closing the session with a command running removes its cgroup", async () => {
   const w = await world();
   const live = w.run("sleep 30");
