@@ -138,6 +138,15 @@ Deno.test("cgroup: memory RLIMIT_DATA misses (tmpfs, shared anonymous mmap) ends
     assert.equal(r.isError, true);
     assert.match(r.content, /^command hit the memory limit \(128 MB for its whole process tree/);
     assert.doesNotMatch(r.content, /filled/);
+    // A memfd (an anonymous file in memory), 1 GB written 1 MB at a time.
+    const memfd = await w.run(
+      'python3 -c \'import os\nfd = os.memfd_create("hog")\nc = b"x" * (1 << 20)\nfor i in range(1024): os.write(fd, c)\nprint("filled")\'',
+    );
+    assert.match(
+      memfd.content,
+      /^command hit the memory limit \(128 MB for its whole process tree/,
+    );
+    assert.doesNotMatch(memfd.content, /filled/);
     // Two processes of 100 MB each: RLIMIT_DATA is per process, the cgroup is the tree's sum.
     const two = await w.run(
       `for i in 1 2; do python3 -c 'import mmap,time\nm = mmap.mmap(-1, 100 << 20)\nfor i in range(100): m[i << 20:(i + 1) << 20] = b"x" * (1 << 20)\ntime.sleep(2)' & done; wait %1; a=$?; wait %2; exit $(($? | a))`,
