@@ -110,7 +110,9 @@ Deno.test("cgroup: a fork bomb of 2000 with limit 64 ends with the process limit
     assert.equal(silent.isError, true);
     assert.match(silent.content, /^command hit the process limit \(64\)/);
     assert.ok(ms(silent) < 10_000, silent.content);
-    const recursive = await w.run(":(){ :|:& };:");
+    // The classic one, made to wait: without `wait` its first shell returns at once and the PID
+    // namespace ends the rest with it, sometimes before the limit is reached.
+    const recursive = await w.run(":(){ :|:& wait; };:");
     assert.match(recursive.content, /^command hit the process limit \(64\)/);
     // Under the limit: 40 at once run to the end.
     const many = await w.run("for i in $(seq 40); do sleep 1 & done; wait; echo all-done");
@@ -199,7 +201,9 @@ Deno.test("cgroup: a caller that only runs the plan and its after() (hooks, the 
 Deno.test("cgroup: closing the session with a command running removes its cgroup", async () => {
   const w = await world();
   const live = w.run("sleep 30");
-  await new Promise((r) => setTimeout(r, 500));
+  for (let i = 0; i < 250 && coyoteCgroups(Deno.pid).length < 2; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
   assert.equal(coyoteCgroups(Deno.pid).length, 2, "memory and pids cgroups while it runs");
   await w.cleanup();
   await live;
