@@ -124,7 +124,21 @@ export function bwrapArgs(
   if (profile.network.mode !== "host") a.push("--unshare-net");
   const size = opts.tmpfsSize ?? [];
   // /dev/shm: its own capped tmpfs (in bwrap's /dev it would share the /dev tmpfs, half the RAM).
-  a.push("--ro-bind", "/", "/", "--dev", "/dev", ...size, "--tmpfs", "/dev/shm", "--proc", "/proc");
+  // /dev read-only once /dev/shm is in (attack pass 4: bwrap's /dev tmpfs has no --size, so a
+  // command could fill half the RAM there); device nodes stay writable on a read-only mount.
+  a.push(
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    ...size,
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",
+    "/dev",
+  );
+  a.push("--proc", "/proc");
   a.push(...PROC_READ_ONLY);
   if (opts.pidMaxWritable) {
     a.push("--bind", "/proc/sys/kernel/pid_max", "/proc/sys/kernel/pid_max");
