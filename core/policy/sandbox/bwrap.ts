@@ -2,8 +2,9 @@
  * Linux backend of the OS sandbox: the bubblewrap (`bwrap`, Debian package `bubblewrap`)
  * argument list for a {@link SandboxProfile} (docs/permissions.md "The OS sandbox").
  *
- * - New PID and (when the profile says `none`) network namespaces (IPC/UTS/cgroup namespaces are
- *   left out: each costs start-up time and guards nothing the profile promises); `--die-with-parent`
+ * - New PID, IPC (SysV IPC and POSIX message queues of the host stay out of reach, and what a
+ *   command makes there ends with it) and (when the profile says `none`) network namespaces
+ *   (UTS/cgroup namespaces are left out: each costs start-up time and guards nothing promised); `--die-with-parent`
  *   and the PID namespace end every process of the command — `cmd &` and `setsid` children
  *   included — when the command's shell exits or Coyote dies; `--new-session` (no TIOCSTI into the
  *   terminal); `--cap-drop ALL` (Coyote running as root must not keep `CAP_SYS_ADMIN`, which would
@@ -120,6 +121,10 @@ export function bwrapArgs(
     // Only for a nested bwrap that drops them all again (mod.ts sandboxedCommand).
     ...(opts.keepCaps ?? []).flatMap((c) => ["--cap-add", c]),
     "--unshare-pid",
+    // SysV message queues, semaphores, shared memory and POSIX message queues are per IPC
+    // namespace: shared with the host, a command wrote to the host's queues and segments and left
+    // segments behind that outlived it (attack pass 4).
+    "--unshare-ipc",
   ];
   if (profile.network.mode !== "host") a.push("--unshare-net");
   const size = opts.tmpfsSize ?? [];
