@@ -4,8 +4,8 @@
  *
  * - New PID, IPC (SysV IPC and POSIX message queues of the host stay out of reach, and what a
  *   command makes there ends with it) and (when the profile says `none`) network namespaces
- *   (UTS/cgroup namespaces are left out: each costs start-up time and guards nothing promised); `--die-with-parent`
- *   and the PID namespace end every process of the command — `cmd &` and `setsid` children
+ *   (UTS/cgroup namespaces are left out: each costs start-up time and guards nothing promised);
+ *   `--die-with-parent` and the PID namespace end every process of the command — `cmd &` and `setsid` children
  *   included — when the command's shell exits or Coyote dies; `--new-session` (no TIOCSTI into the
  *   terminal); `--cap-drop ALL` (Coyote running as root must not keep `CAP_SYS_ADMIN`, which would
  *   let the command remount `/` read-write).
