@@ -489,6 +489,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
       offMcpRequests?.();
       transcript.close();
       if (ownsSandbox) sandbox.close();
+      if (checkpointer) await (await checkpointer).close();
       await transcript.ready;
     },
   };

@@ -7,14 +7,17 @@
  * system git config applies (`GIT_CONFIG_GLOBAL=/dev/null`, `GIT_CONFIG_NOSYSTEM`).
  *
  * A checkpoint ({@link CheckpointStore.create}) is one commit of the whole workspace tree: the
- * files `git ls-files -m -o --exclude-standard` names (changed, deleted and new files;
- * `.gitignore` files, `.git/info/exclude` of the workspace respected) go into the persistent shadow
- * index (`git update-index`; its stat cache is why only changed files are read and stored), then
- * `git write-tree` and `git commit-tree` with the previous checkpoint as parent; the ref
- * `refs/heads/checkpoints` keeps them all. Its id is the commit's full hex name. Contents are
- * stored as bytes: `$GIT_DIR/info/attributes` unsets `text`, `filter`, `ident`, `eol` and
- * `working-tree-encoding` for every path, so no line-ending conversion or filter (LFS) runs either
- * way. Executable bits and symlinks are kept (git's modes 100755, 120000); other mode bits, empty
+ * changed, deleted and new files (`.gitignore` files, `.git/info/exclude` of the workspace
+ * respected) go into the persistent shadow index (`git add -A`; its stat cache is why only changed
+ * files are read and stored), then `git write-tree`, and the commit object is written here with
+ * the previous checkpoint as parent; the ref `refs/heads/checkpoints` keeps them all. Its id is
+ * the commit's full hex name. Once {@link CheckpointStore.watch} runs, the change detector
+ * (./watch.ts: inotify watches on the workspace's folders) names the paths that changed since the
+ * last checkpoint and only those are staged (`git add -A -- <paths>`); with no change no git runs
+ * at all (the tree staged last is reused); on any doubt the whole tree is rescanned as before.
+ * Contents are stored as bytes: `$GIT_DIR/info/attributes` unsets `text`, `filter`, `ident`, `eol`
+ * and `working-tree-encoding` for every path, so no line-ending conversion or filter (LFS) runs
+ * either way. Executable bits and symlinks are kept (git's modes 100755, 120000); other mode bits, empty
  * directories, ignored files and the contents of nested git repositories are not part of a
  * checkpoint.
  *
@@ -29,6 +32,7 @@
  * @module
  */
 import { isAbsolute, join, relative } from "node:path";
+import { ChangeWatcher, MAX_WATCHED_DIRS, planWatch } from "./watch.ts";
 
 /** Limits of one checkpoint (config `checkpoints:`; docs/modes.md). */
 export interface CheckpointLimits {
@@ -67,6 +71,26 @@ const REF = "refs/heads/checkpoints";
  * The commit object is written here (./store.ts `#commit`), one git process less per turn.
  */
 const STORE_SCRIPT = "git add -A && git write-tree";
+/**
+ * The tree after staging the watcher's changed paths (the script's arguments): `git ls-files`
+ * names the files among them that `git add -A` would stage (tracked, deleted, untracked and not
+ * ignored — naming an ignored or vanished path to `git add` itself is an error), `git add -A` of
+ * exactly those (a list left empty is `none`: an empty pathspec file would mean the whole tree),
+ * then the tree. One shell: each process start counts. No preloading of the index (threads that
+ * lstat every entry the pathspec matches: a few, not worth the threads).
+ */
+const STAGE_SCRIPT = `set -e
+l="$GIT_DIR/stage-$$"
+trap 'rm -f "$l"' EXIT
+git ls-files -z -c -o --exclude-standard -- "$@" > "$l"
+if [ -s "$l" ]; then
+  git -c core.preloadIndex=false add -A --pathspec-from-file="$l" --pathspec-file-nul
+else
+  echo none
+fi
+git write-tree`;
+/** More changed paths than this in one turn: the whole tree is rescanned instead. */
+const MAX_CHANGED_PATHS = 1_000;
 const ATTRIBUTES = "* -text -filter -ident !eol !working-tree-encoding\n";
 /** Per git directory: the tail of its queue of store calls (this process). */
 const queues = new Map<string, Promise<unknown>>();
@@ -84,6 +108,8 @@ export class CheckpointStore {
     /** The workspace (absolute). */
     readonly workTree: string,
     readonly limits: CheckpointLimits,
+    /** The data dir relative to the workspace when it lies inside it, else null. */
+    readonly dataInside: string | null = null,
   ) {}
 
   /** Where the store of `workspace` lives under `dataDir`. */
@@ -101,10 +127,11 @@ export class CheckpointStore {
     limits: Partial<CheckpointLimits> = {},
   ): Promise<CheckpointStore> {
     const dir = await CheckpointStore.dirFor(dataDir, workspace);
+    const rel = relative(workspace, dataDir);
     const s = new CheckpointStore(dir, workspace, {
       maxFiles: limits.maxFiles ?? DEFAULT_MAX_FILES,
       maxBytes: limits.maxBytes ?? DEFAULT_MAX_BYTES,
-    });
+    }, rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : null);
     await s.#serial(() => s.#init(dataDir));
     return s;
   }
@@ -220,14 +247,23 @@ export class CheckpointStore {
     return new TextDecoder().decode(await this.#git(args, stdin)).trim();
   }
 
-  /** The workspace's own exclude file (`.git/info/exclude`), as git config in the environment. */
+  /**
+   * Git config of every run, in the environment: a split index (`core.splitIndex`: a checkpoint
+   * that stages a few files rewrites a small index file, not the entries of the whole tree) and
+   * the workspace's own exclude file (`.git/info/exclude`) when it has one.
+   */
   async #excludes(): Promise<Record<string, string>> {
     if (this.#excludeEnv) return this.#excludeEnv;
     const p = join(this.workTree, ".git", "info", "exclude");
     const has = await Deno.stat(p).then(() => true, () => false);
-    return this.#excludeEnv = has
-      ? { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "core.excludesFile", GIT_CONFIG_VALUE_0: p }
-      : {};
+    const config: [string, string][] = [["core.splitIndex", "true"]];
+    if (has) config.push(["core.excludesFile", p]);
+    const env: Record<string, string> = { GIT_CONFIG_COUNT: String(config.length) };
+    config.forEach(([k, v], i) => {
+      env[`GIT_CONFIG_KEY_${i}`] = k;
+      env[`GIT_CONFIG_VALUE_${i}`] = v;
+    });
+    return this.#excludeEnv = env;
   }
   #excludeEnv?: Record<string, string>;
   /** The size limits were checked ({@link #precheck}). */
@@ -247,9 +283,12 @@ export class CheckpointStore {
       await this.#precheck();
       this.#checked = true;
     }
-    // One shell for both git runs (each process start counts at this size).
-    const tree = new TextDecoder().decode(await this.#git(["sh", "-c", STORE_SCRIPT])).trim();
-    if (!/^[0-9a-f]{40}$/.test(tree)) throw new CheckpointError(`git write-tree: ${tree}`);
+    this.#rescanWhy = this.#watcher ? null : "no watcher";
+    let tree = await this.#stageChanges();
+    if (tree === null) {
+      tree = await this.#stageAll();
+      this.lastStage = { how: "all", paths: 0, why: this.#rescanWhy ?? "git failed" };
+    }
     const parent = await this.head();
     // Nothing changed since the last checkpoint of this store: the same checkpoint.
     if (parent && this.#last?.commit === parent && this.#last.tree === tree) return parent;
@@ -257,8 +296,247 @@ export class CheckpointStore {
     await Deno.mkdir(join(this.gitDir, "refs", "heads"), { recursive: true });
     await Deno.writeTextFile(join(this.gitDir, REF), commit + "\n");
     this.#last = { commit, tree };
+    const w = this.#watcher;
+    if (w?.stale) this.#restartWatch();
+    else if (w?.unwatched.size && !this.#relaying) void this.#relay();
     return commit;
   }
+
+  /**
+   * Stages the paths the watcher saw change since the last checkpoint (`git ls-files -c -o
+   * --exclude-standard -- <paths>` names the files among them that a full `git add -A` would
+   * stage: tracked ones, deleted ones, untracked ones not ignored; then `git add -A` of exactly
+   * those) and writes the tree; no change at all is the tree staged last, with no git run.
+   * Resolves null when the whole tree must be rescanned ({@link #stageAll}): no watcher or no
+   * baseline yet, the watcher's doubt (./watch.ts), an ignore file outside the watched folders
+   * changed, too many paths, a git failure. Past a limit of `checkpoints:` the size check of the
+   * whole tree runs again (it throws {@link CheckpointSkipped}, or the tree is rescanned).
+   */
+  async #stageChanges(): Promise<string | null> {
+    const w = this.#watcher;
+    if (!w || this.#indexTree === undefined) {
+      this.#rescanWhy ??= "no baseline";
+      return null;
+    }
+    await w.flush();
+    if (await this.#ignoreSourcesChanged()) w.distrust("an exclude file changed", true);
+    const { doubt, paths } = await w.take();
+    this.#rescanWhy = doubt ?? (paths.length > MAX_CHANGED_PATHS ? "too many changed paths" : null);
+    if (this.#rescanWhy) return null;
+    this.lastStage = { how: "none", paths: 0 };
+    if (!paths.length) return this.#indexTree;
+    // Near or past a limit of `checkpoints:` (the files named, their sizes now): the exact check
+    // of the whole tree decides.
+    let bytes = 0;
+    for (const p of paths) {
+      try {
+        const st = await Deno.lstat(join(this.workTree, p));
+        if (st.isFile) bytes += st.size;
+      } catch { /* deleted */ }
+    }
+    if (
+      bytes > this.limits.maxBytes || (await this.#count()) + paths.length > this.limits.maxFiles
+    ) {
+      this.#checked = false;
+      try {
+        await this.#precheck();
+      } catch (e) {
+        w.distrust("the last checkpoint was skipped");
+        throw e;
+      }
+      this.#checked = true;
+      this.#rescanWhy = "near a limit of checkpoints:";
+      return null;
+    }
+    let out: string[];
+    try {
+      out = new TextDecoder().decode(
+        await this.#git(["sh", "-c", STAGE_SCRIPT, "sh", ...paths], undefined, {
+          GIT_LITERAL_PATHSPECS: "1",
+        }),
+      ).trim().split("\n");
+    } catch (e) {
+      this.#rescanWhy = `staging the changed paths failed: ${(e as Error).message}`;
+      return null;
+    }
+    const tree = out[out.length - 1];
+    if (!/^[0-9a-f]{40}$/.test(tree)) return null;
+    this.lastStage = { how: out[0] === "none" ? "none" : "changed", paths: paths.length };
+    return this.#indexTree = tree;
+  }
+
+  /** Stages the whole tree (`git add -A`; git's stat cache reads only changed files) and writes the tree. */
+  async #stageAll(): Promise<string> {
+    const w = this.#watcher;
+    // The scan below sees every change made until now: the watcher's interval restarts here.
+    if (w) {
+      await w.flush();
+      await w.take();
+    }
+    await this.#ignoreSourcesChanged();
+    this.#indexTree = undefined;
+    let tree: string;
+    try {
+      // One shell for both git runs (each process start counts at this size).
+      tree = new TextDecoder().decode(await this.#git(["sh", "-c", STORE_SCRIPT])).trim();
+      if (!/^[0-9a-f]{40}$/.test(tree)) throw new CheckpointError(`git write-tree: ${tree}`);
+    } catch (e) {
+      w?.distrust("the last full scan failed");
+      throw e;
+    }
+    return this.#indexTree = tree;
+  }
+
+  /**
+   * Whether an exclude file that no watch covers changed since the last call: the workspace's
+   * `.git/info/exclude` (the watcher sees it too) and the user's global one
+   * (`~/.config/git/ignore`, which git reads without any config). A change also makes the next
+   * git run look for the workspace's exclude file again.
+   */
+  async #ignoreSourcesChanged(): Promise<boolean> {
+    const home = Deno.env.get("HOME");
+    const files = [join(this.workTree, ".git", "info", "exclude")];
+    if (home) files.push(join(home, ".config", "git", "ignore"));
+    const parts: string[] = [];
+    for (const f of files) {
+      try {
+        const st = await Deno.stat(f);
+        parts.push(`${st.ino}:${st.size}:${st.mtime?.getTime()}:${st.ctime?.getTime()}`);
+      } catch {
+        parts.push("-");
+      }
+    }
+    const stamp = parts.join(" ");
+    if (stamp === this.#ignoreStamp) return false;
+    const first = this.#ignoreStamp === undefined;
+    this.#ignoreStamp = stamp;
+    this.#excludeEnv = undefined;
+    return !first;
+  }
+  #ignoreStamp?: string;
+  /** The tree of the shadow index as this process last staged it; undefined: unknown. */
+  #indexTree?: string;
+
+  /** The change detector (./watch.ts) once {@link watch} laid it. */
+  #watcher: ChangeWatcher | null = null;
+  #watching?: Promise<void>;
+  #relaying = false;
+  #closed = false;
+
+  /**
+   * Starts the change detector (./watch.ts) in the background: the watches are laid, then one
+   * full scan makes the baseline, after which a checkpoint stages only the paths that changed.
+   * Resolves when that is done, or when watching is not possible (more than
+   * {@link MAX_WATCHED_DIRS} folders, the inotify limits; every checkpoint then rescans the
+   * tree, as without a watcher); never rejects. Only after a checkpoint of this store succeeded
+   * (the size limits were checked). {@link close} removes the watches.
+   */
+  watch(): Promise<void> {
+    return this.#watching ??= this.#startWatch();
+  }
+
+  /** Why there is no watcher after {@link watch}, or null. */
+  watchError: string | null = null;
+
+  async #startWatch(): Promise<void> {
+    try {
+      const w = await this.#layWatcher("no full scan since the watcher started");
+      if (!w) {
+        this.watchError = `more than ${MAX_WATCHED_DIRS} folders to watch`;
+        return;
+      }
+      if (this.#closed) return w.close();
+      this.#watcher = w;
+      await this.#serial(async () => {
+        if (this.#checked && !this.#closed) await this.#stageAll();
+      });
+    } catch (e) {
+      this.watchError = (e as Error)?.message ?? String(e);
+    }
+  }
+
+  /**
+   * A watcher over the tree as it is now: the folders that are not ignored
+   * (`git ls-files -o -i --directory` names the ignored ones), walked once before the watches are
+   * laid and once after — a folder the second walk finds that has no watch (created in between)
+   * is scanned whole at every checkpoint. Resolves null past {@link MAX_WATCHED_DIRS} folders.
+   */
+  async #layWatcher(doubt: string | null): Promise<ChangeWatcher | null> {
+    const out = await this.#git([
+      "ls-files",
+      "-z",
+      "-o",
+      "-i",
+      "--exclude-standard",
+      "--directory",
+    ]);
+    const skip = new Set(
+      new TextDecoder().decode(out).split("\0").filter((p) => p.endsWith("/")).map((p) =>
+        p.slice(0, -1)
+      ),
+    );
+    if (this.dataInside) skip.add(this.dataInside);
+    const plan = await planWatch(this.workTree, skip);
+    if (!plan) return null;
+    const w = new ChangeWatcher(
+      this.workTree,
+      join(this.gitDir, "watch"),
+      plan,
+      doubt,
+      this.dataInside ? [this.dataInside] : [],
+    );
+    const again = await planWatch(this.workTree, skip, Infinity);
+    for (const d of [...again!.dirs, ...again!.nested]) {
+      if (!w.watched.has(d) && !plan.nested.includes(d)) w.unwatched.add(d);
+    }
+    return w;
+  }
+
+  /** Replaces the watcher by one laid over the tree as it is now (its unwatched folders get watches). */
+  async #relay(): Promise<void> {
+    this.#relaying = true;
+    try {
+      const next = await this.#layWatcher(null);
+      if (!next) return;
+      await this.#serial(async () => {
+        const old = this.#watcher;
+        if (!old || this.#closed) return next.close();
+        await old.flush();
+        next.absorb(old);
+        this.#watcher = next;
+      });
+    } catch {
+      /* the old watcher goes on, its unwatched folders scanned whole */
+    } finally {
+      this.#relaying = false;
+    }
+  }
+
+  /**
+   * Drops a stale watcher (./watch.ts `stale`) and lays a new one over the tree as it is now, in
+   * the background; checkpoints rescan the tree until its baseline scan is done.
+   */
+  #restartWatch(): void {
+    this.#watcher?.close();
+    this.#watcher = null;
+    if (!this.#closed) this.#watching = this.#startWatch();
+  }
+
+  /** Removes the watches of {@link watch} (the store stays usable: checkpoints rescan the tree). */
+  close(): void {
+    this.#closed = true;
+    this.#watcher?.close();
+    this.#watcher = null;
+  }
+
+  /**
+   * How the last {@link create} staged the tree: `changed` — only the `paths` files the watcher
+   * named; `none` — nothing it named was to be staged (no git run when it named nothing); `all` —
+   * the whole tree was rescanned, `why`.
+   */
+  lastStage: { how: "changed" | "none" | "all"; paths: number; why?: string } | null = null;
+  /** Why the tree is being rescanned (for {@link lastStage}). */
+  #rescanWhy: string | null = null;
   /** The last checkpoint this store made and its tree. */
   #last?: { commit: string; tree: string };
 
@@ -453,7 +731,10 @@ export class CheckpointStore {
       if (!changes.length) return { undo, changes };
       if ((await confirm?.(changes)) === false) return { undo, changes, cancelled: true };
       try {
+        this.#indexTree = undefined;
         await this.#git(["read-tree", "-m", "-u", `${undo}^{tree}`, `${target}^{tree}`]);
+        // The index is the target's tree now (the watcher sees the files the restore wrote).
+        this.#indexTree = await this.#gitText(["rev-parse", `${target}^{tree}`]);
       } catch (e) {
         throw new CheckpointError(
           `${(e as Error).message} (the state before the restore is checkpoint ${undo})`,

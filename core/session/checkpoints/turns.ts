@@ -7,6 +7,8 @@
  * turn's ids into its `turn_ended.checkpoints`. Calls of one turn that start together wait for the
  * same checkpoint. A checkpoint that cannot be taken (past the size limit, no git, a git failure)
  * is a `checkpoint` event with `skipped` and one warning on stderr per session; the turn goes on.
+ * After the first checkpoint the store watches the workspace for changes (./watch.ts) until the
+ * session closes ({@link TurnCheckpointer.close}).
  * Loaded by core/session/conversation.ts at the first change of a session.
  * @module
  */
@@ -37,6 +39,8 @@ export interface TurnCheckpointer {
   endTurn(): string[];
   /** The workspace's store (for rewinds), or why there is none. */
   store(): Promise<CheckpointStore>;
+  /** Ends the store's change detector (the session closes). */
+  close(): Promise<void>;
 }
 
 export function turnCheckpointer(o: {
@@ -53,11 +57,16 @@ export function turnCheckpointer(o: {
   let taking: Promise<void> | null = null;
   let ids: string[] = [];
   let warned = false;
+  let closed = false;
   const take = async () => {
     const t0 = performance.now();
     const ms = () => Math.round(performance.now() - t0);
     try {
-      const id = await (await open()).create(`checkpoint of session ${o.sessionId}`);
+      const s = await open();
+      const id = await s.create(`checkpoint of session ${o.sessionId}`);
+      // From now on the store watches the workspace: the next turns stage only what changed
+      // (./watch.ts), its baseline scan runs while the model works.
+      if (!closed) void s.watch();
       ids.push(id);
       o.transcript.checkpoint(id);
       o.emit({ sessionUpdate: "checkpoint", checkpointId: id, ms: ms() });
@@ -83,5 +92,9 @@ export function turnCheckpointer(o: {
       return out;
     },
     store: open,
+    async close() {
+      closed = true;
+      if (store) (await store.catch(() => null))?.close();
+    },
   };
 }
