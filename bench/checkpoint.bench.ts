@@ -49,6 +49,12 @@ export default async function (): Promise<BenchResult[]> {
     const store = await CheckpointStore.open(data, ws);
     const first = await store.create("first turn");
     const firstMs = performance.now() - t0;
+    // What a session does after its first checkpoint, while the model works on the next
+    // request: the change detector's watches and its baseline scan (./store.ts `watch`).
+    t0 = performance.now();
+    await store.watch();
+    const watchMs = performance.now() - t0;
+    if (store.watchError) throw new Error(`no watcher: ${store.watchError}`);
 
     const times: number[] = [];
     for (let i = 0; i < 15; i++) {
@@ -76,9 +82,15 @@ export default async function (): Promise<BenchResult[]> {
     await store.restore(base, "bench rewind");
     const rewindMs = performance.now() - t0;
     void first;
+    store.close();
     const med = median(times);
     return [
       { name: "first turn (fresh store, 10k files)", value: firstMs, unit: "ms" },
+      {
+        name: "after the first turn, in the background: watches + baseline scan",
+        value: watchMs,
+        unit: "ms",
+      },
       {
         name: "per turn, 1-file change (10k files), median",
         value: med,

@@ -63,6 +63,18 @@ Deno.test("watch: an edit by the user between turns is staged alone (no rescan) 
     await assertRestored(w.ws, before);
     await w.store.restore(second, "forth");
     await assertRestored(w.ws, edited);
+    // Names git quotes (a quote, a newline, a tab, non-ASCII) and pathspec magic (`*`, `:`).
+    await Deno.writeTextFile(join(w.ws, 'we"ird\nna\tme ü.txt'), "odd\n");
+    await Deno.writeTextFile(join(w.ws, ":(glob)*.md"), "magic\n");
+    await Deno.writeTextFile(join(w.ws, "-n"), "dash\n");
+    const third = await w.store.create("third");
+    // The three, and README.md that the restore before wrote.
+    assert.deepEqual(w.store.lastStage, { how: "changed", paths: 4 });
+    const odd = await snapshot(w.ws);
+    await w.store.restore(second, "no odd names");
+    assert.equal(await exists(w.ws, ":(glob)*.md"), false);
+    await w.store.restore(third, "odd names back");
+    await assertRestored(w.ws, odd);
   } finally {
     await w.cleanup();
   }

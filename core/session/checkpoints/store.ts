@@ -75,16 +75,15 @@ const STORE_SCRIPT = "git add -A && git write-tree";
  * The tree after staging the watcher's changed paths (the script's arguments): `git ls-files`
  * names the files among them that `git add -A` would stage (tracked, deleted, untracked and not
  * ignored — naming an ignored or vanished path to `git add` itself is an error), `git add -A` of
- * exactly those (a list left empty is `none`: an empty pathspec file would mean the whole tree),
- * then the tree. One shell: each process start counts. No preloading of the index (threads that
+ * exactly those (one a line, C-quoted where git quotes, which `--pathspec-from-file` reads back;
+ * a list left empty is `none`: an empty pathspec list would mean the whole tree), then the tree.
+ * One shell and no program but git: each process start counts. No preloading of the index (threads that
  * lstat every entry the pathspec matches: a few, not worth the threads).
  */
 const STAGE_SCRIPT = `set -e
-l="$GIT_DIR/stage-$$"
-trap 'rm -f "$l"' EXIT
-git ls-files -z -c -o --exclude-standard -- "$@" > "$l"
-if [ -s "$l" ]; then
-  git -c core.preloadIndex=false add -A --pathspec-from-file="$l" --pathspec-file-nul
+list=$(git ls-files -c -o --exclude-standard -- "$@")
+if [ -n "$list" ]; then
+  printf '%s\\n' "$list" | git -c core.preloadIndex=false add -A --pathspec-from-file=-
 else
   echo none
 fi
