@@ -238,6 +238,11 @@ Deno.test("watch: a changed .gitignore, a changed .git/info/exclude and dropped 
     await Deno.remove(join(w.ws, "src/f400.txt"));
     await w.store.restore(c, "burst back");
     assert.equal(await read(w.ws, "src/f400.txt"), "4004\n");
+    // The watches are still good: the next change is staged alone again.
+    await w.store.create("after the restore");
+    await Deno.writeTextFile(join(w.ws, "src/f1.txt"), "again\n");
+    await w.store.create("incremental again");
+    assert.deepEqual(w.store.lastStage, { how: "changed", paths: 1 });
   } finally {
     await w.cleanup();
   }

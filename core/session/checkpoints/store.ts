@@ -288,6 +288,9 @@ export class CheckpointStore {
       tree = await this.#stageAll();
       this.lastStage = { how: "all", paths: 0, why: this.#rescanWhy ?? "git failed" };
     }
+    const w = this.#watcher;
+    if (w?.stale) this.#restartWatch();
+    else if (w?.unwatched.size && !this.#relaying) void this.#relay();
     const parent = await this.head();
     // Nothing changed since the last checkpoint of this store: the same checkpoint.
     if (parent && this.#last?.commit === parent && this.#last.tree === tree) return parent;
@@ -295,9 +298,6 @@ export class CheckpointStore {
     await Deno.mkdir(join(this.gitDir, "refs", "heads"), { recursive: true });
     await Deno.writeTextFile(join(this.gitDir, REF), commit + "\n");
     this.#last = { commit, tree };
-    const w = this.#watcher;
-    if (w?.stale) this.#restartWatch();
-    else if (w?.unwatched.size && !this.#relaying) void this.#relay();
     return commit;
   }
 

@@ -153,7 +153,11 @@ export class ChangeWatcher {
   async #run(): Promise<void> {
     try {
       for await (const ev of this.#fsw) {
-        if (ev.flag === "rescan") this.#doubt ??= "the watcher dropped events (queue overflow)";
+        if (ev.flag === "rescan") {
+          // Its paths are every watched folder, not changes: the whole tree is rescanned.
+          this.#doubt ??= "the watcher dropped events (queue overflow)";
+          continue;
+        }
         for (const p of ev.paths) this.#record(ev.kind, p);
       }
       if (!this.#closed) this.distrust("the watcher ended", true);
