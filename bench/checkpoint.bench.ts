@@ -2,8 +2,10 @@
  * Benchmark: what a turn's checkpoint costs (issue 18, core/session/checkpoints/store.ts) on a
  * generated repository of 10,000 files (100 folders × 100 files of ~1 KB, a git repository with
  * one commit): the first turn's checkpoint (a fresh store: every file is read and stored) and,
- * after that, the checkpoint of a turn whose workspace has one file changed (the shadow index's
- * stat cache reads only that file; median of 15, target ≤ 30 ms). Also a rewind of that one file,
+ * after that — once the store watches the workspace (`CheckpointStore.watch`, what a session
+ * starts after its first checkpoint: inotify watches and a baseline scan, timed too) — the
+ * checkpoint of a turn whose workspace has one file changed (only that path is staged; median of
+ * 15, target ≤ 30 ms). Also a rewind of that one file,
  * and as a floor for reading the numbers on a busy machine, `git status` of the same tree.
  * Each number is the `CheckpointStore` call the session makes, git processes included.
  *
