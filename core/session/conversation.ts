@@ -347,8 +347,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     parent: init.parent,
     agent: () => current.name,
   });
-  // Issue 18: a root session checkpoints the workspace before each turn's first change
-  // (core/session/checkpoints/, loaded at the first change or rewind).
+  // Issue 18: checkpoints before a turn's first change (checkpoints/, loaded then or at a rewind).
   let checkpointer: Promise<TurnCheckpointer> | null = null;
   const checkpoints = () =>
     checkpointer ??= import("./checkpoints/turns.ts").then((m) =>

@@ -32,43 +32,24 @@
  * @module
  */
 import { isAbsolute, join, relative } from "node:path";
-import { ChangeWatcher, MAX_WATCHED_DIRS, planWatch } from "./watch.ts";
+import { type ChangeWatcher, ignoreStamp, layWatcher, MAX_WATCHED_DIRS } from "./watch.ts";
+import { CheckpointError, parseRawDiff, type RestoreChange, writeCommit } from "./objects.ts";
+import {
+  checkLimits,
+  type CheckpointLimits,
+  CheckpointSkipped,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_FILES,
+  indexEntries,
+} from "./limits.ts";
 
-/** Limits of one checkpoint (config `checkpoints:`; docs/modes.md). */
-export interface CheckpointLimits {
-  /** Most files a checkpoint may track (default {@link DEFAULT_MAX_FILES}). */
-  maxFiles: number;
-  /** Most bytes of new or changed content one checkpoint may store (default {@link DEFAULT_MAX_BYTES}). */
-  maxBytes: number;
-}
-export const DEFAULT_MAX_FILES = 100_000;
-export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
-
-/** One file the restore changes, from the workspace as it is to the checkpoint. */
-export interface RestoreChange {
-  /** `added`: the checkpoint has it and the workspace not (it is written back); `deleted`: created since (it is removed). */
-  status: "added" | "modified" | "deleted" | "renamed";
-  path: string;
-  /** `renamed`: the path in the workspace now (it becomes `path`). */
-  from?: string;
-  /** Git modes when they differ (`100644` → `100755`). */
-  mode?: { from: string; to: string };
-}
-
-/** A checkpoint was not taken (too big, no git, not a directory); `reason` says why. */
-export class CheckpointSkipped extends Error {
-  override name = "CheckpointSkipped";
-}
-
-/** A git run that failed; the message has git's stderr. */
-export class CheckpointError extends Error {
-  override name = "CheckpointError";
-}
+export { CheckpointError, CheckpointSkipped, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES };
+export type { CheckpointLimits, RestoreChange };
 
 const REF = "refs/heads/checkpoints";
 /**
  * A checkpoint's tree: stage every change (the stat cache skips unchanged files), write the tree.
- * The commit object is written here (./store.ts `#commit`), one git process less per turn.
+ * The commit object is written in-process (./objects.ts), one git process less per turn.
  */
 const STORE_SCRIPT = "git add -A && git write-tree";
 /**
@@ -294,7 +275,7 @@ export class CheckpointStore {
     const parent = await this.head();
     // Nothing changed since the last checkpoint of this store: the same checkpoint.
     if (parent && this.#last?.commit === parent && this.#last.tree === tree) return parent;
-    const commit = await this.#commit(tree, parent, message);
+    const commit = await writeCommit(this.gitDir, tree, parent, message);
     await Deno.mkdir(join(this.gitDir, "refs", "heads"), { recursive: true });
     await Deno.writeTextFile(join(this.gitDir, REF), commit + "\n");
     this.#last = { commit, tree };
@@ -334,7 +315,8 @@ export class CheckpointStore {
       } catch { /* deleted */ }
     }
     if (
-      bytes > this.limits.maxBytes || (await this.#count()) + paths.length > this.limits.maxFiles
+      bytes > this.limits.maxBytes ||
+      (await indexEntries(this.gitDir)) + paths.length > this.limits.maxFiles
     ) {
       this.#checked = false;
       try {
@@ -393,19 +375,7 @@ export class CheckpointStore {
    * git run look for the workspace's exclude file again.
    */
   async #ignoreSourcesChanged(): Promise<boolean> {
-    const home = Deno.env.get("HOME");
-    const files = [join(this.workTree, ".git", "info", "exclude")];
-    if (home) files.push(join(home, ".config", "git", "ignore"));
-    const parts: string[] = [];
-    for (const f of files) {
-      try {
-        const st = await Deno.stat(f);
-        parts.push(`${st.ino}:${st.size}:${st.mtime?.getTime()}:${st.ctime?.getTime()}`);
-      } catch {
-        parts.push("-");
-      }
-    }
-    const stamp = parts.join(" ");
+    const stamp = await ignoreStamp(this.workTree);
     if (stamp === this.#ignoreStamp) return false;
     const first = this.#ignoreStamp === undefined;
     this.#ignoreStamp = stamp;
@@ -469,26 +439,15 @@ export class CheckpointStore {
       "--exclude-standard",
       "--directory",
     ]);
-    const skip = new Set(
-      new TextDecoder().decode(out).split("\0").filter((p) => p.endsWith("/")).map((p) =>
-        p.slice(0, -1)
-      ),
-    );
-    if (this.dataInside) skip.add(this.dataInside);
-    const plan = await planWatch(this.workTree, skip);
-    if (!plan) return null;
-    const w = new ChangeWatcher(
+    const ignored = new TextDecoder().decode(out).split("\0").filter((p) => p.endsWith("/"));
+    const skip = new Set(ignored.map((p) => p.slice(0, -1)));
+    return await layWatcher(
       this.workTree,
       join(this.gitDir, "watch"),
-      plan,
+      skip,
+      this.dataInside,
       doubt,
-      this.dataInside ? [this.dataInside] : [],
     );
-    const again = await planWatch(this.workTree, skip, Infinity);
-    for (const d of [...again!.dirs, ...again!.nested]) {
-      if (!w.watched.has(d) && !plan.nested.includes(d)) w.unwatched.add(d);
-    }
-    return w;
   }
 
   /** Replaces the watcher by one laid over the tree as it is now (its unwatched folders get watches). */
@@ -539,124 +498,14 @@ export class CheckpointStore {
   /** The last checkpoint this store made and its tree. */
   #last?: { commit: string; tree: string };
 
-  /**
-   * Writes a commit object (git's loose object format: zlib of `commit <size>\0<body>`, named by
-   * its SHA-1) as `git commit-tree` would; resolves its id.
-   */
-  async #commit(tree: string, parent: string | null, message: string): Promise<string> {
-    const when = `${Math.floor(Date.now() / 1000)} +0000`;
-    const who = `coyote <coyote@localhost> ${when}`;
-    const body = new TextEncoder().encode(
-      `tree ${tree}\n${parent ? `parent ${parent}\n` : ""}author ${who}\ncommitter ${who}\n\n${
-        message.replace(/\n*$/, "")
-      }\n`,
-    );
-    const head = new TextEncoder().encode(`commit ${body.length}\0`);
-    const raw = new Uint8Array(head.length + body.length);
-    raw.set(head);
-    raw.set(body, head.length);
-    const id = [...new Uint8Array(await crypto.subtle.digest("SHA-1", raw))]
-      .map((b) => b.toString(16).padStart(2, "0")).join("");
-    const packed = new Uint8Array(
-      await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate")))
-        .arrayBuffer(),
-    );
-    const dir = join(this.gitDir, "objects", id.slice(0, 2));
-    await Deno.mkdir(dir, { recursive: true });
-    const tmp = join(dir, `tmp_${crypto.randomUUID()}`);
-    await Deno.writeFile(tmp, packed, { mode: 0o444 });
-    await Deno.rename(tmp, join(dir, id.slice(2)));
-    return id;
-  }
-
-  /**
-   * The size limits, checked at the first checkpoint of this store in this process (a session's
-   * first): the changed, deleted and new files git would store (`ls-files -m -o`), their bytes
-   * and the files tracked already.
-   */
+  /** The size check of the whole tree (./limits.ts), with this store's git environment. */
   async #precheck(): Promise<void> {
-    // Streamed and stopped at the file limit: a home folder must not be walked to its end.
-    const room = this.limits.maxFiles - (await this.#count());
-    const child = new Deno.Command("git", {
-      args: ["ls-files", "-z", "-m", "-o", "--exclude-standard"],
-      cwd: this.workTree,
+    await checkLimits({
+      gitDir: this.gitDir,
+      workTree: this.workTree,
       env: await this.#env(),
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    const parts: Uint8Array[] = [];
-    let listedCount = 0;
-    let over = false;
-    for await (const chunk of child.stdout) {
-      parts.push(chunk);
-      for (const b of chunk) if (b === 0) listedCount++;
-      if (listedCount > room) {
-        over = true;
-        break;
-      }
-    }
-    if (over) {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* ended */ }
-    }
-    const status = await child.status;
-    if (over) {
-      throw new CheckpointSkipped(
-        `the workspace has over ${this.limits.maxFiles} files (config checkpoints.max_files)`,
-      );
-    }
-    if (!status.success) throw new CheckpointError(`git ls-files failed (exit ${status.code})`);
-    const listed = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let off = 0;
-    for (const p of parts) {
-      listed.set(p, off);
-      off += p.length;
-    }
-    const paths = [...new Set(new TextDecoder().decode(listed).split("\0"))]
-      // A nested repository shows as `dir/`: its files are that repository's, not ours.
-      .filter((p) => p && !p.endsWith("/"));
-    let bytes = 0;
-    let added = 0;
-    for (const p of paths) {
-      try {
-        const st = await Deno.lstat(join(this.workTree, p));
-        if (st.isFile) bytes += st.size;
-        added++;
-      } catch { /* deleted */ }
-    }
-    if (bytes > this.limits.maxBytes) {
-      throw new CheckpointSkipped(
-        `the workspace has ${mb(bytes)} of new or changed files to store, over the limit of ${
-          mb(this.limits.maxBytes)
-        } (config checkpoints.max_mb)`,
-      );
-    }
-    if ((await this.#count()) + added > this.limits.maxFiles) {
-      throw new CheckpointSkipped(
-        `the workspace has over ${this.limits.maxFiles} files (config checkpoints.max_files)`,
-      );
-    }
-  }
-
-  /** Files in the shadow index (0 before the first checkpoint): the entry count of its header. */
-  async #count(): Promise<number> {
-    let f: Deno.FsFile;
-    try {
-      f = await Deno.open(join(this.gitDir, "index"));
-    } catch {
-      return 0;
-    }
-    try {
-      const head = new Uint8Array(12);
-      const n = await f.read(head);
-      // "DIRC", version, entry count (network byte order).
-      return n === 12 ? new DataView(head.buffer).getUint32(8) : 0;
-    } finally {
-      f.close();
-    }
+      limits: this.limits,
+    });
   }
 
   /** The latest checkpoint's id, or null before the first. */
@@ -692,24 +541,7 @@ export class CheckpointStore {
     const raw = new TextDecoder().decode(
       await this.#git(["diff-tree", "-r", "-z", "-M", "--raw", "--no-commit-id", current, target]),
     );
-    const parts = raw.split("\0");
-    const out: RestoreChange[] = [];
-    for (let i = 0; i < parts.length;) {
-      const head = parts[i++];
-      if (!head.startsWith(":")) continue;
-      const [fromMode, toMode, , , status] = head.slice(1).split(" ");
-      const path = parts[i++];
-      const mode = fromMode !== toMode && fromMode !== "000000" && toMode !== "000000"
-        ? { mode: { from: fromMode, to: toMode } }
-        : {};
-      if (status.startsWith("R")) {
-        out.push({ status: "renamed", from: path, path: parts[i++], ...mode });
-      } else {
-        const s = status === "A" ? "added" : status === "D" ? "deleted" : "modified";
-        out.push({ status: s, path, ...mode });
-      }
-    }
-    return out;
+    return parseRawDiff(raw);
   }
 
   /**
@@ -742,8 +574,4 @@ export class CheckpointStore {
       return { undo, changes };
     });
   }
-}
-
-function mb(n: number): string {
-  return `${Math.round(n / 1024 / 1024)} MB`;
 }

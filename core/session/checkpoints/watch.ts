@@ -92,6 +92,54 @@ export async function planWatch(
   return { dirs, nested, skip };
 }
 
+/**
+ * A watcher over `workTree` as it is now, minus the `skip` folders (ignored ones) and the data
+ * dir (`dataInside`, workspace-relative, when inside): the folders are walked once before the
+ * watches are laid and once after — a folder the second walk finds that has no watch (created in
+ * between) is one of {@link ChangeWatcher.unwatched}. Resolves null past {@link MAX_WATCHED_DIRS}
+ * folders. `doubt`: see the {@link ChangeWatcher} constructor.
+ * @throws when a watch cannot be laid.
+ */
+export async function layWatcher(
+  workTree: string,
+  sentinelDir: string,
+  skip: Set<string>,
+  dataInside: string | null,
+  doubt: string | null,
+): Promise<ChangeWatcher | null> {
+  if (dataInside) skip.add(dataInside);
+  const plan = await planWatch(workTree, skip);
+  if (!plan) return null;
+  const w = new ChangeWatcher(workTree, sentinelDir, plan, doubt, dataInside ? [dataInside] : []);
+  const again = await planWatch(workTree, skip, Infinity);
+  for (const d of [...again!.dirs, ...again!.nested]) {
+    if (!w.watched.has(d) && !plan.nested.includes(d)) w.unwatched.add(d);
+  }
+  return w;
+}
+
+/**
+ * A stamp of the exclude files no watch covers: the workspace's `.git/info/exclude` (the watcher
+ * sees it too) and the user's global one (`~/.config/git/ignore`, which git reads without any
+ * config) — inode, size, mtime and ctime of each; a different stamp: what is ignored may have
+ * changed.
+ */
+export async function ignoreStamp(workTree: string): Promise<string> {
+  const home = Deno.env.get("HOME");
+  const files = [join(workTree, ".git", "info", "exclude")];
+  if (home) files.push(join(home, ".config", "git", "ignore"));
+  const parts: string[] = [];
+  for (const f of files) {
+    try {
+      const st = await Deno.stat(f);
+      parts.push(`${st.ino}:${st.size}:${st.mtime?.getTime()}:${st.ctime?.getTime()}`);
+    } catch {
+      parts.push("-");
+    }
+  }
+  return parts.join(" ");
+}
+
 /** Watches of one workspace's folders and the paths changed under them; see the module doc. */
 export class ChangeWatcher {
   #fsw: Deno.FsWatcher;
