@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CheckpointStore } from "../core/session/checkpoints/store.ts";
+import { CheckpointSkipped, CheckpointStore } from "../core/session/checkpoints/store.ts";
 import { detectBackend, sandboxedCommand } from "../core/policy/sandbox/mod.ts";
 import { Policy } from "../core/policy/policy.ts";
 import { changingTurn, makeRepo, snapshot } from "./support/rewind_scene.ts";
@@ -328,5 +328,42 @@ Deno.test("acp (sandbox required): turn 1 changes files, the user edits between 
     await server.close();
     await Deno.remove(ws, { recursive: true }).catch(() => {});
     await Deno.remove(data, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("limits: max_files counts every tracked file of a split shadow index (a later session's first checkpoint)", async () => {
+  const ws = await makeRepo("coyote-cpw-");
+  const data = await Deno.makeTempDir({ prefix: "coyote-cpw-data-" });
+  try {
+    // Enough files for git to split the index (a small one is written whole).
+    await Deno.mkdir(join(ws, "many"));
+    for (let i = 0; i < 3000; i++) Deno.writeTextFileSync(join(ws, `many/f${i}.txt`), `${i}\n`);
+    const store = await CheckpointStore.open(data, ws);
+    await store.create("first");
+    await Deno.writeTextFile(join(ws, "one.txt"), "1\n");
+    await Deno.writeTextFile(join(ws, "two.txt"), "2\n");
+    await store.create("second"); // a small split index beside the shared one
+    const o = await new Deno.Command("git", {
+      args: ["ls-files", "-z"],
+      env: { GIT_DIR: store.gitDir, GIT_INDEX_FILE: join(store.gitDir, "index") },
+    }).output();
+    const tracked = new TextDecoder().decode(o.stdout).split("\0").filter(Boolean).length;
+    assert.ok(tracked > 3000, `${tracked} tracked`);
+    const index = await Deno.readFile(join(store.gitDir, "index"));
+    const own = new DataView(index.buffer).getUint32(8);
+    assert.ok(own < 100, `the split index's own file holds ${own} entries`);
+    // As a later session: a new store object over the same repository.
+    assert.match(
+      await (await CheckpointStore.open(data, ws, { maxFiles: tracked })).create("ok"),
+      /^[0-9a-f]{40}$/,
+    );
+    await assert.rejects(
+      async () =>
+        await (await CheckpointStore.open(data, ws, { maxFiles: tracked - 1 })).create("x"),
+      (e) => e instanceof CheckpointSkipped && /checkpoints\.max_files/.test(e.message),
+    );
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+    await Deno.remove(data, { recursive: true });
   }
 });
