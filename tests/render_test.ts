@@ -140,7 +140,7 @@ Deno.test("render: a sub-agent is one status line", () => {
   assert.match(lines[0], /↳ explore-1234abcd end_turn \(2 request\(s\), 1\.5k tokens/);
 });
 
-Deno.test("render: each gate decision and the intent line is one dim line; other thoughts none", () => {
+Deno.test("render: each gate decision and the intent line is one dim line; the intent nudge and other thoughts none", () => {
   const { r, o } = capture({ color: true, width: () => 80 });
   const thought = (text: string, coyote?: Record<string, unknown>) =>
     env({
@@ -159,6 +159,7 @@ Deno.test("render: each gate decision and the intent line is one dim line; other
       "oracle-1: PLAN_REVIEW: REJECT\n\u001b[2Jand a long reason that cannot fit in eighty columns, not at all",
   }));
   r.onEnvelope(thought("other", { event: "auto_continue_stopped" }));
+  r.onEnvelope(thought("nudge", { event: "gate", gate: "intent", decision: "nudge", reason: "x" }));
   const lines = o.err.split("\n").filter(Boolean);
   assert.deepEqual(lines, [
     "\x1b[2m⚑ intent (implementation): fix it\x1b[22m",

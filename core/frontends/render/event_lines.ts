@@ -31,11 +31,13 @@ export function hookLine(ev: HookEvent, s: Style): string | null {
  * The one dim line a gate decision or the Phase 0 intent gets (core/supervisor/gate_keeper.ts: an
  * `agent_thought_chunk` whose `_meta.coyote.event` is `gate` or `intent`) — `⚑ gate plan_review:
  * block — reason`, `⚑ intent (implementation): what was heard` — cut to `width` columns; null for
- * any other thought chunk.
+ * any other thought chunk, and for the intent gate's `nudge` (a note to the model that its first
+ * response lacked the intent line: the model's business, not a decision the user needs to read).
  */
 export function gateLine(meta: unknown, s: Style, width: number): string | null {
   const m = (meta as { coyote?: Record<string, unknown> } | undefined)?.coyote;
   if (!m || (m.event !== "gate" && m.event !== "intent")) return null;
+  if (m.event === "gate" && m.gate === "intent" && m.decision === "nudge") return null;
   const str = (v: unknown) => safeLine(String(v ?? "").replace(/\s+/g, " ").trim());
   const text = m.event === "intent"
     ? `⚑ intent (${str(m.class)}): ${str(m.text)}`
