@@ -28,6 +28,17 @@ if (!files.length) {
   Deno.exit(2);
 }
 
+// The start benches measure a run as installed: `deno task install` (and `deno task gen`) build the
+// start bundle (scripts/bundle_start.ts); a stale or missing one is rebuilt first.
+if (files.some((n) => /^(startup|acp|repl|builds)\./.test(n))) {
+  const { bundleIsFresh } = await import("../core/frontends/cli/start_bundle.ts");
+  const root = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+  if (!(await bundleIsFresh(root))) {
+    console.error("bench: the start bundle is stale or missing; building it (deno task bundle) …");
+    await (await import("../scripts/bundle_start.ts")).buildStartBundle();
+  }
+}
+
 const rows: (BenchResult & { module: string })[] = [];
 let failedModules = 0;
 for (const name of files) {

@@ -6,7 +6,7 @@
  * - `coyote --version`: median wall time (target ≤ 60 ms).
  * - process start → first model request arriving at the server: median (≤ 150 ms).
  * - a 2-turn headless session with one `execute_command` call: median wall (≤ 350 ms)
- *   and peak RSS (≤ 120 MB; `/usr/bin/time -f %M`, max of the runs).
+ *   and peak RSS (≤ 70 MB, issue 22; `/usr/bin/time -f %M`, max of the runs).
  * - size of the default agent's first request (system prompt + tool schemas), chars / 4 (≤ 5k).
  *
  * `BENCH_RUNS=N` sets the repetitions (default 15). One warm-up run each fills
@@ -153,8 +153,8 @@ export default async function (): Promise<BenchResult[]> {
         name: "2-turn headless session peak RSS (max)",
         value: rss,
         unit: "MB",
-        target: "≤ 120",
-        pass: rss <= 120,
+        target: "≤ 70",
+        pass: rss <= 70,
       });
 
       // deno-lint-ignore no-explicit-any
