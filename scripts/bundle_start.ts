@@ -203,12 +203,22 @@ export async function buildStartBundle(
 }
 
 if (import.meta.main) {
+  // `--quiet` (deno task install): silent when it works; a failure is one line and exit 0, since
+  // Coyote runs from the sources without a bundle.
+  const quiet = Deno.args.includes("--quiet");
   const i = Deno.args.indexOf("--out");
   const t0 = performance.now();
-  const stamp = await buildStartBundle(ROOT, i >= 0 ? Deno.args[i + 1] : undefined);
-  console.error(
-    `start bundle: ${stamp.files.length} inputs → ${join(ROOT, BUNDLE_DIR)} in ${
-      ((performance.now() - t0) / 1000).toFixed(1)
-    } s`,
-  );
+  try {
+    const stamp = await buildStartBundle(ROOT, i >= 0 ? Deno.args[i + 1] : undefined);
+    if (!quiet) {
+      console.error(
+        `start bundle: ${stamp.files.length} inputs → ${
+          i >= 0 ? Deno.args[i + 1] : join(ROOT, BUNDLE_DIR)
+        } in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      );
+    }
+  } catch (e) {
+    console.error(`start bundle not built (Coyote runs from the sources): ${(e as Error).message}`);
+    if (!quiet) Deno.exit(1);
+  }
 }
