@@ -124,8 +124,8 @@ Deno.test("seccomp: the generated program for x86_64 and aarch64", () => {
       assert.ok(i + 1 + b[i * 8 + 2] < n && i + 1 + b[i * 8 + 3] < n, `jump at ${i}`);
     }
   }
-  assert.equal(unixSocketFilter("x86_64").length, 17 * 8);
-  assert.equal(unixSocketFilter("aarch64").length, 16 * 8);
+  assert.equal(unixSocketFilter("x86_64").length, 23 * 8);
+  assert.equal(unixSocketFilter("aarch64").length, 22 * 8);
   assert.throws(() => unixSocketFilter("riscv64"), /no seccomp filter for architecture riscv64/);
 });
 

@@ -1,5 +1,6 @@
 /**
- * The seccomp filter that closes unix sockets inside the Linux sandbox (issue 16 §1 "Sockets
+ * The seccomp filter that closes unix sockets (and the kernel keyrings, BPF, perf and the kernel
+ * log: step 6) inside the Linux sandbox (issue 16 §1 "Sockets
  * closed by mechanism"; docs/permissions.md "Unix sockets"). A socket file on a read-only mount
  * still accepts connections, and abstract sockets (`\0name`) have no file at all, so hiding known
  * paths cannot be complete: instead no process in the sandbox may *create* an `AF_UNIX` socket.
@@ -35,7 +36,25 @@
  *    `bind` a new one (attack trial 2 item 3); `SOCK_RAW` on `AF_UNIX` is a datagram socket too,
  *    hence an allow list. Stream and seqpacket pairs are connected to each other and cannot
  *    reach another socket (`connect` fails with `EISCONN`).
- * 6. Everything else → `SECCOMP_RET_ALLOW`.
+ * 6. Syscalls that reach kernel state no namespace bwrap makes separates (the same ones Docker's
+ *    default profile refuses, attack pass 4) → `EPERM`, by number ({@link REFUSED_SYSCALLS}):
+ *    - `add_key`, `request_key`, `keyctl`: the kernel keyrings are per uid, not per mount, PID or
+ *      IPC namespace, so a command read the user keyring of the uid Coyote runs as
+ *      (`keyctl search @u user name` then `keyctl read`) and keys it added stayed on the host;
+ *    - `bpf`: where `kernel.unprivileged_bpf_disabled` is 0 a command loads programs and maps into
+ *      the host kernel (shared with every namespace);
+ *    - `perf_event_open`: where `kernel.perf_event_paranoid` is below 1 (some distributions and
+ *      containers set -1) it measures the CPU and the kernel system-wide, other users' processes
+ *      included;
+ *    - `syslog`: where `kernel.dmesg_restrict` is 0 it reads the host's kernel log (`dmesg`;
+ *      bwrap's `/dev` has no `/dev/kmsg`).
+ *    Not listed, and why: `kexec_load`, `kexec_file_load`, `init_module`, `open_by_handle_at`,
+ *    `mount`, `swapon`, `reboot`, `settimeofday`, … need a capability, and bwrap drops all
+ *    (`--cap-drop ALL`, also as root); `name_to_handle_at` only yields a handle that
+ *    `open_by_handle_at` cannot use without one; `userfaultfd` reaches no host state (an exploit
+ *    aid only; unprivileged use is off by default since Linux 5.11); `ptrace`,
+ *    `process_vm_readv`, `kcmp` are confined by the PID namespace.
+ * 7. Everything else → `SECCOMP_RET_ALLOW`.
  *
  * What it does not cover: a unix socket fd that a process already holds when it enters the
  * sandbox (Coyote passes none), and `connect` of sockets created outside.
@@ -54,6 +73,20 @@ export const SECCOMP_ARCH: Readonly<
 > = {
   x86_64: { audit: 0xc000003e, socket: 41, socketpair: 53, ioUringSetup: 425, x32: true },
   aarch64: { audit: 0xc00000b7, socket: 198, socketpair: 199, ioUringSetup: 425, x32: false },
+};
+
+/**
+ * Syscalls refused with `EPERM` whatever their arguments (step 6 of the module doc), by name,
+ * with their numbers per architecture (x86_64: arch/x86/entry/syscalls/syscall_64.tbl; aarch64:
+ * the generic table, include/uapi/asm-generic/unistd.h).
+ */
+export const REFUSED_SYSCALLS: Readonly<Record<string, Readonly<Record<SeccompArch, number>>>> = {
+  add_key: { x86_64: 248, aarch64: 217 },
+  request_key: { x86_64: 249, aarch64: 218 },
+  keyctl: { x86_64: 250, aarch64: 219 },
+  bpf: { x86_64: 321, aarch64: 280 },
+  perf_event_open: { x86_64: 298, aarch64: 241 },
+  syslog: { x86_64: 103, aarch64: 116 },
 };
 
 // linux/filter.h, linux/bpf_common.h
@@ -98,6 +131,12 @@ export function unixSocketFilter(arch: string = Deno.build.arch): Uint8Array {
     { code: BPF_LD_W_ABS, k: OFF_NR },
     ...(a.x32 ? [{ code: BPF_JGE_K, k: X32_SYSCALL_BIT, jt: "kill", jf: 0 } as Insn] : []),
     { code: BPF_JEQ_K, k: a.ioUringSetup, jt: "errno", jf: 0 },
+    ...Object.values(REFUSED_SYSCALLS).map((n): Insn => ({
+      code: BPF_JEQ_K,
+      k: n[arch as SeccompArch],
+      jt: "errno",
+      jf: 0,
+    })),
     { code: BPF_JEQ_K, k: a.socketpair, jt: 0, jf: 4 },
     // socketpair: only stream and seqpacket types (flags masked off).
     { code: BPF_LD_W_ABS, k: OFF_ARG1 },
