@@ -156,6 +156,25 @@ const PATHS = [
   ...Object.keys(HOME_SECRETS).map((rel) => join(home, rel)),
   ...HOME_STORE_FILES.map((rel) => join(home, rel)),
 ];
+// Outside every root: what fs_read asks about there, a command cannot read silently either
+// (core/policy/sandbox/root_view.ts). A service-account token under /run/secrets, a file in
+// /root (HOME is elsewhere), /etc/shadow (readable as root by its mode alone).
+const SYSTEM_FILES: string[] = ["/etc/shadow"];
+if (Deno.uid() === 0) {
+  const tag = crypto.randomUUID().slice(0, 8);
+  const token = `/run/secrets/coyote-views-${tag}/kubernetes.io/serviceaccount/token`;
+  Deno.mkdirSync(join(token, ".."), { recursive: true });
+  Deno.writeTextFileSync(token, "SATOKEN");
+  Deno.writeTextFileSync(`/root/.coyote-views-${tag}`, "ROOTSECRET");
+  SYSTEM_FILES.push(token, `/root/.coyote-views-${tag}`);
+  globalThis.addEventListener("unload", () => {
+    for (const p of [`/run/secrets/coyote-views-${tag}`, `/root/.coyote-views-${tag}`]) {
+      try {
+        Deno.removeSync(p, { recursive: true });
+      } catch { /* gone */ }
+    }
+  });
+}
 const HOSTS = ["example.com", "evil.example", "api.github.com"];
 const PROGRAMS = ["ls", "cat", "git", "uname", "curl", "rm"];
 const VARS = ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "HOME"];
@@ -534,6 +553,11 @@ Deno.test("policy views: the OS sandbox (view d) agrees with the guard — real 
             : `( : >> ${q} ) 2>/dev/null`;
           return `${seen} && echo R${i}=1 || echo R${i}=0; ${write} && echo W${i}=1 || echo W${i}=0`;
         }),
+        ...SYSTEM_FILES.map((p, i) =>
+          `[ -s ${JSON.stringify(p)} ] && cat ${
+            JSON.stringify(p)
+          } >/dev/null 2>&1 && echo S${i}=1 || echo S${i}=0`
+        ),
         `(echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo NET=1 || echo NET=0`,
         "(git config --global --list; cat ~/.gitconfig) 2>/dev/null | grep -q ghp_views_token && echo GITTOKEN=1 || echo GITTOKEN=0",
         ...VARS.map((v) => `[ -n "\${${v}+x}" ] && echo ENV_${v}=1 || echo ENV_${v}=0`),
@@ -584,6 +608,12 @@ Deno.test("policy views: the OS sandbox (view d) agrees with the guard — real 
           say(`read ${p}: a toolchain store file is hidden`);
         }
       });
+      SYSTEM_FILES.forEach((p, i) => {
+        const r = policy.decide({ type: "read", path: p });
+        if (got(`S${i}`) && r.decision !== "allow") {
+          say(`read ${p}: guard ${r.decision}s, sandbox shows it`);
+        }
+      });
       if (got("GITTOKEN")) say("git config --global shows the token of ~/.gitconfig");
       const netAllowed = HOSTS.some((h) =>
         policy.decide({ type: "net", host: h }).decision === "allow"
@@ -611,6 +641,11 @@ Deno.test("policy views: the OS sandbox (view d) agrees with the guard — real 
     listener.close();
   }
   assert.deepEqual(problems, []);
+  // fs_read would ask about the system rows (and the host can read them, as root).
+  for (const p of SYSTEM_FILES) {
+    assert.notEqual(POLICIES.defaults.decide({ type: "read", path: p }).decision, "allow", p);
+    if (Deno.uid() === 0) assert.ok(Deno.statSync(p).size > 0, p);
+  }
   // The column is not vacuous: the defaults hide ~/.ssh and keep .git read-only, `rules` opens out/pub.
   const d = deriveProfile(POLICIES.defaults);
   assert.ok(d.home && !d.home.stores.some((s) => s.path === join(home, ".ssh")));

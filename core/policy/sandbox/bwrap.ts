@@ -14,7 +14,10 @@
  *   mode alone — `kernel.core_pattern` (`|program` runs as root outside every namespace when a
  *   process crashes), `kernel.modprobe`, `vm.*`. With a process limit only the namespace's own
  *   `pid_max` is bound writable for the outer shell, which remounts it read-only (./limits.ts).
- * - `/` read-only, a fresh `/dev` and `/proc` (only the sandbox's own processes), `/tmp` = the
+ * - The root: bwrap's empty one (read-only once everything is mounted) with only the allow list
+ *   of ./root_view.ts bound read-only (`/usr`, `/etc`, `/lib*`, `/opt`, …; attack pass 4: a FIFO
+ *   in `/var/tmp`, `/run/secrets`, `/root`), a fresh `/dev` and `/proc` (only the sandbox's own
+ *   processes), `/tmp` = the
  *   private temp dir (or a tmpfs), then the profile's mounts shallowest first so deeper ones win:
  *   writable roots `--bind`, protected paths `--ro-bind` (and the folders between one and its
  *   writable root bound onto themselves, so they cannot be renamed: {@link parentChain}), hidden
@@ -23,6 +26,7 @@
  */
 import type { SandboxProfile } from "./profile.ts";
 import { hiddenByHome, homeMounts } from "./home_view.ts";
+import { inRootView, type RootView } from "./root_view.ts";
 
 let emptyFile: string | undefined;
 /** An empty read-only file (created once per process) mounted over hidden files. */
@@ -91,6 +95,16 @@ export function parentChain(profile: SandboxProfile): string[] {
 }
 
 /**
+ * Whether host path `p` shows in the sandbox at all: in the root view's folders, in a bound
+ * root (workspace, `Read`/`Write` allow roots, git dirs) or in the home view's path.
+ */
+function visible(view: RootView, profile: SandboxProfile, p: string, roots: string[]): boolean {
+  if (inRootView(view, p)) return true;
+  if (roots.some((r) => inside(p, r))) return true;
+  return !!profile.home && inside(p, profile.home.path);
+}
+
+/**
  * The `bwrap` arguments (without the program) that run `argv` under `profile` in `cwd`.
  * `tmpDir`: host directory mounted at `/tmp` (undefined: a tmpfs per command).
  */
@@ -131,10 +145,16 @@ export function bwrapArgs(
   // /dev/shm: its own capped tmpfs (in bwrap's /dev it would share the /dev tmpfs, half the RAM).
   // /dev read-only once /dev/shm is in (attack pass 4: bwrap's /dev tmpfs has no --size, so a
   // command could fill half the RAM there); device nodes stay writable on a read-only mount.
+  // The root: bwrap's own empty one with only the allow list of ./root_view.ts bound in
+  // read-only (a profile without one, made by hand in a test: the whole host root read-only).
+  const view = profile.root;
+  if (view) {
+    for (const e of view.entries) {
+      a.push(...(e.link ? ["--symlink", e.link, e.path] : ["--ro-bind", e.path, e.path]));
+    }
+    for (const f of view.files) a.push("--ro-bind", f, f);
+  } else a.push("--ro-bind", "/", "/");
   a.push(
-    "--ro-bind",
-    "/",
-    "/",
     "--dev",
     "/dev",
     ...size,
@@ -171,6 +191,8 @@ export function bwrapArgs(
   for (const h of profile.hidden) {
     // Already invisible: inside the home's empty tmpfs, under no store or root (./home_view.ts).
     if (profile.home && hiddenByHome(profile.home, h.path, roots)) continue;
+    // …or outside everything bound: absent from the root view (/run/user, other homes).
+    if (view && !visible(view, profile, h.path, roots)) continue;
     // …and so does one with a root inside it (a workspace inside the hidden data dir).
     const keepRw = [...sockets, ...roots].some((s) => s.startsWith(`${h.path}/`));
     mounts.push({
@@ -195,6 +217,8 @@ export function bwrapArgs(
   for (const m of mounts) a.push(...m.args);
   // Plan mode: the home's tmpfs goes read-only once everything inside it is mounted.
   if (profile.home?.readOnly) a.push("--remount-ro", profile.home.path);
+  // bwrap's root tmpfs (mount points only) read-only: nothing to create at `/`.
+  if (view) a.push("--remount-ro", "/");
   a.push("--chdir", opts.cwd, "--", ...argv);
   return a;
 }

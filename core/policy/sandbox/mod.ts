@@ -524,7 +524,16 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
     }; auto_allow ${status.autoAllow}`,
   );
   if (!status.active) l.push(`  not active: ${status.reason}`);
-  l.push("  read:     everything not hidden (read-only outside the writable paths)");
+  if (profile.root && status.backend !== "sandbox-exec") {
+    const r = profile.root;
+    l.push(
+      `  read:     of the host root only (read-only): ${
+        r.entries.map((e) => e.link ? `${e.path} -> ${e.link}` : e.path).join(" ")
+      }${
+        r.files.length ? ` ${r.files.join(" ")}` : ""
+      }; and the paths below. Everything else of / is absent (/var /run /srv /mnt /media /home /root /boot, the host's /tmp); in /etc what others may not read is hidden`,
+    );
+  } else l.push("  read:     everything not hidden (read-only outside the writable paths)");
   l.push("  write:    /tmp (private temp dir)");
   for (const w of profile.writable) l.push(`            ${w.path}  (${w.why})`);
   if (profile.readable.length) {

@@ -40,6 +40,7 @@ import { HIDDEN_HOME_PATHS } from "../home.ts";
 import { compilePath, isInside, type Rule, starMatch } from "../rules.ts";
 import { findProtected } from "./protected.ts";
 import { type HomeView, homeView, outsideGitDirs } from "./home_view.ts";
+import { type RootView, rootView } from "./root_view.ts";
 
 /** One path entry of a profile, with why it is there (printed by `policy show`). */
 export interface ProfilePath {
@@ -81,6 +82,12 @@ export interface SandboxProfile {
    * and while any is named the unix-socket filter (./seccomp.ts) is off.
    */
   unixSockets: string[];
+  /**
+   * Linux: the parts of the host root commands see (./root_view.ts); everything else of `/` is
+   * absent. Its hidden `/etc` entries are in {@link hidden}. Undefined on macOS (the whole root
+   * is readable there, minus {@link hidden}).
+   */
+  root?: RootView;
 }
 
 /** Daemon sockets and per-user runtime dirs hidden by default (a socket on a read-only mount still connects). */
@@ -316,6 +323,14 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     if (pathRuleDecision(policy, "read", p) === "allow") continue;
     add(hidden, rp, why);
   }
+  // Linux: only an allow list of the root is visible; in /etc what others may not read is hidden.
+  const sysRoot = Deno.build.os === "linux" ? rootView() : undefined;
+  for (const e of sysRoot?.etcHidden ?? []) {
+    if (pathRuleDecision(policy, "read", e.path) === "allow") continue;
+    if (!hidden.some((h) => h.path === e.path)) {
+      hidden.push({ path: e.path, why: "not readable by others (its mode), in /etc" });
+    }
+  }
   for (const r of rules) {
     if (r.kind !== "read" || r.decision !== "deny") continue;
     if (r.pattern === undefined) {
@@ -350,6 +365,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     nodeModules,
     home,
     unixSockets,
+    root: sysRoot,
   };
 }
 

@@ -1,0 +1,142 @@
+/**
+ * The host root as commands see it on Linux (issue 16, attack pass 4 classes 1–2;
+ * docs/permissions.md "The OS sandbox"): an allow list instead of the whole root read-only.
+ *
+ * A read-only mount stops neither writing into a FIFO a host process reads (`/var/tmp/x.fifo`)
+ * nor reading what the mode allows (`/run/secrets/kubernetes.io/serviceaccount/token`, and as
+ * root `/etc/shadow`, `/etc/ssh/ssh_host_*_key`, `/root`), and a deny list of such places cannot be
+ * complete. So bwrap starts from its own empty root and binds in, read-only, only the top-level
+ * entries of {@link SYSTEM_ROOTS} that exist (a symlink such as `/bin -> usr/bin` is recreated as
+ * the same symlink); the workspace, the private `/tmp`, the home view, the roots of `Read`/`Write`
+ * allow rules and a linked worktree's git dirs are bound on top as before (./bwrap.ts). Everything
+ * else of the root — `/var`, `/run`, `/srv`, `/mnt`, `/media`, `/home`, `/root`, `/boot`, the
+ * host's `/tmp`, anything an image adds (`/work`, `/data`, …) — is absent.
+ *
+ * Inside `/etc` (root-owned, but read by every program) what its mode does not let others read is
+ * hidden — a file without `o+r` becomes an empty file, a folder without `o+r`/`o+x` an empty one,
+ * and FIFOs, sockets and devices there are hidden too: `/etc/shadow`, `/etc/gshadow`, the ssh host
+ * keys, `/etc/sudoers(.d)`, `/etc/ssl/private`, … by that rule, not by name. The scan is cached per
+ * process and done again when `/etc`'s modification time changes (replacing or adding a file
+ * there changes it; a file whose mode changes in a subfolder later is seen by the next process).
+ *
+ * One exception outside the list: when `/etc/resolv.conf` is a link to a file elsewhere
+ * (systemd-resolved's `/run/systemd/resolve/stub-resolv.conf`), that one file is bound at its
+ * path, so name resolution works where the network is shared.
+ * @module
+ */
+
+/**
+ * Top-level entries of the host root commands see, read-only: programs, their libraries and
+ * configuration (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`), add-on software (`/opt`, the Nix store
+ * `/nix`, snaps `/snap`), and `/sys` (CPU topology and cgroup limits that glibc, Go and Rust read
+ * to size thread pools; read-only, as in a container).
+ */
+export const SYSTEM_ROOTS: readonly string[] = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc",
+  "/opt",
+  "/nix",
+  "/snap",
+  "/sys",
+];
+
+/** One entry of {@link SYSTEM_ROOTS} that exists: a folder bound read-only or a symlink made. */
+export interface RootEntry {
+  path: string;
+  /** Set for a symlink (`/bin -> usr/bin`): recreated with this target. */
+  link?: string;
+}
+
+/** The root view (see the module doc). */
+export interface RootView {
+  entries: RootEntry[];
+  /** Files outside the list bound read-only at their own path (the resolver's config). */
+  files: string[];
+  /** Paths in `/etc` others may not read (or FIFOs, sockets, devices), hidden; `dir` for folders. */
+  etcHidden: { path: string; dir: boolean }[];
+}
+
+/** Folders examined at most by the `/etc` scan (a typical `/etc` has a few hundred). */
+const ETC_SCAN_LIMIT = 20_000;
+
+function scanEtc(): { path: string; dir: boolean }[] {
+  const out: { path: string; dir: boolean }[] = [];
+  const stack = ["/etc"];
+  let seen = 0;
+  while (stack.length && seen++ < ETC_SCAN_LIMIT) {
+    const d = stack.pop()!;
+    let list: Deno.DirEntry[];
+    try {
+      list = [...Deno.readDirSync(d)];
+    } catch {
+      continue;
+    }
+    for (const e of list) {
+      if (e.isSymlink) continue; // its target is judged where it lies
+      const p = `${d}/${e.name}`;
+      let mode: number;
+      try {
+        mode = Deno.lstatSync(p).mode ?? 0o777;
+      } catch {
+        continue;
+      }
+      if (e.isDirectory) {
+        if ((mode & 0o005) !== 0o005) out.push({ path: p, dir: true });
+        else stack.push(p);
+      } else if (!e.isFile || (mode & 0o004) === 0) {
+        out.push({ path: p, dir: false });
+      }
+    }
+  }
+  return out;
+}
+
+let cache: { etcMtime: number; rootMtime: number; view: RootView } | undefined;
+
+const mtimeOf = (p: string) => {
+  try {
+    return Deno.statSync(p).mtime?.getTime() ?? 0;
+  } catch {
+    return -1;
+  }
+};
+
+/** The root view of this machine now (cached; see the module doc). */
+export function rootView(): RootView {
+  const etcMtime = mtimeOf("/etc");
+  const rootMtime = mtimeOf("/");
+  if (cache && cache.etcMtime === etcMtime && cache.rootMtime === rootMtime) return cache.view;
+  const entries: RootEntry[] = [];
+  for (const p of SYSTEM_ROOTS) {
+    try {
+      const st = Deno.lstatSync(p);
+      if (st.isSymlink) entries.push({ path: p, link: Deno.readLinkSync(p) });
+      else if (st.isDirectory) entries.push({ path: p });
+    } catch { /* absent here */ }
+  }
+  const files: string[] = [];
+  try {
+    const r = Deno.realPathSync("/etc/resolv.conf");
+    if (!SYSTEM_ROOTS.some((s) => r === s || r.startsWith(`${s}/`)) && Deno.statSync(r).isFile) {
+      files.push(r);
+    }
+  } catch { /* none */ }
+  const view = { entries, files, etcHidden: scanEtc() };
+  cache = { etcMtime, rootMtime, view };
+  return view;
+}
+
+/**
+ * Whether host path `p` (a real path) shows through the root view's bound folders, i.e. lies
+ * in one of its folder entries (links resolve into another entry: `/lib -> usr/lib`).
+ */
+export function inRootView(view: RootView, p: string): boolean {
+  return view.entries.some((e) => !e.link && (p === e.path || p.startsWith(`${e.path}/`))) ||
+    view.files.includes(p);
+}
