@@ -370,3 +370,29 @@ Deno.test("sandbox root view e2e: with the guard forced open, a headless session
     await Deno.remove(fifo).catch(() => {});
   }
 });
+
+Deno.test("sandbox root view: Homebrew's Linux prefix shows (read-only), the rest of /home does not", async () => {
+  assert.ok(isRoot, "creating /home/linuxbrew needs root (the test machine runs as root)");
+  const made = !(await Deno.lstat("/home/linuxbrew").then(() => true, () => false));
+  const prefix = "/home/linuxbrew/.linuxbrew";
+  const tool = join(prefix, "bin", `coyote-brew-${id()}`);
+  await Deno.mkdir(join(tool, ".."), { recursive: true });
+  await Deno.writeTextFile(tool, "#!/bin/sh\necho BREW_OK\n", { mode: 0o755 });
+  await Deno.chmod(tool, 0o755);
+  // A file of that user's home outside the prefix (only where the test made the home).
+  const other = made ? "/home/linuxbrew/.bash_history" : join(prefix, "..", `.coyote-${id()}`);
+  await Deno.writeTextFile(other, "SECRET_HISTORY\n");
+  const w = await world();
+  try {
+    const out = await w.run(
+      `${tool}; cat ${other} 2>&1; ls /home 2>&1; touch ${prefix}/x 2>&1`,
+    );
+    assert.match(out, /^BREW_OK$/m, out);
+    assert.doesNotMatch(out, /SECRET_HISTORY|agent|cloudsdk/, out);
+    assert.match(out, /Read-only file system/, out);
+  } finally {
+    await w.cleanup();
+    if (made) await Deno.remove("/home/linuxbrew", { recursive: true });
+    else for (const p of [tool, other]) await Deno.remove(p);
+  }
+});

@@ -10,13 +10,14 @@
  * the same symlink); the workspace, the private `/tmp`, the home view, the roots of `Read`/`Write`
  * allow rules and a linked worktree's git dirs are bound on top as before (./bwrap.ts). Everything
  * else of the root — `/var`, `/run`, `/srv`, `/mnt`, `/media`, `/home`, `/root`, `/boot`, the
- * host's `/tmp`, anything an image adds (`/work`, `/data`, …) — is absent.
+ * host's `/tmp`, anything an image adds (`/work`, `/data`, …) — is absent, except the toolchain
+ * prefixes of {@link TOOLCHAIN_PREFIXES} (Homebrew on Linux, NixOS's system profile).
  *
  * Inside `/etc` (root-owned, but read by every program) what its mode does not let others read is
  * hidden — a file without `o+r` becomes an empty file, a folder without `o+r`/`o+x` an empty one,
  * and FIFOs, sockets and devices there are hidden too: `/etc/shadow`, `/etc/gshadow`, the ssh host
  * keys, `/etc/sudoers(.d)`, `/etc/ssl/private`, … by that rule, not by name. The scan is cached per
- * process and done again when `/etc`'s modification time changes (replacing or adding a file
+ * process and done again when the modification time of `/etc` (or `/`, `/home`, `/run`) changes (replacing or adding a file
  * there changes it; a file whose mode changes in a subfolder later is seen by the next process).
  *
  * One exception outside the list: when `/etc/resolv.conf` is a link to a file elsewhere
@@ -46,7 +47,21 @@ export const SYSTEM_ROOTS: readonly string[] = [
   "/sys",
 ];
 
-/** One entry of {@link SYSTEM_ROOTS} that exists: a folder bound read-only or a symlink made. */
+/**
+ * Toolchain prefixes outside {@link SYSTEM_ROOTS} that distributions put on `PATH`, shown too
+ * when they exist (read-only; a symlink recreated): Homebrew on Linux
+ * (`/home/linuxbrew/.linuxbrew`, the rest of `/home` stays absent) and NixOS's system profile
+ * (`/run/current-system`, a link into the visible `/nix/store`; the rest of `/run` stays absent).
+ */
+export const TOOLCHAIN_PREFIXES: readonly string[] = [
+  "/home/linuxbrew/.linuxbrew",
+  "/run/current-system",
+];
+
+/**
+ * One entry of {@link SYSTEM_ROOTS} or {@link TOOLCHAIN_PREFIXES} that exists: a folder bound
+ * read-only or a symlink made.
+ */
 export interface RootEntry {
   path: string;
   /** Set for a symlink (`/bin -> usr/bin`): recreated with this target. */
@@ -97,7 +112,7 @@ function scanEtc(): { path: string; dir: boolean }[] {
   return out;
 }
 
-let cache: { etcMtime: number; rootMtime: number; view: RootView } | undefined;
+let cache: { key: string; view: RootView } | undefined;
 
 const mtimeOf = (p: string) => {
   try {
@@ -109,11 +124,11 @@ const mtimeOf = (p: string) => {
 
 /** The root view of this machine now (cached; see the module doc). */
 export function rootView(): RootView {
-  const etcMtime = mtimeOf("/etc");
-  const rootMtime = mtimeOf("/");
-  if (cache && cache.etcMtime === etcMtime && cache.rootMtime === rootMtime) return cache.view;
+  // The folders whose entries the view lists: a change in one makes it again.
+  const key = ["/etc", "/", "/home", "/run"].map(mtimeOf).join(" ");
+  if (cache?.key === key) return cache.view;
   const entries: RootEntry[] = [];
-  for (const p of SYSTEM_ROOTS) {
+  for (const p of [...SYSTEM_ROOTS, ...TOOLCHAIN_PREFIXES]) {
     try {
       const st = Deno.lstatSync(p);
       if (st.isSymlink) entries.push({ path: p, link: Deno.readLinkSync(p) });
@@ -128,7 +143,7 @@ export function rootView(): RootView {
     }
   } catch { /* none */ }
   const view = { entries, files, etcHidden: scanEtc() };
-  cache = { etcMtime, rootMtime, view };
+  cache = { key, view };
   return view;
 }
 
