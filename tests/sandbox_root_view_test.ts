@@ -23,6 +23,7 @@ import {
   SECCOMP_ARCH,
   unixSocketFilter,
 } from "../core/policy/sandbox/seccomp.ts";
+import { rootEntry, rootView } from "../core/policy/sandbox/root_view.ts";
 import { commandBatch, startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
@@ -394,5 +395,39 @@ Deno.test("sandbox root view: Homebrew's Linux prefix shows (read-only), the res
     await w.cleanup();
     if (made) await Deno.remove("/home/linuxbrew", { recursive: true });
     else for (const p of [tool, other]) await Deno.remove(p);
+  }
+});
+
+Deno.test("root view: a top-level link into the list is made again, a link out of it binds its target folder, a dangling one is left out", async () => {
+  const t = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-rootentry-" }));
+  try {
+    await Deno.mkdir(join(t, "usr", "bin"), { recursive: true });
+    await Deno.mkdir(join(t, "var", "opt"), { recursive: true });
+    await Deno.symlink("usr/bin", join(t, "bin"));
+    await Deno.symlink(join(t, "var", "opt"), join(t, "opt"));
+    await Deno.symlink(join(t, "nowhere"), join(t, "snap"));
+    await Deno.writeTextFile(join(t, "file"), "");
+    const roots = ["usr", "bin", "opt", "snap"].map((n) => join(t, n));
+    assert.deepEqual(rootEntry(join(t, "usr"), roots), { path: join(t, "usr") });
+    assert.deepEqual(rootEntry(join(t, "bin"), roots), { path: join(t, "bin"), link: "usr/bin" });
+    assert.deepEqual(rootEntry(join(t, "opt"), roots), {
+      path: join(t, "opt"),
+      from: join(t, "var", "opt"),
+    });
+    assert.equal(rootEntry(join(t, "snap"), roots), undefined);
+    assert.equal(rootEntry(join(t, "file"), roots), undefined);
+    assert.equal(rootEntry(join(t, "absent"), roots), undefined);
+    // This machine: /usr and /etc are in, nothing of /var, /run, /root, /home but the prefixes.
+    const v = rootView();
+    assert.ok(v.entries.some((e) => e.path === "/usr") && v.entries.some((e) => e.path === "/etc"));
+    for (const e of v.entries) {
+      assert.ok(
+        !/^\/(var|run|root|home|srv|mnt|tmp)(\/|$)/.test(e.path) ||
+          e.path === "/home/linuxbrew/.linuxbrew" || e.path === "/run/current-system",
+        e.path,
+      );
+    }
+  } finally {
+    await Deno.remove(t, { recursive: true });
   }
 });

@@ -150,7 +150,7 @@ export function bwrapArgs(
   const view = profile.root;
   if (view) {
     for (const e of view.entries) {
-      a.push(...(e.link ? ["--symlink", e.link, e.path] : ["--ro-bind", e.path, e.path]));
+      a.push(...(e.link ? ["--symlink", e.link, e.path] : ["--ro-bind", e.from ?? e.path, e.path]));
     }
     for (const f of view.files) a.push("--ro-bind", f, f);
   } else a.push("--ro-bind", "/", "/");

@@ -64,8 +64,43 @@ export const TOOLCHAIN_PREFIXES: readonly string[] = [
  */
 export interface RootEntry {
   path: string;
-  /** Set for a symlink (`/bin -> usr/bin`): recreated with this target. */
+  /** Set for a symlink into another entry (`/bin -> usr/bin`): recreated with this target. */
   link?: string;
+  /**
+   * Set for a symlink to a folder outside every entry (Fedora's `/snap -> /var/lib/snapd/snap`,
+   * an `/opt -> /var/opt`): that folder (a real path) is bound read-only at {@link path}, so the
+   * link does not dangle and nothing else of where it points shows.
+   */
+  from?: string;
+}
+
+/**
+ * The entry for top-level path `p` (see {@link RootEntry}), or undefined when it is neither a
+ * folder nor a link to one. `roots`: the list whose folders a link may point into.
+ */
+export function rootEntry(
+  p: string,
+  roots: readonly string[] = SYSTEM_ROOTS,
+): RootEntry | undefined {
+  try {
+    const st = Deno.lstatSync(p);
+    if (st.isDirectory) return { path: p };
+    if (!st.isSymlink) return undefined;
+    const target = Deno.realPathSync(p);
+    if (!Deno.statSync(target).isDirectory) return undefined;
+    const into = roots.some((r) => {
+      if (r === p) return false;
+      try {
+        if (!Deno.lstatSync(r).isDirectory) return false;
+      } catch {
+        return false;
+      }
+      return target === r || target.startsWith(`${r}/`);
+    });
+    return into ? { path: p, link: Deno.readLinkSync(p) } : { path: p, from: target };
+  } catch {
+    return undefined; // absent here, or a dangling link
+  }
 }
 
 /** The root view (see the module doc). */
@@ -129,11 +164,8 @@ export function rootView(): RootView {
   if (cache?.key === key) return cache.view;
   const entries: RootEntry[] = [];
   for (const p of [...SYSTEM_ROOTS, ...TOOLCHAIN_PREFIXES]) {
-    try {
-      const st = Deno.lstatSync(p);
-      if (st.isSymlink) entries.push({ path: p, link: Deno.readLinkSync(p) });
-      else if (st.isDirectory) entries.push({ path: p });
-    } catch { /* absent here */ }
+    const e = rootEntry(p);
+    if (e) entries.push(e);
   }
   const files: string[] = [];
   try {
@@ -152,6 +184,8 @@ export function rootView(): RootView {
  * in one of its folder entries (links resolve into another entry: `/lib -> usr/lib`).
  */
 export function inRootView(view: RootView, p: string): boolean {
-  return view.entries.some((e) => !e.link && (p === e.path || p.startsWith(`${e.path}/`))) ||
+  return view.entries.some((e) =>
+    !e.link && !e.from && (p === e.path || p.startsWith(`${e.path}/`))
+  ) ||
     view.files.includes(p);
 }
