@@ -16,9 +16,10 @@
  * Inside `/etc` (root-owned, but read by every program) what its mode does not let others read is
  * hidden — a file without `o+r` becomes an empty file, a folder without `o+r`/`o+x` an empty one,
  * and FIFOs, sockets and devices there are hidden too: `/etc/shadow`, `/etc/gshadow`, the ssh host
- * keys, `/etc/sudoers(.d)`, `/etc/ssl/private`, … by that rule, not by name. The scan is cached per
- * process and done again when the modification time of `/etc` (or `/`, `/home`, `/run`) changes (replacing or adding a file
- * there changes it; a file whose mode changes in a subfolder later is seen by the next process).
+ * keys, `/etc/sudoers(.d)`, `/etc/ssl/private`, … by that rule, not by name. The scan is cached
+ * per process and done again when the modification time of `/etc` (or `/`, `/home`, `/run`)
+ * changes (replacing or adding a file there changes it; a file whose mode changes in a subfolder
+ * later is seen by the next process); past 20,000 folders the rest of `/etc` is not scanned.
  *
  * One exception outside the list: when `/etc/resolv.conf` is a link to a file elsewhere
  * (systemd-resolved's `/run/systemd/resolve/stub-resolv.conf`), that one file is bound at its
