@@ -152,7 +152,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
   };
   const live: { engine?: Engine } = {};
   let prepared = parent
-    ? prepare(first)
+    ? prepare(first, init.variables)
     : prepare(first, agentName === first.name ? app.agentVariables : undefined, app.skills);
 
   const explicitModel = init.model ?? app.model;
@@ -192,7 +192,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     permission: init.permission,
     host: init.host,
     systemPrompt: prepared.systemPrompt(),
-    maxTurns: app.maxTurns > 0 ? app.maxTurns : first.maxTurns ?? 50,
+    maxTurns: (parent ? first.maxTurns || app.maxTurns : app.maxTurns || first.maxTurns) || 50,
     // An old transcript's tool results are cut to this model's window (`--continue` recovers).
     history: resumed ? fitHistory(resumed.messages, modelInfo(app.config, model)) : undefined,
     modelInfo: (m) => {

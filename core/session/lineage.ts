@@ -181,9 +181,15 @@ export function superviseSession(
     open,
     childWiring: (def) => {
       const ms = limitsOf(def).escalationTimeoutMs;
+      // `gates.posture` reaches a reviewer that declares `security_posture`
+      // (agents/security-reviewer): it reviews under the posture its verdict is computed under
+      // (core/supervisor/gate_keeper.ts), not its own default.
+      const posture = session.workspace.app.config?.gates?.posture;
+      const declares = def.variables?.some((v) => v.name === "security_posture");
       return {
         permission: escalatingPermission(line.rootPermission, ms),
         host: escalatingHost(line.rootHost, ms),
+        ...(posture && declares ? { variables: { security_posture: posture } } : {}),
       };
     },
     depthCap: line.depthCap,

@@ -59,6 +59,11 @@ export interface SessionOptions {
    * tools, guard and OS sandbox work there (core/session/child_dir.ts). Default the parent's.
    */
   cwd?: string;
+  /**
+   * A sub-agent's agent variables (its definition's `variables`; set by its parent's lineage,
+   * core/session/lineage.ts: `security_posture` from `gates.posture`). Default: the definition's.
+   */
+  variables?: Record<string, string>;
 }
 
 /**

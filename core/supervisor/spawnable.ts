@@ -43,6 +43,9 @@ export function spawnVerdict(
   const allowed = parent.spawnable_agents;
   if (allowed?.includes(name)) return { ok: true };
   const child = agents.get(name);
+  // A broken custom agent file is still the user's agent: let the caller say what is wrong
+  // with the file (AgentRegistry.unknown), not that it may not be spawned.
+  const source = child?.source ?? agents.entry(name)?.source;
   const untrustedRefusal = (): SpawnVerdict => ({
     ok: false,
     reason: `agent ${parent.name} may not spawn "${name}": it is defined by this workspace (${
@@ -51,10 +54,10 @@ export function spawnVerdict(
   });
   // Without a list ("any"), the same trust rule: an untrusted workspace's agents only by name.
   if (!allowed) {
-    return child?.source === "workspace" && !trusted ? untrustedRefusal() : { ok: true };
+    return source === "workspace" && !trusted ? untrustedRefusal() : { ok: true };
   }
-  if (parent.spawn_custom_agents && isCustom(child?.source)) {
-    return child!.source === "user" || trusted ? { ok: true } : untrustedRefusal();
+  if (parent.spawn_custom_agents && isCustom(source)) {
+    return source === "user" || trusted ? { ok: true } : untrustedRefusal();
   }
   const list = allowed.join(", ") || "(none)";
   const custom = parent.spawn_custom_agents

@@ -20,3 +20,21 @@ export function condense(full: string, threshold: number, transcript: string): s
     tail ? tailText(full, tail) : ""
   }`;
 }
+
+/**
+ * Why a child's turn ended short of its answer, for the parent's result line (`""` for
+ * `end_turn`, `cancelled` or none): the limit that stopped it, as the top level's stop reason
+ * says it (core/engine/loop.ts `max_turn_requests`, `max_tokens`, `refusal`, the budget's
+ * `max_budget`).
+ */
+export function stopNote(reason: string | undefined): string {
+  const why: Record<string, string> = {
+    max_turn_requests: "its max_turns model requests ran out",
+    max_tokens: "the model's output hit max_tokens",
+    max_budget: "the budget ran out",
+    refusal: "the model refused",
+  };
+  return reason && why[reason]
+    ? ` (stopped: ${reason}, ${why[reason]}; its answer may be unfinished)`
+    : "";
+}

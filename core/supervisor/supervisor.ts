@@ -43,7 +43,7 @@ import type {
 } from "../protocol/types.ts";
 import type { ChildSessionOptions, SupervisedSession } from "./types.ts";
 import { transcriptPath } from "../transcript/store.ts";
-import { condense } from "./summary.ts";
+import { condense, stopNote } from "./summary.ts";
 import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
 import type { LiveAgentBudget } from "./tree.ts";
 import { spawnVerdict } from "./spawnable.ts";
@@ -94,7 +94,7 @@ export interface SupervisorHost<S extends SupervisedSession = SupervisedSession>
   /** Opens a child session (core/session/conversation.ts `openSession` on the owner's workspace). */
   open(opts: ChildSessionOptions<S>): Promise<S>;
   /** The child's permission resolver and host services (the root's, escalating). */
-  childWiring(def: AgentSpec): Pick<ChildSessionOptions<S>, "permission" | "host">;
+  childWiring(def: AgentSpec): Pick<ChildSessionOptions<S>, "permission" | "host" | "variables">;
   /** Depth cap inherited from the ancestors (min of their `max_agent_depth`). */
   depthCap: number;
   /**
@@ -482,7 +482,7 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
       : "";
     const body = condense(full, limit, path);
     const head = run.status === "completed"
-      ? `${run.id} completed:`
+      ? `${run.id} completed${stopNote(run.result?.stopReason)}:`
       : run.status === "cancelled"
       ? `${run.id} was cancelled${full ? "; its answer so far:" : "."}`
       : `${run.id} failed: ${run.result?.error?.message ?? run.error ?? "unknown error"}${

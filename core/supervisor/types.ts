@@ -67,4 +67,6 @@ export interface ChildSessionOptions<S> {
   parent: { session: S; toolCallId: string; agentId?: string };
   /** The child's own workspace root (its git worktree, ./worktree.ts); default the owner's. */
   cwd?: string;
+  /** The child's agent variables (the `security_posture` of `gates.posture`); default its own. */
+  variables?: Record<string, string>;
 }
