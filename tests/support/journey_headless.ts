@@ -25,7 +25,7 @@ import {
  * Runs sisyphus (the default agent: no `-a`; or `args`) headless on a fresh git repo with `files`
  * written into it; `script` is made for the repo's directory. Resolves with the stream's lines,
  * its `result` line, the model requests, the transcripts of every session in the stream, and
- * src.txt, PLAN.md and NOTES.md as the run left them (null: absent).
+ * src.txt, and PLAN.md, NOTES.md and the `read` files (`files`) as the run left them (null: absent).
  */
 export async function journey(
   script: (dir: string) => (r: RecordedRequest) => ScriptedReply,
@@ -35,6 +35,8 @@ export async function journey(
     files?: Record<string, string>;
     /** Files written into the user's config dir (`agents/x.md` is a user agent). */
     userFiles?: Record<string, string>;
+    /** More of the repository's files to return (`read`: path → text, null when absent). */
+    read?: string[];
   } = {},
 ) {
   const parent = await Deno.makeTempDir({ prefix: "coyote-journey-" });
@@ -60,7 +62,7 @@ export async function journey(
       await Deno.readTextFile(transcriptPath(env.dataDir, sessionId));
     const files = Object.fromEntries(
       await Promise.all(
-        ["PLAN.md", "NOTES.md"].map(async (p) =>
+        ["PLAN.md", "NOTES.md", ...(opts.read ?? [])].map(async (p) =>
           [p, await Deno.readTextFile(join(dir, p)).catch(() => null)] as const
         ),
       ),

@@ -1,0 +1,264 @@
+/**
+ * More journeys (issue 17, "acceptance also runs flows you do not see"): flows the seeds'
+ * journeys (tests/journeys_test.ts, tests/journeys_gates_test.ts) do not drive, each from the
+ * default agent (sisyphus) through `coyote --headless --output-format stream-json` as a real
+ * subprocess on a real git repository against the scripted model server
+ * (tests/support/journey_headless.ts): step-runner's own coder child, follow-ups to a failed, a
+ * cancelled and an unknown child, a DIVERGES that survives its follow-up, plan review rejected
+ * twice, a child's approval and its `max_turns` in headless, the posture a security reviewer is
+ * told.
+ * @module
+ */
+import assert from "node:assert/strict";
+import {
+  adversaryNode,
+  call,
+  coderNode,
+  coordinatorSteps,
+  firstUser,
+  graphCoder,
+  type Json,
+  LLM_CODER,
+  llmCoder,
+  messages,
+  resendLoop,
+  spawnAs,
+  stepRunnerNode,
+  system,
+  unmetHalf,
+} from "./support/journeys.ts";
+import { gateEvents, journey, noRefusedSubmit } from "./support/journey_headless.ts";
+
+const STEP = {
+  "plans/plan.md": "# plan\n",
+  "plans/steps/01-fix.md":
+    "---\nstep: 1\ntitle: Fix src\ndepends_on: []\nstatus: pending\n---\n## Objective\nmake src.txt say fixed\n\n## Test commands\n- grep -q fixed src.txt\n",
+};
+
+Deno.test("journey (more): sisyphus → step-runner → its own coder child → STEP_COMPLETE reaches sisyphus, the step file marked, the handoff written", async () => {
+  const steps = coordinatorSteps([
+    call("agent__spawn", { agent: "step-runner", prompt: "next" }),
+    call("agent__collect", {}),
+  ]);
+  const { result, lines, file, files } = await journey(
+    () => (r) => stepRunnerNode(r) ?? coderNode(r) ?? steps.script(r),
+    "run the next step of the plan",
+    { files: STEP, read: ["plans/steps/01-fix.md"] },
+  );
+  noRefusedSubmit(lines);
+  assert.equal(file, "fixed\n");
+  assert.match(String(result.text), /^FINAL:\n[^]*STEP_COMPLETE\n/);
+  // The tree: sisyphus → step-runner → coder (the coder's parent is the step-runner).
+  const init = lines[0] as Json;
+  const sr = lines.find((l: Json) => l.agent === "step-runner")!;
+  const coder = lines.find((l: Json) => l.agent === "coder")!;
+  assert.equal(sr.parent_id, init.agent_id);
+  assert.equal(coder.parent_id, sr.agent_id);
+  assert.match(String(files["plans/steps/01-fix.md"]), /^status: in-progress$/m);
+});
+
+Deno.test("journey (more): a coder that ends CODER_FAILED → agent__send the error to the same coder → CODER_COMPLETE", async () => {
+  const steps = coordinatorSteps([
+    ...spawnAs("coder", "coder", "make src.txt say fixed"),
+    (c) => {
+      c.facts.failed = c.lastTool;
+      return call("agent__send", {
+        agent_id: c.facts.coder,
+        message: `You failed:\n${c.lastTool.slice(0, 400)}\nsrc.txt must say fixed.`,
+      });
+    },
+    call("agent__collect", {}),
+  ]);
+  const { result, lines, requests, file } = await journey(
+    () => (r) => graphCoder(r) ?? steps.script(r),
+    "make src.txt say fixed",
+  );
+  noRefusedSubmit(lines);
+  assert.match(steps.facts.failed, /CODER_FAILED/);
+  assert.match(steps.facts.failed, /Last failure: make test/);
+  assert.equal(file, "fixed\n");
+  assert.match(String(result.text), /^FINAL:\n[^]*CODER_COMPLETE/);
+  const coder = lines.filter((l: Json) => l.type === "session_update" && l.agent === "coder");
+  assert.deepEqual([...new Set(coder.map((l: Json) => l.agent_id))], [steps.facts.coder]);
+  assert.equal(new Set(coder.map((l: Json) => l.session_id)).size, 1);
+  const plans = requests.filter((r) => system(r).includes("You plan a code change"));
+  assert.equal(plans.length, 2);
+  assert.match(firstUser(plans[1]), /Your result:\nCODER_FAILED/);
+});
+
+Deno.test("journey (more): agent__send to a cancelled child and to an unknown id → clear refusals the coordinator reads; the request still ends", async () => {
+  const steps = coordinatorSteps([
+    ...spawnAs("coder", "coder", "make src.txt say fixed").slice(0, 1),
+    (c) => {
+      c.facts.coder = JSON.parse(c.last).id;
+      return call("agent__cancel", { id: c.facts.coder });
+    },
+    (c) => call("agent__send", { agent_id: c.facts.coder, message: "go on" }),
+    call("agent__send", { agent_id: "coder-nobody", message: "hello" }),
+  ]);
+  // The cancelled coder may make a request before its cancel lands: it answers slowly.
+  const { result, lines } = await journey(
+    () => (r) =>
+      system(r).startsWith("CODERX") ? { text: "still working", delay_ms: 3000 } : steps.script(r),
+    "make src.txt say fixed",
+    { userFiles: { "agents/coder.md": LLM_CODER } },
+  );
+  const [, cancelled, toCancelled, toUnknown] = toolResultsOf(lines);
+  assert.match(cancelled, /: cancelled$/);
+  assert.match(toCancelled, /cannot be resumed: it was cancelled; spawn a new sub-agent instead/);
+  assert.match(toUnknown, /no ended sub-agent with id "coder-nobody" \(none to resume\)/);
+  assert.equal(result.is_error, false);
+  assert.match(String(result.text), /^FINAL:/);
+});
+
+/** The coordinator's tool results in the stream, in order (tool_call_update contents). */
+function toolResultsOf(lines: Json[]): string[] {
+  return lines.filter((l: Json) =>
+    l.type === "session_update" && l.agent === "sisyphus" &&
+    l.update?.sessionUpdate === "tool_call_update" && l.update.status &&
+    l.update.status !== "in_progress" && l.update.content
+  ).map((l: Json) =>
+    (l.update.content as Json[]).map((c) => c.content?.text ?? c.text ?? "").join("")
+  );
+}
+
+Deno.test("journey (more): adversary DIVERGES → complaints sent → still DIVERGES → the end is held again → the request ends incomplete (result.gates.complete false)", async () => {
+  let loop!: ReturnType<typeof resendLoop>;
+  const { result, lines, requests } = await journey(
+    () => {
+      loop = resendLoop({ sendAfterGate: true });
+      return (r) => adversaryNode(r, unmetHalf) ?? llmCoder(r) ?? loop.script(r);
+    },
+    "make src.txt say fixed",
+    { userFiles: { "agents/coder.md": LLM_CODER } },
+  );
+  const adv = gateEvents(lines).filter((g) => g.gate === "adversary").map((g) => g.decision);
+  assert.deepEqual(adv, ["block", "continue", "block", "continue", "incomplete"]);
+  assert.equal(
+    requests.filter((r) => String(messages(r).at(-1)!.content).includes("Completion gate:"))
+      .length,
+    2,
+    "held once per verdict",
+  );
+  assert.equal(result.gates.complete, false);
+  assert.deepEqual(result.gates.open.map((o: Json) => o.gate), ["adversary"]);
+  assert.match(String(result.gates.open[0].reason), /DIVERGES|UNMET/);
+});
+
+Deno.test("journey (more): plan review REJECT twice → each coder spawn refused → OKAY → the coder runs", async () => {
+  let oracle = 0;
+  const steps = coordinatorSteps([
+    { text: "Intent: fix src.txt — class: implementation", ...call("agent__spawn", oracleReq) },
+    call("agent__collect", {}),
+    call("agent__spawn", { agent: "coder", prompt: "make src.txt say fixed" }),
+    call("agent__spawn", oracleReq),
+    call("agent__collect", {}),
+    call("agent__spawn", { agent: "coder", prompt: "make src.txt say fixed" }),
+    call("agent__spawn", oracleReq),
+    call("agent__collect", {}),
+    call("agent__spawn", { agent: "coder", prompt: "make src.txt say fixed" }),
+    call("agent__collect", {}),
+  ]);
+  const { lines, requests, file } = await journey(
+    () => (r) => {
+      if (system(r).startsWith("You are oracle")) {
+        return {
+          text: oracle++ < 2 ? "1. no test step\nPLAN_REVIEW: REJECT" : "PLAN_REVIEW: OKAY",
+        };
+      }
+      return llmCoder(r) ?? steps.script(r);
+    },
+    "make src.txt say fixed",
+    { userFiles: { "agents/coder.md": LLM_CODER } },
+  );
+  assert.equal(file, "half\n");
+  const plan = gateEvents(lines).filter((g) => g.gate === "plan_review")
+    .map((g) => g.decision);
+  assert.deepEqual(plan, ["block", "block", "block", "block", "allow"]);
+  const coderAt = requests.findIndex((r) => system(r).startsWith("CODERX"));
+  const oracles = requests.flatMap((r, i) => system(r).startsWith("You are oracle") ? [i] : []);
+  assert.equal(oracles.length, 3);
+  assert.ok(coderAt > oracles[2], "no coder before the OKAY");
+  assert.equal(
+    requests.filter((r) => system(r).startsWith("CODERX") && messages(r).length === 2).length,
+    1,
+    "one coder started",
+  );
+});
+const oracleReq = { agent: "oracle", prompt: "Review PLAN.md." };
+
+Deno.test('journey (more): spawning the user\'s agent whose file is broken → the refusal names the file and the key (not "may not spawn")', async () => {
+  const steps = coordinatorSteps([call("agent__spawn", { agent: "reader", prompt: "go" })]);
+  const { lines } = await journey(() => steps.script, "read src.txt", {
+    userFiles: { "agents/reader.md": READER.replace("maxTurns", "max_turns") },
+  });
+  const [refusal] = toolResultsOf(lines);
+  assert.match(refusal, /agents\/reader\.md: max_turns: unknown key \(did you mean `maxTurns`\?\)/);
+  assert.doesNotMatch(refusal, /may not spawn/);
+});
+
+const READER =
+  "---\nname: reader\ndescription: reads what it is told\ntools: [fs_read]\nmaxTurns: 2\n---\nREADERX agent.\n";
+
+Deno.test("journey (more, headless): a child's read outside the workspace asks → denied at once with a clear message (never blocks); the child and the request go on", async () => {
+  const steps = coordinatorSteps([
+    call("agent__spawn", { agent: "reader", prompt: "read /etc/hostname" }),
+    call("agent__collect", {}),
+  ]);
+  const { result, requests } = await journey(
+    () => (r) => {
+      if (!system(r).startsWith("READERX")) return steps.script(r);
+      const last = messages(r).at(-1)!;
+      if (last.role === "user") return call("fs_read", { path: "/etc/hostname" });
+      return { text: `READER saw: ${String(last.content).slice(0, 300)}` };
+    },
+    "what is the hostname",
+    { userFiles: { "agents/reader.md": READER } },
+  );
+  const child = requests.filter((r) => system(r).startsWith("READERX"));
+  assert.equal(child.length, 2);
+  const denied = String(messages(child[1]).at(-1)!.content);
+  assert.match(denied, /denied|not allowed|refused/i);
+  assert.match(denied, /headless|no one to ask|non-interactive/i);
+  assert.match(String(result.text), /^FINAL:\n[^]*READER saw:/);
+});
+
+Deno.test("journey (more): a child's max_turns ends its turn as at top level (the stop reason reaches the coordinator); the request goes on", async () => {
+  const steps = coordinatorSteps([
+    call("agent__spawn", { agent: "reader", prompt: "keep reading src.txt" }),
+    call("agent__collect", {}),
+  ]);
+  const { result, requests } = await journey(
+    () => (r) =>
+      system(r).startsWith("READERX") ? call("fs_read", { path: "src.txt" }) : steps.script(r),
+    "read src.txt",
+    { userFiles: { "agents/reader.md": READER } },
+  );
+  assert.equal(requests.filter((r) => system(r).startsWith("READERX")).length, 2, "max_turns 2");
+  assert.match(
+    String(result.text),
+    /^FINAL:\nreader-\w+ completed \(stopped: max_turn_requests, its max_turns model requests ran out; its answer may be unfinished\)/,
+  );
+  assert.equal(result.is_error, false);
+});
+
+Deno.test("journey (more): gates.posture reaches the security-reviewer child (its instructions name the posture its verdict is computed under)", async () => {
+  for (const posture of ["hardened", null]) {
+    const steps = coordinatorSteps([
+      call("agent__spawn", { agent: "security-reviewer", prompt: "Review src.js." }),
+      call("agent__collect", {}),
+    ]);
+    const { requests, lines } = await journey(
+      () => (r) =>
+        system(r).startsWith("You are security-reviewer")
+          ? { text: "Findings: none.\nSECURITY_REVIEW: PASS" }
+          : steps.script(r),
+      "review my change for security",
+      posture ? { userFiles: { "config.yaml": `gates:\n  posture: ${posture}\n` } } : {},
+    );
+    const sys = system(requests.find((r) => system(r).startsWith("You are security-reviewer"))!);
+    assert.match(sys, new RegExp(`Posture: ${posture ?? "standard"}\\.`));
+    const sec = gateEvents(lines).find((g) => g.gate === "security");
+    assert.equal(sec.posture, posture ?? "standard");
+  }
+});
