@@ -307,9 +307,16 @@ export class GateKeeper {
       }
       if (this.settings.implementation_agents.includes(r.agent) && r.status === "completed") {
         this.#lastCoder = r.id;
-        const t = await this.#triggers(r.id);
-        if (t) notes.push(t);
       }
+    }
+    // The reviewers the change calls for, once per collect: children collected together (the
+    // parallel coders) made one change to review, not one list each.
+    const coders = runs.filter((r) =>
+      this.settings.implementation_agents.includes(r.agent) && r.status === "completed"
+    );
+    if (coders.length) {
+      const t = await this.#triggers(coders.at(-1)!.id);
+      if (t) notes.push(t);
     }
     const text = notes.length ? `\n\n${note(notes.join("\n"))}` : "";
     return text + this.takeNote();
