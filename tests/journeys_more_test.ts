@@ -262,3 +262,135 @@ Deno.test("journey (more): gates.posture reaches the security-reviewer child (it
     assert.equal(sec.posture, posture ?? "standard");
   }
 });
+
+Deno.test("journey (more, ACP): a child's read outside the workspace asks → the client is asked for the child (its id on the request), allow_once → the child reads it; the request completes", async () => {
+  const { acpTestEnv, startAcp, finishAcp } = await import("./support/acp_harness.ts");
+  const steps = coordinatorSteps([
+    call("agent__spawn", { agent: "reader", prompt: "read the file outside" }),
+    call("agent__collect", {}),
+  ]);
+  let outside = "";
+  const e = await acpTestEnv((r: Parameters<typeof system>[0]) => {
+    if (!system(r).startsWith("READERX")) return steps.script(r);
+    const last = messages(r).at(-1)!;
+    if (last.role === "user") return call("fs_read", { path: outside });
+    return { text: `READER saw: ${String(last.content).slice(0, 200)}` };
+  });
+  try {
+    outside = `${e.data}/outside.txt`;
+    await Deno.writeTextFile(outside, "the secret word is ocelot\n");
+    await Deno.mkdir(`${e.data}/config/agents`, { recursive: true });
+    await Deno.writeTextFile(`${e.data}/config/agents/reader.md`, READER);
+    const h = await startAcp({ env: e.env, permissionAnswers: ["allow_once"] });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const r = await h.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "what does the file outside say" }],
+      });
+      assert.equal(r.stopReason, "end_turn", h.stderr().slice(-2000));
+      assert.equal(h.permissionRequests.length, 1);
+      const [p] = h.permissionRequests as Json[];
+      assert.match(p._meta.coyote.agent_id, /^reader-/);
+      assert.match(p.toolCall.title, /^reader-\w+: Read /);
+      const text = h.updatesFor(sessionId).filter((u: Json) =>
+        u.sessionUpdate === "agent_message_chunk"
+      ).map((u: Json) => u.content.text).join("");
+      assert.match(text, /^FINAL:\nreader-\w+ completed:\nREADER saw: [^]*ocelot/);
+    } finally {
+      await finishAcp(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("journey (more): sisyphus leaves a todo item open headless → it continues itself until the turn's tokens pass max_auto_continue_tokens → auto_continue_stopped in the stream says so", async () => {
+  const big = { prompt_tokens: 40_000, completion_tokens: 10, total_tokens: 40_010 };
+  const { lines, requests, result } = await journey(
+    () => (r) => {
+      const n = messages(r).filter((m) => m.role === "assistant").length;
+      if (n === 0) {
+        return {
+          ...call("todo__write", { todos: [{ content: "second", status: "in_progress" }] }),
+          text: "Intent: plan it — class: research",
+        };
+      }
+      return { text: `still going ${n}`, usage: big };
+    },
+    "plan it",
+  );
+  const stopped = lines.map((l: Json) => l.update?._meta?.coyote)
+    .filter((m: Json) => m?.event === "auto_continue_stopped");
+  assert.equal(stopped.length, 1, JSON.stringify(stopped));
+  assert.equal(stopped[0].reason, "max_auto_continue_tokens");
+  assert.equal(stopped[0].limit, 100_000);
+  assert.ok(stopped[0].tokens >= 100_000);
+  assert.equal(stopped[0].open, 1);
+  // Far fewer than max_auto_continues (25) requests: the token bound ended it.
+  assert.ok(requests.length <= 5, `${requests.length} requests`);
+  assert.equal(result.is_error, false);
+});
+
+Deno.test("journey (more): two coders at once change the same line → the second's worktree patch conflicts → not applied, the workspace keeps the first's change, the coordinator is told the file and the patch", async () => {
+  let dir = "";
+  const collected: string[] = [];
+  const main = () => Deno.readTextFileSync(`${dir}/src.txt`);
+  const { lines, file } = await journey(
+    (d) => {
+      dir = d;
+      return (r) => {
+        const sys = system(r);
+        if (sys.includes("You implement a planned change")) {
+          const other = firstUser(r).includes("say other");
+          const last = messages(r).at(-1)!;
+          const wrote = messages(r).some((m) =>
+            m.tool_calls?.some((c: Json) => c.function?.name === "fs_write")
+          );
+          if (wrote) return { text: other ? "wrote other" : "wrote fixed" };
+          // Each reads src.txt first; the second writes only once the first one's change is in
+          // the workspace (it polls).
+          if (last.role === "user" || (other && main() !== "fixed\n")) {
+            return { ...call("fs_read", { path: "src.txt" }), delay_ms: other ? 200 : 0 };
+          }
+          return call("fs_write", { path: "src.txt", content: other ? "other\n" : "fixed\n" });
+        }
+        const node = coderNode(r);
+        if (node) return node;
+        const ms = messages(r);
+        const n = ms.filter((m) => m.role === "assistant").length;
+        if (n === 0) {
+          return {
+            tool_calls: ["make src.txt say fixed", "make src.txt say other"].map((prompt) => ({
+              name: "agent__spawn",
+              arguments: { agent: "coder", prompt },
+            })),
+          };
+        }
+        if (n === 1) return call("agent__collect", {});
+        if (n === 2) collected.push(String(ms.at(-1)!.content));
+        return { text: "FINAL" };
+      };
+    },
+    "two changes to src.txt",
+    { files: { Makefile: "test:\n\ttrue\n" } },
+  );
+  noRefusedSubmit(lines);
+  assert.equal(file, "fixed\n", "the first coder's change stands");
+  const events = lines.map((l: Json) => l.update?._meta?.coyote)
+    .filter((m: Json) => m?.event === "worktree");
+  assert.deepEqual(events.map((e: Json) => e.status), ["created", "conflict"]);
+  assert.deepEqual(events[1].files, ["src.txt"]);
+  const id = events[0].agent_id;
+  assert.match(
+    collected[0],
+    new RegExp(
+      `${id} completed:[^]*worktree: its change CONFLICTS with the workspace and was NOT applied \\(conflicting: src\\.txt\\); the patch is kept at \\S+\\.patch`,
+    ),
+  );
+  assert.equal(collected[0].match(/CODER_COMPLETE/g)?.length, 2);
+  // One change to review: the review gate decides once for both coders collected together.
+  const rev = gateEvents(lines).filter((g) => g.gate === "reviewers");
+  assert.deepEqual(rev.map((g) => g.decision), ["require", "continue", "incomplete"]);
+  assert.equal(collected[0].match(/Review gate: run these reviewers/g)?.length, 1);
+});
