@@ -21,9 +21,11 @@ import {
   LLM_CODER,
   llmCoder,
   messages,
+  met,
   resendLoop,
   spawnAs,
   stepRunnerNode,
+  submit,
   system,
   unmetHalf,
 } from "./support/journeys.ts";
@@ -394,3 +396,94 @@ Deno.test("journey (more): two coders at once change the same line → the secon
   assert.deepEqual(rev.map((g) => g.decision), ["require", "continue", "incomplete"]);
   assert.equal(collected[0].match(/Review gate: run these reviewers/g)?.length, 1);
 });
+
+Deno.test("journey (more): sisyphus → adversary whose declared check is `make test` (not read-only) → it runs under the sandbox's auto-allow in headless, as the adversary's own command would", async () => {
+  const steps = coordinatorSteps([
+    call("agent__spawn", { agent: "adversary", prompt: "Review the change: it must add greet()." }),
+    call("agent__collect", {}),
+  ]);
+  const { result, lines } = await journey(
+    () => (r) =>
+      adversaryNode(r, met("src.js", 2, { file: "src_test.js", line: 1 }), {
+        text: "adds greet()",
+        command: "make test",
+      }) ?? steps.script(r),
+    "review my change",
+    { files: { Makefile: "test:\n\tgrep -q greet src.js\n" } },
+  );
+  noRefusedSubmit(lines);
+  const text = String(result.text);
+  assert.match(text, /ADVERSARIAL_REVIEW: CONFORMS/);
+  assert.match(text, /- PASS `make test` \(exit 0, /);
+  assert.doesNotMatch(text, /default policy asks|denied/);
+});
+
+const SCORE_SCHEMA =
+  "{ type: object, additionalProperties: false, required: [item, score], properties: { item: { type: string }, score: { type: number } } }";
+/** A graph agent whose one llm node submits a structured score. */
+const SCORER = "name: scorer\ndescription: scores one item\ntools: [fs_read]\nstart: s\nnodes:\n" +
+  `  s: { type: llm, instructions: "SCORERX: you score one item.", prompt: "{{initial_prompt}}", output_schema: ${SCORE_SCHEMA}, next: done }\n` +
+  "  done: { type: end, output: '{{output}}' }\n";
+/** A graph agent mapping over two items, each branch the scorer graph as a child. */
+const FAN = "name: fan\ndescription: scores each item\nstart: m\n" +
+  "initial_state: { items: [alpha, beta] }\nnodes:\n" +
+  "  m: { type: map, over: items, as: it, branch: work, collect_into: results, next: z }\n" +
+  `  work: { type: agent, agent: scorer, prompt: 'score {{it}}', output_schema: ${SCORE_SCHEMA} }\n` +
+  "  z: { type: end, output: 'results: {{results}}' }\n";
+
+Deno.test("journey (more): sisyphus → a graph whose map node runs a graph child per item → each child's structured output (submit_result) collected in order → the parent gets them", async () => {
+  const steps = coordinatorSteps([
+    call("agent__spawn", { agent: "fan", prompt: "score the items" }),
+    call("agent__collect", {}),
+  ]);
+  const { result, lines, requests } = await journey(
+    () => (r) => {
+      if (!system(r).includes("SCORERX")) return steps.script(r);
+      const item = firstUser(r).match(/score (\w+)/)![1];
+      return submit({ item, score: item.length });
+    },
+    "score the items",
+    { userFiles: { "agents/fan/graph.yaml": FAN, "agents/scorer/graph.yaml": SCORER } },
+  );
+  noRefusedSubmit(lines);
+  assert.equal(requests.filter((r) => system(r).includes("SCORERX")).length, 2);
+  const text = String(result.text);
+  assert.match(text, /^FINAL:\nfan-\w+ completed:\nresults: /);
+  const results = JSON.parse(text.match(/results: (\[.*\])/)![1]);
+  assert.deepEqual(results, [{ item: "alpha", score: 5 }, { item: "beta", score: 4 }]);
+  // The tree: sisyphus → fan → two scorer children.
+  const fan = lines.find((l: Json) => l.agent === "fan")!;
+  const scorers = lines.filter((l: Json) => l.agent === "scorer");
+  assert.equal(new Set(scorers.map((l: Json) => l.agent_id)).size, 2);
+  assert.ok(scorers.every((l: Json) => l.parent_id === fan.agent_id));
+});
+
+Deno.test("journey (more): --max-budget-tokens spans the tree — a child's tokens count, the child stops with max_budget (its parent is told), then the coordinator: exit 4, stop_reason max_budget", async () => {
+  const big = { prompt_tokens: 20_000, completion_tokens: 10, total_tokens: 20_010 };
+  const steps = coordinatorSteps([
+    { ...call("agent__spawn", { agent: "reader", prompt: "keep reading src.txt" }), usage: tiny },
+    { ...call("agent__collect", {}), usage: tiny },
+  ]);
+  const { result, requests, stderr, lines } = await journey(
+    () => (r) =>
+      system(r).startsWith("READERX")
+        ? { ...call("fs_read", { path: "src.txt" }), usage: big }
+        : steps.script(r),
+    "read src.txt",
+    {
+      args: ["--max-budget-tokens", "30000"],
+      userFiles: { "agents/reader.md": READER.replace("maxTurns: 2", "maxTurns: 10") },
+      code: 4,
+    },
+  );
+  // Two child requests passed the tree's 30000 tokens: no third, and no coordinator request after.
+  assert.equal(requests.filter((r) => system(r).startsWith("READERX")).length, 2);
+  assert.equal(result.stop_reason, "max_budget");
+  assert.ok(result.usage.total_tokens >= 40_000, JSON.stringify(result.usage));
+  assert.match(stderr, /budget reached after \d+ tokens/);
+  // The collect result (the coordinator's last tool result, in its stream and transcript) says
+  // why the child stopped.
+  const collected = toolResultsOf(lines).at(-1)!;
+  assert.match(collected, /^reader-\w+ completed \(stopped: max_budget, the budget ran out;/);
+});
+const tiny = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };

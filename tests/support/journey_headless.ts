@@ -37,6 +37,8 @@ export async function journey(
     userFiles?: Record<string, string>;
     /** More of the repository's files to return (`read`: path → text, null when absent). */
     read?: string[];
+    /** The exit code the run must end with (default 0). */
+    code?: number;
   } = {},
 ) {
   const parent = await Deno.makeTempDir({ prefix: "coyote-journey-" });
@@ -56,7 +58,7 @@ export async function journey(
       [...(opts.args ?? []), "--headless", "--output-format", "stream-json", prompt],
       { cwd: dir, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 180_000 },
     );
-    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.code, opts.code ?? 0, r.stderr);
     const lines: Json[] = parseJsonLines(r.stdout);
     const transcript = async (sessionId: string) =>
       await Deno.readTextFile(transcriptPath(env.dataDir, sessionId));
