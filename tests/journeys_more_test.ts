@@ -487,3 +487,37 @@ Deno.test("journey (more): --max-budget-tokens spans the tree — a child's toke
   assert.match(collected, /^reader-\w+ completed \(stopped: max_budget, the budget ran out;/);
 });
 const tiny = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
+
+Deno.test("journey (more): a child that failed (its provider request refused) → agent__send resumes it in the same session with its task in context → it completes", async () => {
+  const steps = coordinatorSteps([
+    ...spawnAs("reader", "reader", "read src.txt"),
+    (c) => {
+      c.facts.failed = c.lastTool;
+      return call("agent__send", { agent_id: c.facts.reader, message: "try again" });
+    },
+    call("agent__collect", {}),
+  ]);
+  let readerCalls = 0;
+  const { result, lines, requests } = await journey(
+    () => (r) => {
+      if (!system(r).startsWith("READERX")) return steps.script(r);
+      if (readerCalls++ === 0) {
+        // Not a 400 (the server refuses the request itself: that turn leaves the history).
+        return { status: 401, error_body: { error: { message: "key expired, try later" } } };
+      }
+      return { text: "READER again" };
+    },
+    "read src.txt",
+    { userFiles: { "agents/reader.md": READER } },
+  );
+  assert.match(steps.facts.failed, /^reader-\w+ failed: [^]*key expired/);
+  assert.match(String(result.text), /^FINAL:\nreader-\w+ completed:\nREADER again/);
+  const reader = lines.filter((l: Json) => l.type === "session_update" && l.agent === "reader");
+  assert.deepEqual([...new Set(reader.map((l: Json) => l.agent_id))], [steps.facts.reader]);
+  assert.equal(new Set(reader.map((l: Json) => l.session_id)).size, 1);
+  const resumed = requests.filter((r) => system(r).startsWith("READERX")).at(-1)!;
+  // The failed turn's task and the follow-up, in one user message (two in a row are merged for
+  // servers that insist roles alternate, core/provider/messages.ts).
+  const users = messages(resumed).filter((m) => m.role === "user").map((m) => m.content);
+  assert.deepEqual(users, ["read src.txt\n\ntry again"]);
+});
