@@ -521,3 +521,122 @@ Deno.test("journey (more): a child that failed (its provider request refused) �
   const users = messages(resumed).filter((m) => m.role === "user").map((m) => m.content);
   assert.deepEqual(users, ["read src.txt\n\ntry again"]);
 });
+
+Deno.test("journey (more, ACP): a child from the first prompt resumed in the second — agent__send in a later turn continues the same coder (its conversation, its id), its run on the send's card", async () => {
+  const { acpTestEnv, startAcp, finishAcp } = await import("./support/acp_harness.ts");
+  const steps = coordinatorSteps([
+    ...spawnAs("coder", "coder", "make src.txt say fixed"),
+    { text: "Turn one: the coder wrote half." },
+    (c) =>
+      call("agent__send", { agent_id: c.facts.coder, message: "It says half: make it fixed." }),
+    call("agent__collect", {}),
+  ]);
+  let coderUsers: unknown[] = [];
+  const e = await acpTestEnv((r: Parameters<typeof system>[0]) => {
+    if (system(r).startsWith("CODERX")) {
+      coderUsers = messages(r).filter((m) => m.role === "user").map((m) => m.content);
+    }
+    return llmCoder(r) ?? steps.script(r);
+  });
+  try {
+    await Deno.writeTextFile(`${e.ws}/src.txt`, "broken\n");
+    await Deno.mkdir(`${e.data}/config/agents`, { recursive: true });
+    await Deno.writeTextFile(`${e.data}/config/agents/coder.md`, LLM_CODER);
+    const h = await startAcp({ env: e.env, args: ["--no-sandbox"] });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: e.ws, mcpServers: [] });
+      const ask = (text: string) =>
+        h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+      assert.equal((await ask("make src.txt say fixed")).stopReason, "end_turn");
+      assert.equal(await Deno.readTextFile(`${e.ws}/src.txt`), "half\n");
+      const r2 = await ask("it still says half");
+      assert.equal(r2.stopReason, "end_turn", h.stderr().slice(-2000));
+      assert.equal(await Deno.readTextFile(`${e.ws}/src.txt`), "fixed\n");
+      assert.deepEqual(coderUsers, ["make src.txt say fixed", "It says half: make it fixed."]);
+      const updates = h.updatesFor(sessionId) as Json[];
+      const send = updates.find((u) =>
+        u.sessionUpdate === "tool_call" && /^Send to coder-\w+: It says half/.test(u.title)
+      );
+      assert.ok(send, "the agent__send card");
+      const onSend = updates.filter((u) =>
+        u.sessionUpdate === "tool_call_update" && u.toolCallId === send.toolCallId &&
+        u._meta?.coyote?.agent_id === steps.facts.coder
+      );
+      assert.ok(onSend.length > 0, "the resumed run reports on the send's card under the same id");
+      const text = updates.filter((u) => u.sessionUpdate === "agent_message_chunk")
+        .map((u) => u.content.text).join("");
+      assert.match(text, /fixed per review/);
+    } finally {
+      await finishAcp(h);
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+Deno.test("journey (more, REPL): two children at once each read outside the workspace → two approvals asked one after the other, named by child; y for one, n for the other → one reads, the other is told it was denied", async () => {
+  const { Tmux } = await import("./support/tmux.ts");
+  const { childEnv, coyoteCommand, makeCoyoteEnv } = await import("./support/run_coyote.ts");
+  const { startModelServer } = await import("./support/model_server.ts");
+  const { repo } = await import("./support/journeys.ts");
+  const env = await makeCoyoteEnv();
+  const parent = await Deno.makeTempDir({ prefix: "coyote-journey-repl-" });
+  const dir = await repo(parent);
+  const outside = `${await Deno.realPath(parent)}/outside.txt`;
+  await Deno.writeTextFile(outside, "the secret word is ocelot\n");
+  await Deno.mkdir(`${env.configDir}/agents`, { recursive: true });
+  await Deno.writeTextFile(`${env.configDir}/agents/reader.md`, READER);
+  const steps = coordinatorSteps([
+    {
+      tool_calls: [1, 2].map((n) => ({
+        name: "agent__spawn",
+        arguments: { agent: "reader", prompt: `read the file outside (${n})` },
+      })),
+    },
+    call("agent__collect", {}),
+  ], (c) => ({ text: `FINAL ${c.lastTool.replace(/\s+/g, " ")}` }));
+  const server = await startModelServer({
+    script: (r) => {
+      if (!system(r).startsWith("READERX")) return steps.script(r);
+      const last = messages(r).at(-1)!;
+      if (last.role === "user") return call("fs_read", { path: outside });
+      const n = firstUser(r).match(/\((\d)\)/)![1];
+      return { text: `R${n}: ${/ocelot/.test(String(last.content)) ? "READ" : "NOT READ"}` };
+    },
+  });
+  const t = new Tmux();
+  try {
+    const { cmd, args } = coyoteCommand([]);
+    await t.start([cmd, ...args], {
+      cwd: dir,
+      env: childEnv(env, { baseURL: server.baseURL }),
+      width: 160,
+      height: 50,
+    });
+    await t.waitFor(/› $/m, 120_000);
+    await t.type("read the file outside twice");
+    await t.keys("Enter");
+    const ask = /sub-agent reader-[0-9a-f]{8} wants to read[^]*?deny always/;
+    await t.waitForCount(ask, 1, 120_000);
+    await t.keys("y");
+    await t.waitForCount(ask, 2, 120_000);
+    await t.keys("n");
+    const screen = await t.waitFor(/FINAL [^]*› $/m, 120_000);
+    const final = screen.slice(screen.lastIndexOf("FINAL "));
+    assert.match(final, /R\d: READ/, screen);
+    assert.match(final, /R\d: NOT READ/, screen);
+    const asked = screen.split("\n").filter((l) => /sub-agent reader-[0-9a-f]{8} wants to/.test(l))
+      .map((l) => l.match(/reader-[0-9a-f]{8}/)![0]);
+    assert.equal(new Set(asked).size, 2, `one request per child:\n${screen}`);
+    // The denied child saw why (its tool result) and said so.
+    const denied = server.requests.filter((r) => system(r).startsWith("READERX"))
+      .map((r) => String(messages(r).at(-1)!.content))
+      .find((c) => /denied|refused|not allowed/i.test(c));
+    assert.ok(denied, "a denied read's result");
+  } finally {
+    await t.kill();
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(parent, { recursive: true }).catch(() => {});
+  }
+});
