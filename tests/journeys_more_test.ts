@@ -101,7 +101,9 @@ Deno.test("journey (more): agent__send to a cancelled child and to an unknown id
   // The cancelled coder may make a request before its cancel lands: it answers slowly.
   const { result, lines } = await journey(
     () => (r) =>
-      system(r).startsWith("CODERX") ? { text: "still working", delay_ms: 3000 } : steps.script(r),
+      system(r).startsWith("CODERX")
+        ? { text: "still working", delay_ms: 30_000 }
+        : steps.script(r),
     "make src.txt say fixed",
     { userFiles: { "agents/coder.md": LLM_CODER } },
   );
@@ -353,7 +355,7 @@ Deno.test("journey (more): two coders at once change the same line → the secon
           // Each reads src.txt first; the second writes only once the first one's change is in
           // the workspace (it polls).
           if (last.role === "user" || (other && main() !== "fixed\n")) {
-            return { ...call("fs_read", { path: "src.txt" }), delay_ms: other ? 200 : 0 };
+            return { ...call("fs_read", { path: "src.txt" }), delay_ms: other ? 400 : 0 };
           }
           return call("fs_write", { path: "src.txt", content: other ? "other\n" : "fixed\n" });
         }
