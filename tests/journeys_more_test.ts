@@ -642,3 +642,29 @@ Deno.test("journey (more, REPL): two children at once each read outside the work
     await Deno.remove(parent, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("journey (more): sisyphus → step-runner → its coder fails (the check never passes) → STEP_FAILED with the coder's failure reaches sisyphus; the request ends", async () => {
+  const steps = coordinatorSteps([
+    call("agent__spawn", { agent: "step-runner", prompt: "next" }),
+    call("agent__collect", {}),
+  ]);
+  const { result, lines, file, requests } = await journey(
+    // The coder writes `half` on every attempt: `make test` (grep -q fixed) keeps failing.
+    () => (r) => stepRunnerNode(r) ?? graphCoder(r) ?? steps.script(r),
+    "run the next step of the plan",
+    { files: STEP },
+  );
+  noRefusedSubmit(lines);
+  assert.equal(file, "half\n");
+  const text = String(result.text);
+  assert.match(text, /^FINAL:\nstep-runner-\w+ completed:\nSTEP_FAILED/);
+  assert.match(
+    text,
+    /STEP_FAILED\nStep 1: Fix src\nCoder's report:\nCODER_FAILED\n[^]*Last failure: make test/,
+  );
+  assert.equal(
+    requests.filter((r) => system(r).includes("You implement a planned change")).length,
+    4 * 3,
+    "the coder's bounded fix loop: 1 + 3 attempts, 3 requests each",
+  );
+});
