@@ -668,3 +668,29 @@ Deno.test("journey (more): sisyphus → step-runner → its coder fails (the che
     "the coder's bounded fix loop: 1 + 3 attempts, 3 requests each",
   );
 });
+
+Deno.test("journey (more): gates.posture reaches a security-reviewer that a graph's agent node runs (sisyphus → graph → security-reviewer)", async () => {
+  const graph = "name: secpass\ndescription: a security pass\nstart: s\nnodes:\n" +
+    "  s: { type: agent, agent: security-reviewer, prompt: 'Review src.js.', next: z }\n" +
+    "  z: { type: end, output: 'secpass: {{output}}' }\n";
+  const steps = coordinatorSteps([
+    call("agent__spawn", { agent: "secpass", prompt: "review" }),
+    call("agent__collect", {}),
+  ]);
+  const { requests, result } = await journey(
+    () => (r) =>
+      system(r).startsWith("You are security-reviewer")
+        ? { text: "Findings: none.\nSECURITY_REVIEW: PASS" }
+        : steps.script(r),
+    "review my change for security",
+    {
+      userFiles: {
+        "config.yaml": "gates:\n  posture: prototype\n",
+        "agents/secpass/graph.yaml": graph,
+      },
+    },
+  );
+  const sys = system(requests.find((r) => system(r).startsWith("You are security-reviewer"))!);
+  assert.match(sys, /Posture: prototype\./);
+  assert.match(String(result.text), /secpass: Findings: none\.\nSECURITY_REVIEW: PASS/);
+});

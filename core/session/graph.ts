@@ -23,7 +23,7 @@ import type { PreparedAgent } from "../agents/prepare.ts";
 import type { TranscriptWriter } from "../transcript/writer.ts";
 import type { Workspace } from "./workspace.ts";
 import type { AgentSession, SessionOptions } from "./types.ts";
-import type { Lineage } from "./lineage.ts";
+import { childVariables, type Lineage } from "./lineage.ts";
 
 /** The tools a graph's scripts may call (core/graph/script.ts `ctx.exec` / `read` / `write`). */
 const SCRIPT_TOOLS = ["execute_command", "fs_read", "fs_write"];
@@ -191,6 +191,7 @@ export function graphRunnerFactory(
               host: init.host,
               agent: req.agent,
               parent: { session: c.session(), toolCallId: req.toolCallId },
+              ...childVariables(ws, ws.agents.get(req.agent)),
             });
           } catch (e) {
             slot.release();

@@ -166,6 +166,21 @@ export function checkChildDepth(parent: AgentSession): void {
 }
 
 /**
+ * The agent variables a parent sets on its child `def` (`agent__spawn`, a graph's `agent`/`map`
+ * node): `gates.posture` as `security_posture` when the child declares that variable
+ * (agents/security-reviewer), so it reviews under the posture its verdict is computed under
+ * (core/supervisor/gate_keeper.ts), not its own default. `{}`: none (the child's defaults).
+ */
+export function childVariables(
+  ws: Pick<Workspace, "app">,
+  def: AgentSpec | undefined,
+): { variables?: Record<string, string> } {
+  const posture = ws.app.config?.gates?.posture;
+  const declares = def?.variables?.some((v) => v.name === "security_posture");
+  return posture && declares ? { variables: { security_posture: posture } } : {};
+}
+
+/**
  * The supervisor of a session: children open with `open`
  * (`openSession` on the session's workspace), their permission resolver and host services are
  * the root's, escalating (bounded by the child agent's `escalation_timeout`).
@@ -181,15 +196,10 @@ export function superviseSession(
     open,
     childWiring: (def) => {
       const ms = limitsOf(def).escalationTimeoutMs;
-      // `gates.posture` reaches a reviewer that declares `security_posture`
-      // (agents/security-reviewer): it reviews under the posture its verdict is computed under
-      // (core/supervisor/gate_keeper.ts), not its own default.
-      const posture = session.workspace.app.config?.gates?.posture;
-      const declares = def.variables?.some((v) => v.name === "security_posture");
       return {
         permission: escalatingPermission(line.rootPermission, ms),
         host: escalatingHost(line.rootHost, ms),
-        ...(posture && declares ? { variables: { security_posture: posture } } : {}),
+        ...childVariables(session.workspace, def),
       };
     },
     depthCap: line.depthCap,
