@@ -694,3 +694,17 @@ Deno.test("journey (more): gates.posture reaches a security-reviewer that a grap
   assert.match(sys, /Posture: prototype\./);
   assert.match(String(result.text), /secpass: Findings: none\.\nSECURITY_REVIEW: PASS/);
 });
+
+Deno.test("journey (more): the same agent's max_turns at top level (-a reader): its own 2 bound the turn (exit 3, max_turn_requests); --max-turns 3 wins over it", async () => {
+  const run = (args: string[]) =>
+    journey(
+      () => () => call("fs_read", { path: "src.txt" }),
+      "keep reading src.txt",
+      { args: ["-a", "reader", ...args], userFiles: { "agents/reader.md": READER }, code: 3 },
+    );
+  const own = await run([]);
+  assert.equal(own.requests.length, 2);
+  assert.equal(own.result.stop_reason, "max_turn_requests");
+  const flag = await run(["--max-turns", "3"]);
+  assert.equal(flag.requests.length, 3);
+});

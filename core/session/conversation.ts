@@ -37,7 +37,7 @@ import { UsageError, type Workspace } from "./workspace.ts";
 import { DEFAULT_AGENT } from "../../agents/mod.ts";
 import { type Supervisor, withChildRuns } from "../supervisor/supervisor.ts";
 import { lazySupervisorTools } from "../supervisor/tool_stubs.ts";
-import { limitsOf } from "../supervisor/limits.ts";
+import { limitsOf, maxTurnsOf } from "../supervisor/limits.ts";
 import type { CommandSandbox } from "../policy/sandbox/mod.ts";
 import { modelInfo } from "../config/models.ts";
 import { learnedWindow, learnServerWindows } from "../provider/model_metadata.ts";
@@ -192,7 +192,7 @@ export async function openSession(ws: Workspace, init: SessionOptions): Promise<
     permission: init.permission,
     host: init.host,
     systemPrompt: prepared.systemPrompt(),
-    maxTurns: (parent ? first.maxTurns || app.maxTurns : app.maxTurns || first.maxTurns) || 50,
+    maxTurns: maxTurnsOf(first, app, !!parent),
     // An old transcript's tool results are cut to this model's window (`--continue` recovers).
     history: resumed ? fitHistory(resumed.messages, modelInfo(app.config, model)) : undefined,
     modelInfo: (m) => {

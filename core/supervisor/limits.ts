@@ -92,3 +92,19 @@ export function limitsOf(def: AgentSpec): AgentLimits {
     ),
   };
 }
+
+/**
+ * A session's cap on model requests per turn (the engine's `maxTurns`; stop reason
+ * `max_turn_requests`): for a root session the `--max-turns` flag, else its agent's own
+ * `max_turns` (`maxTurns` in an `.md` file), else config `max_turns` (default 50); for a child its
+ * agent's own `max_turns`, else the run's (docs/subagents.md). An `app` without workspace state
+ * (an embedder's) counts its `maxTurns` as the flag.
+ */
+export function maxTurnsOf(
+  def: { maxTurns?: number },
+  app: { maxTurns: number; workspace?: { flags: { maxTurns?: number } } },
+  child: boolean,
+): number {
+  const flag = child ? undefined : app.workspace ? app.workspace.flags.maxTurns : app.maxTurns;
+  return flag || def.maxTurns || app.maxTurns || 50;
+}
