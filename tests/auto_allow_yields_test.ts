@@ -188,6 +188,113 @@ Deno.test("auto-allow yields: opaque commands ask while an Execute deny or ask r
   }
 });
 
+/**
+ * Fourth attacker pass (issue 16 class 5): findings that mean "code runs, a program is chosen or
+ * a library is loaded" are opaque, so with `--deny 'Execute(rm *)'` every sibling asks (denied
+ * headless) or is denied, and `--allow 'Execute(git*)'` does not cover git's. [allow rules,
+ * command, want].
+ */
+const OPAQUE_SIBLINGS: [string[], string, "allow" | "ask"][] = [
+  // Builtins whose argument is a variable name: a subscript is arithmetic, evaluated as code.
+  [[], "printf -v 'a[$(rm -rf v)]' x", "ask"],
+  [[], "read -r 'a[$(rm -rf v)]' <<< x", "ask"],
+  [[], "read -a 'a[$(rm -rf v)]' <<< x", "ask"],
+  [[], "mapfile -t 'a[$(rm -rf v)]' < list", "ask"],
+  [[], "readarray 'a[$(rm -rf v)]' < list", "ask"],
+  [[], "getopts ab 'a[$(rm -rf v)]'", "ask"],
+  [[], "declare 'a[$(rm -rf v)]=1'", "ask"],
+  [[], "local 'a[$(rm -rf v)]=1'", "ask"],
+  [[], "export 'a[$(rm -rf v)]=1'", "ask"],
+  [[], "let 'a[$(rm -rf v)]=1'", "ask"],
+  [[], "(( a[$X] ))", "ask"],
+  [[], "[[ -v 'a[$(rm -rf v)]' ]]", "ask"],
+  [[], "test -v 'a[$(rm -rf v)]'", "ask"],
+  [[], "unset 'a[$(rm -rf v)]'", "ask"],
+  [[], "builtin printf -v 'a[$(rm -rf v)]' x", "ask"],
+  // Which program a name runs: hash -p, enable, functions passed in the environment.
+  [[], "hash -p /usr/bin/rm ls; ls -rf v", "ask"],
+  [[], "builtin hash -p /usr/bin/rm ls", "ask"],
+  [[], "command hash -p /usr/bin/rm ls", "ask"],
+  [[], "enable -f ./e.so rmv", "ask"],
+  [[], "enable -n echo", "ask"],
+  [[], "env 'BASH_FUNC_ls%%=() { rm -rf v; }' bash -c ls", "ask"],
+  [[], "env 'BASH_FUNC_ls%%=() { rm -rf v; }' ls", "ask"],
+  [[], "env 'f=() { rm -rf v; }' bash -c f", "ask"],
+  // Variables that load code or choose programs, set for a command.
+  [[], "LD_AUDIT=./e.so ls", "ask"],
+  [[], "env LD_PRELOAD=./e.so ls", "ask"],
+  [[], "GCONV_PATH=. iconv -f x list", "ask"],
+  [[], "PS4='$(rm -rf v)' bash -xc ls", "ask"],
+  [[], "OPENSSL_CONF=./o.cnf openssl version", "ask"],
+  [[], "PATH=./bin ls", "ask"],
+  [[], "HOME=. git log", "ask"],
+  // Options that load a library, plugin or module, in known and in unknown programs.
+  [[], "openssl req -engine ./e.so", "ask"],
+  [[], "openssl req -provider-path . -provider x", "ask"],
+  [[], "openssl engine ./e.so", "ask"],
+  [[], "curl --engine x https://example.com", "ask"],
+  [[], "gcc -fplugin=./p.so x.c", "ask"],
+  [["Execute(gcc*)"], "gcc -fplugin=./p.so x.c", "ask"],
+  [["Execute(gcc*)"], "gcc -wrapper ./w x.c", "ask"],
+  [["Execute(node*)"], "node --require ./x.js s.js", "ask"],
+  [["Execute(node*)"], "node --import ./x.mjs s.js", "ask"],
+  [["Execute(perl*)"], "perl -MFoo s.pl", "ask"],
+  [["Execute(ssh*)"], "ssh -o ProxyCommand='rm -rf v' h", "ask"],
+  [[], "some-tool --plugin ./p.so", "ask"],
+  [[], "some-tool --load ./x.so", "ask"],
+  [[], "some-tool --module=./x.so", "ask"],
+  // git: options that run a program, arguments only known at run time, every -c looked at.
+  [[], "git grep -O'rm -rf v' -e x", "ask"],
+  [["Execute(git*)"], "git grep -O'rm -rf v' -e x", "ask"],
+  [["Execute(git*)"], "git grep -O -e x", "ask"],
+  [["Execute(git*)"], "git grep --open-files-in-pager='rm -rf v' -e x", "ask"],
+  [["Execute(git*)"], "git ls-remote -u 'rm -rf v' .", "ask"],
+  [["Execute(git*)"], "git -c color.ui=never -c core.pager='rm -rf v' log", "ask"],
+  [["Execute(git*)"], "git $SUB", "ask"],
+  [["Execute(git*)"], "git log $ARG", "ask"],
+  // What the guard understands stays auto-allowed (or allowed by its rule).
+  [[], "git status", "allow"],
+  [[], "git log --oneline -n 5", "allow"],
+  [[], "git -c color.ui=never status", "allow"],
+  [[], "ls -la", "allow"],
+  [[], "cp list list2", "allow"],
+  [[], "mkdir -p out", "allow"],
+  [[], "printf -v x %s y", "allow"],
+  [[], "read -r a b <<< 'x y'", "allow"],
+  [[], "mapfile -t lines < list", "allow"],
+  [[], "env FOO=1 ls", "allow"],
+  [[], "hash ls", "allow"],
+  [[], "enable", "allow"],
+  [[], "openssl version", "allow"],
+  [["Execute(gcc*)"], "gcc -O2 -o x x.c", "allow"],
+  [["Execute(git*)"], "git grep -n foo", "allow"],
+  [[], "rg --engine=pcre2 foo", "allow"],
+  [["Execute(make*)"], "make --load-average=4", "allow"],
+  [[], "wait $pid", "allow"],
+  [[], "wait -p 'a[$(rm -rf v)]'", "ask"],
+];
+
+Deno.test("auto-allow yields: code-running, program-choosing and library-loading siblings are opaque", async () => {
+  const ws = await repo();
+  try {
+    const failures: string[] = [];
+    for (const [allow, command, want] of OPAQUE_SIBLINGS) {
+      const policy = Policy.create({}, { allow, deny: ["Execute(rm *)"] }, {
+        workspace: ws,
+        configDir: "/c",
+      });
+      const v = await sandboxGuard(policy, ON).evaluate({ type: "execute", command });
+      // "ask" rows may also be denied outright (a deny rule sees the code); never allowed.
+      if ((v.decision === "allow") !== (want === "allow")) {
+        failures.push(`${JSON.stringify(command)} (allow ${allow}): ${v.decision} — ${v.reason}`);
+      }
+    }
+    assert.deepEqual(failures, []);
+  } finally {
+    await Deno.remove(ws, { recursive: true }).catch(() => {});
+  }
+});
+
 /** The examples and siblings the scripted model runs end to end (each would delete `victim`). */
 const ATTACKS = [
   "git -c core.fsmonitor='rm -rf victim' status",
@@ -203,6 +310,14 @@ const ATTACKS = [
   "printf '!rm -rf victim\\nq\\n' | ed -s list",
   "ex -s -c '!rm -rf victim' -c q list",
   "git submodule foreach 'rm -rf ../victim'",
+  // Fourth attacker pass: builtins that evaluate subscripts or choose programs, functions in
+  // the environment, git grep -O under `Execute(git*)`, a harmless -c hiding a pager.
+  "hash -p /usr/bin/rm ls; ls -rf victim",
+  "printf -v 'a[$(rm -rf victim)]' x",
+  "read -r 'a[$(rm -rf victim)]' <<< x",
+  "env 'BASH_FUNC_ls%%=() { rm -rf victim; }' bash -c ls",
+  "git grep -O'rm -rf victim' -e keep",
+  "git -c color.ui=never -c core.pager='rm -rf victim' log",
 ];
 
 Deno.test("auto-allow yields: headless on real bwrap, victim survives and the denials are reported", async () => {

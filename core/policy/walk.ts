@@ -221,11 +221,17 @@ export function simpleParts(
   let norm = gitNormalized(gw);
   // An alias in the repository's configuration (`[alias] p = push`) makes `git p` another command.
   const sub = gw[0] === "git" ? (norm ?? gw)[1] : undefined;
-  if (
-    sub && !sub.includes(WILD) && hasRules(core, ["execute"], ["deny", "ask"]) &&
-    gitConfig(core)?.has(`alias.${sub.toLowerCase()}`)
-  ) {
-    norm = ["git", WILD, ...(norm ?? gw).slice(2)];
+  // A repository alias that starts with `!` is a shell command git runs: code the guard does not
+  // see, which an allow rule on git does not cover.
+  let shellAlias: string | undefined;
+  if (sub && !sub.includes(WILD) && hasRules(core, ["execute"], ["deny", "ask"])) {
+    const alias = gitConfig(core)?.get(`alias.${sub.toLowerCase()}`);
+    if (alias !== undefined) {
+      norm = ["git", WILD, ...(norm ?? gw).slice(2)];
+      if (alias.trimStart().startsWith("!")) {
+        shellAlias = `the repository's git alias ${q(sub)} runs a shell command`;
+      }
+    }
   }
   const sure = [base, norm].filter((w): w is string[] => !!w).map((w) => w.join(" "));
   const possible = optionSkips(base ?? words).map((w) => w.join(" "));
@@ -312,6 +318,7 @@ export function simpleParts(
   }
 
   const c = classify(words);
+  if (shellAlias) c.opaque ??= shellAlias;
   // gitUnsafe's finding, once computed (null: not yet).
   let gitWhy: string | undefined | null = null;
   let inner: Level = level;

@@ -37,7 +37,7 @@ import { builtin, cdTarget } from "./programs/builtins.ts";
 import { readOnlySedScript, sed } from "./programs/sed.ts";
 import { git, gitNormalized, gitRepoHost } from "./programs/git.ts";
 import { find, wrapper, WRAPPERS } from "./programs/wrappers.ts";
-import { runner } from "./programs/runners.ts";
+import { loader, runner } from "./programs/runners.ts";
 import { evalCommand, shell, SHELLS } from "./programs/shells.ts";
 import { sort, tee, uniq } from "./programs/writers.ts";
 export { secretName };
@@ -120,7 +120,6 @@ const PURE_READ_ONLY = new Set([
   "return",
   "break",
   "continue",
-  "wait",
   "umask",
   "hash",
   "let",
@@ -177,7 +176,7 @@ export function classify(words: string[]): Classification {
     } else if (name === "popd") extra.cd = WILD;
     // `hash -p PATH NAME` makes NAME run PATH.
     if (name === "hash" && args.some((a) => /^-[a-z]*p/.test(a) || a.startsWith(WILD))) {
-      return ask(words, `"hash -p" sets which program a name runs`);
+      return opaque(words, `"hash -p" sets which program a name runs`);
     }
     return allow(`read-only command "${name}"`, extra);
   }
@@ -239,6 +238,11 @@ export function classify(words: string[]): Classification {
       if (args.length) return ask(words, `hostname with arguments changes the host name`);
       return allow(`read-only command "hostname"`);
   }
+  // Options that load a library, plugin or module, or pick a program (`openssl -engine ./e.so`,
+  // `gcc -fplugin=`, `node --require`, `some-tool --plugin p.so`): the programs above have
+  // option rules of their own; for interpreters, build tools and unknown programs this is code.
+  const l = loader(name, args);
+  if (l) return l;
   if (INTERPRETERS.has(name)) {
     // A program text on the command line (`python -c`, `perl -e`, `node -e`, `deno eval`, or
     // one only known at run time) is code the guard does not see; a script file is the project's.

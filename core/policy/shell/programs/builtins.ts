@@ -2,12 +2,12 @@
  * Shell builtins that change only the shell running the command line, with
  * the rules that keep them from evaluating text as code (issue 11 §2):
  * `set`/`shopt` option changes, the variables `read`/`mapfile`/`printf -v`/
- * `getopts` assign, `unset`, `test -v`, `jobs -x`; and {@link cdTarget}, the
+ * `getopts` assign, `unset`, `test -v`, `jobs -x`, `enable`; and {@link cdTarget}, the
  * directory changes the policy follows.
  *
  * Examples (rows of tests/guard_test.ts): `set -e -o pipefail` allowed,
  * `set -x` asks (it expands `PS4`); `read -r line < f` allowed,
- * `read 'a[$(cmd)]'` and `read HOME` ask; `jobs -x cmd` asks;
+ * `read 'a[$(cmd)]'` (opaque: code the guard does not see) and `read HOME` ask; `jobs -x cmd` asks;
  * `builtin cd ~/.ssh` is followed like `cd`.
  * @module
  */
@@ -118,6 +118,21 @@ export function builtin(name: string, args: string[]): Classification | undefine
       const ops = operands(args, { flags: "t", valued: "dnOsuc" });
       return targetsCheck(words, ops === undefined ? undefined : ops.length ? ops : ["MAPFILE"]);
     }
+    case "wait": {
+      // wait [-fn] [-p VAR] [ID…]: -p assigns the finished job's id to VAR.
+      const sets: string[] = [];
+      for (let i = 0; i < args.length; i++) {
+        const m = /^-[fn]*p(.*)$/.exec(args[i]);
+        if (m) sets.push(m[1] || (args[++i] ?? WILD));
+        // An unknown word may be `-p`: the word after it, unless a job id, may be a name.
+        else if (
+          args[i].startsWith(WILD) && i + 1 < args.length && !/^(\d+|%.*)$/.test(args[i + 1])
+        ) {
+          sets.push(args[i + 1]);
+        }
+      }
+      return sets.length ? targetsCheck(words, sets) : allow(`read-only command "wait"`);
+    }
     case "getopts": {
       const ops = operands(args, { flags: "" });
       return targetsCheck(words, ops === undefined || ops.length < 2 ? undefined : [ops[1]]);
@@ -152,6 +167,16 @@ export function builtin(name: string, args: string[]): Classification | undefine
       }
       return allow(`read-only command "${name}"`);
     }
+    case "enable":
+      // `enable -f LIB NAME` loads a builtin from a shared library (its constructor runs);
+      // `enable -n NAME` / `enable NAME` / `-d` change which code a command name runs.
+      if (args.every((a) => /^-[aps]+$/.test(a))) {
+        return allow(`"enable" lists the shell's builtins`);
+      }
+      return opaque(
+        words,
+        `"enable" with a name changes which code a command name runs (-f loads a shared library)`,
+      );
     case "jobs":
       // `jobs -x CMD` runs CMD.
       if (args.some((a) => !/^(-[lnprs]+|%.*)$/.test(a))) {
@@ -168,10 +193,12 @@ export function builtin(name: string, args: string[]): Classification | undefine
  * evaluates the subscript); the policy checks the names like assignments.
  */
 function targetsCheck(words: string[], targets: string[] | undefined): Classification {
-  if (targets === undefined) return ask(words, `cannot tell which variables "${words[0]}" sets`);
+  if (targets === undefined) {
+    return opaque(words, `cannot tell which variables "${words[0]}" sets`);
+  }
   const bad = targets.find((t) => !IDENT.test(t));
   if (bad !== undefined) {
-    return ask(
+    return opaque(
       words,
       `"${words[0]}" assigns ${
         show(bad)

@@ -150,17 +150,22 @@ export function gitRepoHost(repo: string): string | null {
 export function git(args: string[]): Classification {
   const words = ["git", ...args];
   let i = 0;
+  // A global option the guard knows to be harmless but not read-only (`-c color.ui=never`).
+  let known: string | undefined;
   for (; i < args.length; i++) {
     const a = args[i];
     if (GIT_SAFE_GLOBAL.has(a)) continue;
     // -c, -C, --git-dir, --work-tree, --exec-path… point git at other configuration or
-    // repositories (core.fsmonitor, core.pager, … run commands): not read-only.
+    // repositories (core.fsmonitor, core.pager, … run commands): not read-only. Every one is
+    // looked at: a harmless `-c` first does not hide a `-c core.pager=…` after it.
     if (a.startsWith("-")) {
       // `-c KEY=VALUE` of a key known not to run a program (`-c color.ui=never`) is understood.
       const kv = a === "-c" ? args[i + 1] ?? "" : "";
       const key = kv.includes("=") && !hasWild(kv) ? kv.slice(0, kv.indexOf("=")) : "";
       if (key && SAFE_GIT_CONFIG.test(key.toLowerCase())) {
-        return ask(words, `git option ${show(a)} is not known to be read-only`);
+        known ??= a;
+        i++;
+        continue;
       }
       return opaque(
         words,
@@ -170,12 +175,21 @@ export function git(args: string[]): Classification {
     break;
   }
   const sub = args[i];
-  if (sub === undefined) return allow(`"git" without a subcommand prints help`);
+  if (sub === undefined) {
+    return known === undefined ? allow(`"git" without a subcommand prints help`) : ask(
+      words,
+      `git option ${show(known)} is not known to be read-only`,
+    );
+  }
   const rest = args.slice(i + 1);
   const no = (why?: string) =>
     ask(words, why ?? `"git ${sub.replaceAll(WILD, "…")}" is not a read-only git command`);
-  if (hasWild(sub)) return no();
-  if (rest.some((a) => a.startsWith(WILD))) return no(`git ${sub} with an unknown argument`);
+  // A subcommand or an argument only known at run time may be an alias or an option that runs
+  // a program (`--upload-pack=…`, `-O…`): the guard cannot analyse it.
+  if (hasWild(sub)) return opaque(words, `the git subcommand is only known at run time`);
+  if (rest.some((a) => a.startsWith(WILD))) {
+    return opaque(words, `git ${sub} with an argument only known at run time`);
+  }
   const runs = gitRunsCommands(sub, rest);
   if (runs) return opaque(words, runs);
   const progOpt = rest.find((a) => anyLongOpt(a, GIT_PROGRAM_OPTIONS));
@@ -183,15 +197,17 @@ export function git(args: string[]): Classification {
     return opaque(words, `git ${sub} ${show(progOpt)} runs a program or writes a file`);
   }
   if (sub === "ls-remote" && rest.some((a) => /^-[^-]*u/.test(a))) {
-    return no(`git ls-remote -u runs the program it names`);
+    return opaque(words, `git ls-remote -u runs the program it names`);
   }
+  // `git grep -O[<pager>]` (also inside a cluster such as `-iOsh`) opens the matches with a
+  // program: the one named, or the configured pager.
+  if (sub === "grep" && rest.some((a) => /^-[^-]*O/.test(a))) {
+    return opaque(words, `git grep -O runs a program on the matching files`);
+  }
+  if (known !== undefined) return no(`git option ${show(known)} is not known to be read-only`);
   const net = GIT_NET.has(sub) ? gitNetRepos(sub, rest) : [];
   if (!GIT_READ_ONLY.has(sub)) return { ...no(undefined), net };
   if (rest.some((a) => a === "-O")) return no(`git ${sub} -O writes a file`);
-  // `git grep -O<pager>` (also inside a cluster such as `-iOsh`) opens the matches with a program.
-  if (sub === "grep" && rest.some((a) => /^-[^-]*O/.test(a))) {
-    return no(`git grep -O runs a program on the matching files`);
-  }
   if (net.length) {
     const c = gitReadOnlyRest(sub, rest, no);
     return c.allowed ? { ...c, net, reason: `${c.reason} (connects to a remote repository)` } : c;

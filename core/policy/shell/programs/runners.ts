@@ -97,6 +97,42 @@ const RUNS_OPTION: Record<string, RegExp> = {
   socat: /(^|!!)(exec|system):/i,
 };
 
+/**
+ * Options of programs that load a library, plugin, engine or module into the program, or choose
+ * the program it runs (`openssl -engine ./e.so`: the library's constructor runs), by program.
+ */
+const LOADS_OPTION: Record<string, RegExp> = {
+  openssl: /^-(provider|provider-path|config)$|^-\w*engine/,
+  curl: /^--(engine|config)(=|$)|^-[A-Za-z]*K/,
+  node: /^(-[A-Za-z]*r|--(require|import|loader|experimental-loader|env-file[\w-]*)(=|$))/,
+  nodejs: /^(-[A-Za-z]*r|--(require|import|loader|experimental-loader|env-file[\w-]*)(=|$))/,
+  bun: /^(-[A-Za-z]*r|--(preload|require|import|env-file)(=|$))/,
+  deno: /^--(preload|import|require|env-file|env)(=|$)/,
+  perl: /^-[A-Za-z]*[Mmd]/,
+  ruby: /^(-[A-Za-z]*[rI]|--require)/,
+  php: /^-[A-Za-z]*[dz]/,
+  lua: /^-[A-Za-z]*[lI]/,
+  luajit: /^-[A-Za-z]*[lj]/,
+  java: /^-(javaagent|agentpath|agentlib|XX:On|XX:\+?Flight|Xbootclasspath)/,
+  // -F reads a configuration (ProxyCommand, LocalCommand), -I loads a PKCS#11 library.
+  ssh: /^-[A-Za-z0-9]*[FI]/,
+  scp: /^-[A-Za-z0-9]*F/,
+  sftp: /^-[A-Za-z0-9]*F/,
+  gcc: /^(-fplugin|-fpass-plugin|-wrapper|-B|--?specs|-Xclang|-fuse-ld|--ld-path|-Wl,.*plugin)/,
+};
+for (const cc of ["cc", "c++", "g++", "clang", "clang++", "tcc"]) {
+  LOADS_OPTION[cc] = LOADS_OPTION.gcc;
+}
+/**
+ * Options that load a library, plugin, engine or module in any program (`--plugin ./p.so`,
+ * `-engine`, `--load`, `--preload`, `--require`, `--javaagent`, `-fplugin=`), and an option value
+ * that is a shared library (`--x=./lib.so`): the general rule for programs whose options the
+ * guard does not know (shell/commands.ts `classify` applies it after the programs it knows, so
+ * `rg --engine=pcre2` stays read-only).
+ */
+const GENERIC_LOADER =
+  /^--?([\w-]*plugin[\w-]*|engine|provider|provider-path|load|load-(?:extension|plugin|module|library|lib)s?|preload|require|loader|experimental-loader|javaagent|agentpath|agentlib)(=|:|$)|^-[^=]*=.*\.(so(\.\d+)*|dylib|dll)$/i;
+
 /** Options of `tar` that run a program (GNU tar). */
 const TAR_RUNS =
   /^--(to-command|checkpoint-action|use-compress-program|rsh-command|info-script|new-volume-script)(=|$)/;
@@ -141,9 +177,46 @@ export function runner(name: string, args: string[]): Classification | undefined
 }
 
 /**
- * Variables that make a program run a command or load code (`PAGER`, `EDITOR`, `LESSOPEN`,
- * `GIT_SSH_COMMAND`, `LD_PRELOAD`, `NODE_OPTIONS`, `BASH_ENV`, …): set for a command, they are
- * code the guard does not see.
+ * {@link opaque} when `name args` loads a library, plugin, engine or module, or picks the program
+ * it runs, by one of its options ({@link LOADS_OPTION}, and {@link GENERIC_LOADER}); `ssh -o
+ * ProxyCommand=…`; `openssl engine` loads engines. Undefined otherwise. For programs the guard
+ * has no option table of its own (interpreters, build tools, unknown programs).
+ */
+export function loader(name: string, args: string[]): Classification | undefined {
+  const own = LOADS_OPTION[name];
+  const hit = args.find((a) => a.startsWith("-") && (own?.test(a) || GENERIC_LOADER.test(a)));
+  if (hit !== undefined) {
+    return opaque(
+      [name, ...args],
+      `${name} ${
+        JSON.stringify(hit)
+      } loads a library, plugin or module, or picks a program, the guard does not see`,
+    );
+  }
+  // `-o ProxyCommand=…` (also `-oProxyCommand=…`) runs a command; PKCS11Provider and
+  // SecurityKeyProvider load libraries.
+  if (
+    (name === "ssh" || name === "scp" || name === "sftp") &&
+    args.some((a, i) =>
+      (a.startsWith("-o") || args[i - 1] === "-o") &&
+      /^(-o)?\s*(ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand|PKCS11Provider|SecurityKeyProvider|Include|Match)\b/i
+        .test(a)
+    )
+  ) {
+    return opaque([name, ...args], `${name} -o with a command or library option`);
+  }
+  if (name === "openssl" && args[0] === "engine") {
+    return opaque([name, ...args], `"openssl engine" loads engines (shared libraries)`);
+  }
+  return undefined;
+}
+
+/**
+ * Variables that make a program run a command, load code or choose which program runs
+ * (`PAGER`, `EDITOR`, `LESSOPEN`, `GIT_SSH_COMMAND`, `LD_*` (`LD_PRELOAD`, `LD_AUDIT`,
+ * `LD_LIBRARY_PATH`), `GCONV_PATH`, `BASH_FUNC_*` (functions), `PS4`, `PATH`, `HOME` and
+ * `XDG_CONFIG_*` (configuration that names programs), `OPENSSL_CONF`/`OPENSSL_ENGINES`,
+ * `NODE_OPTIONS`, `BASH_ENV`, …): set for a command, they are code the guard does not see.
  */
 export const CODE_VARIABLE =
-  /^(LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|BASH_ENV|ENV|PROMPT_COMMAND|SHELL|BROWSER|LESSOPEN|LESSCLOSE|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|NODE_OPTIONS|NODE_PATH|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|GIT_EXEC_PATH|GIT_ASKPASS|SSH_ASKPASS|GIT_EXTERNAL_DIFF|GIT_SSH|GIT_SSH_COMMAND|GIT_PROXY_COMMAND|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_CONFIG|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_DIR|GIT_TEMPLATE_DIR|\w*PAGER|\w*EDITOR|VISUAL|TAR_OPTIONS|RSYNC_RSH|MAKEFLAGS|MFLAGS)$/;
+  /^(LD_\w+|DYLD_\w+|BASH_FUNC_.*|GCONV_PATH|PATH|HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|ZDOTDIR|SHELLOPTS|BASHOPTS|PS[0-4]|BASH_LOADABLES_PATH|OPENSSL_CONF|OPENSSL_ENGINES|OPENSSL_MODULES|PYTHONWARNINGS|PYTHONBREAKPOINT|LUA_INIT|LUA_INIT_\w+|LUA_PATH|LUA_CPATH|PERL5DB|PERLLIB|GIT_COMMON_DIR|BASH_ENV|ENV|PROMPT_COMMAND|SHELL|BROWSER|LESSOPEN|LESSCLOSE|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|NODE_OPTIONS|NODE_PATH|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|GIT_EXEC_PATH|GIT_ASKPASS|SSH_ASKPASS|GIT_EXTERNAL_DIFF|GIT_SSH|GIT_SSH_COMMAND|GIT_PROXY_COMMAND|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_CONFIG|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_DIR|GIT_TEMPLATE_DIR|\w*PAGER|\w*EDITOR|VISUAL|TAR_OPTIONS|RSYNC_RSH|MAKEFLAGS|MFLAGS)$/;

@@ -145,9 +145,22 @@ export function wrapper(name: string, args: string[]): Classification {
     if (args.some((a) => /^(-C|--chdir|-S|--split-string)/.test(a))) {
       return opaque(words, `env -C / -S is not supported by the guard`);
     }
+    // env takes every word with a `=` before the command as an assignment, whatever its name:
+    // `BASH_FUNC_ls%%=() { …; }` defines the function `ls` for a bash it starts, so a name that
+    // is not a plain variable name, or a value that is a function definition, is code.
     const assigns: string[] = [];
-    while (at < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[at])) {
-      assigns.push(args[at++].split("=")[0]);
+    while (at < args.length && /^[^=-][^=]*=/.test(args[at])) {
+      const a = args[at++];
+      const n = a.slice(0, a.indexOf("="));
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(n) || /^\s*\(\s*\)/.test(a.slice(n.length + 1))) {
+        return opaque(
+          words,
+          `env sets ${
+            JSON.stringify(n)
+          } to a function definition or a name that is not a variable (bash imports functions from such variables)`,
+        );
+      }
+      assigns.push(n);
     }
     if (at < args.length && args[at].startsWith(WILD)) {
       return opaque(words, `env runs an unknown command`);
