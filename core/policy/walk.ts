@@ -196,6 +196,7 @@ export function simpleParts(
   parts: GuardPart[],
   dynamic?: boolean,
   findItems = false,
+  chosen = false,
 ): void {
   const display = clip(text || words.join(" ").replaceAll(WILD, "…"));
   // May an unknown word be a run-time value (not a filename glob)?
@@ -363,7 +364,7 @@ export function simpleParts(
     // What the command line itself evaluates asks even under an allow rule on the program; the
     // project's code (scripts, build files, repository configuration) only without one.
     const why = c.opaque ??
-      (allow ? undefined : c.projectCode ??
+      (allow || chosen ? undefined : c.projectCode ??
         (name === "git" ? (gitWhy === null ? gitUnsafe(core, ctx) : gitWhy) : undefined));
     if (why) {
       parts.push({
@@ -390,7 +391,20 @@ export function simpleParts(
   }
   for (const i of c.inner) {
     const unknownArgs = dyn || !!i.unknownArgs;
-    simpleParts(core, i.words, i.assigns, "", ctx, inner, parts, unknownArgs, !!i.findItems);
+    // A command a runner runs is chosen with it when an allow rule covers the runner.
+    const chosenInner = !!i.chosen && (!!allow || chosen);
+    simpleParts(
+      core,
+      i.words,
+      i.assigns,
+      "",
+      ctx,
+      inner,
+      parts,
+      unknownArgs,
+      !!i.findItems,
+      chosenInner,
+    );
   }
   for (const s of c.scripts) {
     let sub: ReturnType<typeof parseShell> | undefined;

@@ -58,6 +58,12 @@ export interface InnerCommand {
   unknownArgs?: boolean;
   /** True for `find -exec`: a word that is only WILD is a path `find` found beneath its start paths. */
   findItems?: boolean;
+  /**
+   * True when a package manager or runner runs it (`uv run pytest`): an allow rule that covers
+   * the outer command also covers the project's code it runs (its {@link Classification.projectCode}
+   * does not ask again); what it evaluates ({@link Classification.opaque}) still does.
+   */
+  chosen?: boolean;
 }
 
 /** The classification of a command the default policy asks about. */

@@ -252,10 +252,11 @@ export function classify(words: string[]): Classification {
       ? opaque(words, `"${name}" evaluates a program text the guard does not see`)
       : projectCode(words, `"${name}" runs a script the guard does not see`);
   }
-  if (BUILD_TOOLS.has(name)) {
+  if (BUILD_TOOLS.has(name) || name === "bunx") {
     return projectCode(
       words,
       `"${name}" runs the project's scripts or build code, which the guard does not see`,
+      runsCommand(name, args),
     );
   }
   if (
@@ -394,5 +395,61 @@ const BUILD_TOOLS = new Set([
   "podman",
   "kubectl",
 ]);
+/**
+ * Subcommands of package managers and environment runners that run the command after them
+ * (`npm exec -- rm -rf v`, `pnpm dlx`, `uv run`, `poetry run`, `docker exec ctr cmd`); `npx`,
+ * `pnpx`, `bunx` and `uvx` run their operands.
+ */
+const COMMAND_SUBCOMMANDS: Record<string, string[]> = {
+  npm: ["exec", "x"],
+  pnpm: ["exec", "dlx"],
+  yarn: ["exec", "dlx"],
+  bun: ["x", "exec"],
+  uv: ["run", "tool"],
+  poetry: ["run"],
+  pdm: ["run"],
+  hatch: ["run"],
+  pipx: ["run"],
+  corepack: ["*"],
+  docker: ["exec", "run"],
+  podman: ["exec", "run"],
+  kubectl: ["exec"],
+};
+const COMMAND_OPERANDS = new Set(["npx", "pnpx", "bunx", "uvx"]);
+
+/**
+ * What a package manager or runner runs (see {@link COMMAND_SUBCOMMANDS}), as inner commands
+ * checked on their own so that deny and ask rules see it (`--deny 'Execute(rm *)'` denies
+ * `npm exec -- rm -rf v` even under `--allow 'Execute(npm*)'`): since the guard does not know
+ * each runner's options, every suffix that starts at an operand is a candidate (at most 6); a
+ * `-c`/`--call` string is a shell string.
+ */
+function runsCommand(name: string, args: string[]): Partial<Classification> {
+  let at = -1;
+  if (COMMAND_OPERANDS.has(name)) at = 0;
+  else {
+    const subs = COMMAND_SUBCOMMANDS[name];
+    const i = args.findIndex((a) => !a.startsWith("-"));
+    if (subs && i >= 0 && (subs.includes(args[i]) || subs.includes("*"))) at = i + 1;
+  }
+  if (at < 0) return {};
+  const inner: InnerCommand[] = [];
+  const scripts: Classification["scripts"] = [];
+  for (let i = at; i < args.length && inner.length < 6; i++) {
+    const a = args[i];
+    if (a === "-c" || a === "--call") {
+      const src = args[i + 1];
+      scripts.push({ via: `${name} ${a}`, src: src === undefined || hasWild(src) ? null : src });
+      i++;
+    } else if (a.startsWith("--call=")) {
+      const src = a.slice(7);
+      scripts.push({ via: `${name} --call`, src: hasWild(src) ? null : src });
+    } else if (!a.startsWith("-") && !a.startsWith(WILD)) {
+      inner.push({ words: args.slice(i), assigns: [], chosen: true });
+    }
+  }
+  return { inner, scripts };
+}
+
 /** awk variants: their program is code (`system()`, pipes, `getline`). */
 const AWK = new Set(["awk", "gawk", "mawk", "nawk", "busybox-awk"]);

@@ -128,8 +128,14 @@ export class Flattener {
         const loop = c.Loop;
         if (loop) {
           const lt = this.#nodeType(loop);
-          if (lt === "WordIter") { for (const w of loop.Items ?? []) this.globbed(w); }
-          else if (lt === "CStyleLoop") {
+          if (lt === "WordIter") {
+            // `for PATH in ./bin; do ls; done` assigns its variable as `PATH=./bin` does.
+            const name = loop.Name?.Value;
+            if (name) {
+              this.out.commands.push({ words: [], assigns: [name], text: this.#slice(loop) });
+            }
+            for (const w of loop.Items ?? []) this.globbed(w);
+          } else if (lt === "CStyleLoop") {
             this.arithm(loop.Init);
             this.arithm(loop.Cond);
             this.arithm(loop.Post);

@@ -41,7 +41,7 @@ export function cdTarget(words: string[]): string | undefined {
 
 /** Options of `set` that only make the shell stricter or quieter (nothing evaluated, nothing exported). */
 const SAFE_SET_LETTERS = "euECfnbhBmvT";
-const SAFE_SET_OPTIONS = new Set([
+export const SAFE_SET_OPTIONS: ReadonlySet<string> = new Set([
   "errexit",
   "nounset",
   "pipefail",
@@ -56,7 +56,12 @@ const SAFE_SET_OPTIONS = new Set([
   "functrace",
 ]);
 /** `shopt` options that only change how globs match (the guard's glob checks are a superset). */
-const SAFE_SHOPT = new Set(["nullglob", "failglob", "globstar", "dotglob"]);
+export const SAFE_SHOPT: ReadonlySet<string> = new Set([
+  "nullglob",
+  "failglob",
+  "globstar",
+  "dotglob",
+]);
 
 /**
  * The classification of builtin `name` when this module knows it (`set`,
@@ -167,6 +172,15 @@ export function builtin(name: string, args: string[]): Classification | undefine
       }
       return allow(`read-only command "${name}"`);
     }
+    case "compgen":
+      // -C runs a command, -F calls a function, -W expands its word list ($(…) runs).
+      if (args.some((a) => /^-[A-Za-z]*[CFW]/.test(a) || a.startsWith(WILD))) {
+        return opaque(words, `"compgen -C/-F/-W" runs a command or expands a word list as code`);
+      }
+      return allow(`read-only command "compgen"`);
+    case "fc":
+      // fc -e EDITOR runs a program on the history; fc -s runs history entries again.
+      return opaque(words, `"fc" runs an editor or commands from the history`);
     case "enable":
       // `enable -f LIB NAME` loads a builtin from a shared library (its constructor runs);
       // `enable -n NAME` / `enable NAME` / `-d` change which code a command name runs.

@@ -243,6 +243,37 @@ function gitRunsCommands(sub: string, rest: string[]): string | undefined {
       return rest.some((a) => /^-[^-X]*x/.test(a) || longOpt(a, "--exec"))
         ? `git rebase -x/--exec runs a command after each commit`
         : undefined;
+    case "config": {
+      // Setting a key that may name a program (`alias.x=!cmd`, `core.pager`, `core.fsmonitor`)
+      // makes the next git command run it; `--edit` runs the editor.
+      if (rest.some((a) => a === "-e" || longOpt(a, "--edit") || a === "edit")) {
+        return `git config --edit runs an editor`;
+      }
+      const reads =
+        rest.some((a) =>
+          /^--(get|get-all|get-regexp|get-urlmatch|get-color|get-colorbool|list|show-origin|show-scope)/
+            .test(a) || a === "-l"
+        ) || ["get", "list"].includes(positional[0] ?? "");
+      if (reads) return undefined;
+      const keys = positional[0] === "set" || positional[0] === "unset"
+        ? positional.slice(1)
+        : positional;
+      const key = (keys[0] ?? "").toLowerCase();
+      return key && !SAFE_GIT_CONFIG.test(key)
+        ? `git config sets ${key}, which may make git run a program`
+        : undefined;
+    }
+    case "clone":
+    case "init":
+      // `--template=DIR` copies hooks that run; `-c`/`--config` set the new repository's keys.
+      return rest.some((a) => anyLongOpt(a, ["--template", "--config"]) || /^-[^-]*[cu]/.test(a))
+        ? `git ${sub} --template/-c/--config/-u sets hooks, configuration or a program it runs`
+        : undefined;
+    case "help":
+      // The page is shown by a program chosen by configuration (man.viewer, help.browser).
+      return positional.length || rest.some((a) => /^-[^-]*[wmi]|^--(web|man|info)/.test(a))
+        ? `git help shows the page with a program chosen by configuration`
+        : undefined;
     case "send-email":
       return rest.some((a) =>
           anyLongOpt(a, ["--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server", "--sendmail-cmd"])

@@ -93,6 +93,8 @@ const RUNS_OPTION: Record<string, RegExp> = {
   wget: /^--use-askpass(=|$)/,
   scp: /^-[A-Za-z0-9]*S/,
   sftp: /^-[A-Za-z0-9]*S/,
+  // `less +CMD` runs CMD as less commands at start (`+!cmd` is a shell escape).
+  less: /^\+|^--?lesskey/,
   // socat addresses EXEC:cmd and SYSTEM:cmd (also the write half of `A!!B`).
   socat: /(^|!!)(exec|system):/i,
 };
@@ -125,13 +127,15 @@ for (const cc of ["cc", "c++", "g++", "clang", "clang++", "tcc"]) {
 }
 /**
  * Options that load a library, plugin, engine or module in any program (`--plugin ./p.so`,
- * `-engine`, `--load`, `--preload`, `--require`, `--javaagent`, `-fplugin=`), and an option value
+ * `-engine`, `--load`, `--preload`, `--require`, `--javaagent`, `-fplugin=`), that name a program
+ * it runs (`--diff-program=…`, `--*-command`, `--*-cmd`, `--pager`, `--editor`, `--exec`,
+ * `--wrapper`, `--askpass`, `--rsh`; `--no-pager` is not one), and an option value
  * that is a shared library (`--x=./lib.so`): the general rule for programs whose options the
  * guard does not know (shell/commands.ts `classify` applies it after the programs it knows, so
  * `rg --engine=pcre2` stays read-only).
  */
 const GENERIC_LOADER =
-  /^--?([\w-]*plugin[\w-]*|engine|provider|provider-path|load|load-(?:extension|plugin|module|library|lib)s?|preload|require|loader|experimental-loader|javaagent|agentpath|agentlib)(=|:|$)|^-[^=]*=.*\.(so(\.\d+)*|dylib|dll)$/i;
+  /^--?(?!no-)[\w-]*(program|command|cmd|pager|editor)(=|$)|^--?(exec|wrapper|askpass|rsh)(=|$)|^--?([\w-]*plugin[\w-]*|engine|provider|provider-path|load|load-(?:extension|plugin|module|library|lib)s?|preload|require|loader|experimental-loader|javaagent|agentpath|agentlib)(=|:|$)|^-[^=]*=.*\.(so(\.\d+)*|dylib|dll)$/i;
 
 /** Options of `tar` that run a program (GNU tar). */
 const TAR_RUNS =

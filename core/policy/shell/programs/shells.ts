@@ -18,6 +18,7 @@ import {
   opaque,
   projectCode,
 } from "../classification.ts";
+import { SAFE_SET_OPTIONS, SAFE_SHOPT } from "./builtins.ts";
 
 /** Programs that are shells: `-c STRING` runs STRING. */
 export const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]);
@@ -44,11 +45,16 @@ export function shell(name: string, args: string[]): Classification {
     const a = args[i];
     if (a.startsWith(WILD)) return opaque(words, `${name} with unknown arguments`);
     if (a === "--") break;
-    if (
-      a === "-o" || a === "+o" || a === "-O" || a === "+O" || a === "--rcfile" ||
-      a === "--init-file"
-    ) {
-      i++;
+    // An rc file is a script the guard does not see; a shell option not known to be safe may
+    // make the shell evaluate text as code (`-O expand_aliases`, `-o xtrace` with PS4).
+    if (a === "--rcfile" || a === "--init-file") {
+      return projectCode(words, `${name} ${a} runs a startup file the guard does not see`);
+    }
+    if (a === "-o" || a === "+o" || a === "-O" || a === "+O") {
+      const o = args[++i] ?? "";
+      if (a[0] === "-" && !(a[1] === "o" ? SAFE_SET_OPTIONS : SAFE_SHOPT).has(o)) {
+        return opaque(words, `${name} ${a} ${o} is not a shell option known to be safe`);
+      }
       continue;
     }
     if (/^--[a-z-]+$/.test(a)) continue;
