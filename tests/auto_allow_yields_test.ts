@@ -312,6 +312,17 @@ Deno.test("auto-allow yields: code-running, program-choosing and library-loading
         failures.push(`${JSON.stringify(command)} (allow ${allow}): ${v.decision} — ${v.reason}`);
       }
     }
+    // A repository alias that is a shell command: `Execute(git*)` does not cover what it runs.
+    await new Deno.Command("git", { args: ["-C", ws, "config", "alias.zap", "!rm -rf v"] })
+      .output();
+    for (const allow of [[], ["Execute(git*)"]]) {
+      const policy = Policy.create({}, { allow, deny: ["Execute(rm *)"] }, {
+        workspace: ws,
+        configDir: "/c",
+      });
+      const v = await sandboxGuard(policy, ON).evaluate({ type: "execute", command: "git zap" });
+      if (v.decision === "allow") failures.push(`git zap (allow ${allow}): ${v.reason}`);
+    }
     assert.deepEqual(failures, []);
   } finally {
     await Deno.remove(ws, { recursive: true }).catch(() => {});
