@@ -270,7 +270,17 @@ const OPAQUE_SIBLINGS: [string[], string, "allow" | "ask"][] = [
   [["Execute(npm*)"], "npm exec -c 'rm -rf v'", "ask"],
   [["Execute(npx*)"], "npx -p foo rm -rf v", "ask"],
   [["Execute(uv*)"], "uv run rm -rf v", "ask"],
+  // A shell or interpreter that reads its program from its input runs a string of the line.
+  [["Execute(bash*)"], "echo 'rm -rf v' | bash", "ask"],
+  [["Execute(bash*)"], "bash <<< 'rm -rf v'", "ask"],
+  [["Execute(sh*)"], "sh -s < list", "ask"],
+  [["Execute(python3*)"], "python3 - <<< 'import shutil'", "ask"],
+  [["Execute(sqlite3*)"], "sqlite3 db '.shell rm -rf v'", "ask"],
   // What the guard understands stays auto-allowed (or allowed by its rule).
+  [["Execute(bash*)"], "bash script.sh", "allow"],
+  [["Execute(bash*)"], "bash -o pipefail script.sh", "allow"],
+  [["Execute(node*)"], "node --version", "allow"],
+  [["Execute(python3*)"], "python3 -m pytest", "allow"],
   [["Execute(uv*)"], "uv run pytest", "allow"],
   [["Execute(npm*)"], "npm run test", "allow"],
   [["Execute(git*)"], "git config user.name x", "allow"],

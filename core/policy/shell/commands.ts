@@ -246,9 +246,15 @@ export function classify(words: string[]): Classification {
   if (INTERPRETERS.has(name)) {
     // A program text on the command line (`python -c`, `perl -e`, `node -e`, `deno eval`, or
     // one only known at run time) is code the guard does not see; a script file is the project's.
-    return args.some((x) =>
-        hasWild(x) || /^-[a-zA-Z]*[ceEpr]|^--(eval|print|command|exec)|^eval$/.test(x)
-      )
+    // Without a script operand (or `-`) the program is read from the input: `python3 <<< '…'`,
+    // `echo '…' | node`; database shells run the commands of their arguments and input
+    // (`sqlite3 db '.shell cmd'`, psql `\!`, mysql `system`).
+    const operand = args.find((a) => !a.startsWith("-"));
+    const info = args.length > 0 && args.every((a) => INFO_OPTION.test(a));
+    return DB_SHELLS.has(name) || (!info && (operand === undefined || operand === "-")) ||
+        args.some((x) =>
+          hasWild(x) || /^-[a-zA-Z]*[ceEpr]|^--(eval|print|command|exec)|^eval$/.test(x)
+        )
       ? opaque(words, `"${name}" evaluates a program text the guard does not see`)
       : projectCode(words, `"${name}" runs a script the guard does not see`);
   }
@@ -451,5 +457,9 @@ function runsCommand(name: string, args: string[]): Partial<Classification> {
   return { inner, scripts };
 }
 
+/** Options that only print (`node --version`): no program is read from the input. */
+const INFO_OPTION = /^(--version|-V|-v|--help|-h)$/;
+/** Database shells (in {@link INTERPRETERS}): their arguments and input are commands they run. */
+const DB_SHELLS = new Set(["sqlite3", "psql", "mysql"]);
 /** awk variants: their program is code (`system()`, pipes, `getline`). */
 const AWK = new Set(["awk", "gawk", "mawk", "nawk", "busybox-awk"]);

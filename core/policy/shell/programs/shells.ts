@@ -41,10 +41,15 @@ export function shell(name: string, args: string[]): Classification {
     }
     return shell("sh", args.slice(1));
   }
-  for (let i = 0; i < args.length; i++) {
+  let i = 0;
+  let stdin = false;
+  for (; i < args.length; i++) {
     const a = args[i];
     if (a.startsWith(WILD)) return opaque(words, `${name} with unknown arguments`);
-    if (a === "--") break;
+    if (a === "--") {
+      i++;
+      break;
+    }
     // An rc file is a script the guard does not see; a shell option not known to be safe may
     // make the shell evaluate text as code (`-O expand_aliases`, `-o xtrace` with PS4).
     if (a === "--rcfile" || a === "--init-file") {
@@ -69,9 +74,16 @@ export function shell(name: string, args: string[]): Classification {
           scripts: [{ via: `${name} -c`, src: hasWild(src) ? null : src }],
         });
       }
+      if (a.startsWith("-") && a.includes("s")) stdin = true;
       continue;
     }
     break;
+  }
+  // Without a script operand (or with `-s` / `-`) the shell reads its commands from its input:
+  // `echo 'rm -rf v' | bash`, `bash <<< 'cmd'` run a string the guard does not see.
+  const info = args.length > 0 && args.every((a) => /^(--version|--help)$/.test(a));
+  if (!info && (stdin || i >= args.length || args[i] === "-")) {
+    return opaque(words, `"${name}" reads the commands it runs from its input`);
   }
   return projectCode(words, `"${name}" runs a script or reads commands from its input`);
 }
