@@ -73,7 +73,7 @@ Deno.test("runs later: a sandboxed command cannot plant or change code other too
       "echo 'rm -rf ~' >> .githooks/pre-commit",
       "echo 'touch /tmp/pwned' > .githooks/post-checkout",
       "echo '{\"tasks\":[]}' > app/.vscode/tasks.json",
-      "echo made > ok.txt; mkdir -p .vscode2 && echo ok > .vscode2/settings.json; echo made",
+      "echo made > ok.txt; mkdir -p .vscode2 vscode && echo ok > .vscode2/settings.json; echo ok > vscode/settings.json; echo made",
     ].join("; ");
     const r = await runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: w.ws }));
     assert.match(r.content, /made/);
@@ -90,7 +90,11 @@ Deno.test("runs later: a sandboxed command cannot plant or change code other too
     assert.equal(await Deno.readTextFile(join(w.ws, "app", ".vscode", "tasks.json")), "{}\n");
     // Ordinary files (also look-alike names) stay.
     assert.equal(await Deno.readTextFile(join(w.ws, "ok.txt")), "made\n");
-    assert.equal(await Deno.readTextFile(join(w.ws, ".vscode2", "settings.json")), "ok\n");
+    assert.equal(await Deno.readTextFile(join(w.ws, "vscode", "settings.json")), "ok\n");
+    // A look-alike dot-folder is not a protected path (not in the removed list), but a new
+    // dot-entry: quarantined by the dot-entry rule (attack pass 4 class 3), and said so.
+    assert.doesNotMatch(r.content, /^ {2}\.vscode2 \(/m);
+    assert.match(r.content, /moved \d+ new dot-files?\/folders? the command created to quarantine[^]*\.vscode2 → /);
     sb.close();
 
     // The core.hooksPath folder created at run time is removed too.

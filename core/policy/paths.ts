@@ -18,7 +18,7 @@ import { basename, dirname, normalize } from "node:path";
 import { isInside, resolvePath, type Rule } from "./rules.ts";
 import { type Level, matcher, type PolicyCore } from "./context.ts";
 import { HIDDEN_HOME_PATHS } from "./home.ts";
-import { gitIncludedFiles, hooksPathDir, runsLaterPath } from "./sandbox/protected.ts";
+import { repoHooksFor, runsLaterPath } from "./sandbox/protected.ts";
 import type { GuardPart } from "./types.ts";
 import { by, SEVERITY } from "./verdict.ts";
 import { planWritePart } from "./mode.ts";
@@ -100,16 +100,44 @@ export function resolveAll(core: PolicyCore, target: string, cwd: string): strin
 
 /**
  * Why a write of `p` asks as code other tools run later (sandbox/protected.ts `RUNS_LATER` at any
- * depth, the repository's `core.hooksPath` folder), if it does.
+ * depth; the `core.hooksPath` folder and included config files of the workspace's repository, of
+ * a nested repository or submodule above `p` or met by the sandbox's last scan: `repoHooksFor`;
+ * a folder the write would make a git dir), if it does.
  */
 function runsLaterWrite(core: PolicyCore, p: string): string | undefined {
-  const hooks = hooksPathDir(core.workspace);
-  if (hooks && isInside(p, hooks)) return `inside the repository's core.hooksPath (${hooks})`;
-  if (gitIncludedFiles(core.workspace).includes(p)) {
-    return "included by the repository's git config (include.path; git runs core.fsmonitor and hooks from it)";
+  for (const [h, why] of repoHooksFor(core.workspace, p)) {
+    if (isInside(p, h)) return `inside ${h}: ${why}`;
   }
+  const g = gitDirWrite(core.workspace, p);
+  if (g) return `inside ${g}, which is (or this write makes) a git dir (HEAD, objects/, refs/: git runs its hooks and core.fsmonitor)`;
   const m = runsLaterPath(p);
   return m ? `protected as ${m}` : undefined;
+}
+
+/**
+ * The folder above `p` inside `ws` that is a git dir by git's test (`HEAD`, `objects/`,
+ * `refs/`) once `p` is written, if any: an embedded bare repository written file by file.
+ */
+function gitDirWrite(ws: string, p: string): string | undefined {
+  if (!p.startsWith(ws + "/")) return undefined;
+  const has = (x: string, dir: boolean) => {
+    try {
+      const st = Deno.statSync(x);
+      return dir ? st.isDirectory : st.isFile;
+    } catch {
+      return false;
+    }
+  };
+  let d = p.slice(0, p.lastIndexOf("/"));
+  while (d.length > ws.length) {
+    const sub = (n: string) => p === `${d}/${n}` || p.startsWith(`${d}/${n}/`);
+    const head = p === `${d}/HEAD` || has(`${d}/HEAD`, false);
+    if (head && (sub("objects") || has(`${d}/objects`, true)) && (sub("refs") || has(`${d}/refs`, true))) {
+      return d;
+    }
+    d = d.slice(0, d.lastIndexOf("/"));
+  }
+  return undefined;
 }
 
 /**

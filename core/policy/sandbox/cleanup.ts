@@ -5,33 +5,64 @@
  */
 import type { Policy } from "../policy.ts";
 import { compilePath, GlobEngineNotLoaded } from "../rules.ts";
+import { cpSync, rmSync } from "node:fs";
 import {
+  DOT_ENTRY_LIMIT,
   findProtected,
-  gitIncludedFiles,
-  hooksPathDir,
+  isGitDirEntries,
   PROTECTED_SCAN_LIMIT,
   runsLaterPath,
 } from "./protected.ts";
 import type { NodeModulesWatch } from "./node_modules_scan.ts";
 
 /** Why a protected path is protected, for the cleanup message (model and user read it). */
-function protectedWhy(
-  rel: string,
-  hooks: string | undefined,
-  abs: string,
-  included: readonly string[] = [],
-): string {
+function protectedWhy(rel: string, abs: string, reasons: ReadonlyMap<string, string>): string {
   const name = rel.slice(rel.lastIndexOf("/") + 1).toLowerCase();
-  if (hooks && abs === hooks) return "the repository's core.hooksPath: git runs its hooks";
-  if (included.includes(abs)) {
-    return "included by the repository's git config (include.path): git reads core.fsmonitor and hooks from it";
-  }
+  const r = reasons.get(abs);
+  if (r) return r;
   if (name === ".git") return "git runs its hooks and core.fsmonitor";
+  if (isGitDir(abs)) {
+    return "a git dir (HEAD, objects/, refs/): git runs its hooks and core.fsmonitor when started in it";
+  }
   if (name === ".coyote") return "Coyote loads plugins and rules from it";
   if (name === ".mcp.json") return "Coyote starts its MCP servers";
   const m = runsLaterPath(abs);
   return m ? `protected as ${m}: another tool runs it later` : "protected";
 }
+
+/** True when `p` is a folder git takes for a git dir (./protected.ts `isGitDirEntries`). */
+function isGitDir(p: string): boolean {
+  try {
+    return isGitDirEntries([...Deno.readDirSync(p)]);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Moves `p` (inside `ws`) to `<dataDir>/quarantine/<id>/<path relative to ws>` (the data dir is
+ * hidden from commands; without one, a private temp dir), renaming when it can and copying
+ * across file systems; returns where it went, undefined when it could not be moved.
+ */
+export function quarantine(p: string, ws: string, dataDir: string | undefined, id: string) {
+  const base = dataDir
+    ? `${dataDir}/quarantine`
+    : (quarantineTmp ??= Deno.makeTempDirSync({ prefix: "coyote-quarantine-" }));
+  const dest = `${base}/${id}/${p.slice(ws.length + 1)}`;
+  try {
+    Deno.mkdirSync(dest.slice(0, dest.lastIndexOf("/")), { recursive: true, mode: 0o700 });
+    try {
+      Deno.renameSync(p, dest);
+    } catch {
+      cpSync(p, dest, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+      rmSync(p, { recursive: true, force: true });
+    }
+    return dest;
+  } catch {
+    return undefined;
+  }
+}
+let quarantineTmp: string | undefined;
 
 /** A path's identity: device and inode (`lstat`), or undefined when it does not exist. */
 function identity(p: string): string | undefined {
@@ -52,16 +83,25 @@ function identity(p: string): string | undefined {
 export interface ProtectedBefore {
   ids: ReadonlyMap<string, string>;
   unchecked: readonly string[];
+  /**
+   * The dot-entries the scan fingerprinted before the command (./protected.ts `ScanExtras.dots`);
+   * without it the dot-entry rule is off.
+   */
+  dots?: ReadonlyMap<string, string>;
 }
 
 /** {@link ProtectedBefore} of the paths a profile's scan found (core/policy/sandbox/profile.ts). */
-export function protectedBefore(paths: readonly string[], unchecked: readonly string[] = []) {
+export function protectedBefore(
+  paths: readonly string[],
+  unchecked: readonly string[] = [],
+  dots?: ReadonlyMap<string, string>,
+) {
   const ids = new Map<string, string>();
   for (const p of paths) {
     const id = identity(p);
     if (id) ids.set(p, id);
   }
-  return { ids, unchecked } satisfies ProtectedBefore;
+  return { ids, unchecked, dots } satisfies ProtectedBefore;
 }
 
 /**
@@ -104,10 +144,15 @@ export function removeCreated(
   const kept: string[] = [];
   const roots: string[] = [];
   const unchecked: string[] = [];
-  const found = findProtected(ws, undefined, roots, unchecked);
+  const reasons = new Map<string, string>();
+  const dots = before.dots ? new Map<string, string>() : undefined;
+  const extras = { reasons, dots, dotsTruncated: false };
+  const found = findProtected(ws, undefined, roots, unchecked, extras);
   const inNodeModules = watch?.created(roots) ?? [];
-  const hooks = hooksPathDir(ws);
-  const included = gitIncludedFiles(ws);
+  const qid = `${new Date().toISOString().replace(/[:.]/g, "-")}-${
+    crypto.randomUUID().slice(0, 8)
+  }`;
+  const quarantined: [string, string][] = [];
   const originals = new Map([...before.ids].map(([p, id]) => [id, p]));
   const moved: string[] = [];
   const replaced = new Set<string>();
@@ -126,6 +171,17 @@ export function removeCreated(
       watch?.keep(p);
       continue;
     }
+    // A git dir that is not named `.git` (a bare repository made at run time) may be an existing
+    // folder turned into one: moved to the quarantine (nothing lost), not deleted.
+    if (!/(^|\/)\.git$/i.test(p) && isGitDir(p)) {
+      const to = quarantine(p, ws, policy.dataDir, qid);
+      if (to) {
+        watch?.forget(p);
+        removed.push(p);
+        quarantined.push([p, to]);
+      } else kept.push(p);
+      continue;
+    }
     try {
       Deno.removeSync(p, { recursive: true });
       watch?.forget(p);
@@ -140,8 +196,12 @@ export function removeCreated(
     const first = rel(removed[0]);
     const rule = /(^|\/)\.mcp\.json$/i.test(first) ? first : `${first}/**`;
     const lines = removed.map((p) =>
-      `  ${rel(p)} (${protectedWhy(rel(p), hooks, p, included)}${
+      `  ${rel(p)} (${protectedWhy(rel(p), p, reasons)}${
         replaced.has(p) ? "; the original was moved or removed and this put in its place" : ""
+      }${
+        quarantined.find(([q]) => q === p)
+          ? `; moved to ${quarantined.find(([q]) => q === p)![1]}`
+          : ""
       })`
     );
     out.push(
@@ -167,6 +227,41 @@ export function removeCreated(
       }`,
     );
   }
+  if (before.dots && dots) {
+    const review = reviewDotEntries(before.dots, dots, removed, allowed);
+    const moved: [string, string][] = [];
+    const failed: string[] = [];
+    for (const p of review.created) {
+      const to = quarantine(p, ws, policy.dataDir, qid);
+      if (to) moved.push([p, to]);
+      else failed.push(p);
+    }
+    if (moved.length) {
+      const first = rel(moved[0][0]);
+      out.push(
+        `the OS sandbox moved ${moved.length} new dot-file${
+          moved.length > 1 ? "s/folders" : "/folder"
+        } the command created to quarantine (tools load settings, hooks and tasks from dot-entries and may run them later, outside the sandbox):\n${
+          moved.map(([p, to]) => `  ${rel(p)} → ${to}`).join("\n")
+        }\nwrite it with the file tools instead, or allow it with --allow 'Write(${first}${
+          isDirPath(moved[0][1]) ? "/**" : ""
+        })'`,
+      );
+    }
+    const flagged = [...review.changed, ...failed];
+    if (flagged.length) {
+      out.push(
+        `dot-files the command changed (kept; the user should review them — another tool may run them later, outside the sandbox): ${
+          flagged.slice(0, 20).map(rel).join(", ")
+        }${flagged.length > 20 ? `, … (+${flagged.length - 20} more)` : ""}`,
+      );
+    }
+    if (extras.dotsTruncated) {
+      out.push(
+        `the OS sandbox reviewed the first ${DOT_ENTRY_LIMIT} dot-entries only; new or changed ones past that were not checked`,
+      );
+    }
+  }
   const notChecked = [...new Set([...before.unchecked, ...unchecked])];
   if (notChecked.length) {
     out.push(
@@ -178,4 +273,39 @@ export function removeCreated(
     );
   }
   return out.length ? out.join("\n") : undefined;
+}
+
+const isDirPath = (p: string) => {
+  try {
+    return Deno.lstatSync(p).isDirectory;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The dot-entry rule (docs/permissions.md "New dot-entries"): compares the dot-entries of two
+ * scans (./protected.ts `ScanExtras.dots`, path → fingerprint). `created`: paths in `after` only,
+ * topmost first (a new folder, not every file in it), not inside a path the protected cleanup
+ * already removed (`removed`) and not named by a `Write` allow rule (`allowed`); `changed`:
+ * paths in both whose fingerprint (inode, size, mtime; a folder's inode) differs.
+ */
+export function reviewDotEntries(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+  removed: readonly string[],
+  allowed: (p: string) => boolean,
+): { created: string[]; changed: string[] } {
+  const created: string[] = [];
+  const changed: string[] = [];
+  const under = (p: string, roots: readonly string[]) =>
+    roots.some((r) => p === r || p.startsWith(r + "/"));
+  for (const p of [...after.keys()].sort()) {
+    if (under(p, removed) || under(p, created)) continue;
+    const was = before.get(p);
+    if (was === undefined) {
+      if (!allowed(p)) created.push(p);
+    } else if (was !== after.get(p) && !allowed(p)) changed.push(p);
+  }
+  return { created, changed };
 }

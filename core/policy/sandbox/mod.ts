@@ -403,7 +403,11 @@ export class CommandSandbox {
       });
       const live = cg ? this.#live(cg) : undefined;
       const ws = c.profile.workspace;
-      const before = protectedBefore(c.profile.protectedPaths, c.profile.protectedUnchecked);
+      const before = protectedBefore(
+        c.profile.protectedPaths,
+        c.profile.protectedUnchecked,
+        c.profile.dotEntries,
+      );
       const watch = this.#watch;
       watch.baseline(c.profile.nodeModules ?? []);
       return {

@@ -70,6 +70,8 @@ export interface SandboxProfile {
   protectedUnchecked?: string[];
   /** The `node_modules` folders the scan met and did not enter (./node_modules_scan.ts). */
   nodeModules?: string[];
+  /** The dot-entries the same scan fingerprinted (./protected.ts `ScanExtras.dots`; ./cleanup.ts). */
+  dotEntries?: Map<string, string>;
   /**
    * The home as commands see it (./home_view.ts): an empty tmpfs with the toolchain stores and a
    * generated `.gitconfig`; undefined when a visible root contains the home (then the
@@ -269,7 +271,10 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   // Protected paths stay read-only unless an allow rule names them.
   const nodeModules: string[] = [];
   const protectedUnchecked: string[] = [];
-  const protectedPaths = findProtected(ws, undefined, nodeModules, protectedUnchecked);
+  const dotEntries = new Map<string, string>();
+  const protectedPaths = findProtected(ws, undefined, nodeModules, protectedUnchecked, {
+    dots: dotEntries,
+  });
   const prot: [string | undefined, string][] = [
     ...protectedPaths.map((
       p,
@@ -363,6 +368,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     protectedPaths,
     protectedUnchecked,
     nodeModules,
+    dotEntries,
     home,
     unixSockets,
     root: sysRoot,

@@ -104,6 +104,31 @@ export const RUNS_LATER: readonly string[] = [
   ".irbrc",
   ".pryrc",
   ".Rprofile",
+  // Fourth attacker pass (class 3): more version-control, toolchain, build-tool, editor and agent
+  // files other tools load or run without the user naming them. Paths of more than two segments
+  // match the end of a path (`.jj/repo/config.toml`).
+  ".hg/hgrc",
+  ".jj/repo/config.toml",
+  ".cargo/config.toml",
+  ".cargo/config",
+  "rust-toolchain.toml",
+  "rust-toolchain",
+  ".mvn/extensions.xml",
+  ".mvn/jvm.config",
+  ".mvn/maven.config",
+  "gradle.properties",
+  "gradle-wrapper.properties",
+  ".gemini/extensions",
+  ".idea/watcherTasks.xml",
+  ".theia/tasks.json",
+  ".theia/settings.json",
+  ".theia/launch.json",
+  ".lazy.lua",
+  ".autoenv.zsh",
+  ".autoenv_leave.zsh",
+  ".clinerules/hooks",
+  ".factory/settings.json",
+  ".factory/hooks",
 ];
 
 const glob = (seg: string) =>
@@ -112,15 +137,15 @@ const glob = (seg: string) =>
       seg.toLowerCase().split("*").map((x) => x.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")
     }$`,
   );
-const compile = (p: string) => {
-  const [a, b] = p.split("/");
-  return b === undefined
-    ? { pattern: p, name: glob(a) }
-    : { pattern: p, parent: glob(a), name: glob(b) };
-};
-const RUNS_LATER_RE: { pattern: string; parent?: RegExp; name: RegExp }[] = RUNS_LATER.map(
-  compile,
-);
+/** A pattern's segments as globs, last segment last; it matches the end of a path. */
+const compile = (p: string) => ({ pattern: p, segs: p.split("/").filter(Boolean).map(glob) });
+const RUNS_LATER_RE: { pattern: string; segs: RegExp[] }[] = RUNS_LATER.map(compile);
+/** The pattern whose segments match the end of `segs` (lower case) up to index `end`. */
+const matchAt = (segs: readonly string[], end: number) =>
+  RUNS_LATER_RE.find((r) =>
+    r.segs.length <= end + 1 &&
+    r.segs.every((g, i) => g.test(segs[end - r.segs.length + 1 + i]))
+  );
 const extra = new Set<string>();
 
 /**
@@ -141,10 +166,13 @@ export function extraProtectedPatterns(): string[] {
   return [...extra];
 }
 
-/** True when an entry `name` inside a folder named `parent` matches {@link RUNS_LATER}. */
+/**
+ * True when an entry `name` inside the folder `parent` (a path, or only its last segments: a
+ * pattern of N segments needs N - 1 of them) matches {@link RUNS_LATER}.
+ */
 export function runsLater(parent: string, name: string): boolean {
-  const n = name.toLowerCase(), d = parent.toLowerCase();
-  return RUNS_LATER_RE.some((r) => r.name.test(n) && (!r.parent || r.parent.test(d)));
+  const segs = `${parent}/${name}`.toLowerCase().split("/").filter(Boolean);
+  return matchAt(segs, segs.length - 1) !== undefined;
 }
 
 /**
@@ -152,10 +180,9 @@ export function runsLater(parent: string, name: string): boolean {
  * inside, if any (every folder/name pair along it is tried).
  */
 export function runsLaterPath(p: string): string | undefined {
-  const segs = p.split("/").filter(Boolean);
+  const segs = p.toLowerCase().split("/").filter(Boolean);
   for (let i = 0; i < segs.length; i++) {
-    const n = segs[i].toLowerCase(), d = (segs[i - 1] ?? "").toLowerCase();
-    const r = RUNS_LATER_RE.find((r) => r.name.test(n) && (!r.parent || r.parent.test(d)));
+    const r = matchAt(segs, i);
     if (r) return r.pattern;
   }
   return undefined;
@@ -206,8 +233,8 @@ function hooksPathValues(
   return out;
 }
 
-/** The config files git reads for a repository, lowest precedence first. */
-function gitConfigFiles(root: string, home: string): string[] {
+/** The config files git reads for the repository whose git dir is `dir`, lowest precedence first. */
+function gitConfigFiles(dir: string | undefined, home: string): string[] {
   const files: string[] = [];
   const env = (k: string) => Deno.env.get(k);
   if (!env("GIT_CONFIG_NOSYSTEM")) files.push(env("GIT_CONFIG_SYSTEM") ?? "/etc/gitconfig");
@@ -217,7 +244,6 @@ function gitConfigFiles(root: string, home: string): string[] {
     files.push(`${env("XDG_CONFIG_HOME") ?? `${home}/.config`}/git/config`);
     files.push(`${home}/.gitconfig`);
   }
-  const dir = gitDirOf(root);
   if (dir) {
     let common = dir;
     try {
@@ -230,47 +256,276 @@ function gitConfigFiles(root: string, home: string): string[] {
   return files;
 }
 
+/** The hooks folder of the repository at `root` with git dir `dir`, when it lies inside `ws`. */
+function hooksOf(dir: string, root: string, ws: string, home: string): string | undefined {
+  const v = gitConfigFiles(dir, home).flatMap((f) => hooksPathValues(f, home)).at(-1);
+  if (!v) return undefined;
+  const abs = resolvePath(v, root, home);
+  return abs.startsWith(ws + "/") ? abs : undefined;
+}
+
+/** The files the configs of git dir `dir` include that lie inside `ws`. */
+function includesOf(dir: string, ws: string, home: string): string[] {
+  const includes: string[] = [];
+  for (const f of gitConfigFiles(dir, home)) hooksPathValues(f, home, 0, [], includes);
+  return [...new Set(includes)].filter((p) => p.startsWith(ws + "/"));
+}
+
 /**
- * The folder the workspace repository's `core.hooksPath` names (git runs its hooks from there,
- * outside the sandbox), resolved against `root`, when it lies inside `root`. Read as git does,
+ * The folder the `core.hooksPath` of the repository at `root` names (git runs its hooks from
+ * there, outside the sandbox), resolved against `root`, when it lies inside `ws` (default: `root`;
+ * a nested repository's may name a folder anywhere in the workspace). Read as git does,
  * the last value winning: the system config (`/etc/gitconfig`, `GIT_CONFIG_SYSTEM`), the global
  * ones (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`, `GIT_CONFIG_GLOBAL`), the repository's
  * `config` (a linked worktree's common dir) and the worktree's `config.worktree`, each with its
  * `include.path` / `includeIf.*.path` files. A relative value (husky's `.husky/_`) is relative
  * to the repository root, also when set globally.
  */
-export function hooksPathDir(root: string): string | undefined {
+export function hooksPathDir(root: string, ws = root): string | undefined {
   const home = Deno.env.get("HOME") ?? "/";
-  if (!gitDirOf(root)) return undefined;
-  const values = gitConfigFiles(root, home).flatMap((f) => hooksPathValues(f, home));
-  const v = values.at(-1);
-  if (!v) return undefined;
-  const abs = resolvePath(v, root, home);
-  return abs.startsWith(root + "/") ? abs : undefined;
+  const dir = gitDirOf(root);
+  return dir ? hooksOf(dir, root, ws, home) : undefined;
 }
 
 /**
- * The files git includes into the workspace repository's configuration (`include.path`,
+ * The files git includes into the configuration of the repository at `root` (`include.path`,
  * `includeIf.<cond>.path`, followed through included files; from the same files as
- * {@link hooksPathDir} reads) that lie inside `root`, existing or not (attack trial 2 item 2: a
- * workspace file `.git/config` includes, overwritten with `core.fsmonitor`, ran on the host's next
- * `git status`). Protected like the config itself: read-only in the sandbox, removed when a
- * command creates one, asked about by the file tools (core/policy/paths.ts).
+ * {@link hooksPathDir} reads) that lie inside `ws` (default `root`), existing or not (attack
+ * trial 2 item 2: a workspace file `.git/config` includes, overwritten with `core.fsmonitor`, ran
+ * on the host's next `git status`). Protected like the config itself: read-only in the sandbox,
+ * removed when a command creates one, asked about by the file tools (core/policy/paths.ts).
  */
-export function gitIncludedFiles(root: string): string[] {
+export function gitIncludedFiles(root: string, ws = root): string[] {
   const home = Deno.env.get("HOME") ?? "/";
-  if (!gitDirOf(root)) return [];
-  const includes: string[] = [];
-  for (const f of gitConfigFiles(root, home)) hooksPathValues(f, home, 0, [], includes);
-  return [...new Set(includes)].filter((p) => p.startsWith(root + "/"));
+  const dir = gitDirOf(root);
+  return dir ? includesOf(dir, ws, home) : [];
+}
+
+/**
+ * True when the folder whose entries are `entries` is a git dir by git's own test
+ * (`is_git_directory` in setup.c): a `HEAD` file or symlink and either `objects/` and `refs/`
+ * folders or a `commondir` file (a linked worktree's git dir). Git runs the hooks and
+ * `core.fsmonitor` of such a folder when started in it (a bare repository: attack pass 4).
+ */
+export function isGitDirEntries(entries: readonly Deno.DirEntry[]): boolean {
+  let head = false, objects = false, refs = false, common = false;
+  for (const e of entries) {
+    if (e.name === "HEAD") head = e.isFile || e.isSymlink;
+    else if (e.name === "objects") objects = e.isDirectory;
+    else if (e.name === "refs") refs = e.isDirectory;
+    else if (e.name === "commondir") common = e.isFile;
+  }
+  return head && ((objects && refs) || common);
+}
+
+const readDir = (d: string): Deno.DirEntry[] => {
+  try {
+    return [...Deno.readDirSync(d)];
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * Hooks folders and included files of the repositories a git dir `dir` holds as submodules
+ * (`modules/<name>/`, names may contain `/`, recursively: a submodule's submodules), each module
+ * rooted at its `core.worktree` — what `git -C <submodule>` reads (attack pass 4 class 6).
+ */
+function moduleHooks(dir: string, ws: string, home: string, out: Map<string, string>, depth = 0) {
+  if (depth > 8) return;
+  const walk = (d: string, level: number) => {
+    if (level > 8) return;
+    const entries = readDir(d);
+    if (isGitDirEntries(entries)) {
+      const wt = readGitKey(`${d}/config`, "core", "worktree");
+      if (wt) {
+        const root = resolvePath(wt, d, home);
+        const h = hooksOf(d, root, ws, home);
+        if (h) out.set(h, `the core.hooksPath of the submodule ${root}: git runs its hooks`);
+      }
+      for (const f of includesOf(d, ws, home)) {
+        out.set(f, "included by a submodule's git config (include.path)");
+      }
+      moduleHooks(d, ws, home, out, depth + 1);
+      return;
+    }
+    for (const e of entries) if (e.isDirectory) walk(`${d}/${e.name}`, level + 1);
+  };
+  walk(`${dir}/modules`, 0);
+}
+
+/** The last value of `section.key` in one config file (no includes), or undefined. */
+function readGitKey(file: string, section: string, key: string): string | undefined {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return undefined;
+  }
+  let sec = "", value: string | undefined;
+  for (const raw of text.split(/\r?\n/)) {
+    let line = raw.trim();
+    const m = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"(?:[^"\\]|\\.)*")?\s*\]\s*(.*)$/.exec(line);
+    if (m) {
+      sec = m[1].toLowerCase();
+      line = m[2];
+    }
+    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
+    if (kv && sec === section && kv[1].toLowerCase() === key) {
+      value = kv[2].replace(/\s+[#;].*$/, "").trim().replace(/^"(.*)"$/, "$1");
+    }
+  }
+  return value;
+}
+
+/**
+ * Every repository's `core.hooksPath` folder and included config files inside `ws`, with why:
+ * the workspace's own repository, every nested repository or checked-out submodule the last
+ * scan of `ws` met (a `.git` folder or file at any depth: {@link findProtected}), and the
+ * submodules in their git dirs' `modules/` (attack pass 4 class 3: a nested `vendor/lib` with
+ * `core.hooksPath=.githooks`). Linked worktrees inside `ws` are met by their `.git` file (their
+ * `config.worktree` is read). Existing or not.
+ */
+export function repoHooks(ws: string, repos: Iterable<string> = [ws]): Map<string, string> {
+  const home = Deno.env.get("HOME") ?? "/";
+  const out = new Map<string, string>();
+  for (const root of repos) {
+    const dir = gitDirOf(root);
+    if (!dir) continue;
+    const top = root === ws;
+    const h = hooksOf(dir, root, ws, home);
+    if (h && !out.has(h)) {
+      out.set(
+        h,
+        top
+          ? "the repository's core.hooksPath: git runs its hooks"
+          : `the core.hooksPath of the nested repository ${
+            root.slice(ws.length + 1)
+          }: git runs its hooks`,
+      );
+    }
+    for (const f of includesOf(dir, ws, home)) {
+      if (!out.has(f)) {
+        out.set(
+          f,
+          top
+            ? "included by the repository's git config (include.path): git reads core.fsmonitor and hooks from it"
+            : `included by the git config of ${
+              root.slice(ws.length + 1)
+            } (include.path): git reads core.fsmonitor and hooks from it`,
+        );
+      }
+    }
+    moduleHooks(dir, ws, home, out);
+  }
+  return out;
+}
+
+/** Per workspace, the repositories (roots holding a `.git`) its last {@link findProtected} met. */
+const lastRepos = new Map<string, string[]>();
+
+/**
+ * The hooks folders and included files of every repository in `ws` that covers `p` (its
+ * ancestors holding a `.git`) or that the last scan of `ws` met, with why — for the file tools
+ * (core/policy/paths.ts), which do not walk the workspace.
+ */
+export function repoHooksFor(ws: string, p: string): Map<string, string> {
+  const repos = new Set([ws, ...(lastRepos.get(ws) ?? [])]);
+  if (p.startsWith(ws + "/")) {
+    let d = p.slice(0, p.lastIndexOf("/"));
+    while (d.length > ws.length) {
+      try {
+        Deno.lstatSync(`${d}/.git`);
+        repos.add(d);
+      } catch { /* none */ }
+      d = d.slice(0, d.lastIndexOf("/"));
+    }
+  }
+  return repoHooks(ws, repos);
 }
 
 /** Directories examined per scan at most (a scan of a few thousand takes milliseconds). */
 export const PROTECTED_SCAN_LIMIT = 20_000;
 
 /**
+ * Dot-entries known to be inert (caches, build output, ignore lists: no tool runs code from
+ * them), compared case-insensitively. The dot-entry rule (./cleanup.ts `reviewDotEntries`) does
+ * not look at them or inside them. Documented in docs/permissions.md ("New dot-entries").
+ */
+export const INERT_DOT_NAMES: ReadonlySet<string> = new Set([
+  ".gitignore",
+  ".gitattributes",
+  ".gitkeep",
+  ".keep",
+  ".ds_store",
+  ".venv",
+  ".cache",
+  ".pytest_cache",
+  ".mypy_cache",
+  ".ruff_cache",
+  ".hypothesis",
+  ".tox",
+  ".nox",
+  ".coverage",
+  ".ipynb_checkpoints",
+  ".next",
+  ".nuxt",
+  ".turbo",
+  ".parcel-cache",
+  ".svelte-kit",
+  ".angular",
+  ".vite",
+  ".docusaurus",
+  ".expo",
+  ".eslintcache",
+  ".stylelintcache",
+  ".nyc_output",
+  ".sass-cache",
+  ".gradle",
+  ".dart_tool",
+  ".build",
+  ".stack-work",
+  ".terraform",
+  ".terraform.lock.hcl",
+  ".pnpm-store",
+  ".fingerprint",
+  ".rustc_info.json",
+  ".cargo-lock",
+  ".package-lock.json",
+]);
+
+/** Dot-entries fingerprinted per scan at most (past that the rest is not reviewed; said so). */
+export const DOT_ENTRY_LIMIT = 5_000;
+
+/** What {@link findProtected} collects besides the protected paths, when asked. */
+export interface ScanExtras {
+  /** Why each protected path that is not a protected name is protected (hooks, git dirs). */
+  reasons?: Map<string, string>;
+  /**
+   * Filled with every dot-entry outside `node_modules`, {@link INERT_DOT_NAMES} and folders
+   * holding a `CACHEDIR.TAG`, and every entry inside such a dot-folder, at any depth, with its
+   * fingerprint (`lstat`: inode, size and mtime for a file, inode for a folder).
+   */
+  dots?: Map<string, string>;
+  /** Set when {@link DOT_ENTRY_LIMIT} was reached. */
+  dotsTruncated?: boolean;
+}
+
+const fingerprint = (p: string): string | undefined => {
+  try {
+    const st = Deno.lstatSync(p);
+    return st.isDirectory ? `d${st.ino}` : `${st.ino}:${st.size}:${st.mtime?.getTime()}`;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
  * Absolute paths (as found under `root`, not resolved) of every entry named like a protected
- * name, any case, at any depth below `root`. Unreadable directories are skipped. The
+ * name, any case, at any depth below `root`; every folder below `root` that is a git dir by
+ * git's test ({@link isGitDirEntries}: an embedded bare repository); the `core.hooksPath` folder
+ * and included config files of every repository met ({@link repoHooks}: the workspace's, nested
+ * repositories', submodules'), where they exist. Unreadable directories are skipped. The
  * `node_modules` folders met are not entered; they are added to `nodeModules` when given.
  */
 export function findProtected(
@@ -279,27 +534,33 @@ export function findProtected(
   nodeModules?: string[],
   /** Filled with the folders not examined when the scan stopped at `limit` (empty: complete). */
   unchecked?: string[],
+  extras: ScanExtras = {},
 ): string[] {
   const out: string[] = [];
-  const hooks = hooksPathDir(root);
-  if (hooks) {
+  const seen = new Set<string>();
+  const add = (p: string, why?: string) => {
+    if (seen.has(p)) return;
+    seen.add(p);
+    out.push(p);
+    if (why) extras.reasons?.set(p, why);
+  };
+  const exists = (p: string) => {
     try {
-      Deno.lstatSync(hooks);
-      out.push(hooks);
-    } catch { /* not there (yet) */ }
-  }
-  const included = gitIncludedFiles(root);
-  for (const f of included) {
-    try {
-      Deno.lstatSync(f);
-      if (!out.includes(f)) out.push(f);
-    } catch { /* not there (yet) */ }
-  }
-  const base = (d: string) => d.slice(d.lastIndexOf("/") + 1);
-  const stack = [root];
+      Deno.lstatSync(p);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const top = repoHooks(root, [root]);
+  for (const [p, why] of top) if (exists(p)) add(p, why);
+  const dots = extras.dots;
+  const repos: string[] = [];
+  // Modes: 0 ordinary, 1 inside a reviewed dot-folder (every entry fingerprinted), 2 not reviewed.
+  const stack: [string, number][] = [[root, 0]];
   let scanned = 0;
   while (stack.length && scanned < limit) {
-    const dir = stack.pop()!;
+    const [dir, mode] = stack.pop()!;
     scanned++;
     let entries: Deno.DirEntry[];
     try {
@@ -307,17 +568,45 @@ export function findProtected(
     } catch {
       continue;
     }
+    if (dir !== root && isGitDirEntries(entries)) {
+      add(
+        dir,
+        "a git dir (HEAD, objects/, refs/): git runs its hooks and core.fsmonitor when started in it",
+      );
+      continue;
+    }
+    const cacheDir = dots && mode !== 2 && entries.some((e) => e.name === "CACHEDIR.TAG");
     for (const e of entries) {
       const path = `${dir}/${e.name}`;
-      if (path === hooks || included.includes(path)) continue;
-      if (PROTECTED_NAMES.has(e.name.toLowerCase()) || runsLater(base(dir), e.name)) {
-        out.push(path);
-      } else if (e.isDirectory) {
-        if (e.name !== "node_modules") stack.push(path);
+      if (seen.has(path)) continue;
+      const lower = e.name.toLowerCase();
+      if (PROTECTED_NAMES.has(lower) || runsLater(dir, e.name)) {
+        if (lower === ".git" && dir !== root) repos.push(dir);
+        add(path);
+        continue;
+      }
+      let sub = mode;
+      if (dots && mode !== 2) {
+        if (cacheDir || INERT_DOT_NAMES.has(lower)) sub = 2;
+        else if (mode === 1 || e.name.startsWith(".")) {
+          sub = 1;
+          if (dots.size >= DOT_ENTRY_LIMIT) extras.dotsTruncated = true;
+          else {
+            const f = fingerprint(path);
+            if (f) dots.set(path, f);
+          }
+        }
+      }
+      if (e.isDirectory) {
+        if (e.name !== "node_modules") stack.push([path, sub]);
         else nodeModules?.push(path);
       }
     }
   }
-  unchecked?.push(...stack);
+  unchecked?.push(...stack.map(([d]) => d));
+  lastRepos.set(root, repos);
+  if (repos.length) {
+    for (const [p, why] of repoHooks(root, repos)) if (!top.has(p) && exists(p)) add(p, why);
+  }
   return out;
 }
