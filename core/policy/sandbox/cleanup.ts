@@ -15,15 +15,16 @@ import {
 } from "./protected.ts";
 import type { NodeModulesWatch } from "./node_modules_scan.ts";
 
+const GIT_DIR_WHY =
+  "a git dir (HEAD, objects/, refs/): git runs its hooks and core.fsmonitor when started in it";
+
 /** Why a protected path is protected, for the cleanup message (model and user read it). */
 function protectedWhy(rel: string, abs: string, reasons: ReadonlyMap<string, string>): string {
   const name = rel.slice(rel.lastIndexOf("/") + 1).toLowerCase();
   const r = reasons.get(abs);
   if (r) return r;
   if (name === ".git") return "git runs its hooks and core.fsmonitor";
-  if (isGitDir(abs)) {
-    return "a git dir (HEAD, objects/, refs/): git runs its hooks and core.fsmonitor when started in it";
-  }
+  if (isGitDir(abs)) return GIT_DIR_WHY;
   if (name === ".coyote") return "Coyote loads plugins and rules from it";
   if (name === ".mcp.json") return "Coyote starts its MCP servers";
   const m = runsLaterPath(abs);
@@ -174,6 +175,7 @@ export function removeCreated(
     // A git dir that is not named `.git` (a bare repository made at run time) may be an existing
     // folder turned into one: moved to the quarantine (nothing lost), not deleted.
     if (!/(^|\/)\.git$/i.test(p) && isGitDir(p)) {
+      if (!reasons.has(p)) reasons.set(p, GIT_DIR_WHY);
       const to = quarantine(p, ws, policy.dataDir, qid);
       if (to) {
         watch?.forget(p);
