@@ -94,7 +94,10 @@ Deno.test("runs later: a sandboxed command cannot plant or change code other too
     // A look-alike dot-folder is not a protected path (not in the removed list), but a new
     // dot-entry: quarantined by the dot-entry rule (attack pass 4 class 3), and said so.
     assert.doesNotMatch(r.content, /^ {2}\.vscode2 \(/m);
-    assert.match(r.content, /moved \d+ new dot-files?\/folders? the command created to quarantine[^]*\.vscode2 → /);
+    assert.match(
+      r.content,
+      /moved \d+ new dot-files?\/folders? the command created to quarantine[^]*\.vscode2 → /,
+    );
     sb.close();
 
     // The core.hooksPath folder created at run time is removed too.

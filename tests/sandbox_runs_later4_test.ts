@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
-import { CommandSandbox, detectBackend, DEFAULT_SANDBOX } from "../core/policy/sandbox/mod.ts";
+import { CommandSandbox, DEFAULT_SANDBOX, detectBackend } from "../core/policy/sandbox/mod.ts";
 import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
 import { commandBatch, startModelServer } from "./support/model_server.ts";
@@ -60,7 +60,15 @@ async function world() {
       sb.close();
     }
   };
-  return { root, ws, home, data, policy, run, cleanup: () => Deno.remove(root, { recursive: true }) };
+  return {
+    root,
+    ws,
+    home,
+    data,
+    policy,
+    run,
+    cleanup: () => Deno.remove(root, { recursive: true }),
+  };
 }
 
 const PLANT_HOOK =
@@ -76,7 +84,10 @@ Deno.test("runs later 4: a hooksPath of a repository nested two levels deep — 
     const out = await w.run(`${PLANT_HOOK}; echo done`);
     assert.match(out, /done/);
     assert.equal(await exists(join(w.ws, "vendor/outer/inner/.hooks")), false, out);
-    assert.match(out, /vendor\/outer\/inner\/\.hooks \(the core\.hooksPath of the nested repository vendor\/outer\/inner/);
+    assert.match(
+      out,
+      /vendor\/outer\/inner\/\.hooks \(the core\.hooksPath of the nested repository vendor\/outer\/inner/,
+    );
     await sh(`git -C vendor/outer/inner ${GIT_ID} commit -q --allow-empty -m x`, w.ws);
     assert.equal(await exists(join(w.ws, "PROOF")), false, "the planted hook ran on the host");
 
@@ -141,9 +152,9 @@ Deno.test("runs later 4: a new dot-entry is quarantined and reported; a .gitigno
   try {
     const out = await w.run(
       [
-        "mkdir -p .foo && echo '{\"hooks\":{\"start\":\"touch PROOF\"}}' > .foo/hooks.json",
+        'mkdir -p .foo && echo \'{"hooks":{"start":"touch PROOF"}}\' > .foo/hooks.json',
         "echo 'node_modules/' >> .gitignore",
-        "echo 'require(\"child_process\").execSync(\"touch PROOF\")' >> .eslintrc.js",
+        'echo \'require("child_process").execSync("touch PROOF")\' >> .eslintrc.js',
         "mkdir -p src/.cache && echo x > src/.cache/blob",
         "mkdir -p target && echo 'Signature: 8a477f597d28d172789f06886806bc55' > target/CACHEDIR.TAG && echo 1 > target/.rustc_info.json && mkdir -p target/.fingerprint/x",
         "echo done",
@@ -156,14 +167,20 @@ Deno.test("runs later 4: a new dot-entry is quarantined and reported; a .gitigno
     assert.ok(m, out);
     assert.ok(m[1].startsWith(`${w.data}/quarantine/`), m[1]);
     assert.match(await Deno.readTextFile(join(m[1], "hooks.json")), /touch PROOF/);
-    assert.match(out, /write it with the file tools instead, or allow it with --allow 'Write\(\.foo\/\*\*\)'/);
+    assert.match(
+      out,
+      /write it with the file tools instead, or allow it with --allow 'Write\(\.foo\/\*\*\)'/,
+    );
     // Inert dot-entries (an ignore list, caches, build output with CACHEDIR.TAG) pass silently.
     assert.equal(await Deno.readTextFile(join(w.ws, ".gitignore")), "dist/\nnode_modules/\n");
     assert.equal(await exists(join(w.ws, "src/.cache/blob")), true);
     assert.equal(await exists(join(w.ws, "target/.fingerprint/x")), true);
     assert.doesNotMatch(out, /\.gitignore|\.cache|\.fingerprint|\.rustc_info/);
     // A changed existing one is kept and flagged for review.
-    assert.match(out, /dot-files the command changed \(kept; the user should review them[^\n]*\.eslintrc\.js/);
+    assert.match(
+      out,
+      /dot-files the command changed \(kept; the user should review them[^\n]*\.eslintrc\.js/,
+    );
     assert.match(await Deno.readTextFile(join(w.ws, ".eslintrc.js")), /execSync/);
     // A Write allow rule naming the path keeps a new one.
     const p2 = Policy.create({}, { allow: ["Write(.bar/**)"], deny: [] }, {
@@ -199,7 +216,8 @@ Deno.test("runs later 4: a headless session with the guard forced open plants no
     script: commandBatch({
       hook: PLANT_HOOK,
       bare: BARE_IN_NODE_MODULES,
-      dot: "mkdir -p .foo && echo '{}' > .foo/hooks.json && mkdir -p .cargo && printf '[build]\\nrustc-wrapper = \"./x.sh\"\\n' > .cargo/config.toml",
+      dot:
+        "mkdir -p .foo && echo '{}' > .foo/hooks.json && mkdir -p .cargo && printf '[build]\\nrustc-wrapper = \"./x.sh\"\\n' > .cargo/config.toml",
       hg: "mkdir -p deep/.hg && printf '[hooks]\\nupdate = touch PROOF3\\n' > deep/.hg/hgrc",
       ignore: "echo '*.log' >> .gitignore",
     }),

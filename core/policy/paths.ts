@@ -109,7 +109,9 @@ function runsLaterWrite(core: PolicyCore, p: string): string | undefined {
     if (isInside(p, h)) return `inside ${h}: ${why}`;
   }
   const g = gitDirWrite(core.workspace, p);
-  if (g) return `inside ${g}, which is (or this write makes) a git dir (HEAD, objects/, refs/: git runs its hooks and core.fsmonitor)`;
+  if (g) {
+    return `inside ${g}, which is (or this write makes) a git dir (HEAD, objects/, refs/: git runs its hooks and core.fsmonitor)`;
+  }
   const m = runsLaterPath(p);
   return m ? `protected as ${m}` : undefined;
 }
@@ -132,7 +134,10 @@ function gitDirWrite(ws: string, p: string): string | undefined {
   while (d.length > ws.length) {
     const sub = (n: string) => p === `${d}/${n}` || p.startsWith(`${d}/${n}/`);
     const head = p === `${d}/HEAD` || has(`${d}/HEAD`, false);
-    if (head && (sub("objects") || has(`${d}/objects`, true)) && (sub("refs") || has(`${d}/refs`, true))) {
+    if (
+      head && (sub("objects") || has(`${d}/objects`, true)) &&
+      (sub("refs") || has(`${d}/refs`, true))
+    ) {
       return d;
     }
     d = d.slice(0, d.lastIndexOf("/"));

@@ -1,6 +1,8 @@
 /**
  * The after-command cleanup of the OS sandbox (docs/permissions.md "The OS sandbox"): protected
- * paths a command created are removed, and the tool result names each with why.
+ * paths a command created are removed (git dirs not named `.git` are moved to the quarantine), and
+ * the tool result names each with why; new dot-entries are quarantined and changed ones flagged
+ * (the dot-entry rule, {@link reviewDotEntries}; docs/permissions.md "New dot-entries").
  * @module
  */
 import type { Policy } from "../policy.ts";

@@ -37,7 +37,12 @@ import {
 import { sbplProfile } from "./sbpl.ts";
 import { commandEnvironment } from "./env.ts";
 import { GlobEngineNotLoaded } from "../rules.ts";
-import { addProtectedPatterns, extraProtectedPatterns, RUNS_LATER } from "./protected.ts";
+import {
+  addProtectedPatterns,
+  extraProtectedPatterns,
+  INERT_DOT_NAMES,
+  RUNS_LATER,
+} from "./protected.ts";
 import { NodeModulesWatch } from "./node_modules_scan.ts";
 import { protectedBefore, removeCreated } from "./cleanup.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
@@ -574,11 +579,16 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   const cg = backend === "bwrap" && (limits.memoryMb || limits.processes) ? cgroupHost() : null;
   l.push(...describeLimits(limits, backend, cg?.describe ?? null));
   l.push(
-    `  protected: .git .coyote .mcp.json ${RUNS_LATER.join(" ")} (any depth; node_modules too)${
+    `  protected: .git .coyote .mcp.json ${
+      RUNS_LATER.join(" ")
+    } (any depth; node_modules too), every repository's core.hooksPath (nested, submodules), folders that are git dirs${
       extraProtectedPatterns().length
         ? `; from sandbox.protected_paths: ${extraProtectedPatterns().join(" ")}`
         : ""
     }`,
+    `  dot-entries: new ones a command makes are moved to <data dir>/quarantine/, changed ones flagged (not: ${
+      [...INERT_DOT_NAMES].join(" ")
+    }, folders with CACHEDIR.TAG, node_modules)`,
   );
   if (status.active && status.autoAllow) {
     l.push(

@@ -13,6 +13,11 @@
  * examine are reported to the caller, and the cleanup's result names them). `node_modules` folders are
  * not walked by it (they are big): their paths are reported to the caller, and
  * ./node_modules_scan.ts finds what a command created inside them.
+ *
+ * Fourth attacker pass: the `core.hooksPath` folder of every repository the scan meets (nested
+ * repositories, submodules, their `modules/`: {@link repoHooks}) and every folder that is a git
+ * dir by git's test ({@link isGitDirEntries}) are protected too, and the same scan fingerprints
+ * dot-entries for the dot-entry rule of ./cleanup.ts ({@link ScanExtras}, {@link INERT_DOT_NAMES}).
  * @module
  */
 
