@@ -252,3 +252,31 @@ Deno.test("runs later 4: a headless session with the guard forced open plants no
     await w.cleanup();
   }
 });
+
+Deno.test("runs later 4: an existing folder turned into a git dir loses only its HEAD; so does a workspace without .git", async () => {
+  const w = await world();
+  try {
+    await Deno.mkdir(join(w.ws, "src"));
+    await Deno.writeTextFile(join(w.ws, "src/main.c"), "int main;\n");
+    const out = await w.run(
+      `git init -q --bare /tmp/b && cp -r /tmp/b/HEAD /tmp/b/objects /tmp/b/refs /tmp/b/config src/ && git -C src config core.fsmonitor 'touch ../PROOF; false'; echo done`,
+    );
+    assert.match(out, /src \(a git dir [^\n]*only its HEAD was moved/, out);
+    assert.equal(await exists(join(w.ws, "src/HEAD")), false);
+    assert.equal(await Deno.readTextFile(join(w.ws, "src/main.c")), "int main;\n");
+    await sh("cd src && git status", w.ws);
+    assert.equal(await exists(join(w.ws, "PROOF")), false, "git status on the host ran fsmonitor");
+
+    // A workspace that is no repository, made a bare one.
+    await Deno.remove(join(w.ws, ".git"), { recursive: true });
+    const out2 = await w.run(
+      `git init -q --bare . && git config core.bare false && git config core.fsmonitor 'touch PROOF; false'; echo done`,
+    );
+    assert.match(out2, /HEAD \(makes the workspace a git dir/, out2);
+    assert.equal(await exists(join(w.ws, "HEAD")), false);
+    await sh("git status", w.ws);
+    assert.equal(await exists(join(w.ws, "PROOF")), false, "git status on the host ran fsmonitor");
+  } finally {
+    await w.cleanup();
+  }
+});

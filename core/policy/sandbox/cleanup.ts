@@ -42,6 +42,58 @@ function isGitDir(p: string): boolean {
   }
 }
 
+/** Entries a git dir may hold (git's repository layout, gitrepository-layout(5)). */
+const GIT_DIR_ENTRIES = new Set([
+  "HEAD",
+  "config",
+  "config.worktree",
+  "description",
+  "hooks",
+  "info",
+  "objects",
+  "refs",
+  "packed-refs",
+  "logs",
+  "index",
+  "FETCH_HEAD",
+  "ORIG_HEAD",
+  "MERGE_HEAD",
+  "CHERRY_PICK_HEAD",
+  "REVERT_HEAD",
+  "BISECT_LOG",
+  "COMMIT_EDITMSG",
+  "commondir",
+  "gitdir",
+  "worktrees",
+  "modules",
+  "branches",
+  "remotes",
+  "shallow",
+  "lfs",
+  "rr-cache",
+  "sequencer",
+  "rebase-merge",
+  "rebase-apply",
+  "AUTO_MERGE",
+  "MERGE_MSG",
+  "MERGE_MODE",
+  "fsmonitor--daemon",
+  "fsmonitor--daemon.ipc",
+  "sharedindex",
+]);
+
+/** True when every entry of folder `p` is one a git dir holds ({@link GIT_DIR_ENTRIES}). */
+function gitDirOnly(p: string): boolean {
+  try {
+    for (const e of Deno.readDirSync(p)) {
+      if (!GIT_DIR_ENTRIES.has(e.name) && !e.name.startsWith("sharedindex.")) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Moves `p` (inside `ws`) to `<dataDir>/quarantine/<id>/<path relative to ws>` (the data dir is
  * hidden from commands; without one, a private temp dir), renaming when it can and copying
@@ -176,9 +228,22 @@ export function removeCreated(
     }
     // A git dir that is not named `.git` (a bare repository made at run time) may be an existing
     // folder turned into one: moved to the quarantine (nothing lost), not deleted.
+    if (p === `${ws}/HEAD`) {
+      // The workspace made a git dir (./protected.ts): its HEAD to the quarantine.
+      const to = quarantine(p, ws, policy.dataDir, qid);
+      if (to) {
+        removed.push(p);
+        quarantined.push([p, to]);
+      } else kept.push(p);
+      continue;
+    }
     if (!/(^|\/)\.git$/i.test(p) && isGitDir(p)) {
       if (!reasons.has(p)) reasons.set(p, GIT_DIR_WHY);
-      const to = quarantine(p, ws, policy.dataDir, qid);
+      // A folder with entries no git dir has (an existing folder of the user's, turned into a
+      // git dir): only its HEAD goes, which is enough for git not to take it for one.
+      const whole = gitDirOnly(p);
+      if (!whole) reasons.set(p, `${reasons.get(p)}; only its HEAD was moved`);
+      const to = quarantine(whole ? p : `${p}/HEAD`, ws, policy.dataDir, qid);
       if (to) {
         watch?.forget(p);
         removed.push(p);

@@ -573,12 +573,19 @@ export function findProtected(
     } catch {
       continue;
     }
-    if (dir !== root && isGitDirEntries(entries)) {
-      add(
-        dir,
-        "a git dir (HEAD, objects/, refs/): git runs its hooks and core.fsmonitor when started in it",
-      );
-      continue;
+    if (isGitDirEntries(entries)) {
+      // The workspace itself made a git dir (no `.git` of its own to win over it): its HEAD.
+      if (dir === root) {
+        if (!entries.some((e) => e.name.toLowerCase() === ".git")) {
+          add(`${root}/HEAD`, "makes the workspace a git dir (with objects/ and refs/)");
+        }
+      } else {
+        add(
+          dir,
+          "a git dir (HEAD, objects/, refs/): git runs its hooks and core.fsmonitor when started in it",
+        );
+        continue;
+      }
     }
     const cacheDir = dots && mode !== 2 && entries.some((e) => e.name === "CACHEDIR.TAG");
     for (const e of entries) {
