@@ -25,7 +25,7 @@ export async function shell(ctx: ReplContext, command: string): Promise<void> {
   }
   const sb = ctx.session.commandSandbox;
   const plan = sb
-    ? sb.prepare(command, ctx.session.cwd, "bash")
+    ? sb.prepare(command, ctx.session.cwd, "bash", { dotEntries: false })
     : { program: "bash", args: ["-c", command], env: Deno.env.toObject(), sandboxed: false };
   if ("refused" in plan) {
     err(s.red(`${safeText(plan.refused.replace(/^error: /, ""))}\n`));
@@ -50,7 +50,8 @@ export async function shell(ctx: ReplContext, command: string): Promise<void> {
     const status = st.signal ? `killed by ${st.signal}` : `exit ${st.code}`;
     const where = plan.sandboxed ? "" : " (not sandboxed)";
     err((st.success ? s.dim : s.red)(`${st.success ? "✓" : "✗"} ${status}${where}\n`));
-    // The sandbox's clean-up: `.git`/`.coyote`/`.mcp.json` the command created are removed.
+    // The sandbox's clean-up: `.git`/`.coyote`/`.mcp.json` the command created are removed (the
+    // dot-entry rule is off: the user typed the command).
     const note = "after" in plan ? plan.after?.() : undefined;
     if (note) err(s.dim(`${safeText(note)}\n`));
   } catch (e) {

@@ -343,8 +343,11 @@ export class CommandSandbox {
     return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), the home shows only toolchain caches (read-only), ${net}, no unix sockets (docker, ssh-agent, D-Bus unreachable), background processes end with the command.`;
   }
 
-  /** The exec plugin's `CommandLauncher.prepare`. */
-  prepare(command: string, cwd: string, shell: string):
+  /**
+   * The exec plugin's `CommandLauncher.prepare`. `opts.dotEntries: false` (the user's own `!cmd`
+   * in the REPL) turns the dot-entry rule of ./cleanup.ts off for this command: the user ran it.
+   */
+  prepare(command: string, cwd: string, shell: string, opts: { dotEntries?: boolean } = {}):
     | {
       program: string;
       args: string[];
@@ -411,7 +414,7 @@ export class CommandSandbox {
       const before = protectedBefore(
         c.profile.protectedPaths,
         c.profile.protectedUnchecked,
-        c.profile.dotEntries,
+        opts.dotEntries === false ? undefined : c.profile.dotEntries,
       );
       const watch = this.#watch;
       watch.baseline(c.profile.nodeModules ?? []);

@@ -497,6 +497,13 @@ export const INERT_DOT_NAMES: ReadonlySet<string> = new Set([
   ".rustc_info.json",
   ".cargo-lock",
   ".package-lock.json",
+  ".kotlin",
+  // A package manager's install output, like node_modules (the project's code, run when the
+  // user runs the project): Yarn's cache and Plug'n'Play files. `.yarnrc.yml` stays protected.
+  ".yarn",
+  ".pnp.cjs",
+  ".pnp.loader.mjs",
+  ".pnp.data.json",
 ]);
 
 /** Dot-entries fingerprinted per scan at most (past that the rest is not reviewed; said so). */
