@@ -145,6 +145,14 @@ const glob = (seg: string) =>
 /** A pattern's segments as globs, last segment last; it matches the end of a path. */
 const compile = (p: string) => ({ pattern: p, segs: p.split("/").filter(Boolean).map(glob) });
 const RUNS_LATER_RE: { pattern: string; segs: RegExp[] }[] = RUNS_LATER.map(compile);
+/** Any pattern's last segment, as one expression (the scan tests every entry against it). */
+let lastAny = union();
+function union(): RegExp {
+  return new RegExp(
+    RUNS_LATER_RE.map((r) => r.segs.at(-1)!.source.slice(1, -1)).map((x) => `^(?:${x})$`)
+      .join("|"),
+  );
+}
 /** The pattern whose segments match the end of `segs` (lower case) up to index `end`. */
 const matchAt = (segs: readonly string[], end: number) =>
   RUNS_LATER_RE.find((r) =>
@@ -163,6 +171,7 @@ export function addProtectedPatterns(patterns: readonly string[]): void {
     if (extra.has(p) || RUNS_LATER.includes(p)) continue;
     extra.add(p);
     RUNS_LATER_RE.push(compile(p));
+    lastAny = union();
   }
 }
 
@@ -176,7 +185,9 @@ export function extraProtectedPatterns(): string[] {
  * pattern of N segments needs N - 1 of them) matches {@link RUNS_LATER}.
  */
 export function runsLater(parent: string, name: string): boolean {
-  const segs = `${parent}/${name}`.toLowerCase().split("/").filter(Boolean);
+  const n = name.toLowerCase();
+  if (!lastAny.test(n)) return false;
+  const segs = `${parent}/${n}`.toLowerCase().split("/").filter(Boolean);
   return matchAt(segs, segs.length - 1) !== undefined;
 }
 
