@@ -280,3 +280,38 @@ Deno.test("runs later 4: an existing folder turned into a git dir loses only its
     await w.cleanup();
   }
 });
+
+Deno.test("runs later 4: a repository installed under node_modules — a hooks folder a command makes there is removed", async () => {
+  const w = await world();
+  try {
+    await sh(
+      `git init -q node_modules/pkg && git -C node_modules/pkg config core.hooksPath .githooks && git -C node_modules/pkg ${GIT_ID} commit -q --allow-empty -m i`,
+      w.ws,
+    );
+    const sb = await CommandSandbox.create(w.policy, DEFAULT_SANDBOX);
+    try {
+      const tool = makeExecuteCommandTool(sb);
+      const r = await runTool(
+        tool,
+        {
+          command:
+            `mkdir -p node_modules/pkg/.githooks && printf '#!/bin/sh\\ntouch "$PWD/../../PROOF"\\n' > node_modules/pkg/.githooks/pre-commit && chmod +x node_modules/pkg/.githooks/pre-commit; echo done`,
+        },
+        toolContext({ cwd: w.ws }),
+      );
+      const out = String(r.content);
+      assert.match(out, /done/);
+      assert.match(
+        out,
+        /node_modules\/pkg\/\.githooks \(the core\.hooksPath of the nested repository node_modules\/pkg/,
+      );
+      assert.equal(await exists(join(w.ws, "node_modules/pkg/.githooks")), false, out);
+    } finally {
+      sb.close();
+    }
+    await sh(`git -C node_modules/pkg ${GIT_ID} commit -q --allow-empty -m x`, w.ws);
+    assert.equal(await exists(join(w.ws, "PROOF")), false, "the planted hook ran on the host");
+  } finally {
+    await w.cleanup();
+  }
+});

@@ -204,6 +204,10 @@ export function removeCreated(
   const extras = { reasons, dots, dotsTruncated: false };
   const found = findProtected(ws, undefined, roots, unchecked, extras);
   const inNodeModules = watch?.created(roots) ?? [];
+  for (const [h, why] of watch?.createdHooks(ws) ?? []) {
+    reasons.set(h, why);
+    inNodeModules.push(h);
+  }
   const qid = `${new Date().toISOString().replace(/[:.]/g, "-")}-${
     crypto.randomUUID().slice(0, 8)
   }`;
