@@ -37,12 +37,7 @@ import {
 import { sbplProfile } from "./sbpl.ts";
 import { commandEnvironment } from "./env.ts";
 import { GlobEngineNotLoaded } from "../rules.ts";
-import {
-  addProtectedPatterns,
-  extraProtectedPatterns,
-  INERT_DOT_NAMES,
-  RUNS_LATER,
-} from "./protected.ts";
+import { addProtectedPatterns, protectedShowLines } from "./protected.ts";
 import { NodeModulesWatch } from "./node_modules_scan.ts";
 import { protectedBefore, removeCreated } from "./cleanup.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
@@ -581,18 +576,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   const backend = status.active ? status.backend : null;
   const cg = backend === "bwrap" && (limits.memoryMb || limits.processes) ? cgroupHost() : null;
   l.push(...describeLimits(limits, backend, cg?.describe ?? null));
-  l.push(
-    `  protected: .git .coyote .mcp.json ${
-      RUNS_LATER.join(" ")
-    } (any depth; node_modules too), every repository's core.hooksPath (nested, submodules), folders that are git dirs${
-      extraProtectedPatterns().length
-        ? `; from sandbox.protected_paths: ${extraProtectedPatterns().join(" ")}`
-        : ""
-    }`,
-    `  dot-entries: new ones a command makes are moved to <data dir>/quarantine/, changed ones flagged (not: ${
-      [...INERT_DOT_NAMES].join(" ")
-    }, folders with CACHEDIR.TAG, node_modules)`,
-  );
+  l.push(...protectedShowLines());
   if (status.active && status.autoAllow) {
     l.push(
       "  asks:     commands the guard would ask about by default run without asking (auto_allow); deny and ask rules still apply, and while an Execute deny/ask rule exists a command that evaluates code or runs the project's code asks",

@@ -182,6 +182,21 @@ export function addProtectedPatterns(patterns: readonly string[]): void {
   }
 }
 
+/** The `protected:` and `dot-entries:` lines of `coyote policy show` (./mod.ts `describeSandbox`). */
+export function protectedShowLines(): string[] {
+  const extra = extraProtectedPatterns();
+  return [
+    `  protected: .git .coyote .mcp.json ${
+      RUNS_LATER.join(" ")
+    } (any depth; node_modules too), every repository's core.hooksPath (nested, submodules), folders that are git dirs${
+      extra.length ? `; from sandbox.protected_paths: ${extra.join(" ")}` : ""
+    }`,
+    `  dot-entries: new ones a command makes are moved to <data dir>/quarantine/, changed ones flagged (not: ${
+      [...INERT_DOT_NAMES].join(" ")
+    }, folders with CACHEDIR.TAG, node_modules)`,
+  ];
+}
+
 /** The `sandbox.protected_paths` patterns added so far ({@link addProtectedPatterns}). */
 export function extraProtectedPatterns(): string[] {
   return [...extra];
