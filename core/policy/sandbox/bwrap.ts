@@ -147,12 +147,16 @@ export function bwrapArgs(
   // command could fill half the RAM there); device nodes stay writable on a read-only mount.
   // The root: bwrap's own empty one with only the allow list of ./root_view.ts bound in
   // read-only (a profile without one, made by hand in a test: the whole host root read-only).
+  // `--ro-bind-try`: a folder of the (cached) view gone by launch time is left out, not an error
+  // that fails the command (a Homebrew prefix removed between two commands).
   const view = profile.root;
   if (view) {
     for (const e of view.entries) {
-      a.push(...(e.link ? ["--symlink", e.link, e.path] : ["--ro-bind", e.from ?? e.path, e.path]));
+      a.push(
+        ...(e.link ? ["--symlink", e.link, e.path] : ["--ro-bind-try", e.from ?? e.path, e.path]),
+      );
     }
-    for (const f of view.files) a.push("--ro-bind", f, f);
+    for (const f of view.files) a.push("--ro-bind-try", f, f);
   } else a.push("--ro-bind", "/", "/");
   a.push(
     "--dev",
