@@ -88,8 +88,8 @@ Deno.test("cgroup: this machine has one (v1, writable), and policy show names it
     assert.match(text, /memory 2048 MB for the command's whole tree, shared mappings and tmpfs/);
     // Inside, the command sees its own cgroup in both hierarchies.
     const r = await w.run("cat /proc/self/cgroup");
-    assert.match(r.content, new RegExp(`memory:.*/coyote-${Deno.pid}-\\d+\\n`));
-    assert.match(r.content, new RegExp(`pids:.*/coyote-${Deno.pid}-\\d+\\n`));
+    assert.match(r.content, new RegExp(`memory:.*/coyote-${Deno.pid}-[0-9a-f]{8}-\\d+\\n`));
+    assert.match(r.content, new RegExp(`pids:.*/coyote-${Deno.pid}-[0-9a-f]{8}-\\d+\\n`));
   } finally {
     await w.cleanup();
   }

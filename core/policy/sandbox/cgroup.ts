@@ -145,6 +145,8 @@ export function counter(text: string | undefined, key: string): number {
 }
 
 let seq = 0;
+/** This isolate's random part of its cgroup names (see {@link commandCgroup}). */
+const ISOLATE = crypto.randomUUID().slice(0, 8);
 
 /** One command's cgroup: its directories (v1: memory then pids; v2: one) and limits. */
 export interface CommandCgroup {
@@ -154,9 +156,14 @@ export interface CommandCgroup {
   processes: number;
 }
 
-/** Names a new command cgroup under `h` (created by the launching shell, {@link setupLines}). */
+/**
+ * Names a new command cgroup under `h` (created by the launching shell, {@link setupLines}):
+ * `coyote-<pid>-<random>-<n>` — the pid first for the dead-process sweep, a random part since
+ * several isolates of one process (`deno test --parallel`'s modules, each with its own counter)
+ * share the pid: equal names made one command's setup fail and another's counters be read.
+ */
 export function commandCgroup(h: CgroupHost, memoryMb: number, processes: number): CommandCgroup {
-  const name = `coyote-${Deno.pid}-${++seq}`;
+  const name = `coyote-${Deno.pid}-${ISOLATE}-${++seq}`;
   return {
     host: h,
     dirs: h.version === 2 ? [`${h.memory}/${name}`] : [`${h.memory}/${name}`, `${h.pids}/${name}`],
