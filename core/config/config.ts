@@ -381,6 +381,7 @@ function configSchema() {
         allow_divergent_completion: z.boolean({ error: "expected true or false" }).optional(),
         allow_insecure_completion: z.boolean({ error: "expected true or false" }).optional(),
         allow_unreviewed_completion: z.boolean({ error: "expected true or false" }).optional(),
+        allow_conflicted_completion: z.boolean({ error: "expected true or false" }).optional(),
         broad_scope: z.strictObject({
           coders: posInt().optional(),
           files: posInt().optional(),
@@ -390,7 +391,7 @@ function configSchema() {
         spec_files: strList().optional(),
       }, {
         error:
-          "expected a mapping {posture, allow_divergent_completion, allow_insecure_completion, allow_unreviewed_completion, broad_scope, attack_surface, spec_files, coordinators, implementation_agents}",
+          "expected a mapping {posture, allow_divergent_completion, allow_insecure_completion, allow_unreviewed_completion, allow_conflicted_completion, broad_scope, attack_surface, spec_files, coordinators, implementation_agents}",
       }).optional(),
       agent: str().optional(),
       mcpServers: z.record(
@@ -585,6 +586,8 @@ export interface GatesConfig {
   allow_insecure_completion?: boolean;
   /** true: required reviewers that have not run do not hold the coordinator's end of turn (recorded). */
   allow_unreviewed_completion?: boolean;
+  /** true: a child's worktree patch that conflicted and is not resolved does not hold the end (recorded). */
+  allow_conflicted_completion?: boolean;
   /** Broad scope: this many coders in a request (default 2) or changed files (default 5), or a boundary path. */
   broad_scope?: { coders?: number; files?: number; boundaries?: string[] };
   /** Paths (globs) whose change is an attack surface. */

@@ -65,8 +65,9 @@ export interface TurnEndedEvent {
  * Whether a coordinator's request ended complete under its gates (core/supervisor/gate_keeper.ts,
  * docs/subagents.md "Gates"): `complete` is false while a gate stands that no override lifts —
  * required reviewers not run, a DIVERGES/UNMET adversary verdict, a security FAIL, a Critical
- * finding; `open` lists them (`gate` is the `_meta.coyote.gate` of their events), `overrides` the
- * gates the user's `gates.allow_*` settings let the request end on.
+ * finding, a child's worktree patch not applied (a conflict); `open` lists them (`gate` is the
+ * `_meta.coyote.gate` of their events), `overrides` the gates the user's `gates.allow_*`
+ * settings let the request end on.
  */
 export interface GateOutcome {
   complete: boolean;

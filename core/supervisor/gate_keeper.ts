@@ -12,13 +12,18 @@
  * - `gate` `{gate: "plan_review"}`: a collected child's `PLAN_REVIEW: REJECT` blocks spawning
  *   `gates.implementation_agents` in this request (`decision: "block"` at each refused spawn)
  *   until a later `PLAN_REVIEW: OKAY` (`decision: "allow"`).
- * - `gate` `{gate: "reviewers", reviewers: [...]}`: after an implementation child completes, the
+ * - `gate` `{gate: "reviewers", reviewers: [...]}`: after an implementation child succeeds, the
  *   reviewers the changed paths call for (./gates.ts `reviewerTriggers`), in the seeds' order
  *   (code-reviewer → adversary → security-reviewer), told to the coordinator in the agent__collect
  *   result (`decision: "require"`). They run one after another: spawning a required reviewer
  *   before the ones ahead of it were collected is refused with the next one's name
  *   (`decision: "block"`); each collected one is `decision: "next"` (more to run) or
- *   `"satisfied"`. A new implementation resets the list.
+ *   `"satisfied"`. A new implementation resets the list. An implementation child that failed
+ *   (status `failed`, or its result's marker `CODER_FAILED`/`STEP_FAILED`/`…_REJECTED`: ./gates.ts
+ *   `implementationFailure`) requires none by itself (`decision: "none"`; a list that stands from
+ *   an earlier success stands) — its changes stay in the tree and count at the next success.
+ * - `gate` `{gate: "worktree"}`: a child's worktree patch that conflicted (`block`, with `files`
+ *   and `patch`) stands until resolved (`allow`, with `lifted`; ./gate_worktree.ts).
  * - `gate` `{gate: "security", verdict: PASS|FAIL, counts}`: a collected `security-reviewer`'s
  *   findings under `gates.posture` (`decision: "pass" | "fail"`); a FAIL stands until a later
  *   PASS. `gate` `{gate: "code_review"}`: a collected `code-reviewer`'s `[critical]` findings
@@ -26,13 +31,13 @@
  * - The completion gate, at the coordinator's end of turn ({@link GateKeeper.beforeTurnEnd}): each
  *   standing gate — required reviewers not run (`reviewers`), the last adversary verdict
  *   DIVERGES/UNMET (`adversary`), a security FAIL (`security`), a Critical code-review finding
- *   (`code_review`) — continues the turn once per state with a note naming what to do next
- *   (`decision: "continue"`, the seed's stop hook: the first stop is blocked with the reason). If
- *   the model ends again on the same state the request ends incomplete (`decision:
- *   "incomplete"`; {@link GateKeeper.outcome} → the turn result's `gates.complete: false`). The
- *   user's override (`gates.allow_divergent_completion`, `allow_insecure_completion`,
- *   `allow_unreviewed_completion`) lets the turn end and is recorded (`decision: "override"`, and
- *   in `gates.overrides`).
+ *   (`code_review`), an unresolved worktree conflict (`worktree`) — continues the turn once per
+ *   state with a note naming what to do next (`decision: "continue"`, the seed's stop hook: the
+ *   first stop is blocked with the reason). If the model ends again on the same state the request
+ *   ends incomplete (`decision: "incomplete"`; {@link GateKeeper.outcome} → the turn result's
+ *   `gates.complete: false`). The user's override (`gates.allow_divergent_completion`,
+ *   `allow_insecure_completion`, `allow_unreviewed_completion`, `allow_conflicted_completion`)
+ *   lets the turn end and is recorded (`decision: "override"`, and in `gates.overrides`).
  * @module
  */
 import type { EngineEvent, GateOutcome } from "../protocol/types.ts";
@@ -40,6 +45,7 @@ import {
   type GatesConfig,
   type GateSettings,
   gateSettings,
+  implementationFailure,
   parseAdversary,
   parseFindings,
   parseIntent,
@@ -48,6 +54,8 @@ import {
   reviewerTriggers,
   securityVerdict,
 } from "./gates.ts";
+import type { WorktreeOutcome } from "./worktree.ts";
+import { ConflictGate } from "./gate_worktree.ts";
 
 /** A child run as the gates read it. */
 export interface GatedRun {
@@ -55,6 +63,8 @@ export interface GatedRun {
   agent: string;
   status: string;
   text: string;
+  /** Its change's last outcome when it worked in its own git worktree (./worktree.ts). */
+  worktreeOutcome?: WorktreeOutcome;
 }
 
 /** The text of a system note for the model. */
@@ -62,7 +72,7 @@ const note = (s: string) => `<system-reminder>${s}</system-reminder>`;
 
 /** A gate that stands at the end of a turn (see {@link GateKeeper.beforeTurnEnd}). */
 interface Standing {
-  gate: "reviewers" | "adversary" | "security" | "code_review";
+  gate: "reviewers" | "adversary" | "security" | "code_review" | "worktree";
   /** Identifies the state: the end is continued once per key and request. */
   key: string;
   reason: string;
@@ -96,6 +106,8 @@ export class GateKeeper {
   #required: { after: string; list: ReviewerTrigger[]; ran: Map<string, string> } | null = null;
   #insecure: { by: string; reason: string; verdict: string } | null = null;
   #critical: { by: string; count: number } | null = null;
+  /** Unresolved worktree conflicts (./gate_worktree.ts). */
+  #conflicts: ConflictGate;
 
   constructor(
     agent: string,
@@ -104,6 +116,7 @@ export class GateKeeper {
   ) {
     this.settings = gateSettings(raw);
     this.active = this.settings.coordinators.includes(agent);
+    this.#conflicts = new ConflictGate(cwd, (d, why, x) => this.#gate("worktree", d, why, x));
   }
 
   /** A request starts: per-request state reset; decisions go to `emit` (the owner's stream). */
@@ -308,12 +321,31 @@ export class GateKeeper {
       if (this.settings.implementation_agents.includes(r.agent) && r.status === "completed") {
         this.#lastCoder = r.id;
       }
+      const wt = await this.#conflicts.collected(
+        r,
+        this.settings.implementation_agents.includes(r.agent) && r.status === "completed" &&
+          !implementationFailure(r.status, r.text),
+      );
+      if (wt) notes.push(wt);
     }
     // The reviewers the change calls for, once per collect: children collected together (the
     // parallel coders) made one change to review, not one list each.
-    const coders = runs.filter((r) =>
-      this.settings.implementation_agents.includes(r.agent) && r.status === "completed"
+    // A failed implementation (CODER_FAILED, STEP_FAILED, …) calls for no reviewer by itself.
+    const impl = runs.filter((r) =>
+      this.settings.implementation_agents.includes(r.agent) &&
+      (r.status === "completed" || r.status === "failed")
     );
+    const coders = impl.filter((r) => !implementationFailure(r.status, r.text));
+    for (const r of impl.filter((r) => !coders.includes(r))) {
+      this.#gate(
+        "reviewers",
+        "none",
+        `${r.id} ended ${
+          implementationFailure(r.status, r.text)
+        }: a failed implementation calls for no reviewer by itself (its changes stay in the workspace and count once an implementation succeeds)`,
+        { agent_id: r.id, ...(this.#required ? { reviewers: this.#required.list } : {}) },
+      );
+    }
     if (coders.length) {
       const t = await this.#triggers(coders.at(-1)!.id);
       if (t) notes.push(t);
@@ -395,6 +427,21 @@ export class GateKeeper {
         extra: { verdict: "FAIL", posture: s.posture },
       });
     }
+    for (const w of this.#conflicts.open()) {
+      out.push({
+        gate: "worktree",
+        key: `worktree:${w.id}:${w.patch}`,
+        reason: `${w.id}'s worktree patch conflicts and was not applied (${
+          w.files.join(", ")
+        }; patch ${w.patch})`,
+        todo:
+          `apply or merge that patch into the workspace (e.g. \`git apply --3way ${w.patch}\` and resolve), or re-run the coder on the current tree for ${
+            w.files.join(", ")
+          } (agent__send {agent_id: "${w.id}"} or a new coder) — or say plainly why you stop with its change not applied`,
+        override: { setting: "allow_conflicted_completion", on: s.allow_conflicted_completion },
+        extra: { agent_id: w.id, files: w.files, patch: w.patch },
+      });
+    }
     const c = this.#critical;
     if (c) {
       out.push({
@@ -415,8 +462,9 @@ export class GateKeeper {
    * gate stands — once per standing state and request — or null to let the turn end (then each
    * gate still standing is `decision: "incomplete"`, or `"override"` when its setting is on).
    */
-  beforeTurnEnd(): string | null {
+  async beforeTurnEnd(): Promise<string | null> {
     if (!this.active) return null;
+    await this.#conflicts.resolvedInPlace();
     const blocking: Standing[] = [];
     for (const g of this.#standing()) {
       if (g.override.on) {

@@ -28,6 +28,7 @@ export type GateSettings = {
   allow_divergent_completion: boolean;
   allow_insecure_completion: boolean;
   allow_unreviewed_completion: boolean;
+  allow_conflicted_completion: boolean;
   broad_scope: { coders: number; files: number; boundaries: string[] };
   attack_surface: string[];
   spec_files: string[];
@@ -88,6 +89,7 @@ export function gateSettings(raw: GatesConfig | undefined): GateSettings {
     allow_divergent_completion: r.allow_divergent_completion ?? false,
     allow_insecure_completion: r.allow_insecure_completion ?? false,
     allow_unreviewed_completion: r.allow_unreviewed_completion ?? false,
+    allow_conflicted_completion: r.allow_conflicted_completion ?? false,
     broad_scope: {
       coders: r.broad_scope?.coders ?? 2,
       files: r.broad_scope?.files ?? 5,
@@ -252,4 +254,17 @@ export function securityVerdict(
       counts,
       reason: `${tally}; nothing blocks under posture ${posture}`,
     };
+}
+
+/**
+ * Whether an implementation child's run failed: its status is `failed`, or its result's marker
+ * line (the first non-empty line: agents/coder and agents/step-runner end with it) is
+ * `CODER_FAILED`, `CODER_REJECTED`, `STEP_FAILED` or `STEP_REJECTED`. Null when it did not fail,
+ * else the marker (or `failed`). Such a run does not make reviewers required by itself
+ * (docs/subagents.md "Gates": the reviewers review an implementation that succeeded).
+ */
+export function implementationFailure(status: string, text: string): string | null {
+  if (status === "failed") return "failed";
+  const m = /^\s*[*`_]*((?:CODER|STEP)_(?:FAILED|REJECTED))\b/.exec(text);
+  return m ? m[1] : null;
 }

@@ -48,7 +48,7 @@ import { type AgentLimits, limitsOf, MAX_PENDING_REMINDERS } from "./limits.ts";
 import type { LiveAgentBudget } from "./tree.ts";
 import { spawnVerdict } from "./spawnable.ts";
 import type { GateKeeper } from "./gate_keeper.ts";
-import type { ChildWorktree } from "./worktree.ts";
+import type { WorktreeRun } from "./worktree.ts";
 import { addUsage, zeroUsage } from "./usage.ts";
 export { addUsage, withChildRuns } from "./usage.ts";
 
@@ -58,7 +58,8 @@ export class SpawnRefused extends Error {
 }
 
 /** One child of the current turn (`S`: the session type of the tree). */
-export interface ChildRun<S extends SupervisedSession = SupervisedSession> {
+/** (WorktreeRun: the spawn's `worktree` flag, its own git worktree and its last outcome.) */
+export interface ChildRun<S extends SupervisedSession = SupervisedSession> extends WorktreeRun {
   id: string;
   agent: string;
   prompt: string;
@@ -81,10 +82,6 @@ export interface ChildRun<S extends SupervisedSession = SupervisedSession> {
   finish: () => void;
   /** What it is doing now: title of its last tool call. */
   activity?: string;
-  /** The spawn's `worktree` flag; its own git worktree (./worktree.ts) and its last outcome. */
-  inWorktree?: boolean;
-  worktree?: ChildWorktree & { cwd: string };
-  worktreeNote?: string;
 }
 
 /** What the supervisor needs from its session (`S`: the session type, core/supervisor/types.ts). */
@@ -241,12 +238,7 @@ export class Supervisor<S extends SupervisedSession = SupervisedSession> {
     if (!this.#gates) return "";
     await this.#closeFirst();
     const g = await this.#gates;
-    return await g.collected(runs.map((r) => ({
-      id: r.id,
-      agent: r.agent,
-      status: r.status,
-      text: r.result?.text ?? "",
-    })));
+    return await g.collected(runs.map((r) => ({ ...r, text: r.result?.text ?? "" })));
   }
 
   running(): ChildRun<S>[] {

@@ -328,6 +328,8 @@ export interface WorktreeRun {
   worktree?: ChildWorktree & { cwd: string };
   /** The last outcome, one line for the child's result. */
   worktreeNote?: string;
+  /** The last outcome itself (the worktree gate reads it: core/supervisor/gate_keeper.ts). */
+  worktreeOutcome?: WorktreeOutcome;
 }
 
 type Emit = ((ev: ReturnType<typeof worktreeEvent>) => void) | null;
@@ -365,6 +367,7 @@ export async function bringBack(run: WorktreeRun, kept: boolean, emit: Emit): Pr
   try {
     const o = await collectWorktree(run.worktree!, { apply: run.status !== "cancelled" });
     run.worktreeNote = outcomeText(o);
+    run.worktreeOutcome = o;
     emit?.(worktreeEvent(run.id, o));
   } catch (e) {
     run.worktreeNote = `worktree: its change could not be collected: ${(e as Error).message}`;
