@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import {
   gateSettings,
   globToRegExp,
+  implementationFailure,
   parseAdversary,
   parseFindings,
   parseIntent,
@@ -146,9 +147,9 @@ Deno.test("gate keeper: REJECT blocks implementation spawns until OKAY; DIVERGES
     status: "completed",
     text: "ADVERSARIAL_REVIEW: DIVERGES\nComplaints:\n1. nope",
   }]);
-  const cont = k.beforeTurnEnd()!;
+  const cont = (await k.beforeTurnEnd())!;
   assert.match(cont, /last adversary verdict \(adversary-1\) is DIVERGES[^]*Complaints:\n1\. nope/);
-  assert.equal(k.beforeTurnEnd(), null, "once per request");
+  assert.equal(await k.beforeTurnEnd(), null, "once per request");
   const o = keeper({ allow_divergent_completion: true });
   await o.k.collected([{
     id: "adversary-2",
@@ -156,7 +157,7 @@ Deno.test("gate keeper: REJECT blocks implementation spawns until OKAY; DIVERGES
     status: "completed",
     text: "ADVERSARIAL_REVIEW: UNMET",
   }]);
-  assert.equal(o.k.beforeTurnEnd(), null);
+  assert.equal(await o.k.beforeTurnEnd(), null);
   assert.equal(o.events.at(-1).decision, "override");
 });
 
@@ -186,10 +187,10 @@ Deno.test("gate keeper: required reviewers run in the seeds' order; the end is h
     assert.match(g.beforeSpawn("adversary")!, /code-reviewer is next/);
     assert.equal(g.beforeSpawn("code-reviewer"), null);
     assert.match(
-      g.beforeTurnEnd()!,
+      (await g.beforeTurnEnd())!,
       /Completion gate: required reviewer\(s\) not run: code-reviewer → adversary → security-reviewer\. Spawn code-reviewer now/,
     );
-    assert.equal(g.beforeTurnEnd(), null, "the same state holds the end once");
+    assert.equal(await g.beforeTurnEnd(), null, "the same state holds the end once");
     assert.deepEqual(g.outcome()?.complete, false);
     await g.collected([{
       id: "code-reviewer-1",
@@ -197,7 +198,7 @@ Deno.test("gate keeper: required reviewers run in the seeds' order; the end is h
       status: "completed",
       text: "approve",
     }]);
-    assert.match(g.beforeTurnEnd()!, /Spawn adversary now/, "a new state holds again");
+    assert.match((await g.beforeTurnEnd())!, /Spawn adversary now/, "a new state holds again");
     assert.equal(g.beforeSpawn("adversary"), null);
     await g.collected([{
       id: "adversary-1",
@@ -218,7 +219,7 @@ Deno.test("gate keeper: required reviewers run in the seeds' order; the end is h
       status: "completed",
       text: "[Low] a:1 — x — y — z",
     }]);
-    assert.equal(g.beforeTurnEnd(), null);
+    assert.equal(await g.beforeTurnEnd(), null);
     assert.deepEqual(g.outcome(), { complete: true, open: [], overrides: [] });
     assert.deepEqual(
       ev.filter((e) => e.gate === "reviewers").map((e) => [e.decision, e.next ?? null]),
@@ -249,10 +250,10 @@ Deno.test("gate keeper: a security FAIL and a Critical code-review finding hold 
       text: "[Critical] .env:1 — secret — — remove",
     }]);
     assert.match(
-      k.beforeTurnEnd()!,
+      (await k.beforeTurnEnd())!,
       new RegExp(`security review security-reviewer-1 is FAIL under posture ${posture}`),
     );
-    assert.equal(k.beforeTurnEnd(), null);
+    assert.equal(await k.beforeTurnEnd(), null);
     assert.equal(k.outcome()!.complete, false);
     assert.deepEqual(events.filter((e) => e.gate === "security").map((e) => e.decision), [
       "fail",
@@ -268,7 +269,7 @@ Deno.test("gate keeper: a security FAIL and a Critical code-review finding hold 
     status: "completed",
     text: hi,
   }]);
-  assert.equal(proto.k.beforeTurnEnd(), null, "a High does not block under prototype");
+  assert.equal(await proto.k.beforeTurnEnd(), null, "a High does not block under prototype");
   assert.equal(proto.k.outcome()!.complete, true);
   const hard = keeper({ posture: "hardened" });
   await hard.k.collected([{
@@ -277,7 +278,7 @@ Deno.test("gate keeper: a security FAIL and a Critical code-review finding hold 
     status: "completed",
     text: hi,
   }]);
-  assert.ok(hard.k.beforeTurnEnd(), "a High blocks under hardened");
+  assert.ok(await hard.k.beforeTurnEnd(), "a High blocks under hardened");
   await hard.k.collected([{
     id: "s-2",
     agent: "security-reviewer",
@@ -294,7 +295,7 @@ Deno.test("gate keeper: a security FAIL and a Critical code-review finding hold 
     text: "[critical] x.ts:3 — drops data — fix",
   }]);
   assert.equal(o.events.at(-1).gate, "code_review");
-  assert.equal(o.k.beforeTurnEnd(), null);
+  assert.equal(await o.k.beforeTurnEnd(), null);
   assert.deepEqual(o.events.at(-1), {
     event: "gate",
     gate: "code_review",
@@ -329,5 +330,24 @@ Deno.test("gates: config.yaml `gates:` is validated, the error names the field",
   await assert.rejects(
     () => parseConfig("gates:\n  postur: hardened\n", "/x/config.yaml"),
     /gates\.postur: unknown key/,
+  );
+});
+
+Deno.test("gates: an implementation child failed by its status or its marker line (CODER_FAILED, STEP_FAILED, …_REJECTED)", () => {
+  assert.equal(implementationFailure("failed", ""), "failed");
+  assert.equal(
+    implementationFailure("completed", "CODER_FAILED\nLast failure: make test"),
+    "CODER_FAILED",
+  );
+  assert.equal(implementationFailure("completed", "\n**STEP_FAILED**\nStep 1"), "STEP_FAILED");
+  assert.equal(
+    implementationFailure("completed", "CODER_REJECTED\nout of scope"),
+    "CODER_REJECTED",
+  );
+  assert.equal(implementationFailure("completed", "CODER_COMPLETE\nfixed"), null);
+  assert.equal(
+    implementationFailure("completed", "done; no CODER_FAILED here"),
+    null,
+    "first line only",
   );
 });

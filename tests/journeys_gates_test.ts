@@ -14,6 +14,7 @@ import {
   adversaryNode,
   call,
   coordinatorSteps,
+  graphCoder,
   type Json,
   LLM_CODER,
   llmCoder,
@@ -23,6 +24,7 @@ import {
   system,
 } from "./support/journeys.ts";
 import {
+  conflictingCoders,
   divergesGreet,
   gateEvents,
   halfThenMet,
@@ -406,4 +408,99 @@ Deno.test("journey (ACP, gates): a security Critical holds the end once (the gat
   } finally {
     await e.close();
   }
+});
+
+/** Two coders, no reviewer required (broad_scope.coders 3): only the worktree gate decides. */
+const ONE_GATE = "gates:\n  broad_scope: { coders: 3 }\n";
+
+Deno.test("journey (gates): two coders' patches conflict → the worktree gate holds the end once (the file and the patch named) → the request ends incomplete with gates.open [worktree]", async () => {
+  const collected: string[] = [];
+  const { lines, requests, result, file } = await journey(
+    (dir) => conflictingCoders(dir, collected),
+    "two changes to src.txt",
+    { files: { Makefile: "test:\n\ttrue\n" }, userFiles: { "config.yaml": ONE_GATE } },
+  );
+  noRefusedSubmit(lines);
+  assert.equal(file, "fixed\n", "the first coder's change stands");
+  const wt = gateEvents(lines).filter((g) => g.gate === "worktree");
+  assert.deepEqual(wt.map((g) => g.decision), ["block", "continue", "incomplete"]);
+  assert.deepEqual(wt[0].files, ["src.txt"]);
+  assert.match(wt[0].patch, /coder-\w+\.patch$/);
+  assert.match(collected[0], /Worktree gate: coder-\w+'s change conflicts [^]*src\.txt; patch /);
+  const held = requests.map((r) => String(messages(r).at(-1)!.content))
+    .filter((t) => t.includes("Completion gate:"));
+  assert.equal(held.length, 1, "held once per state");
+  assert.ok(held[0].includes(wt[0].patch), "the note names the patch");
+  assert.match(held[0], /src\.txt[^]*[Aa]pply or merge that patch[^]*re-run the coder/);
+  assert.equal(result.gates.complete, false);
+  assert.deepEqual(result.gates.open.map((o: Json) => o.gate), ["worktree"]);
+  assert.match(result.gates.open[0].reason, /conflicts and was not applied \(src\.txt; patch /);
+});
+
+Deno.test("journey (gates): gates.allow_conflicted_completion lets the request end complete on a worktree conflict, recorded as an override", async () => {
+  const collected: string[] = [];
+  const { lines, requests, result } = await journey(
+    (dir) => conflictingCoders(dir, collected),
+    "two changes to src.txt",
+    {
+      files: { Makefile: "test:\n\ttrue\n" },
+      userFiles: { "config.yaml": `${ONE_GATE}  allow_conflicted_completion: true\n` },
+    },
+  );
+  const wt = gateEvents(lines).filter((g) => g.gate === "worktree");
+  assert.deepEqual(wt.map((g) => g.decision), ["block", "override"]);
+  assert.match(wt[1].reason, /allow_conflicted_completion is true/);
+  assert.equal(wt[1].setting, "allow_conflicted_completion");
+  assert.ok(
+    !requests.some((r) => String(messages(r).at(-1)!.content).includes("Completion gate:")),
+    "no continuation under the override",
+  );
+  assert.equal(result.gates.complete, true);
+  assert.deepEqual(result.gates.overrides.map((o: Json) => o.gate), ["worktree"]);
+});
+
+Deno.test("journey (gates): the coordinator writes the conflicted child's change itself after the hold → its patch is in the workspace → the gate is lifted → complete", async () => {
+  const collected: string[] = [];
+  const { lines, result, file } = await journey(
+    (dir) =>
+      conflictingCoders(
+        dir,
+        collected,
+        (n) =>
+          n === 3
+            ? call("fs_read", { path: "src.txt" })
+            : n === 4
+            ? call("fs_write", { path: "src.txt", content: "other\n" })
+            : { text: n === 2 ? "FINAL" : "FINAL: src.txt has the second coder's change" },
+      ),
+    "two changes to src.txt",
+    { files: { Makefile: "test:\n\ttrue\n" }, userFiles: { "config.yaml": ONE_GATE } },
+  );
+  assert.equal(file, "other\n");
+  const wt = gateEvents(lines).filter((g) => g.gate === "worktree");
+  assert.deepEqual(wt.map((g) => g.decision), ["block", "continue", "allow"]);
+  assert.match(wt[2].reason, /conflict is resolved: its patch is in the workspace/);
+  assert.equal(result.gates.complete, true);
+  assert.deepEqual(result.gates.open, []);
+});
+
+Deno.test("journey (gates): a coder that ends CODER_FAILED with a spec present → no reviewer required (decision none) → the request ends complete; the failed change is still in the tree", async () => {
+  const { lines, result, file } = await journey(
+    () => {
+      const s = sisyphus("coder", "make src.txt say fixed");
+      return (r) => graphCoder(r) ?? s(r);
+    },
+    "make src.txt say fixed",
+    { files: { "PLAN.md": "1. make src.txt say fixed\n" } },
+  );
+  noRefusedSubmit(lines);
+  assert.match(String(result.text), /^FINAL:\ncoder-\w+ completed:\nCODER_FAILED/);
+  assert.equal(file, "half\n", "its change stays in the workspace");
+  const rev = gateEvents(lines).filter((g) => g.gate === "reviewers");
+  assert.deepEqual(rev.map((g) => g.decision), ["none"]);
+  assert.match(
+    rev[0].reason,
+    /coder-\w+ ended CODER_FAILED: a failed implementation calls for no reviewer by itself/,
+  );
+  assert.deepEqual(result.gates, { complete: true, open: [], overrides: [] });
 });

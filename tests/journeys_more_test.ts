@@ -29,7 +29,12 @@ import {
   system,
   unmetHalf,
 } from "./support/journeys.ts";
-import { gateEvents, journey, noRefusedSubmit } from "./support/journey_headless.ts";
+import {
+  conflictingCoders,
+  gateEvents,
+  journey,
+  noRefusedSubmit,
+} from "./support/journey_headless.ts";
 
 const STEP = {
   "plans/plan.md": "# plan\n",
@@ -86,6 +91,16 @@ Deno.test("journey (more): a coder that ends CODER_FAILED → agent__send the er
   const plans = requests.filter((r) => system(r).includes("You plan a code change"));
   assert.equal(plans.length, 2);
   assert.match(firstUser(plans[1]), /Your result:\nCODER_FAILED/);
+  // The failed run calls for no reviewer; the success after it is judged on the whole tree.
+  const rev = gateEvents(lines).filter((g) => g.gate === "reviewers");
+  assert.deepEqual(rev.slice(0, 1).map((g) => [g.decision, g.agent_id]), [[
+    "none",
+    steps.facts.coder,
+  ]]);
+  assert.match(rev[0].reason, /ended CODER_FAILED/);
+  assert.equal(rev.length, 2, JSON.stringify(rev));
+  assert.match(rev[1].reason, /\d+ changed file\(s\): no reviewer trigger/);
+  assert.equal(typeof rev[1].changed_files, "number", "computed from the tree after the success");
 });
 
 Deno.test("journey (more): agent__send to a cancelled child and to an unknown id → clear refusals the coordinator reads; the request still ends", async () => {
@@ -337,45 +352,9 @@ Deno.test("journey (more): sisyphus leaves a todo item open headless → it cont
 });
 
 Deno.test("journey (more): two coders at once change the same line → the second's worktree patch conflicts → not applied, the workspace keeps the first's change, the coordinator is told the file and the patch", async () => {
-  let dir = "";
   const collected: string[] = [];
-  const main = () => Deno.readTextFileSync(`${dir}/src.txt`);
   const { lines, file } = await journey(
-    (d) => {
-      dir = d;
-      return (r) => {
-        const sys = system(r);
-        if (sys.includes("You implement a planned change")) {
-          const other = firstUser(r).includes("say other");
-          const last = messages(r).at(-1)!;
-          const wrote = messages(r).some((m) =>
-            m.tool_calls?.some((c: Json) => c.function?.name === "fs_write")
-          );
-          if (wrote) return { text: other ? "wrote other" : "wrote fixed" };
-          // Each reads src.txt first; the second writes only once the first one's change is in
-          // the workspace (it polls).
-          if (last.role === "user" || (other && main() !== "fixed\n")) {
-            return { ...call("fs_read", { path: "src.txt" }), delay_ms: other ? 400 : 0 };
-          }
-          return call("fs_write", { path: "src.txt", content: other ? "other\n" : "fixed\n" });
-        }
-        const node = coderNode(r);
-        if (node) return node;
-        const ms = messages(r);
-        const n = ms.filter((m) => m.role === "assistant").length;
-        if (n === 0) {
-          return {
-            tool_calls: ["make src.txt say fixed", "make src.txt say other"].map((prompt) => ({
-              name: "agent__spawn",
-              arguments: { agent: "coder", prompt },
-            })),
-          };
-        }
-        if (n === 1) return call("agent__collect", {});
-        if (n === 2) collected.push(String(ms.at(-1)!.content));
-        return { text: "FINAL" };
-      };
-    },
+    (dir) => conflictingCoders(dir, collected),
     "two changes to src.txt",
     { files: { Makefile: "test:\n\ttrue\n" } },
   );
@@ -667,6 +646,14 @@ Deno.test("journey (more): sisyphus → step-runner → its coder fails (the che
     4 * 3,
     "the coder's bounded fix loop: 1 + 3 attempts, 3 requests each",
   );
+  // A failed step calls for no reviewer (a spec exists: plans/), so nothing holds its end.
+  const rev = gateEvents(lines).filter((g) => g.gate === "reviewers");
+  assert.deepEqual(rev.map((g) => g.decision), ["none"]);
+  assert.match(
+    rev[0].reason,
+    /step-runner-\w+ ended STEP_FAILED: a failed implementation calls for no reviewer/,
+  );
+  assert.deepEqual(result.gates, { complete: true, open: [], overrides: [] });
 });
 
 Deno.test("journey (more): gates.posture reaches a security-reviewer that a graph's agent node runs (sisyphus → graph → security-reviewer)", async () => {

@@ -13,8 +13,11 @@ import { type RecordedRequest, type ScriptedReply, startModelServer } from "./mo
 import {
   adversaryNode,
   call,
+  coderNode,
   coordinatorSteps,
+  firstUser,
   type Json,
+  messages,
   met,
   repo,
   system,
@@ -136,3 +139,50 @@ export const divergesGreet = () => {
       fix: "return 'hello'",
     }) ?? s(r);
 };
+
+/**
+ * sisyphus → two built-in coders at once that change the same line of src.txt: the first writes
+ * `fixed` in the shared tree, the second (its own worktree) `other` once the first's change is
+ * in the workspace — its patch conflicts. The coordinator spawns both, collects (the result into
+ * `collected`), then each later response is `then(n)` (n: its assistant messages so far; default
+ * `FINAL`). `dir` is the repository (the journey's `script(dir)`).
+ */
+export function conflictingCoders(
+  dir: string,
+  collected: string[],
+  then: (n: number, r: RecordedRequest) => ScriptedReply = () => ({ text: "FINAL" }),
+) {
+  const main = () => Deno.readTextFileSync(`${dir}/src.txt`);
+  return (r: RecordedRequest): ScriptedReply => {
+    const sys = system(r);
+    if (sys.includes("You implement a planned change")) {
+      const other = firstUser(r).includes("say other");
+      const last = messages(r).at(-1)!;
+      const wrote = messages(r).some((m) =>
+        m.tool_calls?.some((c: Json) => c.function?.name === "fs_write")
+      );
+      if (wrote) return { text: other ? "wrote other" : "wrote fixed" };
+      // Each reads src.txt first; the second writes only once the first one's change is in the
+      // workspace (it polls).
+      if (last.role === "user" || (other && main() !== "fixed\n")) {
+        return { ...call("fs_read", { path: "src.txt" }), delay_ms: other ? 400 : 0 };
+      }
+      return call("fs_write", { path: "src.txt", content: other ? "other\n" : "fixed\n" });
+    }
+    const node = coderNode(r);
+    if (node) return node;
+    const ms = messages(r);
+    const n = ms.filter((m) => m.role === "assistant").length;
+    if (n === 0) {
+      return {
+        tool_calls: ["make src.txt say fixed", "make src.txt say other"].map((prompt) => ({
+          name: "agent__spawn",
+          arguments: { agent: "coder", prompt },
+        })),
+      };
+    }
+    if (n === 1) return call("agent__collect", {});
+    if (n === 2) collected.push(String(ms.at(-1)!.content));
+    return then(n, r);
+  };
+}
