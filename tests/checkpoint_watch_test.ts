@@ -37,7 +37,7 @@ async function watched(prepare?: (ws: string) => Promise<void>) {
     first,
     watchMs,
     async cleanup() {
-      store.close();
+      await store.close();
       await Deno.remove(ws, { recursive: true });
       await Deno.remove(data, { recursive: true });
     },
@@ -258,7 +258,7 @@ Deno.test("watch: without a watcher every checkpoint rescans; a closed store sto
     await store.create("second");
     assert.equal(store.lastStage?.how, "all");
     await store.watch();
-    store.close();
+    await store.close();
     await Deno.writeTextFile(join(ws, "README.md"), "z\n");
     const id = await store.create("third");
     assert.equal(store.lastStage?.how, "all");

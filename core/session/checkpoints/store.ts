@@ -271,7 +271,7 @@ export class CheckpointStore {
     }
     const w = this.#watcher;
     if (w?.stale) this.#restartWatch();
-    else if (w?.unwatched.size && !this.#relaying) void this.#relay();
+    else if (w?.unwatched.size && !this.#relaying) this.#relayRun = this.#relay();
     const parent = await this.head();
     // Nothing changed since the last checkpoint of this store: the same checkpoint.
     if (parent && this.#last?.commit === parent && this.#last.tree === tree) return parent;
@@ -451,6 +451,9 @@ export class CheckpointStore {
   }
 
   /** Replaces the watcher by one laid over the tree as it is now (its unwatched folders get watches). */
+  /** The last {@link #relay} started (awaited by {@link close}). */
+  #relayRun: Promise<void> | null = null;
+
   async #relay(): Promise<void> {
     this.#relaying = true;
     try {
@@ -480,11 +483,18 @@ export class CheckpointStore {
     if (!this.#closed) this.#watching = this.#startWatch();
   }
 
-  /** Removes the watches of {@link watch} (the store stays usable: checkpoints rescan the tree). */
-  close(): void {
+  /**
+   * Removes the watches of {@link watch} (the store stays usable: checkpoints rescan the tree).
+   * Resolves once the work already started in the background — the baseline scan, a watcher
+   * being laid again — has ended, so nothing writes into the store after a session closed.
+   */
+  async close(): Promise<void> {
     this.#closed = true;
     this.#watcher?.close();
     this.#watcher = null;
+    await this.#watching?.catch(() => {});
+    await this.#relayRun?.catch(() => {});
+    await this.#serial(() => Promise.resolve()).catch(() => {});
   }
 
   /**

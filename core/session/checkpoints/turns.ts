@@ -94,7 +94,7 @@ export function turnCheckpointer(o: {
     store: open,
     async close() {
       closed = true;
-      if (store) (await store.catch(() => null))?.close();
+      if (store) await (await store.catch(() => null))?.close();
     },
   };
 }
