@@ -16,6 +16,7 @@
 import type { ToolContext, ToolResult } from "../../sdk/mod.ts";
 import type { AnyTool } from "../protocol/types.ts";
 import { LazyInput } from "./lazy.ts";
+import { credentialValue } from "./secret_value.ts";
 
 /** The replacement text. */
 export const REDACTED = "[redacted]";
@@ -51,7 +52,9 @@ export function secretName(name: string): boolean {
 
 /**
  * Every value Coyote knows to be secret, as candidates for {@link secretValues}: the values of
- * `env` variables whose names look secret, and in `config` the provider's `api_key`, every
+ * `env` variables whose names look secret or whose values hold a credential (./secret_value.ts
+ * `credentialValue`, the rule of the environment scrub; whole values only — tool output is not
+ * scanned by shape, which would blank hashes and base64 a command prints), and in `config` the provider's `api_key`, every
  * `headers` value (an `Authorization: Bearer …`), and MCP servers' `env` values under a
  * secret-looking name and `headers` values.
  */
@@ -60,7 +63,8 @@ export function knownSecretCandidates(
   env: Record<string, string> = safeEnv(),
 ): string[] {
   const out: string[] = [];
-  for (const [k, v] of Object.entries(env)) if (secretName(k)) out.push(v);
+  // The value rule of the environment scrub too (./secret_value.ts): `PIP_INDEX_URL=https://TOKEN@…`.
+  for (const [k, v] of Object.entries(env)) if (secretName(k) || credentialValue(v)) out.push(v);
   const obj = (v: unknown): Record<string, unknown> | undefined =>
     v && typeof v === "object" && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
   const cfg = obj(config);

@@ -3,8 +3,11 @@
  * 11 §1 "the environment is scrubbed"), sandboxed or not:
  *
  * - Coyote's environment minus what {@link envDecision} drops: the provider key (by name and by
- *   value), secret-looking names (`*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`, `MYSQL_PWD`, …), credential-looking values (`Password=…`, private keys, JWTs, `ghp_…`) and `Env` deny
- *   rules, unless an `Env` allow rule passes them;
+ *   value), secret-looking names (`*TOKEN*`, `*SECRET*`, `*KEY*`, `*PASSWORD*`, `MYSQL_PWD`, …),
+ *   credential-looking values whatever the name (core/tools/secret_value.ts: URLs with user info,
+ *   auth headers, webhook URLs, `ghp_…`, random-looking tokens, …) and `Env` deny rules, unless an
+ *   `Env` allow rule passes them; in the sandbox also git configuration in the environment
+ *   ({@link GIT_ENV_CONFIG}) and pointers at daemons and sockets ({@link daemonPointer});
  * - {@link NON_INTERACTIVE_ENV} on top, so nothing waits for a human: pagers are `cat`, editors
  *   are `false` (git then fails at once with "There was a problem with the editor" instead of
  *   blocking until the timeout), git never prompts for credentials.
@@ -51,9 +54,19 @@ export function daemonPointer(name: string, value: string): string | undefined {
 }
 
 /**
+ * Git configuration passed in the environment (`GIT_CONFIG_PARAMETERS`, what `git -c` hands to
+ * its children, and `GIT_CONFIG_COUNT` with `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>`): it
+ * outranks every config file, so an `http.extraHeader` or `url.….insteadOf` with a token would
+ * reach a sandboxed git although the generated global config (./home_view.ts `gitconfigText`,
+ * named by `GIT_CONFIG_GLOBAL`) leaves them out. Not passed into the sandbox (issue 16, fourth
+ * attacker pass) unless an `Env` allow rule names it.
+ */
+export const GIT_ENV_CONFIG = /^GIT_CONFIG_(PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)$/;
+
+/**
  * The environment for a command: `base` (default: Coyote's own) filtered by the `Env` rules and
  * the known `secrets` (values), plus {@link NON_INTERACTIVE_ENV}. `sandboxed`: also drop what
- * {@link daemonPointer} names, unless an `Env` allow rule passes it. Returns the names dropped too.
+ * {@link daemonPointer} names and {@link GIT_ENV_CONFIG}, unless an `Env` allow rule passes it. Returns the names dropped too.
  */
 export function commandEnvironment(
   opts: {
@@ -72,7 +85,8 @@ export function commandEnvironment(
     if (!d.pass) {
       dropped.push(k);
     } else if (
-      opts.sandboxed && !d.why.endsWith("passes it") && daemonPointer(k, v) !== undefined
+      opts.sandboxed && !d.why.endsWith("passes it") &&
+      (GIT_ENV_CONFIG.test(k) || daemonPointer(k, v) !== undefined)
     ) {
       dropped.push(k);
     } else env[k] = v;

@@ -41,6 +41,7 @@ import { compilePath, isInside, type Rule, starMatch } from "../rules.ts";
 import { findProtected } from "./protected.ts";
 import { type HomeView, homeView, outsideGitDirs } from "./home_view.ts";
 import { type RootView, rootView } from "./root_view.ts";
+import { credentialValue } from "../../tools/secret_value.ts";
 
 /** One path entry of a profile, with why it is there (printed by `policy show`). */
 export interface ProfilePath {
@@ -120,27 +121,12 @@ export const SECRET_NAME =
 const ORDINARY_NAME = /^(PWD|OLDPWD)$/;
 
 /**
- * Why a variable's value looks like a credential whatever its name, or undefined: a URL with a
- * password ({@link URL_WITH_PASSWORD}), a connection-string part `Password=`/`Pwd=`/
- * `AccountKey=`/`SharedAccessKey=`, a PEM private key, a JSON Web Token (`eyJ….eyJ….`), or a
- * token with a well-known prefix (GitHub `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_`/`github_pat_`,
- * GitLab `glpat-`, Slack `xox?-`, OpenAI/Anthropic/Stripe `sk-`/`sk_live_`, AWS `AKIA`/`ASIA`,
- * npm `npm_`, Hugging Face `hf_`, PyPI `pypi-`, Google `AIza`).
+ * Why a variable's value looks like a credential whatever its name, or undefined: the one value
+ * rule of core/tools/secret_value.ts `credentialValue` (URLs with user info, auth headers,
+ * webhook URLs, known token prefixes, random-looking tokens, …).
  */
 export function secretValue(value: string): string | undefined {
-  if (URL_WITH_PASSWORD.test(value)) return "its value is a URL with a password";
-  if (/(^|[;\s])(password|pwd|passwd|accountkey|sharedaccesskey)\s*=\s*[^;\s]/i.test(value)) {
-    return "its value is a connection string with a password";
-  }
-  if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value)) return "its value is a private key";
-  if (/(^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\./.test(value)) {
-    return "its value is a JSON Web Token";
-  }
-  if (
-    /(^|[^A-Za-z0-9_-])((gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk-|sk_live_|rk_live_|npm_|hf_|pypi-)[A-Za-z0-9_-]{16,}|(AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})/
-      .test(value)
-  ) return "its value looks like an access token";
-  return undefined;
+  return credentialValue(value);
 }
 
 /**

@@ -1,0 +1,152 @@
+/**
+ * Whether a value holds a credential, judged by what it contains, not by the name it is stored
+ * under (issue 16, fourth attacker pass class 2; docs/permissions.md "Environment"). One rule for
+ * the environment scrub of commands (core/policy/sandbox/profile.ts `envDecision`), the secret
+ * values redacted from tool results (./redact.ts `knownSecretCandidates`: the values of Coyote's
+ * own environment this flags become known secrets) and the git configs hidden inside the home's
+ * toolchain stores (core/policy/sandbox/home_view.ts).
+ *
+ * What counts, in order ({@link credentialValue} returns the first reason):
+ * - a URL with user info (`https://TOKEN@host/…`; a user name alone counts) — except an `ssh://`
+ *   (`git+ssh://`, `sftp://`) user without a password, an account name (ssh authenticates by key);
+ * - a connection-string password (`Password=…`, `Pwd=…`, `AccountKey=…`), a PEM private key, a
+ *   JSON Web Token;
+ * - an HTTP authentication header (`Authorization:`, `Proxy-Authorization:`, `X-Api-Key:`,
+ *   `Private-Token:`, …), `Bearer <token>`, `Basic <base64 of user:password>`;
+ * - a webhook URL (Slack, Discord, Microsoft Teams, Zapier, …), a URL query parameter named like
+ *   a secret (`token=`, `sig=`, `X-Amz-Signature=`, …), a URL path segment that is a
+ *   {@link highEntropyToken};
+ * - a token with a well-known prefix (GitHub, GitLab, Slack, Stripe, Google OAuth `ya29.`,
+ *   DigitalOcean, SendGrid, Linear, Shopify, Vault, AWS key ids, …);
+ * - any {@link highEntropyToken} outside a file path.
+ * @module
+ */
+
+/** Schemes whose user name alone is an account, not a credential. */
+const SSH_SCHEMES = /^(ssh|git\+ssh|ssh\+git|sftp|scp)$/i;
+
+/** `scheme://userinfo@`: group 1 the scheme, 2 the user info. */
+const URL_USERINFO = /(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]*):\/\/([^/\s@?#'"]+)@/gi;
+
+/** Hosts and paths of webhook URLs: the URL itself is the credential. */
+const WEBHOOK =
+  /:\/\/(hooks\.slack\.com\/(services|workflows|triggers)\/|(ptb\.|canary\.)?discord(app)?\.com\/api\/webhooks\/|[a-z0-9-]+\.webhook\.office\.com\/|outlook\.office(365)?\.com\/webhook|hooks\.zapier\.com\/hooks\/|[a-z0-9-]+\.logic\.azure\.com[^\s]*[?&]sig=|maker\.ifttt\.com\/trigger\/)/i;
+
+/** URL query parameter names that carry a credential. */
+const SECRET_PARAM =
+  /^(.*(token|secret|passw(or)?d|passwd|apikey|api_key|api-key|credential|signature|auth)|key|sig|code_verifier|x-amz-security-token)$/i;
+
+/** Tokens with a well-known prefix: `[prefix, minimum length of what follows]`. */
+const PREFIXED =
+  /(^|[^A-Za-z0-9_-])((gh[pousr]_|github_pat_|glpat-|gldt-|glrt-|xox[abposre]-|xapp-|sk_live_|rk_live_|sk_test_|rk_test_|whsec_|dop_v1_|doo_v1_|dor_v1_|lin_api_|shpat_|shpss_|shpca_|hvs\.|hvb\.)[A-Za-z0-9_-]{8,}|(sk-|npm_|hf_|pypi-|sq0atp-|sq0csp-)[A-Za-z0-9_-]{16,}|ya29\.[A-Za-z0-9_.-]{16,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|(AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})/;
+
+/** Shannon entropy of `s` in bits per character. */
+export function shannonEntropy(s: string): number {
+  const counts = new Map<string, number>();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+/** Single-case hex runs of 8 or more (hashes, git object ids, the parts of a UUID). */
+const HEX_RUN = /[0-9a-f]{8,}|[0-9A-F]{8,}/g;
+
+/**
+ * Whether `token` (one word of a value, no separators but `-_.+/=`) looks randomly generated:
+ * what is left after removing single-case hex runs ({@link HEX_RUN}: a git sha, a digest, a UUID
+ * is not a secret unless its name says so) and trailing `=` is at least 20 characters of
+ * `[A-Za-z0-9_\-+/=.]` holding lower case, upper case and digits, with a Shannon entropy of at
+ * least 3.3 bits per character and the character class changing at 30 % or more of the steps
+ * (camel-case words change rarely, random text at about 60 %); or 32 characters or more of lower
+ * case (or upper case) and digits with an entropy of at least 4 and changes at 35 % or more. Not
+ * when half its letters or more stand in runs of four or more lower-case letters (words).
+ */
+export function highEntropyToken(token: string): boolean {
+  if (token.length < 20 || !/^[A-Za-z0-9_\-+/=.]+$/.test(token)) return false;
+  const rest = token.replace(HEX_RUN, "").replace(/=+$/, "");
+  if (rest.length < 20) return false;
+  const alnum = rest.replace(/[^A-Za-z0-9]/g, "");
+  const lower = /[a-z]/.test(alnum), upper = /[A-Z]/.test(alnum), digit = /[0-9]/.test(alnum);
+  const cls = (c: string) => (c >= "a" && c <= "z" ? 0 : c >= "A" && c <= "Z" ? 1 : 2);
+  let changes = 0;
+  for (let i = 1; i < alnum.length; i++) if (cls(alnum[i]) !== cls(alnum[i - 1])) changes++;
+  const rate = changes / Math.max(1, alnum.length - 1);
+  // Letters in runs of 4 or more lower-case letters: words (`feature/AddLoginPage`), not noise.
+  const wordy = (alnum.match(/[a-z]{4,}/g) ?? []).join("").length / alnum.length;
+  if (wordy >= 0.5) return false;
+  const h = shannonEntropy(rest);
+  if (lower && upper && digit) return h >= 3.3 && rate >= 0.3;
+  if (digit && (lower || upper) && alnum.length >= 32) return h >= 4 && rate >= 0.35;
+  return false;
+}
+
+/** Whether a word is a file path (absolute, home- or dot-relative): never tested for entropy. */
+function isPath(word: string): boolean {
+  return /^(\/|~|\.\.?\/)/.test(word);
+}
+
+/** The URLs in `value` (`scheme://…` up to white space or a quote). */
+function urls(value: string): URL[] {
+  const out: URL[] = [];
+  for (const m of value.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s'"<>,;]+/gi)) {
+    try {
+      out.push(new URL(m[0]));
+    } catch { /* not a URL */ }
+  }
+  return out;
+}
+
+/** Why `value` holds a credential (see the module doc), or undefined when it does not. */
+export function credentialValue(value: string): string | undefined {
+  if (!value || value.length < 6) return undefined;
+  for (const m of value.matchAll(URL_USERINFO)) {
+    if (!SSH_SCHEMES.test(m[1]) || m[2].includes(":")) return "its value is a URL with user info";
+  }
+  if (/(^|[;\s])(password|pwd|passwd|accountkey|sharedaccesskey)\s*=\s*[^;\s]/i.test(value)) {
+    return "its value is a connection string with a password";
+  }
+  if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value)) return "its value is a private key";
+  if (/(^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\./.test(value)) {
+    return "its value is a JSON Web Token";
+  }
+  if (
+    /(^|[^A-Za-z0-9-])(proxy-)?authorization\s*[:=]\s*\S|(^|[^A-Za-z0-9-])(x-api-key|api-key|x-auth-token|x-access-token|private-token|job-token|x-vault-token)\s*:\s*\S/i
+      .test(value)
+  ) return "its value is an HTTP authentication header";
+  const bearer = /(^|[^A-Za-z0-9])bearer\s+([A-Za-z0-9._~+/-]{16,}=*)/i.exec(value)?.[2];
+  if (bearer && /[0-9A-Z._~+/-]/.test(bearer)) return "its value is a bearer token";
+  for (const m of value.matchAll(/(^|[^A-Za-z0-9])basic\s+([A-Za-z0-9+/]{6,}={0,2})/gi)) {
+    try {
+      if (atob(m[2]).includes(":")) return "its value is HTTP basic credentials";
+    } catch { /* not base64 */ }
+  }
+  if (WEBHOOK.test(value)) return "its value is a webhook URL";
+  for (const u of urls(value)) {
+    for (const [k, v] of u.searchParams) {
+      if (v.length >= 8 && SECRET_PARAM.test(k)) {
+        return "its value is a URL with a secret parameter";
+      }
+    }
+    const segs = u.pathname.split("/").map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
+    if (segs.some(highEntropyToken)) return "its value is a URL with a secret-looking path";
+  }
+  if (PREFIXED.test(value)) return "its value looks like an access token";
+  for (const word of value.split(/[\s,;:'"|&()<>[\]{}*?!#$%^`\\@]+/)) {
+    if (!word || isPath(word)) continue;
+    // `KEY=VALUE` inside a value: each side on its own (trailing `=` is base64 padding).
+    for (const part of word.split(/=(?=[^=])/)) {
+      if (!isPath(part) && highEntropyToken(part)) return "its value looks like a random token";
+    }
+  }
+  return undefined;
+}
