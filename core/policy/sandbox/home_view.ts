@@ -7,8 +7,10 @@
  * - the toolchain stores of {@link HOME_STORES} that exist (package-manager caches and stores,
  *   language toolchains), plus the stores the environment names (`DENO_DIR`, `CARGO_HOME`, …,
  *   {@link ENV_STORES}) when they lie inside the home;
- * - minus the credential-looking entries inside them ({@link SECRET_NAME_RE}, found to
- *   {@link SCAN_DEPTH} levels below each store), which are replaced by an empty file or dir;
+ * - minus what {@link scanSecrets} finds inside them, replaced by an empty file or dir: by
+ *   structure at any depth to {@link SCAN_DEPTH} (browser profiles, mail caches, keyrings, git
+ *   configs holding a token URL or an auth header), by name to {@link NAME_DEPTH} levels
+ *   (credential-looking names, {@link SECRET_NAME_RE}; mail, keyring and browser folders);
  * - a generated `~/.gitconfig` ({@link gitconfigText}) with only the identity and safe settings
  *   of the real global git config (also named by `GIT_CONFIG_GLOBAL`);
  * - what `Read` allow rules, the workspace and `Write` allow rules open (core/policy/sandbox/profile.ts).
@@ -24,6 +26,7 @@
  */
 import { dirname, isAbsolute, join } from "node:path";
 import { isInside } from "../rules.ts";
+import { credentialValue } from "../../tools/secret_value.ts";
 
 /**
  * The toolchain stores visible inside the sandbox, relative to the home, with what uses them.
@@ -123,15 +126,71 @@ function expand(base: string, segs: readonly string[]): string[] {
   }
 }
 
-/** How deep below a store the credential scan looks (1 = the store's own entries). */
-export const SCAN_DEPTH = 3;
-/** At most this many entries are read per store scan (a huge cache is scanned partly; see docs). */
-const SCAN_LIMIT = 20000;
+/**
+ * How deep below a store the credential scan looks (1 = the store's own entries): browser
+ * profiles of test tools sit 4 to 6 levels deep (`~/.cache/ms-playwright/<name>/Default/Cookies`).
+ */
+export const SCAN_DEPTH = 10;
+/**
+ * At most this many entries are read per store scan, breadth first (a huge store is scanned
+ * partly, its deepest folders last; see docs). Hash-bucket folders (content-addressed caches:
+ * `go-build/00…ff`, `_cacache/content-v2/sha512/…`) and git object stores are not entered.
+ */
+export const SCAN_LIMIT = 30000;
 /**
  * A store's scan and the whole view are reused this long (ms), so commands in a row neither
  * rescan nor re-stat: a store or credential file created later shows after at most this long.
  */
 const SCAN_TTL_MS = 60_000;
+
+/**
+ * Entries whose presence makes their folder a browser profile (Chromium: `Cookies`, `Login Data`,
+ * `Web Data`, `Local State` in the user-data folder above the profiles; Firefox: `cookies.sqlite`,
+ * `key4.db`, `logins.json`, `cert9.db`; Safari/WebKit `Cookies.binarycookies`) or a mail cache
+ * (Evolution's `folders.db`, Thunderbird's `panacea.dat`): the whole folder is hidden.
+ */
+export const PROFILE_MARKERS: ReadonlySet<string> = new Set([
+  "Cookies",
+  "Login Data",
+  "Login Data For Account",
+  "Web Data",
+  "Local State",
+  "Network Persistent State",
+  "cookies.sqlite",
+  "key4.db",
+  "key3.db",
+  "logins.json",
+  "cert9.db",
+  "Cookies.binarycookies",
+  "folders.db",
+  "panacea.dat",
+]);
+
+/**
+ * Folder names (any depth, any case) of mail clients, keyrings, password managers and browsers:
+ * hidden wherever they appear inside a store.
+ */
+export const PRIVATE_DIR_RE =
+  /^\.?(evolution|thunderbird|icedove|mozilla|mutt|neomutt|aerc|geary|claws-mail|kmail2?|akonadi|mailspring|keyrings?|gnome-keyring|kwallet\w*|1password|bitwarden|keepassxc|password-store|gnupg|ssh|google-chrome\w*|chromium|bravesoftware|microsoft-edge\w*|vivaldi|opera|chrome-profile\w*|user-data-dir)$/i;
+
+/** Files whose text the scan reads for credentials (git configs of clones kept in stores). */
+const CONFIG_FILE_RE = /^(config|\.?gitconfig|\.git-credentials|FETCH_HEAD)$/;
+/** Larger files named {@link CONFIG_FILE_RE} are not read (a git config is small). */
+const CONFIG_MAX_BYTES = 64 * 1024;
+
+/** Whether `text` (a config file) holds a credential: one of its lines by the value rule, or a credential key. */
+function configHoldsCredential(text: string): boolean {
+  if (/^\s*\[credential|^\s*(extraheader|password|token|helper)\s*=/im.test(text)) return true;
+  return text.split("\n").some((l) => credentialValue(l) !== undefined);
+}
+
+/** A folder of content-addressed blobs: many entries, all hex names of one length. */
+function hashBuckets(entries: Deno.DirEntry[]): boolean {
+  if (entries.length < 16) return false;
+  const len = entries[0].name.length;
+  return len >= 2 &&
+    entries.slice(0, 64).every((e) => e.name.length === len && /^[0-9a-f]+$/.test(e.name));
+}
 
 /** One store mounted read-only: `path` inside the home (as the command names it), `source` its real path. */
 export interface HomeStore {
@@ -163,28 +222,91 @@ function real(p: string): string | undefined {
 
 const scans = new Map<string, { at: number; found: string[] }>();
 
-/** Credential-looking entries below `dir` (relative paths), {@link SCAN_DEPTH} levels deep. */
-function scanSecrets(dir: string): string[] {
+/** How deep the name rules ({@link SECRET_NAME_RE}, {@link PRIVATE_DIR_RE}) look: deeper, names are a package's files (`cookie`, `session.js`). */
+export const NAME_DEPTH = 3;
+
+/**
+ * Entries that make a folder a package or an install prefix (`package.json`, `Cargo.toml`,
+ * `go.mod`, `pyproject.toml`, `setup.py`, `*.gemspec`, `pom.xml`; `bin` next to `lib`): files a
+ * build unpacked, not a place a program keeps a profile — the scan checks its git config and does
+ * not go deeper.
+ */
+function packageFolder(names: ReadonlySet<string>, entries: Deno.DirEntry[]): boolean {
+  for (
+    const n of ["package.json", "Cargo.toml", "go.mod", "pyproject.toml", "setup.py", "pom.xml"]
+  ) {
+    if (names.has(n)) return true;
+  }
+  return (names.has("bin") && names.has("lib")) || entries.some((e) => e.name.endsWith(".gemspec"));
+}
+
+/**
+ * What to hide below `dir` (relative paths), breadth first to {@link SCAN_DEPTH} levels and
+ * {@link SCAN_LIMIT} entries:
+ * - by structure, at every depth: browser profiles and mail caches ({@link PROFILE_MARKERS}; a
+ *   Maildir's `cur`/`new`/`tmp`; keyring files `*.keyring`, `*.kwl`, `pubring.kbx`), and config
+ *   files holding a credential ({@link CONFIG_FILE_RE}: a clone's `.git/config`, a bare clone's
+ *   `config` with a token URL or an auth header — the value rule of core/tools/secret_value.ts);
+ * - by name, to {@link NAME_DEPTH} levels: credential-looking names ({@link SECRET_NAME_RE}) and
+ *   private folders ({@link PRIVATE_DIR_RE}).
+ * Not entered: hash-bucket folders, git object stores, package folders ({@link packageFolder};
+ * their `.git/config` is still read). Symbolic links are not followed; only plain files are read.
+ */
+export function scanSecrets(dir: string): string[] {
   const hit = scans.get(dir);
   const now = Date.now();
   if (hit && now - hit.at < SCAN_TTL_MS) return hit.found;
   const found: string[] = [];
   let seen = 0;
-  const walk = (abs: string, rel: string, depth: number) => {
+  const readConfig = (p: string, r: string) => {
+    try {
+      const st = Deno.lstatSync(p);
+      if (
+        st.isFile && st.size <= CONFIG_MAX_BYTES && configHoldsCredential(Deno.readTextFileSync(p))
+      ) {
+        found.push(r);
+      }
+    } catch { /* absent or unreadable (then not inside the sandbox either) */ }
+  };
+  const queue: [abs: string, rel: string, depth: number][] = [[dir, "", 1]];
+  for (let q = 0; q < queue.length && seen <= SCAN_LIMIT; q++) {
+    const [abs, rel, depth] = queue[q];
     let entries: Deno.DirEntry[];
     try {
       entries = [...Deno.readDirSync(abs)];
     } catch {
-      return;
+      continue;
     }
+    seen += entries.length;
+    const names = new Set(entries.map((e) => e.name));
+    if (
+      rel &&
+      (entries.some((e) => PROFILE_MARKERS.has(e.name) || /\.(keyring|kwl)$/.test(e.name)) ||
+        names.has("pubring.kbx") || (names.has("cur") && names.has("new") && names.has("tmp")))
+    ) {
+      found.push(rel);
+      continue;
+    }
+    if (hashBuckets(entries)) continue;
+    const pkg = packageFolder(names, entries);
     for (const e of entries) {
-      if (++seen > SCAN_LIMIT) return;
       const r = rel ? `${rel}/${e.name}` : e.name;
-      if (SECRET_NAME_RE.test(e.name)) found.push(r);
-      else if (e.isDirectory && depth < SCAN_DEPTH) walk(`${abs}/${e.name}`, r, depth + 1);
+      if (
+        depth <= NAME_DEPTH &&
+        (SECRET_NAME_RE.test(e.name) || (e.isDirectory && PRIVATE_DIR_RE.test(e.name)))
+      ) {
+        found.push(r);
+      } else if (e.isFile && CONFIG_FILE_RE.test(e.name)) {
+        readConfig(`${abs}/${e.name}`, r);
+      } else if (e.isDirectory && pkg) {
+        if (e.name === ".git") readConfig(`${abs}/.git/config`, `${r}/config`);
+      } else if (
+        e.isDirectory && depth < SCAN_DEPTH && !(e.name === "objects" && names.has("HEAD"))
+      ) {
+        queue.push([`${abs}/${e.name}`, r, depth + 1]);
+      }
     }
-  };
-  walk(dir, "", 1);
+  }
   scans.set(dir, { at: now, found });
   return found;
 }
