@@ -43,6 +43,12 @@ export const CREDENTIAL_VALUES: Record<string, string> = {
   B64: "dGhpcyBpcyBhIHNlY3JldCB2YWx1ZQ0KMTIzNDU2Nzg5MA==",
   IN_OPTS: "--header=X-Api-Key: 123",
   LOWER_DIGITS: "a8k2m9x7q1w5e3r6t0y4u8i2o6p1s9d3f7",
+  PROXY: "http://user:pass@proxy:3128",
+  RAILS: "Token token=abcdef0123456789abcdefXYZ",
+  ARGS: "--user=ci --password=hunter2",
+  COOKIE_HDR: "cookie: session=abc123def456",
+  TELEGRAM: "https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage",
+  GRAFANA: "glsa_abcdefghijklmnopqrstuvwxyz012345_abcd1234",
 };
 
 /** Realistic ordinary values: every one must pass. */

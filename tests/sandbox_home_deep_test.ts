@@ -29,6 +29,7 @@ const HIDDEN: Record<string, string> = {
   ".cargo/registry/cache/x/mcp/Profile 1/Login Data": TOKEN,
   ".cache/agent/ff/profiles/abcd.default/key4.db": TOKEN,
   ".cache/agent/ff/profiles/abcd.default/prefs.js": TOKEN,
+  ".cache/electron-app/x/Local Storage/leveldb/000003.log": TOKEN,
   // Mail: Evolution's cache by name and structure, a Maildir deep in a store.
   ".cache/evolution/mail/1a2b/folders.db": TOKEN,
   ".cache/sync/a/b/Mail/INBOX/cur/1:2,S": TOKEN,

@@ -9,10 +9,11 @@
  * What counts, in order ({@link credentialValue} returns the first reason):
  * - a URL with user info (`https://TOKEN@host/…`; a user name alone counts) — except an `ssh://`
  *   (`git+ssh://`, `sftp://`) user without a password, an account name (ssh authenticates by key);
- * - a connection-string password (`Password=…`, `Pwd=…`, `AccountKey=…`), a PEM private key, a
- *   JSON Web Token;
+ * - a connection-string password (`Password=…`, `Pwd=…`, `AccountKey=…`, `--password=…`), a
+ *   `token=`/`secret=`/`api_key=`/`client_secret=` assignment of 8 characters or more, a PEM
+ *   private key, a JSON Web Token;
  * - an HTTP authentication header (`Authorization:`, `Proxy-Authorization:`, `X-Api-Key:`,
- *   `Private-Token:`, …), `Bearer <token>`, `Basic <base64 of user:password>`;
+ *   `Private-Token:`, `Cookie:`, …), `Bearer <token>`, `Basic <base64 of user:password>`;
  * - a webhook URL (Slack, Discord, Microsoft Teams, Zapier, …), a URL query parameter named like
  *   a secret (`token=`, `sig=`, `X-Amz-Signature=`, …), a URL path segment that is a
  *   {@link highEntropyToken};
@@ -38,7 +39,7 @@ const SECRET_PARAM =
 
 /** Tokens with a well-known prefix: `[prefix, minimum length of what follows]`. */
 const PREFIXED =
-  /(^|[^A-Za-z0-9_-])((gh[pousr]_|github_pat_|glpat-|gldt-|glrt-|xox[abposre]-|xapp-|sk_live_|rk_live_|sk_test_|rk_test_|whsec_|dop_v1_|doo_v1_|dor_v1_|lin_api_|shpat_|shpss_|shpca_|hvs\.|hvb\.)[A-Za-z0-9_-]{8,}|(sk-|npm_|hf_|pypi-|sq0atp-|sq0csp-)[A-Za-z0-9_-]{16,}|ya29\.[A-Za-z0-9_.-]{16,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|(AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})/;
+  /(^|[^A-Za-z0-9_-])((gh[pousr]_|github_pat_|glpat-|gldt-|glrt-|xox[abposre]-|xapp-|sk_live_|rk_live_|sk_test_|rk_test_|whsec_|dop_v1_|doo_v1_|dor_v1_|lin_api_|shpat_|shpss_|shpca_|hvs\.|hvb\.|glsa_|glc_)[A-Za-z0-9_-]{8,}|(sk-|npm_|hf_|pypi-|sq0atp-|sq0csp-)[A-Za-z0-9_-]{16,}|ya29\.[A-Za-z0-9_.-]{16,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|(AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})/;
 
 /** Shannon entropy of `s` in bits per character. */
 export function shannonEntropy(s: string): number {
@@ -106,15 +107,21 @@ export function credentialValue(value: string): string | undefined {
   for (const m of value.matchAll(URL_USERINFO)) {
     if (!SSH_SCHEMES.test(m[1]) || m[2].includes(":")) return "its value is a URL with user info";
   }
-  if (/(^|[;\s])(password|pwd|passwd|accountkey|sharedaccesskey)\s*=\s*[^;\s]/i.test(value)) {
+  if (/(^|[;\s,&?-])(password|pwd|passwd|accountkey|sharedaccesskey)\s*=\s*[^;\s]/i.test(value)) {
     return "its value is a connection string with a password";
+  }
+  if (
+    /(^|[;\s,&?-])(token|secret|api[_-]?key|access[_-]?key|client[_-]?secret)\s*=\s*[^;\s&]{8,}/i
+      .test(value)
+  ) {
+    return "its value is a `token=…` assignment";
   }
   if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value)) return "its value is a private key";
   if (/(^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\./.test(value)) {
     return "its value is a JSON Web Token";
   }
   if (
-    /(^|[^A-Za-z0-9-])(proxy-)?authorization\s*[:=]\s*\S|(^|[^A-Za-z0-9-])(x-api-key|api-key|x-auth-token|x-access-token|private-token|job-token|x-vault-token)\s*:\s*\S/i
+    /(^|[^A-Za-z0-9-])(proxy-)?authorization\s*[:=]\s*\S|(^|[^A-Za-z0-9-])(x-api-key|api-key|x-auth-token|x-access-token|private-token|job-token|x-vault-token|cookie|set-cookie)\s*:\s*\S/i
       .test(value)
   ) return "its value is an HTTP authentication header";
   const bearer = /(^|[^A-Za-z0-9])bearer\s+([A-Za-z0-9._~+/-]{16,}=*)/i.exec(value)?.[2];

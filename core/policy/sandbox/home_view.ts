@@ -145,7 +145,8 @@ const SCAN_TTL_MS = 60_000;
 
 /**
  * Entries whose presence makes their folder a browser profile (Chromium: `Cookies`, `Login Data`,
- * `Web Data`, `Local State` in the user-data folder above the profiles; Firefox: `cookies.sqlite`,
+ * `Web Data`, `Secure Preferences`, `Local Storage`, `Session Storage` — Electron apps too —,
+ * `Local State` in the user-data folder above the profiles; Firefox: `cookies.sqlite`,
  * `key4.db`, `logins.json`, `cert9.db`; Safari/WebKit `Cookies.binarycookies`) or a mail cache
  * (Evolution's `folders.db`, Thunderbird's `panacea.dat`): the whole folder is hidden.
  */
@@ -156,6 +157,9 @@ export const PROFILE_MARKERS: ReadonlySet<string> = new Set([
   "Web Data",
   "Local State",
   "Network Persistent State",
+  "Secure Preferences",
+  "Local Storage",
+  "Session Storage",
   "cookies.sqlite",
   "key4.db",
   "key3.db",
