@@ -17,9 +17,11 @@
  *   (`Function.prototype.toString`: the plugin worker bootstrap, the plugin SDK prelude, the
  *   graph script bootstrap) are not bundled: they are imported from the sources by absolute
  *   URL, since bundling may rename the names their text refers to.
- * - `stamp.json`: the checkout's root, the Deno version, and every bundled input's path, size,
- *   mtime and SHA-256. Written last, after the chunks are in place (a new bundle is built beside
- *   the old one and renamed over it), so a reader never sees chunks without their stamp.
+ * - `stamp.json`: the checkout's root, the Deno version, every bundled input's path, size, mtime
+ *   and SHA-256, and `build`, the folder of this build's files. Each build gets its own folder
+ *   (`.bundle/<build>/`); the stamp is written last and renamed over the old one, so a reader
+ *   never sees chunks without their stamp, and earlier builds stay (a week) for the processes
+ *   started on them — a REPL open during a rebuild lazily loads its chunks from its own build.
  *
  * Usage: deno task bundle [--out DIR] (default `<checkout>/.bundle`). Takes 3–15 s.
  * @module
@@ -101,11 +103,16 @@ const LOADERS: Record<string, string> = {
 // deno-lint-ignore no-explicit-any
 type Esbuild = any;
 
-async function loadEsbuild(): Promise<Esbuild> {
-  const esbuild = await import("esbuild-wasm/esm/browser.js");
-  const wasm = await Deno.readFile(new URL(import.meta.resolve("esbuild-wasm/esbuild.wasm")));
-  await esbuild.initialize({ wasmModule: await WebAssembly.compile(wasm), worker: false });
-  return esbuild;
+let esbuildReady: Promise<Esbuild> | undefined;
+
+/** esbuild-wasm, initialised once per process (a second `initialize` throws). */
+function loadEsbuild(): Promise<Esbuild> {
+  return esbuildReady ??= (async () => {
+    const esbuild = await import("esbuild-wasm/esm/browser.js");
+    const wasm = await Deno.readFile(new URL(import.meta.resolve("esbuild-wasm/esbuild.wasm")));
+    await esbuild.initialize({ wasmModule: await WebAssembly.compile(wasm), worker: false });
+    return esbuild;
+  })();
 }
 
 /**
@@ -117,7 +124,10 @@ export async function buildStartBundle(
   out = join(root, BUNDLE_DIR),
 ): Promise<BundleStamp> {
   const esbuild = await loadEsbuild();
-  const tmp = `${out}.tmp-${Deno.pid}`;
+  // This build's own folder (BundleStamp.build): earlier builds stay for processes started on them.
+  const build = `b${Date.now().toString(36)}-${Deno.pid}`;
+  await Deno.mkdir(out, { recursive: true });
+  const tmp = join(out, `${build}.tmp`);
   await Deno.remove(tmp, { recursive: true }).catch(() => {});
   const result = await esbuild.build({
     entryPoints: Object.fromEntries(
@@ -193,13 +203,36 @@ export async function buildStartBundle(
       await sha256Hex(bytes),
     ]);
   }
-  const stamp: BundleStamp = { root, deno: Deno.version.deno, files };
-  await Deno.writeTextFile(join(tmp, "stamp.json"), JSON.stringify(stamp) + "\n");
-  const old = `${out}.old-${Deno.pid}`;
-  await Deno.rename(out, old).catch(() => {});
-  await Deno.rename(tmp, out);
-  await Deno.remove(old, { recursive: true }).catch(() => {});
+  const stamp: BundleStamp = { root, deno: Deno.version.deno, files, build };
+  await Deno.rename(tmp, join(out, build));
+  // The stamp last, renamed over the old one: a reader sees the old build or the new, whole.
+  const next = join(out, `stamp.json.${build}`);
+  await Deno.writeTextFile(next, JSON.stringify(stamp) + "\n");
+  await Deno.rename(next, join(out, "stamp.json"));
+  await pruneBuilds(out, build);
   return stamp;
+}
+
+/** How long an earlier build's folder is kept for processes started on it (ms): a week. */
+const KEEP_BUILDS_MS = 7 * 24 * 3600_000;
+
+/**
+ * Removes from `out` what no fresh start can load any more and no running process is likely to:
+ * earlier builds' folders (and the files of the single-folder layout before them) older than
+ * {@link KEEP_BUILDS_MS}, and another build's leftovers (`*.tmp`, stamp temporaries) older than
+ * an hour. Never the current build or the stamp; errors are ignored.
+ */
+async function pruneBuilds(out: string, current: string): Promise<void> {
+  const now = Date.now();
+  for await (const e of Deno.readDir(out)) {
+    if (e.name === current || e.name === "stamp.json") continue;
+    const p = join(out, e.name);
+    try {
+      const age = now - ((await Deno.lstat(p)).mtime?.getTime() ?? now);
+      const leftover = e.name.endsWith(".tmp") || e.name.startsWith("stamp.json.");
+      if (age > (leftover ? 3600_000 : KEEP_BUILDS_MS)) await Deno.remove(p, { recursive: true });
+    } catch { /* gone, or in use elsewhere */ }
+  }
 }
 
 if (import.meta.main) {

@@ -48,7 +48,8 @@ Deno.test("start bundle: fresh for the files it was built from, stale after any 
     await write(stamp);
 
     // A headless 2-turn session through the bundle (an entry like main.ts's bundle branch).
-    const entry = join(out, "entry.js");
+    assert.ok(stamp.build, "each build has its own folder");
+    const entry = join(out, stamp.build!, "entry.js");
     await Deno.writeTextFile(
       entry,
       `const { main } = await import("./cli.js");\nDeno.exit(await main(Deno.args));\n`,
@@ -96,6 +97,18 @@ Deno.test("start bundle: fresh for the files it was built from, stale after any 
       await env.cleanup();
       await Deno.remove(ws, { recursive: true });
     }
+
+    // A rebuild (deno task gen / install while a REPL is open) leaves the earlier build whole: a
+    // process started on it still finds the chunks it loads later (a fresh-user trial's REPL
+    // crashed at its next slash command when the old folder was replaced).
+    const again = await buildStartBundle(REPO_ROOT, out);
+    assert.notEqual(again.build, stamp.build);
+    const current = JSON.parse(await Deno.readTextFile(join(out, "stamp.json"))) as BundleStamp;
+    assert.equal(current.build, again.build);
+    for (const b of [stamp.build!, again.build!]) {
+      assert.ok((await Deno.stat(join(out, b, "cli.js"))).isFile, `${b}/cli.js`);
+    }
+    assert.equal(await bundleIsFresh(REPO_ROOT, out), true);
   } finally {
     await Deno.remove(out, { recursive: true });
   }

@@ -29,6 +29,13 @@ export interface BundleStamp {
   deno: string;
   /** Each bundled input: [path relative to root, size in bytes, mtime in ms since epoch, SHA-256 hex]. */
   files: [string, number, number, string][];
+  /**
+   * The folder of this build's files inside the bundle folder. A rebuild writes a new folder and
+   * then the stamp, and leaves the earlier builds' folders (pruned after a week): a process that
+   * started on one build still finds its lazily loaded chunks there. Absent: the files lie in
+   * the bundle folder itself.
+   */
+  build?: string;
 }
 
 /** Lower-case hex SHA-256 of `bytes`. */
@@ -52,33 +59,41 @@ function checkoutRoot(mainUrl: string): string | undefined {
  * module doc). Never throws: any error reading the stamp or an input is `false`.
  */
 export async function bundleIsFresh(root: string, dir = `${root}/${BUNDLE_DIR}`): Promise<boolean> {
+  return (await freshStamp(root, dir)) !== undefined;
+}
+
+/** The stamp of the bundle in `dir` when it is fresh (see {@link bundleIsFresh}), else undefined. */
+async function freshStamp(root: string, dir: string): Promise<BundleStamp | undefined> {
   let stamp: BundleStamp;
   try {
     stamp = JSON.parse(Deno.readTextFileSync(`${dir}/stamp.json`));
   } catch {
-    return false;
+    return undefined;
   }
-  if (stamp.root !== root || stamp.deno !== Deno.version.deno || !Array.isArray(stamp.files)) {
-    return false;
+  if (
+    stamp.root !== root || stamp.deno !== Deno.version.deno || !Array.isArray(stamp.files) ||
+    (stamp.build !== undefined && !/^[\w.-]+$/.test(stamp.build))
+  ) {
+    return undefined;
   }
   const moved: [string, string][] = [];
   try {
     for (const [rel, size, mtime, sha] of stamp.files) {
       const st = Deno.statSync(`${root}/${rel}`);
-      if (!st.isFile || st.size !== size) return false;
+      if (!st.isFile || st.size !== size) return undefined;
       if (st.mtime?.getTime() !== mtime) moved.push([rel, sha]);
     }
     for (const [rel, sha] of moved) {
-      if (await sha256Hex(Deno.readFileSync(`${root}/${rel}`)) !== sha) return false;
+      if (await sha256Hex(Deno.readFileSync(`${root}/${rel}`)) !== sha) return undefined;
     }
   } catch {
-    return false;
+    return undefined;
   }
-  return true;
+  return stamp;
 }
 
 /**
- * The URL of the bundle's folder (ending in `/`) when main.ts at `mainUrl` may load the CLI from
+ * The URL of the fresh build's folder (ending in `/`; see {@link BundleStamp.build}) when main.ts at `mainUrl` may load the CLI from
  * it, else undefined (load the sources).
  */
 export async function startBundleUrl(mainUrl: string): Promise<string | undefined> {
@@ -88,6 +103,7 @@ export async function startBundleUrl(mainUrl: string): Promise<string | undefine
     return undefined;
   }
   const root = checkoutRoot(mainUrl);
-  if (root === undefined || !(await bundleIsFresh(root))) return undefined;
-  return new URL(`./${BUNDLE_DIR}/`, mainUrl).href;
+  const stamp = root === undefined ? undefined : await freshStamp(root, `${root}/${BUNDLE_DIR}`);
+  if (!stamp) return undefined;
+  return new URL(`./${BUNDLE_DIR}/${stamp.build ? `${stamp.build}/` : ""}`, mainUrl).href;
 }
