@@ -13,7 +13,9 @@
  *
  * - stdout purity: {@link takeStdoutForProtocol} runs first; the SDK and the runtime are
  *   loaded afterwards with literal dynamic imports (the runtime is preloaded in the
- *   background so `initialize` is answered at once).
+ *   background so `initialize` is answered at once). A plain first `initialize` and
+ *   `session/new` are answered before the SDK loads (`earlyHandshake`, issue 22), which then
+ *   takes over the connection.
  * - Several sessions per process, each rooted at its own `cwd`.
  * - The process ends when stdin closes: running turns are aborted (killing their child
  *   processes), sessions are closed (stopping their MCP servers), then this resolves 0.
@@ -72,25 +74,31 @@ export async function runAcpServer(app: AppOptions, start: AcpStartOptions = {})
   const output = takeStdoutForProtocol();
   const runtimeP: Promise<Runtime> = import("../../session/runtime.ts");
   runtimeP.catch(() => {});
-  const sdk: AcpModule = await import("@agentclientprotocol/sdk");
-  const server = new AcpServer(app, sdk, () => runtimeP, start);
-  if (start.configError) console.error(`coyote: ${start.configError}`);
   // One writer for fd 1, shared by the SDK and the oversized-line answers (whole lines each).
   const writer = output.getWriter();
   let chain: Promise<void> = Promise.resolve();
   const send = (bytes: Uint8Array) => (chain = chain.then(() => writer.write(bytes)));
-  const shared = new WritableStream<Uint8Array>({ write: (chunk) => send(chunk) });
+  const enc = new TextEncoder();
   const input = limitLines(Deno.stdin.readable, MAX_MESSAGE_BYTES, (line) => {
     console.error(
       `coyote: refused an ACP message of ${line.bytes} bytes (limit ${MAX_MESSAGE_BYTES}), id ${
         JSON.stringify(line.id)
       }`,
     );
-    void send(new TextEncoder().encode(oversizedError(line, MAX_MESSAGE_BYTES))).catch(() => {});
+    void send(enc.encode(oversizedError(line, MAX_MESSAGE_BYTES))).catch(() => {});
   });
-  // The SDK's own limit is never reached: limitLines already dropped longer lines.
-  const raw = sdk.ndJsonStream(shared, input, { maxMessageBytes: MAX_MESSAGE_BYTES + 1024 });
-  // Messages are observed in arrival order before the SDK dispatches them (see `observe`).
+  // `initialize` and `session/new` are answered before the SDK (and zod under it, ≈ 30 ms)
+  // loads: see `earlyHandshake`.
+  const server = new AcpServer(app, undefined as unknown as AcpModule, () => runtimeP, start);
+  if (start.configError) console.error(`coyote: ${start.configError}`);
+  const early = await earlyHandshake(server, input, send);
+  const sdk: AcpModule = await import("@agentclientprotocol/sdk");
+  (server as { sdk: AcpModule }).sdk = sdk;
+  const shared = new WritableStream<Uint8Array>({
+    write: (chunk) => early.dropReplayAnswer(chunk) ? undefined : send(chunk),
+  });
+  const rest = early.rest;
+  const raw = sdk.ndJsonStream(shared, rest, { maxMessageBytes: MAX_MESSAGE_BYTES + 1024 });
   const stream = {
     writable: raw.writable,
     readable: raw.readable.pipeThrough(
@@ -104,6 +112,7 @@ export async function runAcpServer(app: AppOptions, start: AcpStartOptions = {})
   };
   const conn = server.build().connect(stream);
   server.conn = conn;
+  early.flush();
 
   const stop = () => conn.close();
   const signals: Deno.Signal[] = ["SIGTERM", "SIGINT", "SIGHUP"];
@@ -177,7 +186,13 @@ export class AcpServer implements AcpPeer, SessionServer {
    * Sends one `session/update`; never throws (a closed connection drops it). An update over
    * the clients' message limit is sent reduced (`./output_limit.ts`).
    */
+  /** Updates sent before the SDK connection is open (`earlyHandshake`); sent once it is. */
+  earlyNotify?: [string, acp.SessionUpdate][];
   notify(sessionId: string, update: acp.SessionUpdate): Promise<void> {
+    if (this.earlyNotify) {
+      this.earlyNotify.push([sessionId, update]);
+      return Promise.resolve();
+    }
     if (!this.conn) return Promise.resolve();
     return this.client.notify("session/update", { sessionId, update: limitUpdate(update) })
       .catch(() => {});
@@ -295,6 +310,145 @@ export class AcpServer implements AcpPeer, SessionServer {
   cancel(sessionId: string): void {
     this.sessions.get(sessionId)?.turn?.ac.abort();
   }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  !!v && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * Answers the first messages without the SDK (issue 22: the SDK and zod are ≈ 30 ms of a
+ * ≈ 100 ms handshake): a first line that is an `initialize` request whose params have the
+ * schema's `protocolVersion` (an integer 0–65535, the one field whose failure the SDK's schema
+ * does not default away) and an object (or no) `clientCapabilities`, then a second line that is
+ * a `session/new` request whose params are a string `cwd` and an empty `mcpServers` array
+ * alone. The SDK then parses the replayed `initialize` and calls `initialize` again, so the
+ * client capabilities kept are the schema's, before any later message is dispatched. Each answer is the
+ * line the SDK writes (`{"jsonrpc":"2.0","id":…,"result":…}` + `\n`). Anything else — another
+ * method, other params, a line that does not parse, an error while opening the session — stops
+ * the early phase, and that line goes to the SDK as it came, so every error stays the SDK's
+ * JSON-RPC error.
+ *
+ * Returns what the SDK connection is built on: `rest`, the input from the SDK's point of view —
+ * the answered `initialize` again (so the SDK's connection is initialized; its answer is
+ * dropped by `dropReplayAnswer`, and no further line is read before it is written, since the SDK
+ * refuses a request that arrives before `initialize` is done), the unanswered line, then stdin
+ * in order; `flush` sends the `session/update`s a session queued meanwhile (after the
+ * `session/new` response, as the SDK path does).
+ */
+async function earlyHandshake(
+  server: AcpServer,
+  input: ReadableStream<Uint8Array>,
+  send: (bytes: Uint8Array) => Promise<void>,
+): Promise<{
+  rest: ReadableStream<Uint8Array>;
+  dropReplayAnswer(chunk: Uint8Array): boolean;
+  flush(): void;
+}> {
+  const enc = new TextEncoder();
+  const dec = new TextDecoder();
+  const reader = input.getReader();
+  let text = "";
+  const replay: string[] = [];
+  let initId: unknown = undefined;
+  const nextLine = async (): Promise<string | undefined> => {
+    for (;;) {
+      const i = text.indexOf("\n");
+      if (i >= 0) {
+        const line = text.slice(0, i);
+        text = text.slice(i + 1);
+        return line;
+      }
+      const r = await reader.read();
+      if (r.done) {
+        text += dec.decode();
+        return undefined;
+      }
+      text += dec.decode(r.value, { stream: true });
+    }
+  };
+  const answer = (id: unknown, result: unknown) =>
+    send(enc.encode(JSON.stringify({ jsonrpc: "2.0", id, result }) + "\n"));
+  const requestId = (m: Record<string, unknown>) =>
+    m.jsonrpc === "2.0" && (typeof m.id === "string" || typeof m.id === "number");
+  server.earlyNotify = [];
+  const first = await nextLine();
+  let m: unknown;
+  try {
+    m = first === undefined ? undefined : JSON.parse(first);
+  } catch { /* the SDK answers it */ }
+  const p = isObject(m) ? m.params : undefined;
+  if (
+    isObject(m) && requestId(m) && m.method === "initialize" && isObject(p) &&
+    Number.isInteger(p.protocolVersion) && (p.protocolVersion as number) >= 0 &&
+    (p.protocolVersion as number) <= 65535 &&
+    (p.clientCapabilities === undefined || isObject(p.clientCapabilities))
+  ) {
+    initId = m.id;
+    await answer(m.id, server.initialize(p as unknown as acp.InitializeRequest));
+    replay.push(first!);
+    const second = await nextLine();
+    let n: unknown;
+    try {
+      n = second === undefined ? undefined : JSON.parse(second);
+    } catch { /* the SDK answers it */ }
+    const q = isObject(n) ? n.params : undefined;
+    let answered = false;
+    if (
+      isObject(n) && requestId(n) && n.method === "session/new" && isObject(q) &&
+      typeof q.cwd === "string" && Array.isArray(q.mcpServers) && q.mcpServers.length === 0 &&
+      Object.keys(q).every((k) => k === "cwd" || k === "mcpServers")
+    ) {
+      try {
+        const result = await newSession(server, q as unknown as acp.NewSessionRequest);
+        await answer(n.id, result);
+        answered = true;
+      } catch { /* the SDK runs it again and answers with its error */ }
+    }
+    if (second !== undefined && !answered) replay.push(second);
+  } else if (first !== undefined) replay.push(first);
+  let initDone: () => void = () => {};
+  const initAnswered = new Promise<void>((r) => (initDone = r));
+  let dropped = initId === undefined;
+  if (dropped) initDone();
+  const rest = new ReadableStream<Uint8Array>({
+    start(ctrl) {
+      // The replayed `initialize` alone: the SDK refuses a request that comes before it is done.
+      if (initId !== undefined) ctrl.enqueue(enc.encode(replay.shift() + "\n"));
+    },
+    async pull(ctrl) {
+      await initAnswered;
+      const held = replay.splice(0).map((l) => l + "\n").join("") + text;
+      text = "";
+      if (held) return ctrl.enqueue(enc.encode(held));
+      const r = await reader.read();
+      if (r.done) ctrl.close();
+      else ctrl.enqueue(r.value);
+    },
+    cancel: (why) => reader.cancel(why),
+  });
+  return {
+    rest,
+    dropReplayAnswer(chunk) {
+      if (dropped) return false;
+      let out: unknown;
+      try {
+        out = JSON.parse(dec.decode(chunk));
+      } catch {
+        return false;
+      }
+      if (isObject(out) && out.id === initId && !("method" in out)) {
+        dropped = true;
+        initDone();
+        return true;
+      }
+      return false;
+    },
+    flush() {
+      const queued = server.earlyNotify ?? [];
+      server.earlyNotify = undefined;
+      for (const [sid, u] of queued) void server.notify(sid, u);
+    },
+  };
 }
 
 /**
