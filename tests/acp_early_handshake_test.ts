@@ -77,7 +77,7 @@ Deno.test("acp early handshake: lines written with initialize + session/new are 
       "not json",
       { jsonrpc: "2.0", id: 4, method: "bogus/method", params: {} },
     ], async (seen) => {
-      await waitFor(seen, (m) => m.id === 4);
+      for (const id of [1, 2, 3, 4]) await waitFor(seen, (m) => m.id === id);
     });
     const answers = (id: unknown) => seen.filter((m) => m.id === id && !("method" in m));
     for (const id of [1, 2, 3, 4]) assert.equal(answers(id).length, 1, `answers to ${id}`);

@@ -315,18 +315,45 @@ export class AcpServer implements AcpPeer, SessionServer {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   !!v && typeof v === "object" && !Array.isArray(v);
 
+const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
+const pairs = (v: unknown) =>
+  Array.isArray(v) &&
+  v.every((p) =>
+    isObject(p) && typeof p.name === "string" && typeof p.value === "string" &&
+    Object.keys(p).length === 2
+  );
+const onlyKeys = (o: Record<string, unknown>, keys: string[]) =>
+  Object.keys(o).every((k) => keys.includes(k));
+
+/**
+ * An `mcpServers` entry that the ACP v1 schema takes as it is (nothing defaulted, nothing
+ * stripped): `{type: "http"|"sse", name, url, headers: [{name, value}]}` or
+ * `{name, command, args: string[], env: [{name, value}]}`. Any other entry leaves the
+ * `session/new` to the SDK.
+ */
+function plainMcpServer(s: unknown): boolean {
+  if (!isObject(s) || typeof s.name !== "string") return false;
+  if (s.type === "http" || s.type === "sse") {
+    return typeof s.url === "string" && pairs(s.headers) &&
+      onlyKeys(s, ["type", "name", "url", "headers"]);
+  }
+  return typeof s.command === "string" && strings(s.args) && pairs(s.env) &&
+    onlyKeys(s, ["name", "command", "args", "env"]);
+}
+
 /**
  * Answers the first messages without the SDK (issue 22: the SDK and zod are ≈ 30 ms of a
  * ≈ 100 ms handshake): a first line that is an `initialize` request whose params have the
  * schema's `protocolVersion` (an integer 0–65535, the one field whose failure the SDK's schema
  * does not default away) and an object (or no) `clientCapabilities`, then a second line that is
- * a `session/new` request whose params are a string `cwd` and an empty `mcpServers` array
- * alone. The SDK then parses the replayed `initialize` and calls `initialize` again, so the
- * client capabilities kept are the schema's, before any later message is dispatched. Each answer is the
- * line the SDK writes (`{"jsonrpc":"2.0","id":…,"result":…}` + `\n`). Anything else — another
- * method, other params, a line that does not parse, an error while opening the session — stops
- * the early phase, and that line goes to the SDK as it came, so every error stays the SDK's
- * JSON-RPC error.
+ * a `session/new` request whose params are a string `cwd` and an `mcpServers` array of
+ * {@link plainMcpServer} entries alone. The SDK then parses the replayed `initialize` and calls
+ * `initialize` again, so the client capabilities kept are the schema's, before any later
+ * message is dispatched. Each answer is the line the SDK writes
+ * (`{"jsonrpc":"2.0","id":…,"result":…}` + `\n`). Anything else — another method, other
+ * params, a line that does not parse, an error while opening the session — stops the early
+ * phase, and that line goes to the SDK as it came, so every error stays the SDK's JSON-RPC
+ * error.
  *
  * Returns what the SDK connection is built on: `rest`, the input from the SDK's point of view —
  * the answered `initialize` again (so the SDK's connection is initialized; its answer is
@@ -395,7 +422,8 @@ async function earlyHandshake(
     let answered = false;
     if (
       isObject(n) && requestId(n) && n.method === "session/new" && isObject(q) &&
-      typeof q.cwd === "string" && Array.isArray(q.mcpServers) && q.mcpServers.length === 0 &&
+      typeof q.cwd === "string" && Array.isArray(q.mcpServers) &&
+      q.mcpServers.every(plainMcpServer) &&
       Object.keys(q).every((k) => k === "cwd" || k === "mcpServers")
     ) {
       try {
