@@ -59,3 +59,30 @@ Deno.test("provider e2e: config timeout_ms applies; a cut stream keeps the parti
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("provider e2e: a base URL without /v1 that answers 404 gets a hint naming the /v1 URL", async () => {
+  const server = await startModelServer({ script: [{ text: "never reached" }] });
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir();
+  try {
+    const origin = server.baseURL.replace(/\/v1$/, "");
+    const r = await runCoyote(["--headless", "--output-format", "json", "hi"], {
+      cwd,
+      env: childEnv(env, { baseURL: origin }),
+    });
+    assert.equal(r.code, 1, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.match(out.error.message, /HTTP 404/);
+    assert.ok(
+      out.error.message.includes(
+        `has no path: OpenAI-compatible servers usually answer under /v1 — try ${origin}/v1`,
+      ),
+      out.error.message,
+    );
+    assert.doesNotMatch(r.stderr, /^\s+at /m, "no stack trace");
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});

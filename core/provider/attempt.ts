@@ -210,7 +210,9 @@ export async function attemptOnce(
     if (timedOut) {
       return { ok: false, error: timeoutError(cfg, partial(), attemptNo), retryable: false };
     }
-    return classify(e, shown, partial(), redact, attemptNo, sent);
+    const r = classify(e, shown, partial(), redact, attemptNo, sent);
+    if (!r.ok && r.error.status === 404) r.error.message += baseUrlHint(cfg.baseURL);
+    return r;
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);
@@ -229,4 +231,19 @@ function timeoutError(cfg: ProviderConfig, partial: ModelResponse, attemptNo: nu
     undefined,
     attemptNo,
   );
+}
+
+/**
+ * For a 404 on `<baseURL>/chat/completions`: a hint when the base URL has no path, the common
+ * slip with servers that serve the OpenAI API under `/v1` (Ollama, vLLM, LM Studio, llama.cpp);
+ * else "".
+ */
+export function baseUrlHint(baseURL: string): string {
+  try {
+    const u = new URL(baseURL);
+    if (u.pathname.replace(/\/+$/, "") !== "") return "";
+    return ` (the base URL ${u.origin} has no path: OpenAI-compatible servers usually answer under /v1 — try ${u.origin}/v1)`;
+  } catch {
+    return "";
+  }
 }
