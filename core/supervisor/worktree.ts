@@ -141,7 +141,7 @@ export async function addWorktree(
   const root = join(dataDir, "worktrees");
   await Deno.mkdir(root, { recursive: true });
   const path = join(root, id);
-  await git(repo, ["worktree", "add", "--detach", path, base]);
+  await inRepo(repo, () => git(repo, ["worktree", "add", "--detach", path, base]));
   return { id, repo, path, base, dataDir };
 }
 
@@ -185,11 +185,13 @@ export async function collectWorktree(
 }
 
 /** Removes the checkout and its worktree entry (the patches stay). Never throws. */
-export async function removeWorktree(wt: ChildWorktree): Promise<void> {
-  await git(wt.repo, ["worktree", "remove", "--force", wt.path], { ok: () => true })
-    .catch(() => {});
-  await Deno.remove(wt.path, { recursive: true }).catch(() => {});
-  await git(wt.repo, ["worktree", "prune"], { ok: () => true }).catch(() => {});
+export function removeWorktree(wt: ChildWorktree): Promise<void> {
+  return inRepo(wt.repo, async () => {
+    await git(wt.repo, ["worktree", "remove", "--force", wt.path], { ok: () => true })
+      .catch(() => {});
+    await Deno.remove(wt.path, { recursive: true }).catch(() => {});
+    await git(wt.repo, ["worktree", "prune"], { ok: () => true }).catch(() => {});
+  }).catch(() => {});
 }
 
 /** {@link collectWorktree} once, then {@link removeWorktree} whatever the outcome. */
@@ -201,8 +203,22 @@ export async function finishWorktree(wt: ChildWorktree): Promise<WorktreeOutcome
   }
 }
 
-/** The last patch application per repository (this process applies one at a time there). */
-const applying = new Map<string, Promise<unknown>>();
+/**
+ * The last operation per repository that changes its worktree list or working tree — a worktree
+ * added or removed, a patch applied — so this process runs one at a time there: two `git worktree
+ * add` at once race on `.git/worktrees/` ("failed to read …/commondir"), two applications would
+ * both apply to the tree as it was before either.
+ */
+const repoQueue = new Map<string, Promise<unknown>>();
+
+/** Runs `f` after the operations queued for `repo` (see {@link repoQueue}). */
+function inRepo<T>(repo: string, f: () => Promise<T>): Promise<T> {
+  const turn = (repoQueue.get(repo) ?? Promise.resolve()).then(f);
+  const settled = turn.catch(() => {});
+  repoQueue.set(repo, settled);
+  void settled.then(() => repoQueue.get(repo) === settled && repoQueue.delete(repo));
+  return turn;
+}
 
 /**
  * Applies `patch` to `repo`'s working tree with `git apply --3way` through a temporary index of
@@ -211,11 +227,7 @@ const applying = new Map<string, Promise<unknown>>();
  * both apply to the tree as it was before either.
  */
 export function applyPatch(repo: string, patch: string): Promise<WorktreeOutcome> {
-  const turn = (applying.get(repo) ?? Promise.resolve()).then(() => applyNow(repo, patch));
-  const settled = turn.catch(() => {});
-  applying.set(repo, settled);
-  void settled.then(() => applying.get(repo) === settled && applying.delete(repo));
-  return turn;
+  return inRepo(repo, () => applyNow(repo, patch));
 }
 
 async function applyNow(repo: string, patch: string): Promise<WorktreeOutcome> {
