@@ -76,10 +76,13 @@ Deno.test("attack 3: auto-run files planted by a command are removed, existing o
     assert.match(r.content, /the OS sandbox removed \d+ protected paths? the command created/);
     assert.equal(await Deno.readTextFile(join(ws, "app", ".vscode", "mcp.json")), "{}\n");
     assert.equal(await Deno.readTextFile(join(ws, "app", ".dir-locals.el")), "()\n");
-    // Ordinary files with near names stay.
-    for (const p of [".run/notes.txt", "mise.md", "crush.md"]) {
+    // Ordinary files with near names stay; a new dot-folder (`.run/`, JetBrains' run
+    // configurations live there) is moved to the quarantine by the dot-entry rule and named.
+    for (const p of ["mise.md", "crush.md"]) {
       assert.equal(await Deno.readTextFile(join(ws, p)), "ok\n", p);
     }
+    assert.equal(await exists(join(ws, ".run")), false, ".run is quarantined");
+    assert.match(r.content, /the OS sandbox moved \d+ new dot-[^\n]*\n(?:.*\n)*\s+\.run → /);
     for (const p of [...PLANTED, "app/.vscode/mcp.json"]) {
       const v = await policy.evaluate({ type: "write", path: join(ws, p) });
       assert.equal(v.decision, "ask", `${p}: ${v.reason}`);

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { cgroupsOffHere } from "../core/policy/sandbox/cgroup.ts";
 import { Policy } from "../core/policy/policy.ts";
 import { CommandSandbox, DEFAULT_SANDBOX } from "../core/policy/sandbox/mod.ts";
 import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
@@ -107,7 +108,7 @@ Deno.test("attack 2: the limits' hard values cannot be raised from inside", asyn
   // Both ways the process limit holds: the command's own cgroup (this machine), and pid_max
   // where no cgroup is writable (core/policy/sandbox/cgroup.ts, COYOTE_CGROUP=off).
   for (const cgroup of [true, false]) {
-    if (!cgroup) Deno.env.set("COYOTE_CGROUP", "off");
+    if (!cgroup) cgroupsOffHere(true);
     const w = await world();
     try {
       const r = await w.run([
@@ -124,7 +125,7 @@ Deno.test("attack 2: the limits' hard values cannot be raised from inside", asyn
       assert.match(r.content, /^512$/m);
       assert.match(r.content, cgroup ? /^512\n512$/m : /^514$/m);
     } finally {
-      Deno.env.delete("COYOTE_CGROUP");
+      cgroupsOffHere(false);
       await w.cleanup();
     }
   }

@@ -13,7 +13,12 @@ import { existsSync } from "node:fs";
 import { Policy } from "../core/policy/policy.ts";
 import { CommandSandbox, describeSandbox } from "../core/policy/sandbox/mod.ts";
 import { deriveProfile } from "../core/policy/sandbox/profile.ts";
-import { cgroupHost, counter, findCgroupHost as probe } from "../core/policy/sandbox/cgroup.ts";
+import {
+  cgroupHost,
+  cgroupsOffHere,
+  counter,
+  findCgroupHost as probe,
+} from "../core/policy/sandbox/cgroup.ts";
 import type { SandboxLimits } from "../core/policy/sandbox/limits.ts";
 import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
@@ -162,7 +167,7 @@ Deno.test("cgroup: memory RLIMIT_DATA misses (tmpfs, shared anonymous mmap) ends
   assert.deepEqual(await leftAfter(Deno.pid), []);
   // Without a cgroup (COYOTE_CGROUP=off: the fallback) the shared mapping is not bounded by
   // RLIMIT_DATA — the gap the cgroup closes (a bounded 300 MB here).
-  Deno.env.set("COYOTE_CGROUP", "off");
+  cgroupsOffHere(true);
   const f = await world();
   try {
     const r = await f.run(
@@ -171,7 +176,7 @@ Deno.test("cgroup: memory RLIMIT_DATA misses (tmpfs, shared anonymous mmap) ends
     assert.match(r.content, /filled/);
     assert.doesNotMatch(r.content, /coyote-/);
   } finally {
-    Deno.env.delete("COYOTE_CGROUP");
+    cgroupsOffHere(false);
     await f.cleanup();
   }
 });

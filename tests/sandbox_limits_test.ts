@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { cgroupsOffHere } from "../core/policy/sandbox/cgroup.ts";
 import { Policy } from "../core/policy/policy.ts";
 import {
   CommandSandbox,
@@ -26,7 +27,7 @@ import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 async function world(limits: SandboxLimits = { processes: 300, memoryMb: 256 }) {
   // The rlimit / pid_max limits, as on a host without a writable cgroup (core/policy/sandbox/cgroup.ts).
-  Deno.env.set("COYOTE_CGROUP", "off");
+  cgroupsOffHere(true);
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-limits-" }));
   const ws = join(root, "ws");
   for (const d of [ws, join(root, "cfg"), join(root, "home")]) {
@@ -47,7 +48,7 @@ async function world(limits: SandboxLimits = { processes: 300, memoryMb: 256 }) 
     run,
     cleanup: async () => {
       sb.close();
-      Deno.env.delete("COYOTE_CGROUP");
+      cgroupsOffHere(false);
       await Deno.remove(root, { recursive: true }).catch(() => {});
     },
   };

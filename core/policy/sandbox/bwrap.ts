@@ -43,6 +43,15 @@ export function emptyFilePath(): string {
   return p;
 }
 
+function exists(p: string): boolean {
+  try {
+    Deno.lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function isDir(p: string): boolean {
   try {
     return Deno.statSync(p).isDirectory;
@@ -197,6 +206,9 @@ export function bwrapArgs(
     if (profile.home && hiddenByHome(profile.home, h.path, roots)) continue;
     // …or outside everything bound: absent from the root view (/run/user, other homes).
     if (view && !visible(view, profile, h.path, roots)) continue;
+    // …or gone since the profile was made (a cached /etc scan): nothing left to hide, and its
+    // mount point could not be made under a read-only folder.
+    if (!exists(h.path)) continue;
     // …and so does one with a root inside it (a workspace inside the hidden data dir).
     const keepRw = [...sockets, ...roots].some((s) => s.startsWith(`${h.path}/`));
     mounts.push({

@@ -127,13 +127,23 @@ export function findCgroupHost(
 }
 
 let host: { h: CgroupHost | null } | undefined;
+let offHere = false;
+
+/**
+ * Turns cgroups off (`true`) or back to what `COYOTE_CGROUP` says (`false`) in this isolate only:
+ * how a test exercises the fallback, since `Deno.env` is the whole process's and
+ * `deno test --parallel` runs test modules side by side in one process.
+ */
+export function cgroupsOffHere(off: boolean): void {
+  offHere = off;
+}
 
 /**
  * This process's {@link CgroupHost}, probed once and then cached. `COYOTE_CGROUP=off` in Coyote's
  * environment (read at each call) turns cgroups off: the fallback limits of ./limits.ts hold.
  */
 export function cgroupHost(): CgroupHost | null {
-  if (Deno.env.get("COYOTE_CGROUP") === "off") return null;
+  if (offHere || Deno.env.get("COYOTE_CGROUP") === "off") return null;
   host ??= { h: findCgroupHost() };
   return host.h;
 }
