@@ -46,6 +46,9 @@ const HIDDEN: Record<string, string> = {
 /** Store files that must stay readable (deep names that look private are a package's files). */
 const VISIBLE: Record<string, string> = {
   ".cache/deno/npm/registry.npmjs.org/cookie/0.6.0/package.json": '{"name":"cookie-ok"}',
+  // Within the name rule's depth of a store (DENO_DIR=~/.deno): packages, not credentials.
+  ".deno/npm/registry.npmjs.org/cookie-signature/1.0.6/package.json": '{"name":"sig-ok"}',
+  ".deno/npm/registry.npmjs.org/google-auth-library/registry.json": '{"name":"gal-ok"}',
   ".cache/deno/npm/registry.npmjs.org/x/1.0.0/lib/session.js": "session-ok",
   ".npm/_npx/a1/node_modules/.cache/mcp/readme.txt": "npx-ok",
   ".cache/pre-commit/repo1/.git/config":

@@ -245,6 +245,34 @@ function packageFolder(names: ReadonlySet<string>, entries: Deno.DirEntry[]): bo
 }
 
 /**
+ * Whether folder `p` is a package (see {@link packageFolder}) or holds package versions (Deno's
+ * and pnpm's `<name>/<version>/package.json`): an npm package named `cookie` or
+ * `google-auth-library` is code a build needs, not a credential, whatever its name says.
+ */
+function packageTree(p: string): boolean {
+  const isPkg = (dir: string) => {
+    try {
+      const entries = [...Deno.readDirSync(dir)];
+      return packageFolder(new Set(entries.map((e) => e.name)), entries);
+    } catch {
+      return false;
+    }
+  };
+  if (isPkg(p)) return true;
+  try {
+    if (Deno.statSync(`${p}/registry.json`).isFile) return true; // Deno's npm cache: a package's metadata
+  } catch { /* none */ }
+  try {
+    let n = 0;
+    for (const e of Deno.readDirSync(p)) {
+      if (e.isDirectory && isPkg(`${p}/${e.name}`)) return true;
+      if (++n >= 3) break;
+    }
+  } catch { /* unreadable: not a package */ }
+  return false;
+}
+
+/**
  * What to hide below `dir` (relative paths), breadth first to {@link SCAN_DEPTH} levels and
  * {@link SCAN_LIMIT} entries:
  * - by structure, at every depth: browser profiles and mail caches ({@link PROFILE_MARKERS}; a
@@ -252,7 +280,8 @@ function packageFolder(names: ReadonlySet<string>, entries: Deno.DirEntry[]): bo
  *   files holding a credential ({@link CONFIG_FILE_RE}: a clone's `.git/config`, a bare clone's
  *   `config` with a token URL or an auth header — the value rule of core/tools/secret_value.ts);
  * - by name, to {@link NAME_DEPTH} levels: credential-looking names ({@link SECRET_NAME_RE}) and
- *   private folders ({@link PRIVATE_DIR_RE}).
+ *   private folders ({@link PRIVATE_DIR_RE}), except a folder that is a package tree
+ *   ({@link packageTree}: the npm packages `cookie`, `google-auth-library` in Deno's cache).
  * Not entered: hash-bucket folders, git object stores, package folders ({@link packageFolder};
  * their `.git/config` is still read). Symbolic links are not followed; only plain files are read.
  */
@@ -297,7 +326,8 @@ export function scanSecrets(dir: string): string[] {
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (
         depth <= NAME_DEPTH &&
-        (SECRET_NAME_RE.test(e.name) || (e.isDirectory && PRIVATE_DIR_RE.test(e.name)))
+        (SECRET_NAME_RE.test(e.name) || (e.isDirectory && PRIVATE_DIR_RE.test(e.name))) &&
+        !(e.isDirectory && packageTree(`${abs}/${e.name}`))
       ) {
         found.push(r);
       } else if (e.isFile && CONFIG_FILE_RE.test(e.name)) {
