@@ -27,6 +27,7 @@
 import { dirname, isAbsolute, join } from "node:path";
 import { isInside } from "../rules.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
+import { packageFolder, packageTree } from "./store_packages.ts";
 
 /**
  * The toolchain stores visible inside the sandbox, relative to the home, with what uses them.
@@ -228,49 +229,6 @@ const scans = new Map<string, { at: number; found: string[] }>();
 
 /** How deep the name rules ({@link SECRET_NAME_RE}, {@link PRIVATE_DIR_RE}) look: deeper, names are a package's files (`cookie`, `session.js`). */
 export const NAME_DEPTH = 3;
-
-/**
- * Entries that make a folder a package or an install prefix (`package.json`, `Cargo.toml`,
- * `go.mod`, `pyproject.toml`, `setup.py`, `*.gemspec`, `pom.xml`; `bin` next to `lib`): files a
- * build unpacked, not a place a program keeps a profile — the scan checks its git config and does
- * not go deeper.
- */
-function packageFolder(names: ReadonlySet<string>, entries: Deno.DirEntry[]): boolean {
-  for (
-    const n of ["package.json", "Cargo.toml", "go.mod", "pyproject.toml", "setup.py", "pom.xml"]
-  ) {
-    if (names.has(n)) return true;
-  }
-  return (names.has("bin") && names.has("lib")) || entries.some((e) => e.name.endsWith(".gemspec"));
-}
-
-/**
- * Whether folder `p` is a package (see {@link packageFolder}) or holds package versions (Deno's
- * and pnpm's `<name>/<version>/package.json`): an npm package named `cookie` or
- * `google-auth-library` is code a build needs, not a credential, whatever its name says.
- */
-function packageTree(p: string): boolean {
-  const isPkg = (dir: string) => {
-    try {
-      const entries = [...Deno.readDirSync(dir)];
-      return packageFolder(new Set(entries.map((e) => e.name)), entries);
-    } catch {
-      return false;
-    }
-  };
-  if (isPkg(p)) return true;
-  try {
-    if (Deno.statSync(`${p}/registry.json`).isFile) return true; // Deno's npm cache: a package's metadata
-  } catch { /* none */ }
-  try {
-    let n = 0;
-    for (const e of Deno.readDirSync(p)) {
-      if (e.isDirectory && isPkg(`${p}/${e.name}`)) return true;
-      if (++n >= 3) break;
-    }
-  } catch { /* unreadable: not a package */ }
-  return false;
-}
 
 /**
  * What to hide below `dir` (relative paths), breadth first to {@link SCAN_DEPTH} levels and
