@@ -305,6 +305,55 @@ const OPAQUE_SIBLINGS: [string[], string, "allow" | "ask"][] = [
   [["Execute(make*)"], "make --load-average=4", "allow"],
   [[], "wait $pid", "allow"],
   [[], "wait -p 'a[$(rm -rf v)]'", "ask"],
+  // Fifth attacker pass: wrappers of one process property (their inner command meets the deny
+  // rule), runners of a command or a shell string, an unknown program naming a program, make
+  // reading its makefile from the input or the command line, npm's script shell.
+  [[], "setarch x86_64 rm -rf v", "ask"],
+  [[], "setarch x86_64 -R rm -rf v", "ask"],
+  [[], "setarch x86_64 <<< 'rm -rf v'", "ask"],
+  [[], "linux64 sh -c 'rm -rf v'", "ask"],
+  [[], "x86_64 rm -rf v", "ask"],
+  [[], "i386 rm -rf v", "ask"],
+  [[], "choom -n 0 -- rm -rf v", "ask"],
+  [[], "uclampset -m 0 rm -rf v", "ask"],
+  [[], "capsh -- -c 'rm -rf v'", "ask"],
+  [[], "runcon -t x rm -rf v", "ask"],
+  [[], "runcon ctx rm -rf v", "ask"],
+  [[], "eatmydata rm -rf v", "ask"],
+  [[], "numactl -- rm -rf v", "ask"],
+  [[], "numactl --membind=0 rm -rf v", "ask"],
+  [[], "cgexec -g cpu:x rm -rf v", "ask"],
+  [[], "torsocks rm -rf v", "ask"],
+  [[], "proxychains -q rm -rf v", "ask"],
+  [[], "ncat -l 8080 -e '/bin/rm -rf v'", "ask"],
+  [[], "nc -l -p 8080 -c 'rm -rf v'", "ask"],
+  [[], "ipython -c 'import shutil'", "ask"],
+  [[], "pdb3 x.py", "ask"],
+  [[], "mise exec -- rm -rf v", "ask"],
+  [[], "direnv exec . rm -rf v", "ask"],
+  [[], "nix-shell --run 'rm -rf v'", "ask"],
+  [[], "conda run -n base rm -rf v", "ask"],
+  [[], "pipenv run rm -rf v", "ask"],
+  // What only names a program, or wraps one harmlessly, stays auto-allowed or meets its rule.
+  [[], "man rm", "allow"],
+  [[], "which rm", "allow"],
+  [[], "type rm", "allow"],
+  [[], "whatis rm", "allow"],
+  [[], "echo rm", "allow"],
+  [[], "grep rm list", "allow"],
+  [[], "cat list", "allow"],
+  [[], "ls victim", "allow"],
+  [[], "git log", "allow"],
+  [[], "pgrep node", "allow"],
+  [[], "apt-cache show git", "allow"],
+  [[], "cp /usr/bin/ls ./ls2", "allow"],
+  [[], "gh pr view 12", "allow"],
+  [[], "prettier --write src", "allow"],
+  [[], "setarch x86_64 ls", "allow"],
+  [[], "eatmydata ls", "allow"],
+  [[], "numactl --membind=0 ls", "allow"],
+  [[], "nc -zv localhost 80", "allow"],
+  [["Execute(npm run test*)"], "npm run test", "allow"],
 ];
 
 Deno.test("auto-allow yields: code-running, program-choosing and library-loading siblings are opaque", async () => {
@@ -362,6 +411,13 @@ const ATTACKS = [
   "env 'BASH_FUNC_ls%%=() { rm -rf victim; }' bash -c ls",
   "git grep -O'rm -rf victim' -e keep",
   "git -c color.ui=never -c core.pager='rm -rf victim' log",
+  // Fifth attacker pass: process-property wrappers, capsh, an unknown wrapper, make reading its
+  // makefile from the input under `Execute(make*)`.
+  "setarch x86_64 rm -rf victim",
+  "linux64 sh -c 'rm -rf victim'",
+  "choom -n 0 -- rm -rf victim",
+  "uclampset -m 0 rm -rf victim",
+  "capsh -- -c 'rm -rf victim'",
 ];
 
 Deno.test("auto-allow yields: headless on real bwrap, victim survives and the denials are reported", async () => {
@@ -396,6 +452,8 @@ Deno.test("auto-allow yields: headless on real bwrap, victim survives and the de
       "Execute(find*)",
       "--allow",
       "Execute(git*)",
+      "--allow",
+      "Execute(make*)",
       "go",
     ], { cwd: ws, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 120_000 });
     assert.equal(r.code, 0, r.stderr);

@@ -323,6 +323,11 @@ const INTERPRETERS = new Set([
   "mysql",
   "jshell",
   "groovy",
+  "ipython",
+  "ipython3",
+  "pdb",
+  "pdb3",
+  "ipdb",
 ]);
 /**
  * Build tools, package managers and runners that run a project's scripts or build code
@@ -400,6 +405,14 @@ const BUILD_TOOLS = new Set([
   "docker",
   "podman",
   "kubectl",
+  "mise",
+  "direnv",
+  "conda",
+  "mamba",
+  "micromamba",
+  "pipenv",
+  "pixi",
+  "rye",
 ]);
 /**
  * Subcommands of package managers and environment runners that run the command after them
@@ -420,6 +433,14 @@ const COMMAND_SUBCOMMANDS: Record<string, string[]> = {
   docker: ["exec", "run"],
   podman: ["exec", "run"],
   kubectl: ["exec"],
+  mise: ["exec", "x"],
+  direnv: ["exec"],
+  conda: ["run"],
+  mamba: ["run"],
+  micromamba: ["run"],
+  pipenv: ["run"],
+  pixi: ["run", "exec"],
+  rye: ["run"],
 };
 const COMMAND_OPERANDS = new Set(["npx", "pnpx", "bunx", "uvx"]);
 

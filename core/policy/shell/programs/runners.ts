@@ -60,6 +60,9 @@ export const COMMAND_RUNNERS: ReadonlySet<string> = new Set([
   "nq",
   "tsp",
   "pueue",
+  // `capsh -- -c 'cmd'` and `--shell=`, `nix-shell --run`/`--command` and its shell.nix.
+  "capsh",
+  "nix-shell",
 ]);
 
 /**
@@ -95,6 +98,10 @@ const RUNS_OPTION: Record<string, RegExp> = {
   sftp: /^-[A-Za-z0-9]*S/,
   // `less +CMD` runs CMD as less commands at start (`+!cmd` is a shell escape).
   less: /^\+|^--?lesskey/,
+  // `ncat -e/-c/--exec/--sh-exec/--lua-exec`, `nc -e/-c` run a command per connection.
+  ncat: /^(-[A-Za-z0-9]*[ec]|--(exec|sh-exec|lua-exec)(=|$))/,
+  nc: /^(-[A-Za-z0-9]*[ec]|--(exec|sh-exec)(=|$))/,
+  netcat: /^(-[A-Za-z0-9]*[ec]|--(exec|sh-exec)(=|$))/,
   // socat addresses EXEC:cmd and SYSTEM:cmd (also the write half of `A!!B`).
   socat: /(^|!!)(exec|system):/i,
 };

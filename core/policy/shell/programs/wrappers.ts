@@ -2,7 +2,9 @@
  * Programs that merely wrap another command, whose inner command the policy
  * checks on its own ({@link InnerCommand}): `sudo`, `doas`, `nice`, `nohup`,
  * `setsid`, `stdbuf`, `builtin`, `exec`, `ionice`, `time`, `timeout`,
- * `command`, `env` (with its `NAME=value` assignments), `xargs` (input
+ * `command`, `setarch` (and `linux64`, `x86_64`, `i386`, …), `choom`,
+ * `uclampset`, `runcon`, `eatmydata`, `numactl`, `cgexec`, `torsocks`,
+ * `proxychains`, `env` (with its `NAME=value` assignments), `xargs` (input
  * appended, `-I` replacements unknown) and `find` (its `-exec`/`-ok`
  * commands, whose `{}` is a found path, and the `-fprint` files it writes);
  * the option grammar of each ({@link WRAPPERS}) says where the inner command
@@ -16,6 +18,56 @@
 import { WILD } from "../../rules.ts";
 import { allow, ask, type Classification, type InnerCommand, opaque } from "../classification.ts";
 import { type OptSpec, skipOptions } from "../options.ts";
+
+/** `setarch`'s options (also those of `linux64`, `x86_64`, `i386`, … which are links to it). */
+const SETARCH: OptSpec = {
+  flags: [
+    "-v",
+    "-R",
+    "-F",
+    "-Z",
+    "-L",
+    "-X",
+    "-B",
+    "-I",
+    "-S",
+    "-T",
+    "-3",
+    "--verbose",
+    "--addr-no-randomize",
+    "--fdpic-funcptrs",
+    "--mmap-page-zero",
+    "--addr-compat-layout",
+    "--read-implies-exec",
+    "--32bit",
+    "--short-inode",
+    "--whole-seconds",
+    "--sticky-timeouts",
+    "--uname-2.6",
+    "--3gb",
+    "--4gb",
+  ],
+  valued: [],
+};
+/** Names under which `setarch` runs with the architecture implied (no ARCH operand). */
+const SETARCH_LINKS = [
+  "linux32",
+  "linux64",
+  "i386",
+  "i486",
+  "i586",
+  "i686",
+  "x86_64",
+  "uname26",
+  "aarch64",
+  "armv7l",
+  "armv8l",
+  "ppc",
+  "ppc64",
+  "ppc64le",
+  "s390",
+  "s390x",
+];
 
 /** The wrappers and the options each takes before the command it runs. */
 export const WRAPPERS: Record<string, OptSpec> = {
@@ -84,6 +136,47 @@ export const WRAPPERS: Record<string, OptSpec> = {
     flags: ["-i", "-0", "--ignore-environment", "--null", "-v", "--debug"],
     valued: ["-u", "--unset"],
   },
+  // util-linux and friends that change one property of the process and exec the rest (issue 16
+  // class 5, fifth pass): `setarch ARCH` (and its per-architecture names) run a shell without a
+  // command, `runcon CONTEXT cmd` takes a context first.
+  setarch: SETARCH,
+  choom: { flags: [], valued: ["-n", "--adjust", "-p", "--pid"] },
+  uclampset: {
+    flags: ["-R", "--reset-on-fork", "-a", "--all-tasks", "-v", "--verbose", "-s", "--system"],
+    valued: ["-m", "-M", "-p", "--pid"],
+  },
+  runcon: {
+    flags: ["-c", "--compute"],
+    valued: ["-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range"],
+  },
+  eatmydata: { flags: [], valued: [] },
+  numactl: {
+    flags: ["-a", "--all", "-l", "--localalloc", "-b", "--balancing"],
+    valued: [
+      "-i",
+      "-m",
+      "-N",
+      "-C",
+      "-p",
+      "-P",
+      "-w",
+      "--interleave",
+      "--membind",
+      "--cpunodebind",
+      "--cpubind",
+      "--physcpubind",
+      "--preferred",
+      "--preferred-many",
+      "--weighted-interleave",
+    ],
+  },
+  cgexec: { flags: ["--sticky"], valued: ["-g"] },
+  torsocks: {
+    flags: ["-i", "--isolate", "-d", "--debug", "-q", "--quiet"],
+    valued: ["-u", "--user", "-p", "--pass", "-a", "--address", "-P", "--port"],
+  },
+  proxychains: { flags: ["-q"], valued: ["-f"] },
+  proxychains4: { flags: ["-q"], valued: ["-f"] },
   xargs: {
     flags: [
       "-0",
@@ -121,6 +214,8 @@ export const WRAPPERS: Record<string, OptSpec> = {
   },
 };
 
+for (const link of SETARCH_LINKS) WRAPPERS[link] = SETARCH;
+
 /** `sudo`/`env`/`timeout`/`xargs`/…: the command after the wrapper's options, checked on its own. */
 export function wrapper(name: string, args: string[]): Classification {
   const spec = WRAPPERS[name];
@@ -134,6 +229,20 @@ export function wrapper(name: string, args: string[]): Classification {
       words,
       `cannot tell which command "${name}" runs (unknown or unsupported option)`,
     );
+  }
+  if (name === "setarch") {
+    if (!args.length || args[0].startsWith("-")) {
+      return ask(words, `setarch without an architecture`);
+    }
+    at = skipOptions(args.slice(1), spec);
+    if (at < 0) return opaque(words, `cannot tell which command "setarch" runs (unknown option)`);
+    at++;
+  }
+  // `runcon CONTEXT cmd`: without options the first operand is the context.
+  if (name === "runcon" && at === 0) at = 1;
+  // setarch and its links run a shell that reads its commands from the input without a command.
+  if ((name === "setarch" || SETARCH_LINKS.includes(name)) && at >= args.length) {
+    return opaque(words, `"${name}" without a command runs a shell that reads its input`);
   }
   const unsafe = name === "sudo" || name === "doas";
   const base = (inner: InnerCommand[], why: string, extra: Partial<Classification> = {}) =>
