@@ -334,6 +334,10 @@ const OPAQUE_SIBLINGS: [string[], string, "allow" | "ask"][] = [
   [[], "nix-shell --run 'rm -rf v'", "ask"],
   [[], "conda run -n base rm -rf v", "ask"],
   [[], "pipenv run rm -rf v", "ask"],
+  [[], "some-wrapper rm -rf v", "ask"],
+  [[], "some-wrapper -x -- rm -rf v", "ask"],
+  [[], "some-wrapper -n 0 rm -rf v", "ask"],
+  [[], "some-wrapper /usr/bin/rm -rf v", "ask"],
   // What only names a program, or wraps one harmlessly, stays auto-allowed or meets its rule.
   [[], "man rm", "allow"],
   [[], "which rm", "allow"],
@@ -418,6 +422,7 @@ const ATTACKS = [
   "choom -n 0 -- rm -rf victim",
   "uclampset -m 0 rm -rf victim",
   "capsh -- -c 'rm -rf victim'",
+  "some-wrapper -- rm -rf victim",
 ];
 
 Deno.test("auto-allow yields: headless on real bwrap, victim survives and the denials are reported", async () => {

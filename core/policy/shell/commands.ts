@@ -12,7 +12,8 @@
  * `bash -c`, `sh -c`, `eval`, parsed recursively), `writers.ts` (read-only
  * programs that write files named in their arguments: `tee`, `sort -o`,
  * `uniq IN OUT`), `git.ts` and `git_repo.ts`, `sed.ts`, `builtins.ts` (shell
- * builtins and `cd`). What read-only commands read is `read_paths.ts`;
+ * builtins and `cd`), `unknown.ts` (programs the guard has no rule for that
+ * look like wrappers). What read-only commands read is `read_paths.ts`;
  * option grammars are `options.ts`.
  *
  * Every function here fails closed: an option it does not know, or an
@@ -37,9 +38,10 @@ import { builtin, cdTarget } from "./programs/builtins.ts";
 import { readOnlySedScript, sed } from "./programs/sed.ts";
 import { git, gitNormalized, gitRepoHost } from "./programs/git.ts";
 import { find, wrapper, WRAPPERS } from "./programs/wrappers.ts";
-import { loader, runner } from "./programs/runners.ts";
+import { COMMAND_READERS, COMMAND_RUNNERS, loader, runner } from "./programs/runners.ts";
 import { evalCommand, shell, SHELLS } from "./programs/shells.ts";
 import { sort, tee, uniq } from "./programs/writers.ts";
+import { namesAProgramItRuns, OTHER_PROGRAMS } from "./programs/unknown.ts";
 export { secretName };
 export type { Classification, InnerCommand };
 export { anyLongOpt, cdTarget, gitNormalized, gitRepoHost, longOpt, readOnlySedScript };
@@ -276,7 +278,25 @@ export function classify(words: string[]): Classification {
       `${name} with system(), getline, a pipe, a redirection or a program file runs code the guard does not see`,
     );
   }
+  const wraps = namesAProgramItRuns(name, args, isKnownProgram);
+  if (wraps) return opaque(words, wraps);
   return ask(words, `"${name}" is not a read-only command`);
+}
+
+let knownPrograms: Set<string> | undefined;
+/** Every program name the guard has a rule for, built on first use. */
+function isKnownProgram(word: string): boolean {
+  knownPrograms ??= new Set([
+    ...PURE_READ_ONLY,
+    ...Object.keys(WRAPPERS),
+    ...SHELLS,
+    ...INTERPRETERS,
+    ...BUILD_TOOLS,
+    ...COMMAND_RUNNERS,
+    ...COMMAND_READERS,
+    ...OTHER_PROGRAMS,
+  ]);
+  return knownPrograms.has(word) || /(^|\/)s?bin\/[^/]+$/.test(word);
 }
 
 /**
