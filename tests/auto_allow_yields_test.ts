@@ -338,6 +338,16 @@ const OPAQUE_SIBLINGS: [string[], string, "allow" | "ask"][] = [
   [[], "some-wrapper -x -- rm -rf v", "ask"],
   [[], "some-wrapper -n 0 rm -rf v", "ask"],
   [[], "some-wrapper /usr/bin/rm -rf v", "ask"],
+  [["Execute(make*)"], "make -f /dev/stdin <<< 'all:; rm -rf v'", "ask"],
+  [["Execute(make*)"], "make -f - <<< 'all:; rm -rf v'", "ask"],
+  [["Execute(make*)"], "make -f <(echo 'all:; rm -rf v')", "ask"],
+  [["Execute(make*)"], "make --file=- all", "ask"],
+  [["Execute(make*)"], "make -kf- all", "ask"],
+  [["Execute(make*)"], "make --eval='all:; rm -rf v'", "ask"],
+  [["Execute(make*)"], "make -E 'all:; rm -rf v'", "ask"],
+  [["Execute(npm run test*)"], "npm run test --script-shell=./e.sh", "ask"],
+  [["Execute(npm*)"], "npm --userconfig=./x.npmrc run test", "ask"],
+  [["Execute(pnpm*)"], "pnpm --script-shell ./e.sh test", "ask"],
   // What only names a program, or wraps one harmlessly, stays auto-allowed or meets its rule.
   [[], "man rm", "allow"],
   [[], "which rm", "allow"],
@@ -357,6 +367,8 @@ const OPAQUE_SIBLINGS: [string[], string, "allow" | "ask"][] = [
   [[], "eatmydata ls", "allow"],
   [[], "numactl --membind=0 ls", "allow"],
   [[], "nc -zv localhost 80", "allow"],
+  [["Execute(make*)"], "make -f build.mk all", "allow"],
+  [["Execute(make*)"], "make -C sub -j4", "allow"],
   [["Execute(npm run test*)"], "npm run test", "allow"],
 ];
 
@@ -423,6 +435,7 @@ const ATTACKS = [
   "uclampset -m 0 rm -rf victim",
   "capsh -- -c 'rm -rf victim'",
   "some-wrapper -- rm -rf victim",
+  "make -f /dev/stdin <<< 'all:; rm -rf victim'",
 ];
 
 Deno.test("auto-allow yields: headless on real bwrap, victim survives and the denials are reported", async () => {

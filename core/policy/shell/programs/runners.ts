@@ -127,6 +127,10 @@ const LOADS_OPTION: Record<string, RegExp> = {
   ssh: /^-[A-Za-z0-9]*[FI]/,
   scp: /^-[A-Za-z0-9]*F/,
   sftp: /^-[A-Za-z0-9]*F/,
+  // The shell package scripts run in, and configuration files that can set it.
+  npm: /^--(script-shell|shell|userconfig|globalconfig|node-options)(=|$)/,
+  pnpm: /^--(script-shell|shell|userconfig|globalconfig|node-options)(=|$)/,
+  yarn: /^--(script-shell|shell|userconfig|globalconfig|node-options)(=|$)/,
   gcc: /^(-fplugin|-fpass-plugin|-wrapper|-B|--?specs|-Xclang|-fuse-ld|--ld-path|-Wl,.*plugin)/,
 };
 for (const cc of ["cc", "c++", "g++", "clang", "clang++", "tcc"]) {
@@ -216,8 +220,45 @@ export function loader(name: string, args: string[]): Classification | undefined
   ) {
     return opaque([name, ...args], `${name} -o with a command or library option`);
   }
+  if (MAKES.has(name)) {
+    const hit = makeProgramText(args);
+    if (hit) {
+      return opaque([name, ...args], `${name} ${hit} runs a makefile text the guard does not see`);
+    }
+  }
   if (name === "openssl" && args[0] === "engine") {
     return opaque([name, ...args], `"openssl engine" loads engines (shared libraries)`);
+  }
+  return undefined;
+}
+
+const MAKES = new Set(["make", "gmake", "bmake"]);
+
+/**
+ * The option of a make command line that makes it run a makefile text rather than the
+ * project's makefiles: `--eval=TEXT`/`-E TEXT`, or `-f`/`--file`/`--makefile` naming the input
+ * (`-`), a device or process file (`/dev/stdin`, `/dev/fd/N` as `<(…)` passes,
+ * `/proc/self/fd/0`) or a name only known at run time. Undefined otherwise.
+ */
+function makeProgramText(args: string[]): string | undefined {
+  const special = (v: string | undefined) =>
+    v === undefined || v === "-" || /^\/(dev|proc)\//.test(v) || v.includes(WILD);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") break;
+    if (/^--eval(=|$)/.test(a)) return "--eval";
+    const long = /^--(file|makefile)(=(.*))?$/.exec(a);
+    if (long) {
+      if (special(long[2] ? long[3] : args[i + 1])) return a;
+      continue;
+    }
+    if (/^-[A-Za-z]/.test(a) && !a.startsWith("--")) {
+      // A short cluster: -E and -f take a value (the rest of the word or the next word).
+      const m = /^-[A-Za-z]*?([Ef])(.*)$/.exec(a);
+      if (!m) continue;
+      if (m[1] === "E") return "-E";
+      if (special(m[2] || args[i + 1])) return `-f ${m[2] || args[i + 1] || ""}`.trim();
+    }
   }
   return undefined;
 }
