@@ -119,6 +119,61 @@ export function quarantine(p: string, ws: string, dataDir: string | undefined, i
 }
 let quarantineTmp: string | undefined;
 
+/**
+ * {@link quarantine} for a folder the scan could not read. A name that is not valid UTF-8 (the
+ * path holds U+FFFD and does not exist) cannot be named through Deno's APIs: its parent is listed
+ * and the folder moved by `sh` (`printf` octal escapes carry the raw bytes), the first raw name
+ * whose lossy decoding matches. Returns where it went, undefined when it could not be moved.
+ */
+function quarantineUnreadable(p: string, ws: string, dataDir: string | undefined, id: string) {
+  try {
+    Deno.lstatSync(p);
+    return quarantine(p, ws, dataDir, id);
+  } catch { /* a name that does not round-trip */ }
+  const parent = p.slice(0, p.lastIndexOf("/")), name = p.slice(p.lastIndexOf("/") + 1);
+  const base = dataDir
+    ? `${dataDir}/quarantine`
+    : (quarantineTmp ??= Deno.makeTempDirSync({ prefix: "coyote-quarantine-" }));
+  const dest = `${base}/${id}/${p.slice(ws.length + 1)}`;
+  try {
+    const list = new Deno.Command("sh", {
+      args: [
+        "-c",
+        `cd -- "$1" || exit 1; for f in * .[!.]* ..?*; do [ -d "$f" ] && [ ! -L "$f" ] && printf '%s\\0' "$f"; done; exit 0`,
+        "sh",
+        parent,
+      ],
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    const dec = new TextDecoder();
+    let start = 0;
+    const out = list.stdout;
+    for (let i = 0; i < out.length; i++) {
+      if (out[i] !== 0) continue;
+      const raw = out.subarray(start, i);
+      start = i + 1;
+      if (dec.decode(raw) !== name) continue;
+      const esc = [...raw].map((b) => `\\${b.toString(8).padStart(3, "0")}`).join("");
+      Deno.mkdirSync(dest.slice(0, dest.lastIndexOf("/")), { recursive: true, mode: 0o700 });
+      const mv = new Deno.Command("sh", {
+        args: [
+          "-c",
+          `cd -- "$1" && n=$(printf "$2"; echo x) && n=\${n%x} && mv -- "$n" "$3"`,
+          "sh",
+          parent,
+          esc,
+          dest,
+        ],
+        stdout: "null",
+        stderr: "null",
+      }).outputSync();
+      return mv.success ? dest : undefined;
+    }
+  } catch { /* no sh */ }
+  return undefined;
+}
+
 /** A path's identity: device and inode (`lstat`), or undefined when it does not exist. */
 function identity(p: string): string | undefined {
   try {
@@ -143,6 +198,10 @@ export interface ProtectedBefore {
    * without it the dot-entry rule is off.
    */
   dots?: ReadonlyMap<string, string>;
+  /** The folders the scan before the command could not read (./protected.ts `ScanExtras.unreadable`). */
+  unreadable?: readonly string[];
+  /** The folders whose `CACHEDIR.TAG` the scan before the command honoured. */
+  cacheTags?: ReadonlySet<string>;
 }
 
 /** {@link ProtectedBefore} of the paths a profile's scan found (core/policy/sandbox/profile.ts). */
@@ -150,13 +209,14 @@ export function protectedBefore(
   paths: readonly string[],
   unchecked: readonly string[] = [],
   dots?: ReadonlyMap<string, string>,
+  more: { unreadable?: readonly string[]; cacheTags?: ReadonlySet<string> } = {},
 ) {
   const ids = new Map<string, string>();
   for (const p of paths) {
     const id = identity(p);
     if (id) ids.set(p, id);
   }
-  return { ids, unchecked, dots } satisfies ProtectedBefore;
+  return { ids, unchecked, dots, ...more } satisfies ProtectedBefore;
 }
 
 /**
@@ -201,7 +261,14 @@ export function removeCreated(
   const unchecked: string[] = [];
   const reasons = new Map<string, string>();
   const dots = before.dots ? new Map<string, string>() : undefined;
-  const extras = { reasons, dots, dotsTruncated: false };
+  const unreadable: string[] = [];
+  const extras = {
+    reasons,
+    dots,
+    dotsTruncated: false,
+    unreadable,
+    honourTags: before.cacheTags ?? new Set<string>(),
+  };
   const found = findProtected(ws, undefined, roots, unchecked, extras);
   const inNodeModules = watch?.created(roots) ?? [];
   for (const [h, why] of watch?.createdHooks(ws) ?? []) {
@@ -332,6 +399,33 @@ export function removeCreated(
     if (extras.dotsTruncated) {
       out.push(
         `the OS sandbox reviewed the first ${DOT_ENTRY_LIMIT} dot-entries only; new or changed ones past that were not checked`,
+      );
+    }
+  }
+  if (unreadable.length) {
+    // Fifth attacker pass: a folder the scan cannot read hides its subtree from every check.
+    const was = new Set(before.unreadable ?? []);
+    const moved: [string, string][] = [];
+    const left: string[] = [];
+    for (const p of unreadable) {
+      const to = was.has(p) ? undefined : quarantineUnreadable(p, ws, policy.dataDir, qid);
+      if (to) moved.push([p, to]);
+      else left.push(p);
+    }
+    if (moved.length) {
+      out.push(
+        `the OS sandbox moved ${moved.length} new folder${
+          moved.length > 1 ? "s" : ""
+        } it could not read (a name that is not valid UTF-8, or no permission to list it) to quarantine — nothing in it could be checked:\n${
+          moved.map(([p, to]) => `  ${rel(p)} → ${to}`).join("\n")
+        }`,
+      );
+    }
+    if (left.length) {
+      out.push(
+        `folders the OS sandbox could not read (not checked for created protected paths; the user should review them): ${
+          left.slice(0, 10).map(rel).join(", ")
+        }${left.length > 10 ? `, … (+${left.length - 10} more)` : ""}`,
       );
     }
   }

@@ -73,6 +73,8 @@ export interface SandboxProfile {
   nodeModules?: string[];
   /** The dot-entries the same scan fingerprinted (./protected.ts `ScanExtras.dots`; ./cleanup.ts). */
   dotEntries?: Map<string, string>;
+  /** The folders that scan could not read, and those whose `CACHEDIR.TAG` it honoured (./cleanup.ts). */
+  dotScan?: { unreadable: string[]; cacheTags: Set<string> };
   /**
    * The home as commands see it (./home_view.ts): an empty tmpfs with the toolchain stores and a
    * generated `.gitconfig`; undefined when a visible root contains the home (then the
@@ -258,8 +260,10 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   const nodeModules: string[] = [];
   const protectedUnchecked: string[] = [];
   const dotEntries = new Map<string, string>();
+  const dotScan = { unreadable: [] as string[], cacheTags: new Set<string>() };
   const protectedPaths = findProtected(ws, undefined, nodeModules, protectedUnchecked, {
     dots: dotEntries,
+    ...dotScan,
   });
   const prot: [string | undefined, string][] = [
     ...protectedPaths.map((
@@ -355,6 +359,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     protectedUnchecked,
     nodeModules,
     dotEntries,
+    dotScan,
     home,
     unixSockets,
     root: sysRoot,

@@ -298,6 +298,47 @@ export interface ScanExtras {
   dots?: Map<string, string>;
   /** Set when {@link DOT_ENTRY_LIMIT} was reached. */
   dotsTruncated?: boolean;
+  /**
+   * Filled with the folders the scan could not read (issue 16, fifth pass): a read error other
+   * than the folder having vanished (`chmod 000`), or a name that does not round-trip (not valid
+   * UTF-8: `Deno.readDirSync` gives a lossy name, U+FFFD, whose path does not exist). Their
+   * subtree is unchecked; ./cleanup.ts quarantines the new ones.
+   */
+  unreadable?: string[];
+  /** Filled with the folders whose `CACHEDIR.TAG` the scan honoured (their entries not reviewed). */
+  cacheTags?: Set<string>;
+  /**
+   * When given, a `CACHEDIR.TAG` is honoured only in these folders (the ones the scan before the
+   * command honoured), present or not: a tag the command makes is a new entry, a tag it removes
+   * does not turn the folder's entries into new ones.
+   */
+  honourTags?: ReadonlySet<string>;
+}
+
+/**
+ * True when the workspace's git index names a path under `rel/` (a folder git tracks). A byte
+ * search of the index (`.git/index`): a false hit only means the tag is not honoured.
+ */
+function tracked(root: string, rel: string, index: { bytes?: Uint8Array | null }): boolean {
+  if (index.bytes === undefined) {
+    try {
+      index.bytes = Deno.readFileSync(`${root}/.git/index`);
+    } catch {
+      index.bytes = null;
+    }
+  }
+  if (!index.bytes) return false;
+  const needle = new TextEncoder().encode(`${rel}/`);
+  const b = index.bytes;
+  outer: for (
+    let i = b.indexOf(needle[0]);
+    i >= 0 && i <= b.length - needle.length;
+    i = b.indexOf(needle[0], i + 1)
+  ) {
+    for (let j = 1; j < needle.length; j++) if (b[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
 }
 
 const fingerprint = (p: string): string | undefined => {
@@ -314,7 +355,7 @@ const fingerprint = (p: string): string | undefined => {
  * name, any case, at any depth below `root`; every folder below `root` that is a git dir by
  * git's test ({@link isGitDirEntries}: an embedded bare repository); the `core.hooksPath` folder
  * and included config files of every repository met ({@link repoHooks}: the workspace's, nested
- * repositories', submodules'), where they exist. Unreadable directories are skipped. The
+ * repositories', submodules'), where they exist. Unreadable directories are skipped (named in `extras.unreadable`). The
  * `node_modules` folders met are not entered; they are added to `nodeModules` when given.
  */
 export function findProtected(
@@ -347,6 +388,7 @@ export function findProtected(
   const repos: string[] = [];
   // Modes: 0 ordinary, 1 inside a reviewed dot-folder (every entry fingerprinted), 2 not reviewed.
   const stack: [string, number][] = [[root, 0]];
+  const index: { bytes?: Uint8Array | null } = {};
   let scanned = 0;
   while (stack.length && scanned < limit) {
     const [dir, mode] = stack.pop()!;
@@ -354,7 +396,9 @@ export function findProtected(
     let entries: Deno.DirEntry[];
     try {
       entries = [...Deno.readDirSync(dir)];
-    } catch {
+    } catch (e) {
+      // Vanished meanwhile: nothing to check. Anything else hides a subtree: fail closed.
+      if (!(e instanceof Deno.errors.NotFound) && dir !== root) extras.unreadable?.push(dir);
       continue;
     }
     if (isGitDirEntries(entries)) {
@@ -371,10 +415,22 @@ export function findProtected(
         continue;
       }
     }
-    const cacheDir = dots && mode !== 2 && entries.some((e) => e.name === "CACHEDIR.TAG");
+    const hasTag = entries.some((e) => e.name === "CACHEDIR.TAG");
+    // Never at the workspace root or in a folder git tracks; after the command, only where the
+    // scan before it honoured one (fifth attacker pass).
+    const cacheDir = !!dots && mode !== 2 && dir !== root &&
+      (extras.honourTags
+        ? extras.honourTags.has(dir)
+        : hasTag && !tracked(root, dir.slice(root.length + 1), index));
+    if (cacheDir) extras.cacheTags?.add(dir);
     for (const e of entries) {
       const path = `${dir}/${e.name}`;
       if (seen.has(path)) continue;
+      if (e.isDirectory && e.name.includes("\uFFFD") && !exists(path)) {
+        // Not valid UTF-8: the lossy name built no path to it. Its subtree cannot be checked.
+        extras.unreadable?.push(path);
+        continue;
+      }
       const lower = e.name.toLowerCase();
       if (PROTECTED_NAMES.has(lower) || runsLater(dir, e.name)) {
         if (lower === ".git" && dir !== root) repos.push(dir);
@@ -384,7 +440,7 @@ export function findProtected(
       let sub = mode;
       if (dots && mode !== 2) {
         if (cacheDir || INERT_DOT_NAMES.has(lower)) sub = 2;
-        else if (mode === 1 || e.name.startsWith(".")) {
+        else if (mode === 1 || e.name.startsWith(".") || e.name === "CACHEDIR.TAG") {
           sub = 1;
           if (dots.size >= DOT_ENTRY_LIMIT) extras.dotsTruncated = true;
           else {

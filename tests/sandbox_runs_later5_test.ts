@@ -1,0 +1,124 @@
+/**
+ * Code that runs later, outside the sandbox — the fifth attacker pass (issue 16 class 3;
+ * docs/permissions.md "New dot-entries"), on real bwrap, the sandbox called directly (no guard):
+ *
+ * - a folder the after-command scan cannot read (a name that is not valid UTF-8)
+ *   made by the command is quarantined whole and named; one that existed before is reported;
+ * - `CACHEDIR.TAG` switches the dot-entry review off only where it existed before the command,
+ *   never at the workspace root or in a folder git tracks; removing a tag turns nothing into new;
+ * - a git dir whose `objects`/`refs` are symlinks to folders is a git dir (git's test follows);
+ * - editors' non-dot configs (`eslint.config.*`, …) are protected; a changed `.gitignore` is flagged.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Policy } from "../core/policy/policy.ts";
+import { CommandSandbox, DEFAULT_SANDBOX, detectBackend } from "../core/policy/sandbox/mod.ts";
+import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
+import { runTool, toolContext } from "./support/fixtures.ts";
+
+const dec = new TextDecoder();
+async function sh(cmd: string, cwd?: string): Promise<string> {
+  const o = await new Deno.Command("bash", { args: ["-c", cmd], cwd }).output();
+  return dec.decode(o.stdout) + dec.decode(o.stderr);
+}
+const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
+const GIT_ID = "-c user.name=a -c user.email=a@example.com";
+
+async function world(setup = "true") {
+  const { backend } = await detectBackend();
+  assert.ok(backend, "bwrap must be installed for these tests");
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-later5-" }));
+  const ws = join(root, "ws"), home = join(root, "home"), data = join(root, "data");
+  for (const d of [ws, join(root, "cfg"), home, data]) await Deno.mkdir(d, { recursive: true });
+  await sh(`git init -q . && printf 'dist/\\n' > .gitignore && ${setup}`, ws);
+  const policy = Policy.create({}, { allow: [], deny: [] }, {
+    workspace: ws,
+    configDir: join(root, "cfg"),
+    dataDir: data,
+    home,
+  });
+  await policy.globsReady();
+  const run = async (command: string) => {
+    const sb = await CommandSandbox.create(policy, DEFAULT_SANDBOX);
+    try {
+      const r = await runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
+      return String(r.content);
+    } finally {
+      sb.close();
+    }
+  };
+  return {
+    ws,
+    data,
+    run,
+    cleanup: async () => {
+      await sh(`chmod -R u+rwx ${root}`);
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
+Deno.test("runs later 5: a new folder whose name is not valid UTF-8 is quarantined whole and named", async () => {
+  const w = await world();
+  try {
+    const out = await w.run(
+      `mkdir $'pkg\\xff' && cd $'pkg\\xff' && echo x > .envrc && git init -q . && mkdir .foo && echo x > .foo/y && echo done`,
+    );
+    assert.match(out, /done/);
+    assert.equal((await sh(`ls -A`, w.ws)).trim(), ".git\n.gitignore", out);
+    assert.match(out, /moved 1 new folder it could not read/, out);
+    assert.match(out, new RegExp(`pkg\uFFFD → ${w.data}/quarantine/`), out);
+    const q = (await sh(`find ${w.data}/quarantine -name .envrc`)).trim();
+    assert.ok(q.endsWith("/.envrc"), `nothing lost: ${q}`);
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("runs later 5: an unreadable folder that existed before is reported and kept", async () => {
+  const w = await world(`mkdir $'old\\xfe' && echo x > $'old\\xfe/f'`);
+  try {
+    const out = await w.run(`echo done`);
+    assert.match(out, /done/);
+    assert.match(out, /folders the OS sandbox could not read .*: old\uFFFD/, out);
+    assert.equal((await sh(`ls $'old\\xfe'`, w.ws)).trim(), "f", out);
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("runs later 5: CACHEDIR.TAG is honoured only where it was before, not at the root, not in tracked folders", async () => {
+  const w = await world(
+    [
+      `mkdir -p target tracked && touch target/CACHEDIR.TAG tracked/CACHEDIR.TAG tracked/a`,
+      `git add tracked && git ${GIT_ID} commit -q -m t`,
+      `mkdir -p keep/.github && echo x > keep/.github/ci.yml && touch keep/CACHEDIR.TAG`,
+    ].join(" && "),
+  );
+  try {
+    // At the root, the tag the command makes is itself a new entry; the dot-entries are reviewed.
+    const out = await w.run(
+      `touch CACHEDIR.TAG; mkdir .bar; echo x > .bar/x; echo 'module.exports={}' > .eslintrc.js; echo done`,
+    );
+    assert.match(out, /done/);
+    for (const p of ["CACHEDIR.TAG", ".bar", ".eslintrc.js"]) {
+      assert.equal(await exists(join(w.ws, p)), false, `${p}: ${out}`);
+    }
+    // A tag that existed before, in an untracked folder: its entries are not reviewed.
+    const out2 = await w.run(`mkdir target/.fingerprint2 && echo x > target/.fingerprint2/f`);
+    assert.equal(await exists(join(w.ws, "target/.fingerprint2/f")), true, out2);
+    // In a folder git tracks, the tag does not switch the review off.
+    const out3 = await w.run(`mkdir tracked/.hooks && echo x > tracked/.hooks/x`);
+    assert.equal(await exists(join(w.ws, "tracked/.hooks")), false, out3);
+    // A tag that a command makes in a new folder is new; its dot-entries are reviewed.
+    const out4 = await w.run(`mkdir -p fresh/.x && touch fresh/CACHEDIR.TAG fresh/.x/y`);
+    assert.equal(await exists(join(w.ws, "fresh/.x")), false, out4);
+    assert.equal(await exists(join(w.ws, "fresh/CACHEDIR.TAG")), false, out4);
+    // Removing a tag turns no existing entry into a new one.
+    const out5 = await w.run(`rm keep/CACHEDIR.TAG; echo done`);
+    assert.equal(await exists(join(w.ws, "keep/.github/ci.yml")), true, out5);
+    assert.doesNotMatch(out5, /quarantine/, out5);
+  } finally {
+    await w.cleanup();
+  }
+});
