@@ -122,3 +122,20 @@ Deno.test("runs later 5: CACHEDIR.TAG is honoured only where it was before, not 
     await w.cleanup();
   }
 });
+
+Deno.test("runs later 5: a git dir whose objects/ and refs/ are symlinks to folders is quarantined", async () => {
+  const w = await world(`git ${GIT_ID} commit -q --allow-empty -m i`);
+  try {
+    const out = await w.run(
+      `mkdir evil && echo 'ref: refs/heads/main' > evil/HEAD && ln -s ../.git/objects evil/objects && ln -s ../.git/refs evil/refs && echo done`,
+    );
+    assert.match(out, /done/);
+    // git itself takes it for a git dir (the attack's premise).
+    assert.equal(await exists(join(w.ws, "evil")), false, out);
+    assert.match(out, /evil \(a git dir \(HEAD, objects\/, refs\/\)/, out);
+    assert.match(out, new RegExp(`moved to ${w.data}/quarantine/[^/]+/evil`), out);
+    assert.equal(await exists(join(w.ws, ".git/objects")), true);
+  } finally {
+    await w.cleanup();
+  }
+});

@@ -36,7 +36,7 @@ function protectedWhy(rel: string, abs: string, reasons: ReadonlyMap<string, str
 /** True when `p` is a folder git takes for a git dir (./protected.ts `isGitDirEntries`). */
 function isGitDir(p: string): boolean {
   try {
-    return isGitDirEntries([...Deno.readDirSync(p)]);
+    return isGitDirEntries([...Deno.readDirSync(p)], p);
   } catch {
     return false;
   }

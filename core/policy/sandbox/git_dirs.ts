@@ -129,13 +129,26 @@ export function gitIncludedFiles(root: string, ws = root): string[] {
  * (`is_git_directory` in setup.c): a `HEAD` file or symlink and either `objects/` and `refs/`
  * folders or a `commondir` file (a linked worktree's git dir). Git runs the hooks and
  * `core.fsmonitor` of such a folder when started in it (a bare repository: attack pass 4).
+ * `dir`, the folder's path, lets symlinked `objects`/`refs` be followed as git does; without it
+ * only real folders count.
  */
-export function isGitDirEntries(entries: readonly Deno.DirEntry[]): boolean {
+export function isGitDirEntries(entries: readonly Deno.DirEntry[], dir?: string): boolean {
   let head = false, objects = false, refs = false, common = false;
+  // git's test follows symlinks (stat): `objects` and `refs` may be links to folders (fifth
+  // attacker pass: `ln -s ../.git/objects evil/objects`). Known only when `dir` is given.
+  const folder = (e: Deno.DirEntry) => {
+    if (e.isDirectory) return true;
+    if (!e.isSymlink || dir === undefined) return false;
+    try {
+      return Deno.statSync(`${dir}/${e.name}`).isDirectory;
+    } catch {
+      return false;
+    }
+  };
   for (const e of entries) {
     if (e.name === "HEAD") head = e.isFile || e.isSymlink;
-    else if (e.name === "objects") objects = e.isDirectory;
-    else if (e.name === "refs") refs = e.isDirectory;
+    else if (e.name === "objects") objects = folder(e);
+    else if (e.name === "refs") refs = folder(e);
     else if (e.name === "commondir") common = e.isFile;
   }
   return head && ((objects && refs) || common);
@@ -159,7 +172,7 @@ function moduleHooks(dir: string, ws: string, home: string, out: Map<string, str
   const walk = (d: string, level: number) => {
     if (level > 8) return;
     const entries = readDir(d);
-    if (isGitDirEntries(entries)) {
+    if (isGitDirEntries(entries, d)) {
       const wt = readGitKey(`${d}/config`, "core", "worktree");
       if (wt) {
         const root = resolvePath(wt, d, home);

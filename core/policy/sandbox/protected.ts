@@ -401,7 +401,7 @@ export function findProtected(
       if (!(e instanceof Deno.errors.NotFound) && dir !== root) extras.unreadable?.push(dir);
       continue;
     }
-    if (isGitDirEntries(entries)) {
+    if (isGitDirEntries(entries, dir)) {
       // The workspace itself made a git dir (no `.git` of its own to win over it): its HEAD.
       if (dir === root) {
         if (!entries.some((e) => e.name.toLowerCase() === ".git")) {
