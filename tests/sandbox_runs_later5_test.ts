@@ -139,3 +139,33 @@ Deno.test("runs later 5: a git dir whose objects/ and refs/ are symlinks to fold
     await w.cleanup();
   }
 });
+
+Deno.test("runs later 5: editors' non-dot configs are protected; a new or removed .gitignore is flagged, kept", async () => {
+  const w = await world("mkdir sub && echo x > sub/.gitignore");
+  try {
+    const names = [
+      "eslint.config.mjs",
+      "prettier.config.js",
+      ".prettierrc.cjs",
+      "jest.config.ts",
+      "vitest.config.mts",
+    ];
+    const out = await w.run(
+      `${
+        names.map((n) => `echo 'require("child_process").execSync("touch PROOF")' > ${n}`).join(
+          "; ",
+        )
+      }; mkdir -p lib && echo '*' > lib/.gitignore && echo secret > lib/planted.sh; rm sub/.gitignore; echo done`,
+    );
+    assert.match(out, /done/);
+    for (const n of names) {
+      assert.equal(await exists(join(w.ws, n)), false, `${n}: ${out}`);
+      assert.match(out, new RegExp(`${n.replace(/\./g, "\\.")} \\(protected as `), out);
+    }
+    assert.equal(await exists(join(w.ws, "lib/.gitignore")), true);
+    assert.match(out, /ignore lists the command created, changed or removed[^\n]*lib\/\.gitignore/);
+    assert.match(out, /ignore lists [^\n]*sub\/\.gitignore/);
+  } finally {
+    await w.cleanup();
+  }
+});

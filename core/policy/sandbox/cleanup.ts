@@ -396,6 +396,13 @@ export function removeCreated(
         }${flagged.length > 20 ? `, … (+${flagged.length - 20} more)` : ""}`,
       );
     }
+    if (review.ignores.length) {
+      out.push(
+        `ignore lists the command created, changed or removed (kept; the user should review them — they decide what git status shows): ${
+          review.ignores.slice(0, 20).map(rel).join(", ")
+        }${review.ignores.length > 20 ? `, … (+${review.ignores.length - 20} more)` : ""}`,
+      );
+    }
     if (extras.dotsTruncated) {
       out.push(
         `the OS sandbox reviewed the first ${DOT_ENTRY_LIMIT} dot-entries only; new or changed ones past that were not checked`,
@@ -455,24 +462,36 @@ const isDirPath = (p: string) => {
  * scans (./protected.ts `ScanExtras.dots`, path → fingerprint). `created`: paths in `after` only,
  * topmost first (a new folder, not every file in it), not inside a path the protected cleanup
  * already removed (`removed`) and not named by a `Write` allow rule (`allowed`); `changed`:
- * paths in both whose fingerprint (inode, size, mtime; a folder's inode) differs.
+ * paths in both whose fingerprint (inode, size, mtime; a folder's inode) differs; `ignores`:
+ * `.gitignore` files created, changed or removed (never in the other two: inert, but they can
+ * hide what a command wrote from `git status`).
  */
 export function reviewDotEntries(
   before: ReadonlyMap<string, string>,
   after: ReadonlyMap<string, string>,
   removed: readonly string[],
   allowed: (p: string) => boolean,
-): { created: string[]; changed: string[] } {
+): { created: string[]; changed: string[]; ignores: string[] } {
   const created: string[] = [];
   const changed: string[] = [];
+  const ignores: string[] = [];
   const under = (p: string, roots: readonly string[]) =>
     roots.some((r) => p === r || p.startsWith(r + "/"));
   for (const p of [...after.keys()].sort()) {
     if (under(p, removed) || under(p, created)) continue;
     const was = before.get(p);
+    if (/(^|\/)\.gitignore$/i.test(p)) {
+      // Never quarantined (inert), but flagged: it can hide a planted file from `git status`.
+      if (was !== after.get(p) && !allowed(p)) ignores.push(p);
+      continue;
+    }
     if (was === undefined) {
       if (!allowed(p)) created.push(p);
     } else if (was !== after.get(p) && !allowed(p)) changed.push(p);
   }
-  return { created, changed };
+  // An ignore list the command removed.
+  for (const p of before.keys()) {
+    if (/(^|\/)\.gitignore$/i.test(p) && !after.has(p) && !allowed(p)) ignores.push(p);
+  }
+  return { created, changed, ignores };
 }

@@ -116,6 +116,13 @@ export const RUNS_LATER: readonly string[] = [
   ".irbrc",
   ".pryrc",
   ".Rprofile",
+  // Fifth attacker pass: editors' plugins load these on open (ESLint, Prettier, Jest and Vitest
+  // extensions run the config's code) — not dot-files, so the dot-entry rule missed them.
+  "eslint.config.*",
+  "prettier.config.*",
+  ".prettierrc*",
+  "jest.config.*",
+  "vitest.config.*",
   // Fourth attacker pass (class 3): more version-control, toolchain, build-tool, editor and agent
   // files other tools load or run without the user naming them. Paths of more than two segments
   // match the end of a path (`.jj/repo/config.toml`).
@@ -439,8 +446,15 @@ export function findProtected(
       }
       let sub = mode;
       if (dots && mode !== 2) {
-        if (cacheDir || INERT_DOT_NAMES.has(lower)) sub = 2;
-        else if (mode === 1 || e.name.startsWith(".") || e.name === "CACHEDIR.TAG") {
+        if (cacheDir || INERT_DOT_NAMES.has(lower)) {
+          sub = 2;
+          // An ignore list runs nothing but can hide what a command wrote from `git status`:
+          // fingerprinted, and flagged when changed (./cleanup.ts `reviewDotEntries`).
+          if (lower === ".gitignore" && !cacheDir && dots.size < DOT_ENTRY_LIMIT) {
+            const f = fingerprint(path);
+            if (f) dots.set(path, f);
+          }
+        } else if (mode === 1 || e.name.startsWith(".") || e.name === "CACHEDIR.TAG") {
           sub = 1;
           if (dots.size >= DOT_ENTRY_LIMIT) extras.dotsTruncated = true;
           else {
