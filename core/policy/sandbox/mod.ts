@@ -410,7 +410,7 @@ export class CommandSandbox {
         c.profile.protectedPaths,
         c.profile.protectedUnchecked,
         opts.dotEntries === false ? undefined : c.profile.dotEntries,
-        c.profile.dotScan,
+        { ...c.profile.dotScan, ws },
       );
       const watch = this.#watch;
       watch.baseline(c.profile.nodeModules ?? []);

@@ -305,6 +305,8 @@ export interface ScanExtras {
   dots?: Map<string, string>;
   /** Set when {@link DOT_ENTRY_LIMIT} was reached. */
   dotsTruncated?: boolean;
+  /** Filled with (at most 1,000 of) the dot-entries not fingerprinted past {@link DOT_ENTRY_LIMIT}. */
+  dotsSkipped?: string[];
   /**
    * Filled with the folders the scan could not read (issue 16, fifth pass): a read error other
    * than the folder having vanished (`chmod 000`), or a name that does not round-trip (not valid
@@ -456,8 +458,12 @@ export function findProtected(
           }
         } else if (mode === 1 || e.name.startsWith(".") || e.name === "CACHEDIR.TAG") {
           sub = 1;
-          if (dots.size >= DOT_ENTRY_LIMIT) extras.dotsTruncated = true;
-          else {
+          if (dots.size >= DOT_ENTRY_LIMIT) {
+            extras.dotsTruncated = true;
+            if (extras.dotsSkipped && extras.dotsSkipped.length < 1_000) {
+              extras.dotsSkipped.push(path);
+            }
+          } else {
             const f = fingerprint(path);
             if (f) dots.set(path, f);
           }
