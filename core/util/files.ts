@@ -25,6 +25,24 @@ export async function writeTextAtomic(
 }
 
 /**
+ * {@link writeTextAtomic}, synchronous (for callers on a synchronous path, such as the sandbox
+ * profile's home scan cache).
+ * @throws what `Deno.writeTextFileSync` / `Deno.renameSync` throw (the temporary file is removed first).
+ */
+export function writeTextAtomicSync(path: string, text: string): void {
+  const tmp = `${path}.${crypto.randomUUID()}.tmp`;
+  try {
+    Deno.writeTextFileSync(tmp, text);
+    Deno.renameSync(tmp, path);
+  } catch (e) {
+    try {
+      Deno.removeSync(tmp);
+    } catch { /* never written */ }
+    throw e;
+  }
+}
+
+/**
  * Keeps the `keep` newest files (by mtime) of `dir` whose names match `pattern` and removes the
  * rest; `except` (a full path) is never removed. Best effort: errors are ignored.
  */

@@ -26,8 +26,17 @@
  */
 import { dirname, isAbsolute, join } from "node:path";
 import { isInside } from "../rules.ts";
-import { credentialValue } from "../../tools/secret_value.ts";
-import { packageFolder, packageTree } from "./store_packages.ts";
+import {
+  NAME_DEPTH,
+  openScanCache,
+  saveScanCache,
+  SCAN_DEPTH,
+  SCAN_TTL_MS,
+  scanSecrets,
+  SECRET_NAME_RE,
+} from "./home_scan.ts";
+
+export { NAME_DEPTH, SCAN_DEPTH, scanSecrets, SECRET_NAME_RE };
 
 /**
  * The toolchain stores visible inside the sandbox, relative to the home, with what uses them.
@@ -92,18 +101,6 @@ const CACHE_NOT_TOOLCHAIN = [
 ];
 
 /**
- * Entry names inside a store that look like credentials and stay hidden: words `token`,
- * `credential(s)`, `secret(s)`, `password`, `auth`, `cookie(s)`, `session(s)` (as a word, so
- * `tokenizer.json` stays), keys and certificates (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `id_rsa*`,
- * `id_ed25519*`…), `.netrc`, `.npmrc`, `.pypirc`, `.git-credentials`, `hosts.yml`, `auth.json`;
- * from the third attacker pass (issue 16 item 10): the word `bearer`, `*kubeconfig*`, dotenv files
- * (`.env`, `.env.*`, `*.env`), service-account keys (`*service-account*`, `*service_account*`,
- * `sa.json`, `sa-*.json`, `*-sa.json`), `*private-key*` / `*private_key*`, `*.kdbx`.
- */
-export const SECRET_NAME_RE =
-  /(^|[^a-z])(tokens?|credentials?|secrets?|passwords?|passwd|auth|cookies?|sessions?|apikey|api_key|bearer)([^a-z]|$)|\.(pem|key|p12|pfx|jks|keystore|asc|gpg|kdbx)$|^id_(rsa|dsa|ecdsa|ed25519)|^\.?(netrc|npmrc|pypirc|git-credentials)$|^hosts\.ya?ml$|kubeconfig|^\.env(\..+)?$|\.env$|service[-_]?account|^sa([-_.][^/]*)?\.json$|[-_.]sa\.json$|private[-_]?key/i;
-
-/**
  * Credential files known to live deeper inside a store than the name scan looks (`*` = any one
  * entry): a Node version's global npmrc under nvm, a Python version's pip.conf under pyenv; and
  * npm's debug logs (`~/.npm/_logs`: a failed request's log can carry a registry token).
@@ -125,76 +122,6 @@ function expand(base: string, segs: readonly string[]): string[] {
   } catch {
     return [];
   }
-}
-
-/**
- * How deep below a store the credential scan looks (1 = the store's own entries): browser
- * profiles of test tools sit 4 to 6 levels deep (`~/.cache/ms-playwright/<name>/Default/Cookies`).
- */
-export const SCAN_DEPTH = 10;
-/**
- * At most this many entries are read per store scan, breadth first (a huge store is scanned
- * partly, its deepest folders last; see docs). Hash-bucket folders (content-addressed caches:
- * `go-build/00…ff`, `_cacache/content-v2/sha512/…`) and git object stores are not entered.
- */
-export const SCAN_LIMIT = 30000;
-/**
- * A store's scan and the whole view are reused this long (ms), so commands in a row neither
- * rescan nor re-stat: a store or credential file created later shows after at most this long.
- */
-const SCAN_TTL_MS = 60_000;
-
-/**
- * Entries whose presence makes their folder a browser profile (Chromium: `Cookies`, `Login Data`,
- * `Web Data`, `Secure Preferences`, `Local Storage`, `Session Storage` — Electron apps too —,
- * `Local State` in the user-data folder above the profiles; Firefox: `cookies.sqlite`,
- * `key4.db`, `logins.json`, `cert9.db`; Safari/WebKit `Cookies.binarycookies`) or a mail cache
- * (Evolution's `folders.db`, Thunderbird's `panacea.dat`): the whole folder is hidden.
- */
-export const PROFILE_MARKERS: ReadonlySet<string> = new Set([
-  "Cookies",
-  "Login Data",
-  "Login Data For Account",
-  "Web Data",
-  "Local State",
-  "Network Persistent State",
-  "Secure Preferences",
-  "Local Storage",
-  "Session Storage",
-  "cookies.sqlite",
-  "key4.db",
-  "key3.db",
-  "logins.json",
-  "cert9.db",
-  "Cookies.binarycookies",
-  "folders.db",
-  "panacea.dat",
-]);
-
-/**
- * Folder names (any depth, any case) of mail clients, keyrings, password managers and browsers:
- * hidden wherever they appear inside a store.
- */
-export const PRIVATE_DIR_RE =
-  /^\.?(evolution|thunderbird|icedove|mozilla|mutt|neomutt|aerc|geary|claws-mail|kmail2?|akonadi|mailspring|keyrings?|gnome-keyring|kwallet\w*|1password|bitwarden|keepassxc|password-store|gnupg|ssh|google-chrome\w*|chromium|bravesoftware|microsoft-edge\w*|vivaldi|opera|chrome-profile\w*|user-data-dir)$/i;
-
-/** Files whose text the scan reads for credentials (git configs of clones kept in stores). */
-const CONFIG_FILE_RE = /^(config|\.?gitconfig|\.git-credentials|FETCH_HEAD)$/;
-/** Larger files named {@link CONFIG_FILE_RE} are not read (a git config is small). */
-const CONFIG_MAX_BYTES = 64 * 1024;
-
-/** Whether `text` (a config file) holds a credential: one of its lines by the value rule, or a credential key. */
-function configHoldsCredential(text: string): boolean {
-  if (/^\s*\[credential|^\s*(extraheader|password|token|helper)\s*=/im.test(text)) return true;
-  return text.split("\n").some((l) => credentialValue(l) !== undefined);
-}
-
-/** A folder of content-addressed blobs: many entries, all hex names of one length. */
-function hashBuckets(entries: Deno.DirEntry[]): boolean {
-  if (entries.length < 16) return false;
-  const len = entries[0].name.length;
-  return len >= 2 &&
-    entries.slice(0, 64).every((e) => e.name.length === len && /^[0-9a-f]+$/.test(e.name));
 }
 
 /** One store mounted read-only: `path` inside the home (as the command names it), `source` its real path. */
@@ -223,84 +150,6 @@ function real(p: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-const scans = new Map<string, { at: number; found: string[] }>();
-
-/** How deep the name rules ({@link SECRET_NAME_RE}, {@link PRIVATE_DIR_RE}) look: deeper, names are a package's files (`cookie`, `session.js`). */
-export const NAME_DEPTH = 3;
-
-/**
- * What to hide below `dir` (relative paths), breadth first to {@link SCAN_DEPTH} levels and
- * {@link SCAN_LIMIT} entries:
- * - by structure, at every depth: browser profiles and mail caches ({@link PROFILE_MARKERS}; a
- *   Maildir's `cur`/`new`/`tmp`; keyring files `*.keyring`, `*.kwl`, `pubring.kbx`), and config
- *   files holding a credential ({@link CONFIG_FILE_RE}: a clone's `.git/config`, a bare clone's
- *   `config` with a token URL or an auth header — the value rule of core/tools/secret_value.ts);
- * - by name, to {@link NAME_DEPTH} levels: credential-looking names ({@link SECRET_NAME_RE}) and
- *   private folders ({@link PRIVATE_DIR_RE}), except a folder that is a package tree
- *   ({@link packageTree}: the npm packages `cookie`, `google-auth-library` in Deno's cache).
- * Not entered: hash-bucket folders, git object stores, package folders ({@link packageFolder};
- * their `.git/config` is still read). Symbolic links are not followed; only plain files are read.
- */
-export function scanSecrets(dir: string): string[] {
-  const hit = scans.get(dir);
-  const now = Date.now();
-  if (hit && now - hit.at < SCAN_TTL_MS) return hit.found;
-  const found: string[] = [];
-  let seen = 0;
-  const readConfig = (p: string, r: string) => {
-    try {
-      const st = Deno.lstatSync(p);
-      if (
-        st.isFile && st.size <= CONFIG_MAX_BYTES && configHoldsCredential(Deno.readTextFileSync(p))
-      ) {
-        found.push(r);
-      }
-    } catch { /* absent or unreadable (then not inside the sandbox either) */ }
-  };
-  const queue: [abs: string, rel: string, depth: number][] = [[dir, "", 1]];
-  for (let q = 0; q < queue.length && seen <= SCAN_LIMIT; q++) {
-    const [abs, rel, depth] = queue[q];
-    let entries: Deno.DirEntry[];
-    try {
-      entries = [...Deno.readDirSync(abs)];
-    } catch {
-      continue;
-    }
-    seen += entries.length;
-    const names = new Set(entries.map((e) => e.name));
-    if (
-      rel &&
-      (entries.some((e) => PROFILE_MARKERS.has(e.name) || /\.(keyring|kwl)$/.test(e.name)) ||
-        names.has("pubring.kbx") || (names.has("cur") && names.has("new") && names.has("tmp")))
-    ) {
-      found.push(rel);
-      continue;
-    }
-    if (hashBuckets(entries)) continue;
-    const pkg = packageFolder(names, entries);
-    for (const e of entries) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (
-        depth <= NAME_DEPTH &&
-        (SECRET_NAME_RE.test(e.name) || (e.isDirectory && PRIVATE_DIR_RE.test(e.name))) &&
-        !(e.isDirectory && packageTree(`${abs}/${e.name}`))
-      ) {
-        found.push(r);
-      } else if (e.isFile && CONFIG_FILE_RE.test(e.name)) {
-        readConfig(`${abs}/${e.name}`, r);
-      } else if (e.isDirectory && pkg) {
-        if (e.name === ".git") readConfig(`${abs}/.git/config`, `${r}/config`);
-      } else if (
-        e.isDirectory && depth < SCAN_DEPTH && !(e.name === "objects" && names.has("HEAD"))
-      ) {
-        queue.push([`${abs}/${e.name}`, r, depth + 1]);
-      }
-    }
-  }
-  scans.set(dir, { at: now, found });
-  return found;
 }
 
 let identity: string[] | undefined;
@@ -395,17 +244,20 @@ function gitconfigFile(workspace: string): string {
 /**
  * The home view for `home`, or undefined when one of `visibleRoots` (the workspace, writable and
  * readable roots, real paths) contains the whole home. `env`: where {@link ENV_STORES} are read.
+ * `cacheDir` (Coyote's data dir): the store scans are cached there across processes
+ * ({@link ScanCache}); without it each process scans.
  */
 export function homeView(
   home: string,
   workspace: string,
   visibleRoots: readonly string[],
   env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+  cacheDir?: string,
 ): HomeView | undefined {
   const key = [home, workspace, ...visibleRoots].join("\0");
   const hit = views.get(key);
   if (hit && Date.now() - hit.at < SCAN_TTL_MS) return hit.view;
-  const view = computeView(home, workspace, visibleRoots, env);
+  const view = computeView(home, workspace, visibleRoots, env, cacheDir);
   views.set(key, { at: Date.now(), view });
   return view;
 }
@@ -417,6 +269,7 @@ function computeView(
   workspace: string,
   visibleRoots: readonly string[],
   env: (name: string) => string | undefined,
+  cacheDir: string | undefined,
 ): HomeView | undefined {
   const realHome = real(home);
   if (!realHome || home === "/" || realHome === "/") return undefined;
@@ -441,8 +294,9 @@ function computeView(
     }
   }
   const hidden: string[] = [];
+  const disk = cacheDir ? openScanCache(cacheDir) : undefined;
   for (const s of stores) {
-    for (const rel of scanSecrets(s.source)) hidden.push(`${s.path}/${rel}`);
+    for (const rel of scanSecrets(s.source, disk)) hidden.push(`${s.path}/${rel}`);
     for (const d of DEEP_SECRETS) {
       if (d.startsWith(`${s.path.slice(home.length + 1)}/`)) {
         hidden.push(...expand(home, d.split("/")));
@@ -454,6 +308,7 @@ function computeView(
       }
     }
   }
+  if (disk) saveScanCache(disk);
   return { path: home, stores, hidden, gitconfig: gitconfigFile(workspace) };
 }
 

@@ -252,7 +252,13 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   }
   // Linux (bwrap) only: the macOS profile (./sbpl.ts) keeps the deny list.
   const home = Deno.build.os === "linux"
-    ? homeView(policy.home, ws, [...writable, ...readable].map((r) => r.path))
+    ? homeView(
+      policy.home,
+      ws,
+      [...writable, ...readable].map((r) => r.path),
+      undefined,
+      policy.dataDir,
+    )
     : undefined;
   if (home && plan) home.readOnly = true;
 

@@ -1,5 +1,5 @@
 /**
- * Package trees inside the home's toolchain stores (./home_view.ts `scanSecrets`): folders a
+ * Package trees inside the home's toolchain stores (./home_scan.ts `scanSecrets`): folders a
  * build unpacked — the scan does not go into them, and their names (an npm package `cookie`) are
  * not read as credentials.
  * @module
@@ -24,24 +24,32 @@ export function packageFolder(names: ReadonlySet<string>, entries: Deno.DirEntry
  * Whether folder `p` is a package (see {@link packageFolder}) or holds package versions (Deno's
  * and pnpm's `<name>/<version>/package.json`): an npm package named `cookie` or
  * `google-auth-library` is code a build needs, not a credential, whatever its name says.
+ * `rel`: `p` relative to the store; every folder it lists goes through `listDir` and every other
+ * path it stats is passed to `note` first (the scan's cache records them: ./home_scan.ts).
  */
-export function packageTree(p: string): boolean {
-  const isPkg = (dir: string) => {
+export function packageTree(
+  p: string,
+  rel: string,
+  listDir: (abs: string, rel: string) => Deno.DirEntry[],
+  note: (rel: string, follow: boolean) => void,
+): boolean {
+  const isPkg = (dir: string, r: string) => {
     try {
-      const entries = [...Deno.readDirSync(dir)];
+      const entries = listDir(dir, r);
       return packageFolder(new Set(entries.map((e) => e.name)), entries);
     } catch {
       return false;
     }
   };
-  if (isPkg(p)) return true;
+  if (isPkg(p, rel)) return true;
+  note(`${rel}/registry.json`, true);
   try {
     if (Deno.statSync(`${p}/registry.json`).isFile) return true; // Deno's npm cache: a package's metadata
   } catch { /* none */ }
   try {
     let n = 0;
-    for (const e of Deno.readDirSync(p)) {
-      if (e.isDirectory && isPkg(`${p}/${e.name}`)) return true;
+    for (const e of listDir(p, rel)) {
+      if (e.isDirectory && isPkg(`${p}/${e.name}`, `${rel}/${e.name}`)) return true;
       if (++n >= 3) break;
     }
   } catch { /* unreadable: not a package */ }
