@@ -10,8 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { existsSync } from "node:fs";
-import { Policy } from "../core/policy/policy.ts";
-import { CommandSandbox, describeSandbox } from "../core/policy/sandbox/mod.ts";
+import { describeSandbox } from "../core/policy/sandbox/mod.ts";
 import { deriveProfile } from "../core/policy/sandbox/profile.ts";
 import {
   cgroupHost,
@@ -20,37 +19,14 @@ import {
   findCgroupHost as probe,
 } from "../core/policy/sandbox/cgroup.ts";
 import type { SandboxLimits } from "../core/policy/sandbox/limits.ts";
-import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
-import { runTool, toolContext } from "./support/fixtures.ts";
+import { limitsWorld } from "./support/sandbox_world.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 const LIMITS: SandboxLimits = { processes: 64, memoryMb: 128, tmpfsMb: 1024 };
 
-async function world(limits: SandboxLimits = LIMITS) {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-cgroup-" }));
-  const ws = join(root, "ws");
-  for (const d of [ws, join(root, "cfg"), join(root, "home")]) {
-    await Deno.mkdir(d, { recursive: true });
-  }
-  const policy = Policy.create({}, { allow: [], deny: [] }, {
-    workspace: ws,
-    configDir: join(root, "cfg"),
-    home: join(root, "home"),
-  });
-  const sb = await CommandSandbox.create(policy, { mode: "auto", autoAllow: true, limits });
-  const run = (command: string) =>
-    runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
-  return {
-    ws,
-    sb,
-    policy,
-    run,
-    cleanup: async () => {
-      sb.close();
-      await Deno.remove(root, { recursive: true }).catch(() => {});
-    },
-  };
+function world(limits: SandboxLimits = LIMITS) {
+  return limitsWorld("coyote-cgroup-", limits);
 }
 
 /** The `coyote-*` cgroups in this machine's hierarchies (optionally only those of `pid`). */

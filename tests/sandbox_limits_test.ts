@@ -10,46 +10,23 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { cgroupsOffHere } from "../core/policy/sandbox/cgroup.ts";
-import { Policy } from "../core/policy/policy.ts";
-import {
-  CommandSandbox,
-  describeSandbox,
-  detectBackend,
-  sandboxedCommand,
-} from "../core/policy/sandbox/mod.ts";
+import { describeSandbox, detectBackend, sandboxedCommand } from "../core/policy/sandbox/mod.ts";
 import { deriveProfile } from "../core/policy/sandbox/profile.ts";
 import { sandboxSettings } from "../core/policy/sandbox/settings.ts";
 import { perNamespacePidMax, type SandboxLimits } from "../core/policy/sandbox/limits.ts";
-import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
-import { runTool, toolContext } from "./support/fixtures.ts";
+import { limitsWorld } from "./support/sandbox_world.ts";
 import { startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 async function world(limits: SandboxLimits = { processes: 300, memoryMb: 256 }) {
   // The rlimit / pid_max limits, as on a host without a writable cgroup (core/policy/sandbox/cgroup.ts).
   cgroupsOffHere(true);
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-limits-" }));
-  const ws = join(root, "ws");
-  for (const d of [ws, join(root, "cfg"), join(root, "home")]) {
-    await Deno.mkdir(d, { recursive: true });
-  }
-  const policy = Policy.create({}, { allow: [], deny: [] }, {
-    workspace: ws,
-    configDir: join(root, "cfg"),
-    home: join(root, "home"),
-  });
-  const sb = await CommandSandbox.create(policy, { mode: "auto", autoAllow: true, limits });
-  const run = (command: string) =>
-    runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
+  const w = await limitsWorld("coyote-limits-", limits);
   return {
-    ws,
-    sb,
-    policy,
-    run,
+    ...w,
     cleanup: async () => {
-      sb.close();
+      await w.cleanup();
       cgroupsOffHere(false);
-      await Deno.remove(root, { recursive: true }).catch(() => {});
     },
   };
 }

@@ -16,25 +16,16 @@ import { Policy } from "../core/policy/policy.ts";
 import { CommandSandbox, DEFAULT_SANDBOX, detectBackend } from "../core/policy/sandbox/mod.ts";
 import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
+import { commandWorld, exists, GIT_ID, sh } from "./support/sandbox_world.ts";
 import { commandBatch, startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
-const dec = new TextDecoder();
-async function sh(cmd: string, cwd?: string): Promise<string> {
-  const o = await new Deno.Command("bash", { args: ["-c", cmd], cwd }).output();
-  return dec.decode(o.stdout) + dec.decode(o.stderr);
-}
-const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
-const GIT_ID = "-c user.name=a -c user.email=a@example.com";
-
 /** A workspace with a repository nested two levels deep (`vendor/outer/inner`, hooksPath `.hooks`). */
 async function world() {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-later4-" }));
-  const ws = join(root, "ws"), home = join(root, "home"), data = join(root, "data");
-  for (const d of [ws, join(root, "cfg"), home, data]) await Deno.mkdir(d, { recursive: true });
-  await sh(
+  return await commandWorld(
+    "coyote-later4-",
     [
-      `git init -q ${ws}`,
+      `git init -q .`,
       `git init -q vendor/outer`,
       `git init -q vendor/outer/inner`,
       `git -C vendor/outer/inner config core.hooksPath .hooks`,
@@ -42,33 +33,7 @@ async function world() {
       `printf 'dist/\\n' > .gitignore`,
       `printf 'module.exports = {}\\n' > .eslintrc.js`,
     ].join(" && "),
-    ws,
   );
-  const policy = Policy.create({}, { allow: [], deny: [] }, {
-    workspace: ws,
-    configDir: join(root, "cfg"),
-    dataDir: data,
-    home,
-  });
-  await policy.globsReady();
-  const run = async (command: string) => {
-    const sb = await CommandSandbox.create(policy, DEFAULT_SANDBOX);
-    try {
-      const r = await runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
-      return String(r.content);
-    } finally {
-      sb.close();
-    }
-  };
-  return {
-    root,
-    ws,
-    home,
-    data,
-    policy,
-    run,
-    cleanup: () => Deno.remove(root, { recursive: true }),
-  };
 }
 
 const PLANT_HOOK =

@@ -11,51 +11,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Policy } from "../core/policy/policy.ts";
-import { CommandSandbox, DEFAULT_SANDBOX, detectBackend } from "../core/policy/sandbox/mod.ts";
-import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
-import { runTool, toolContext } from "./support/fixtures.ts";
-
-const dec = new TextDecoder();
-async function sh(cmd: string, cwd?: string): Promise<string> {
-  const o = await new Deno.Command("bash", { args: ["-c", cmd], cwd }).output();
-  return dec.decode(o.stdout) + dec.decode(o.stderr);
-}
-const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
-const GIT_ID = "-c user.name=a -c user.email=a@example.com";
+import { detectBackend } from "../core/policy/sandbox/mod.ts";
+import { commandWorld, exists, GIT_ID, sh } from "./support/sandbox_world.ts";
 
 async function world(setup = "true") {
   const { backend } = await detectBackend();
   assert.ok(backend, "bwrap must be installed for these tests");
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-later5-" }));
-  const ws = join(root, "ws"), home = join(root, "home"), data = join(root, "data");
-  for (const d of [ws, join(root, "cfg"), home, data]) await Deno.mkdir(d, { recursive: true });
-  await sh(`git init -q . && printf 'dist/\\n' > .gitignore && ${setup}`, ws);
-  const policy = Policy.create({}, { allow: [], deny: [] }, {
-    workspace: ws,
-    configDir: join(root, "cfg"),
-    dataDir: data,
-    home,
-  });
-  await policy.globsReady();
-  const run = async (command: string) => {
-    const sb = await CommandSandbox.create(policy, DEFAULT_SANDBOX);
-    try {
-      const r = await runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
-      return String(r.content);
-    } finally {
-      sb.close();
-    }
-  };
-  return {
-    ws,
-    data,
-    run,
-    cleanup: async () => {
-      await sh(`chmod -R u+rwx ${root}`);
-      await Deno.remove(root, { recursive: true });
-    },
-  };
+  return await commandWorld(
+    "coyote-later5-",
+    `git init -q . && printf 'dist/\\n' > .gitignore && ${setup}`,
+  );
 }
 
 Deno.test("runs later 5: a new folder whose name is not valid UTF-8 is quarantined whole and named", async () => {

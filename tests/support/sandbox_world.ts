@@ -1,0 +1,103 @@
+/**
+ * Test worlds for the OS sandbox on real bwrap, the launcher called directly (no guard in
+ * between, as with the guard forced open): a temporary root holding a workspace `ws`, a config
+ * dir, a home and a data dir, the policy over them, and a way to run commands in the sandbox.
+ *
+ * - {@link commandWorld}: each `run(command)` in a fresh sandbox of the default settings, resolving
+ *   the tool result's text (the after-command scan and cleanup tests);
+ * - {@link limitsWorld}: one sandbox with the given limits for the world's life, `run` resolving
+ *   the tool result (the process and memory limit tests).
+ * @module
+ */
+import { join } from "node:path";
+import { Policy } from "../../core/policy/policy.ts";
+import { CommandSandbox, DEFAULT_SANDBOX } from "../../core/policy/sandbox/mod.ts";
+import type { SandboxLimits } from "../../core/policy/sandbox/limits.ts";
+import { makeExecuteCommandTool } from "../../plugins/exec/mod.ts";
+import { runTool, toolContext } from "./fixtures.ts";
+
+const dec = new TextDecoder();
+
+/** Runs `cmd` in bash on the host (in `cwd`); resolves stdout then stderr. */
+export async function sh(cmd: string, cwd?: string): Promise<string> {
+  const o = await new Deno.Command("bash", { args: ["-c", cmd], cwd }).output();
+  return dec.decode(o.stdout) + dec.decode(o.stderr);
+}
+
+/** Whether `p` exists (a dangling symlink counts). */
+export const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
+
+/** git's identity options for commits made by a test. */
+export const GIT_ID = "-c user.name=a -c user.email=a@example.com";
+
+/** The folders of a world under a new temporary root (real paths). */
+async function folders(prefix: string) {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+  const ws = join(root, "ws"), home = join(root, "home"), data = join(root, "data");
+  for (const d of [ws, join(root, "cfg"), home, data]) await Deno.mkdir(d, { recursive: true });
+  return { root, ws, home, data, cfg: join(root, "cfg") };
+}
+
+/**
+ * A world whose `setup` (bash, run in `ws` before the policy is made) prepares the workspace;
+ * `run(command)` runs each command in a fresh sandbox of the default settings and resolves the
+ * tool result's text. `cleanup` makes everything writable again, then removes the root.
+ */
+export async function commandWorld(prefix: string, setup?: string) {
+  const { root, ws, home, data, cfg } = await folders(prefix);
+  if (setup) await sh(setup, ws);
+  const policy = Policy.create({}, { allow: [], deny: [] }, {
+    workspace: ws,
+    configDir: cfg,
+    dataDir: data,
+    home,
+  });
+  await policy.globsReady();
+  const run = async (command: string) => {
+    const sb = await CommandSandbox.create(policy, DEFAULT_SANDBOX);
+    try {
+      const r = await runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
+      return String(r.content);
+    } finally {
+      sb.close();
+    }
+  };
+  return {
+    root,
+    ws,
+    home,
+    data,
+    policy,
+    run,
+    cleanup: async () => {
+      await sh(`chmod -R u+rwx '${root}'`);
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
+/**
+ * A world with one sandbox (auto mode) of `limits` for its whole life; `run(command)` resolves the
+ * tool result. `cleanup` closes the sandbox and removes the root.
+ */
+export async function limitsWorld(prefix: string, limits: SandboxLimits) {
+  const { root, ws, home, cfg } = await folders(prefix);
+  const policy = Policy.create({}, { allow: [], deny: [] }, {
+    workspace: ws,
+    configDir: cfg,
+    home,
+  });
+  const sb = await CommandSandbox.create(policy, { mode: "auto", autoAllow: true, limits });
+  const run = (command: string) =>
+    runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
+  return {
+    ws,
+    sb,
+    policy,
+    run,
+    cleanup: async () => {
+      sb.close();
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    },
+  };
+}
