@@ -167,6 +167,12 @@ export type LaunchPlan =
       check(): Promise<"processes" | "memory" | undefined>;
       finish(): Promise<"processes" | "memory" | undefined>;
     };
+    /**
+     * Whether a run that exited with `exitCode` and printed `stderr` failed in the sandbox's own
+     * set-up because the host changed between the plan and the start (a path it hides was removed
+     * meanwhile), so the command never ran: {@link runCommand} prepares and runs it once more.
+     */
+    setupRaced?: (exitCode: number | null, stderr: string) => boolean;
   }
   | { refused: string };
 
@@ -202,6 +208,16 @@ export async function runCommand(
     launcher?: CommandLauncher;
   },
 ): Promise<CommandOutcome & { sandboxed: boolean }> {
+  const first = await runOnce(command, opts);
+  // The sandbox could not be set up because the host changed under it (the command did not run).
+  if (first.raced) return (await runOnce(command, opts)).outcome;
+  return first.outcome;
+}
+
+async function runOnce(
+  command: string,
+  opts: Parameters<typeof runCommand>[1],
+): Promise<{ outcome: CommandOutcome & { sandboxed: boolean }; raced: boolean }> {
   const started = performance.now();
   const sh = await shell();
   const launcher = opts.launcher ?? directLauncher;
@@ -326,22 +342,27 @@ export async function runCommand(
   const note = plan.after?.();
   // A failed allocation only counts when the command failed.
   if (hit === "memory" && status.success) hit = undefined;
+  const raced = !status.success && !timedOut && !cancelled &&
+    !!plan.setupRaced?.(status.signal ? null : status.code, err.text());
   return {
-    ...(note ? { note } : {}),
-    ...(hit && plan.limits
-      ? { limit: { which: hit, message: limitMessage(hit, plan.limits, !!cg) } }
-      : {}),
-    sandboxed: plan.sandboxed,
-    exitCode: status.signal ? null : status.code,
-    signal: status.signal ?? null,
-    stdout: out.text(),
-    stderr: err.text(),
-    stdoutBytes: out.total,
-    stderrBytes: err.total,
-    truncated: out.dropped > 0 || err.dropped > 0,
-    timedOut,
-    cancelled,
-    durationMs: Math.round(performance.now() - started),
+    raced,
+    outcome: {
+      ...(note ? { note } : {}),
+      ...(hit && plan.limits
+        ? { limit: { which: hit, message: limitMessage(hit, plan.limits, !!cg) } }
+        : {}),
+      sandboxed: plan.sandboxed,
+      exitCode: status.signal ? null : status.code,
+      signal: status.signal ?? null,
+      stdout: out.text(),
+      stderr: err.text(),
+      stdoutBytes: out.total,
+      stderrBytes: err.total,
+      truncated: out.dropped > 0 || err.dropped > 0,
+      timedOut,
+      cancelled,
+      durationMs: Math.round(performance.now() - started),
+    },
   };
 }
 

@@ -238,3 +238,27 @@ export function bwrapArgs(
   a.push("--chdir", opts.cwd, "--", ...argv);
   return a;
 }
+
+/**
+ * Whether bwrap failed in its own set-up — its first stderr line `bwrap: Can't … <path>…`, exit
+ * code 1 — at a path the profile hides that is gone now (a host folder of /etc removed between the
+ * cached scan and the start: its mount point could not be made under the read-only /etc). The
+ * command did not run; the caller runs it again on a fresh profile (plugins/exec/mod.ts).
+ */
+export function setupRaced(
+  profile: { hidden: { path: string }[] },
+  code: number | null,
+  stderr: string,
+): boolean {
+  if (code !== 1) return false;
+  const m = /^bwrap: Can't [^/\n]*(\/[^\n]*?)(?:: [^\n]*)?$/m.exec(stderr.split("\n", 1)[0]);
+  if (!m) return false;
+  const p = m[1];
+  if (!profile.hidden.some((h) => p === h.path)) return false;
+  try {
+    Deno.lstatSync(p);
+    return false;
+  } catch {
+    return true;
+  }
+}

@@ -25,7 +25,7 @@ import type { Policy } from "../policy.ts";
 import type { GuardVerdict } from "../../protocol/types.ts";
 import type { ToolAccess } from "../../../sdk/mod.ts";
 import { deriveProfile, networkOf, type SandboxProfile } from "./profile.ts";
-import { bwrapArgs, PROC_READ_ONLY } from "./bwrap.ts";
+import { bwrapArgs, PROC_READ_ONLY, setupRaced } from "./bwrap.ts";
 import {
   DEFAULT_LIMITS,
   describeLimits,
@@ -421,6 +421,12 @@ export class CommandSandbox {
         sandboxed: true,
         limits: this.backend.name === "bwrap" ? this.limits : undefined,
         ...(live ? { cgroup: live } : {}),
+        ...(this.backend.name === "bwrap"
+          ? {
+            setupRaced: (code: number | null, stderr: string) =>
+              setupRaced(c.profile, code, stderr),
+          }
+          : {}),
         after: () => {
           // Callers that do not tear the cgroup down themselves (hooks, `!cmd`): in the background.
           void live?.finish();
