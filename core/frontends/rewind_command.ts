@@ -65,10 +65,14 @@ export function outcomeText(o: RewindOutcome, undo: (id: string) => string): str
   return out.join("\n");
 }
 
-/** A picker: shows `choices` under `title`, resolves the picked id (null: cancelled). */
+/**
+ * A picker: shows `choices` under `title`, resolves the picked id (null: cancelled);
+ * `opts.digitsPickIds`: a digit picks the choice of that id (./slash/picker.ts).
+ */
 export type Choose = (
   title: string,
   choices: { id: string; label: string }[],
+  opts?: { digitsPickIds?: boolean },
 ) => Promise<string | null>;
 
 /**
@@ -97,6 +101,8 @@ export async function rewindSlashCommand(
           id: String(i + 1),
           label: `turn ${i + 1}: ${safeText(l.replace(/^\s*\d+\.\s*/, ""))}`,
         })).reverse(),
+        // Newest first, but `3` is turn 3 as in `/rewind 3`, not the third line.
+        { digitsPickIds: true },
       );
       if (!turn) return;
       const what = await choose("Restore what?", [

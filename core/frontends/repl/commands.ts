@@ -259,7 +259,8 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
         session,
         args,
         say,
-        (title, choices) => pick(choices, () => ctx.readKey(), (t) => ctx.write(t), title),
+        (title, choices, opts) =>
+          pick(choices, () => ctx.readKey(), (t) => ctx.write(t), title, opts),
       );
       return true;
     }

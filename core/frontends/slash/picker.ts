@@ -28,15 +28,24 @@ export async function sessionChoices(dataDir: string, cwd: string): Promise<Pick
   }));
 }
 
-/** What one key does to the picker at `at` of `n` lines. */
+/**
+ * What one key does to the picker at `at` of `n` lines. With `ids` (the choices' ids, in order), a
+ * digit picks the choice whose id is that digit (the `/rewind` picker: `3` is turn 3, as in
+ * `/rewind 3`, wherever it is listed), not the line at that position.
+ */
 export function pickKey(
   key: string,
   at: number,
   n: number,
+  ids?: readonly string[],
 ): { at: number } | { pick: number } | { cancel: true } | null {
   if (key === "\x1b[A" || key === "\x1bOA" || key === "k") return { at: (at - 1 + n) % n };
   if (key === "\x1b[B" || key === "\x1bOB" || key === "j") return { at: (at + 1) % n };
   if (key === "\r" || key === "\n") return { pick: at };
+  if (ids && /^[0-9]$/.test(key)) {
+    const i = ids.indexOf(key);
+    return i < 0 ? null : { pick: i };
+  }
   if (/^[1-9]$/.test(key) && Number(key) <= n) return { pick: Number(key) - 1 };
   if (key === "\x1b" || key === "q" || key === "\x03" || key === "\x04") return { cancel: true };
   return null;
@@ -44,23 +53,31 @@ export function pickKey(
 
 /**
  * Shows `choices` and resolves the picked id, or null when cancelled (or `readKey` ends). Draws
- * with `write`; the list is replaced by one line saying what was picked.
+ * with `write`; the list is replaced by one line saying what was picked. `opts.digitsPickIds`:
+ * a digit picks the choice of that id and lines carry no position number (their labels number
+ * them; see {@link pickKey}).
  */
 export async function pick(
   choices: PickChoice[],
   readKey: () => Promise<string | null>,
   write: (text: string) => void,
   title = "Resume which session? (↑/↓ or number, Enter picks, Esc cancels)",
+  opts: { digitsPickIds?: boolean } = {},
 ): Promise<string | null> {
   if (!choices.length) return null;
   let at = 0;
+  const ids = opts.digitsPickIds ? choices.map((c) => c.id) : undefined;
   const lines = () =>
-    choices.map((c, i) => `${i === at ? "›" : " "} ${i < 9 ? i + 1 : " "}. ${c.label}`);
+    choices.map((c, i) =>
+      ids
+        ? `${i === at ? "›" : " "} ${c.label}`
+        : `${i === at ? "›" : " "} ${i < 9 ? i + 1 : " "}. ${c.label}`
+    );
   write(`${title}\n${lines().join("\n")}\n`);
   const clear = () => write(`\x1b[${choices.length}A\r\x1b[J`);
   for (;;) {
     const key = await readKey();
-    const r = key === null ? { cancel: true as const } : pickKey(key, at, choices.length);
+    const r = key === null ? { cancel: true as const } : pickKey(key, at, choices.length, ids);
     if (!r) continue;
     if ("at" in r) {
       at = r.at;
