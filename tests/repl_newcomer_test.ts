@@ -269,3 +269,38 @@ Deno.test("repl: a resized terminal redraws a wrapped input line whole (no rows 
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("repl: an approved write shows its diff once (in the prompt) and ends with a ✓ line", async () => {
+  // Outside the workspace: default mode asks.
+  const other = await Deno.makeTempDir({ prefix: "coyote-outside-" });
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [{
+          name: "fs_write",
+          arguments: { path: `${other}/notes.txt`, content: "line one\n" },
+        }],
+      },
+      { text: "WROTE-IT" },
+    ],
+  });
+  const r = await repl(server.baseURL, ["--no-sandbox"]);
+  try {
+    await r.t.type("write the notes");
+    await r.t.keys("Enter");
+    await r.t.waitFor(/\+line one[\s\S]*yes once/);
+    await r.t.type("y");
+    const screen = await r.t.waitFor(/WROTE-IT[\s\S]*› $/m);
+    assert.equal(await Deno.readTextFile(`${other}/notes.txt`), "line one\n");
+    assert.equal(screen.match(/^\+line one/gm)?.length, 1, `the diff once:\n${screen}`);
+    assert.match(
+      screen,
+      /yes once[\s\S]*✓ .*notes\.txt[\s\S]*WROTE-IT/,
+      "a ✓ line after the answer",
+    );
+  } finally {
+    await r.close();
+    await server.close();
+    await Deno.remove(other, { recursive: true });
+  }
+});

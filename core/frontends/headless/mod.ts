@@ -250,7 +250,7 @@ function terminalPermission(
       );
       const { colorFor, terminalWidth } = await import("../render/style.ts");
       const color = colorFor(Deno.stderr.isTerminal());
-      ui.renderer?.suspend();
+      ui.renderer?.suspend(req);
       try {
         const trusted = ui.trusted();
         err(`\n${permissionText(req, { color, width: terminalWidth(), cwd: ui.cwd, trusted })}`);

@@ -154,6 +154,8 @@ export class Renderer {
   #held: ["out" | "err", string][] = [];
   /** Held `•` lines by tool call id (their index in {@link #held}). */
   #heldCall = new Map<string, number>();
+  /** Calls a permission prompt asked about: `true` when the prompt showed the write's diff. */
+  #prompted = new Map<string, boolean>();
   /** Context use from the last `usage_update` (tokens used / window). */
   context: { used: number; size: number } | null = null;
 
@@ -354,7 +356,8 @@ export class Renderer {
         const tty = this.o.sameTerminal && this.o.spinner;
         // A call whose `•` line is still held (a prompt is on screen) gets its mark in place.
         const heldAt = this.#heldCall.get(ev.toolCallId);
-        if (tty && heldAt !== undefined && this.#suspended) {
+        const markedHeld = tty && heldAt !== undefined && !!this.#suspended;
+        if (markedHeld) {
           this.#heldCall.delete(ev.toolCallId);
           this.#held[heldAt] = [
             "err",
@@ -379,7 +382,12 @@ export class Renderer {
         } else if (rewrite) {
           this.#hideSpinner();
           this.o.err(`\x1b[1A\r\x1b[K${s.green("✓")} ${title}\n`);
+        } else if (this.#prompted.has(ev.toolCallId) && !markedHeld) {
+          this.#statusLine(`${s.green("✓")} ${title}`);
         }
+        // An approved write: its prompt showed the diff already.
+        if (this.#prompted.get(ev.toolCallId)) diffs.length = 0;
+        this.#prompted.delete(ev.toolCallId);
         for (const d of diffs) {
           if (d.type !== "diff") continue;
           this.#endMessage();
@@ -542,9 +550,15 @@ export class Renderer {
 
   /**
    * A prompt owns the terminal until {@link resume}: no spinner, and every line the stream
-   * produces meanwhile (other agents go on running) is held back, in order.
+   * produces meanwhile (other agents go on running) is held back, in order. `about`: the
+   * permission request the prompt shows — its call ends with a `✓` line of its own (the prompt
+   * came between the call's `•` line and its end), and an approved write's diff, shown in the
+   * prompt (./permission.ts), is not shown again.
    */
-  suspend(): void {
+  suspend(about?: { toolCallId: string; verdicts: { access: { type: string } }[] }): void {
+    if (about) {
+      this.#prompted.set(about.toolCallId, about.verdicts.some((v) => v.access.type === "write"));
+    }
     this.#endMessage();
     this.#hideSpinner();
     this.#suspended++;

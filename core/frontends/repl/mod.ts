@@ -125,7 +125,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
         "../render/permission.ts"
       );
-      renderer.suspend();
+      renderer.suspend(req);
       const trusted = trustedOverride || session.workspace.trust.trusted;
       try {
         err(
