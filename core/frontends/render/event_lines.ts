@@ -1,10 +1,11 @@
 /**
  * The one-line status notes the terminal renderer (./mod.ts) writes for decision events: a
  * lifecycle hook's decision ({@link hookLine}) and a coordinator's gate decision or Phase 0 intent
- * ({@link gateLine}). Every string in them is made safe for the terminal (core/util/terminal_safe.ts).
+ * ({@link gateLine}); the turn's footer ({@link turnFooter}) and the number formats it uses. Every string in them is made safe for the terminal (core/util/terminal_safe.ts).
  * @module
  */
-import type { HookEvent } from "../../protocol/types.ts";
+import type { HookEvent, TurnUsage } from "../../protocol/types.ts";
+import { costUsd, type ModelPrice } from "../../config/models.ts";
 import type { Style } from "./style.ts";
 import { safeLine } from "../../util/terminal_safe.ts";
 
@@ -44,4 +45,45 @@ export function gateLine(meta: unknown, s: Style, width: number): string | null 
     : `⚑ gate ${str(m.gate)}: ${str(m.decision)}${m.reason ? ` — ${str(m.reason)}` : ""}`;
   const max = Math.max(20, width - 1);
   return s.dim(text.length > max ? text.slice(0, max - 1).trimEnd() + "…" : text);
+}
+
+/** Compact `1234` → `1.2k`. */
+export function formatTokens(n: number): string {
+  return n >= 10_000
+    ? `${Math.round(n / 1000)}k`
+    : n >= 1000
+    ? `${(n / 1000).toFixed(1)}k`
+    : `${n}`;
+}
+
+/** `ms` → `850ms`, `4.2s`, `2m05s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+}
+
+/**
+ * One line per turn: tokens, cost, time. A turn cancelled before the provider reported any usage
+ * (`cancelled` and no tokens: the stream's last chunk carries it) says so, not "0 tokens".
+ */
+export function turnFooter(
+  usage: TurnUsage,
+  ms: number,
+  price?: ModelPrice,
+  cancelled = false,
+): string {
+  if (cancelled && !usage.total_tokens) {
+    return `tokens not reported (cancelled) · ${formatDuration(ms)}`;
+  }
+  const cost = costUsd(usage, price);
+  const parts = [
+    `${formatTokens(usage.total_tokens)} tokens (${formatTokens(usage.prompt_tokens)} in, ${
+      formatTokens(usage.completion_tokens)
+    } out)`,
+    ...(cost !== undefined ? [`$${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`] : []),
+    formatDuration(ms),
+  ];
+  return parts.join(" · ");
 }

@@ -20,15 +20,17 @@
  *   prefix are dropped.
  * @module
  */
-import type { EventEnvelope, TurnUsage } from "../../protocol/types.ts";
-import { costUsd, type ModelPrice } from "../../config/models.ts";
+import type { EventEnvelope } from "../../protocol/types.ts";
+import type { ModelPrice } from "../../config/models.ts";
 import { BlockSplitter, rowsAbove } from "./blocks.ts";
 import { unifiedDiff } from "./diff.ts";
 import type { MarkdownRenderer } from "./markdown.ts";
 import { type Style, styles } from "./style.ts";
 import { type ChildStatus, statusLines } from "./status.ts";
 import { escapeCharRefs, keepStylingOnly, safeLine, safeText } from "../../util/terminal_safe.ts";
-import { gateLine, hookLine } from "./event_lines.ts";
+import { formatDuration, formatTokens, gateLine, hookLine, turnFooter } from "./event_lines.ts";
+
+export { formatDuration, formatTokens, turnFooter };
 
 export { colorFor, terminalWidth, wrap } from "./style.ts";
 export { gateLine, hookLine } from "./event_lines.ts";
@@ -62,23 +64,6 @@ export interface RenderOptions {
 }
 
 const SPIN = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-
-/** Compact `1234` → `1.2k`. */
-export function formatTokens(n: number): string {
-  return n >= 10_000
-    ? `${Math.round(n / 1000)}k`
-    : n >= 1000
-    ? `${(n / 1000).toFixed(1)}k`
-    : `${n}`;
-}
-
-/** `ms` → `850ms`, `4.2s`, `2m05s`. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const s = Math.round(ms / 1000);
-  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
-}
 
 /** The user-facing part of a failed tool call's text (no `error:` prefix, no advice to the model). */
 export function userFacingError(text: string): string {
@@ -115,19 +100,6 @@ function deepSafe(v: unknown): unknown {
     return o;
   }
   return v;
-}
-
-/** One line per turn: tokens, cost, time. */
-export function turnFooter(usage: TurnUsage, ms: number, price?: ModelPrice): string {
-  const cost = costUsd(usage, price);
-  const parts = [
-    `${formatTokens(usage.total_tokens)} tokens (${formatTokens(usage.prompt_tokens)} in, ${
-      formatTokens(usage.completion_tokens)
-    } out)`,
-    ...(cost !== undefined ? [`$${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`] : []),
-    formatDuration(ms),
-  ];
-  return parts.join(" · ");
 }
 
 /** Renders envelopes to a terminal or a pipe; see the module doc. */
@@ -440,7 +412,14 @@ export class Renderer {
             : "";
           this.#statusLine(
             s.dim(
-              `─ ${turnFooter(ev.usage, this.#now() - this.#turnStart, this.o.price?.())}${ctx}`,
+              `─ ${
+                turnFooter(
+                  ev.usage,
+                  this.#now() - this.#turnStart,
+                  this.o.price?.(),
+                  ev.stopReason === "cancelled",
+                )
+              }${ctx}`,
             ),
           );
         }
