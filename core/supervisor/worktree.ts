@@ -19,6 +19,8 @@
  *   starts): {@link placeRun} at a child's first run (its session then opens in the worktree,
  *   core/session/child_dir.ts), {@link bringBack} at each run's end (the result's line and a
  *   `worktree` event, {@link worktreeEvent}), {@link dropWorktree} when its session closes.
+ * - A crashed run's checkouts are pruned at a process's first {@link addWorktree}, their change
+ *   kept as `<id>.orphan.patch` (./worktree_prune.ts).
  * Git errors are thrown as {@link WorktreeError} naming the git command and its stderr.
  * @module
  */
@@ -123,6 +125,9 @@ export async function repoTop(cwd: string): Promise<string | null> {
   return r && r.code === 0 ? r.stdout.trim() : null;
 }
 
+/** The prune of each worktrees folder this process ran (./worktree_prune.ts), by folder. */
+const pruned = new Map<string, Promise<string[]>>();
+
 /** See the module doc. @throws WorktreeError when `cwd` is no git repository or git fails. */
 export async function addWorktree(
   cwd: string,
@@ -140,7 +145,17 @@ export async function addWorktree(
   const base = await snapshot(repo, parentCommit, `coyote: base of ${id}`);
   const root = join(dataDir, "worktrees");
   await Deno.mkdir(root, { recursive: true });
+  // The first checkout of this process: a crashed run's checkouts go (their change kept).
+  if (!pruned.has(root)) {
+    pruned.set(
+      root,
+      import("./worktree_prune.ts").then((m) => m.pruneOrphans(root)).catch(() => []),
+    );
+  }
+  await pruned.get(root);
   const path = join(root, id);
+  const { markOwner } = await import("./worktree_prune.ts");
+  markOwner(root, id);
   await inRepo(repo, () => git(repo, ["worktree", "add", "--detach", path, base]));
   return { id, repo, path, base, dataDir };
 }
@@ -190,6 +205,7 @@ export function removeWorktree(wt: ChildWorktree): Promise<void> {
     await git(wt.repo, ["worktree", "remove", "--force", wt.path], { ok: () => true })
       .catch(() => {});
     await Deno.remove(wt.path, { recursive: true }).catch(() => {});
+    await Deno.remove(`${wt.path}.owner`).catch(() => {});
     await git(wt.repo, ["worktree", "prune"], { ok: () => true }).catch(() => {});
   }).catch(() => {});
 }
