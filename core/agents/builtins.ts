@@ -18,7 +18,7 @@
  * the embedded one.
  * @module
  */
-import { join } from "node:path";
+import { join } from "../util/path.ts";
 import { keepNewest, writeTextAtomic } from "../util/files.ts";
 import pkg from "../../deno.json" with { type: "json" };
 import { builtinAgentFiles } from "../../agents/mod.ts";

@@ -15,7 +15,7 @@
  * its error, reported by `coyote agents list`, and thrown when the agent is chosen.
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../util/path.ts";
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import type { AgentSpec } from "../protocol/types.ts";
 import { builtinAgentFiles } from "../../agents/mod.ts";

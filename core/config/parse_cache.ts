@@ -17,7 +17,7 @@
  * that cannot be written is fine.
  * @module
  */
-import { join } from "node:path";
+import { join } from "../util/path.ts";
 import { keepNewest, writeTextAtomic } from "../util/files.ts";
 import pkg from "../../deno.json" with { type: "json" };
 import stamp from "./schema_stamp.gen.json" with { type: "json" };

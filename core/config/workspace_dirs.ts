@@ -5,7 +5,7 @@
  * `~/.claude/skills` is never picked up as "workspace" by accident.
  * @module
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../util/path.ts";
 
 /** True when `path` exists (anything `stat` can see; a dangling symlink does not). */
 export function exists(path: string): boolean {

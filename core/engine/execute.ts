@@ -6,7 +6,7 @@
  * at most `MAX_TOOL_OUTPUT`).
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../util/path.ts";
 import type { ToolCallContent as ToolContent } from "@agentclientprotocol/sdk";
 import type { HostServices, ToolResult } from "../../sdk/mod.ts";
 import type { ChatMessage } from "../transcript/types.ts";

@@ -7,7 +7,7 @@
  * tool's result for the model, at most {@link MAX_NESTED} characters each.
  * @module
  */
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "../util/path.ts";
 import { nestedInstructionFile } from "../config/instructions.ts";
 import { headText } from "../util/text.ts";
 

@@ -4,7 +4,7 @@
  * through the `PreToolUse` hooks and the guard gate. Bad model output never throws: it becomes a refusal the model reads.
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../util/path.ts";
 import type { ToolAccess } from "../../sdk/mod.ts";
 import { gateCall } from "./gate.ts";
 import { type ModelToolCall, type PreparedCall, REPEAT_LIMIT, type TurnContext } from "./types.ts";

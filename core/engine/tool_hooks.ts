@@ -6,7 +6,7 @@
  * may add text to its result for the model.
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../util/path.ts";
 import type { ToolAccess } from "../../sdk/mod.ts";
 import type { PreparedCall, TurnContext } from "./types.ts";
 

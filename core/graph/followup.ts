@@ -15,7 +15,7 @@
  * `{{initial_prompt}}` stays this run's own prompt (the follow-up message).
  * @module
  */
-import { relative } from "node:path";
+import { relative } from "../util/path.ts";
 import type { SessionEvent } from "../protocol/types.ts";
 
 /** One earlier run of the graph in this session. */

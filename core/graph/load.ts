@@ -4,7 +4,7 @@
  * ({@link GraphSpecError}). Used by the agent registry and by `coyote graph check PATH`.
  * @module
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../util/path.ts";
 import { scriptPath } from "./paths.ts";
 
 export { scriptPath };

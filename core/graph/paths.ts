@@ -3,7 +3,7 @@
  * Kept apart from load.ts so the runner does not load the YAML parser.
  * @module
  */
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "../util/path.ts";
 
 /** The absolute path of a node's script; refuses paths that leave the graph's folder. */
 export function scriptPath(dir: string, script: string): string {

@@ -20,7 +20,7 @@
  * - approval/input nodes: the frontend's `askUser`; none (headless) = no answer.
  * @module
  */
-import { basename, dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "../util/path.ts";
 import type { HostServices } from "../../sdk/mod.ts";
 import type * as acp from "@agentclientprotocol/sdk";
 import type {

@@ -14,7 +14,7 @@
  * errors never throw here (an unknown real path is the path itself).
  * @module
  */
-import { basename, dirname, normalize } from "node:path";
+import { basename, dirname, normalize } from "../util/path.ts";
 import { isInside, resolvePath, type Rule } from "./rules.ts";
 import { type Level, matcher, type PolicyCore } from "./context.ts";
 import { HIDDEN_HOME_PATHS } from "./home.ts";

@@ -19,7 +19,7 @@
  * {@link GlobEngineNotLoaded}, which callers turn into a refusal (fail closed).
  * @module
  */
-import { isAbsolute, join, normalize, resolve } from "node:path";
+import { isAbsolute, join, normalize, resolve } from "../util/path.ts";
 
 /** A guard decision; precedence deny > ask > allow. */
 export type RuleDecision = "allow" | "ask" | "deny";

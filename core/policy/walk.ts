@@ -17,7 +17,7 @@
  * are followed through `cd`/`pushd`/`popd` ({@link cwdsAfter}).
  * @module
  */
-import { basename } from "node:path";
+import { basename } from "../util/path.ts";
 import { CODE_VARIABLE } from "./shell/programs/runners.ts";
 import { commandMatch, resolvePath, type Rule, WILD } from "./rules.ts";
 import { hasRules, type Level, type PolicyCore, rulesOf, type ScriptCtx } from "./context.ts";

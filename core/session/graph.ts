@@ -10,7 +10,7 @@
  * through the session's `open` callback, each holding a slot of the tree's live-agent budget).
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../util/path.ts";
 import { isInside } from "../policy/rules.ts";
 import type { AgentOrigin, AgentSpec, AnyTool, EnvelopeSink } from "../protocol/types.ts";
 import type { Engine, PolicyLike } from "../engine/mod.ts";

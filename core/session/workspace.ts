@@ -12,7 +12,7 @@
  * @module
  */
 import { safeText } from "../util/terminal_safe.ts";
-import { join } from "node:path";
+import { join } from "../util/path.ts";
 import type { AppOptions } from "../config/app_options.ts";
 import type { AnyTool } from "../protocol/types.ts";
 import type { DiscoveredMcpServer, McpConnection, McpServerSpec } from "../extensions/mcp/mod.ts";

@@ -24,7 +24,7 @@
  * Git errors are thrown as {@link WorktreeError} naming the git command and its stderr.
  * @module
  */
-import { join, relative } from "node:path";
+import { join, relative } from "../util/path.ts";
 
 /** An agent's `worktree` setting. */
 export type WorktreeSetting = "auto" | "always" | "never";

@@ -10,7 +10,7 @@
  * a live owner cannot be told from a dead one: nothing is pruned there.
  * @module
  */
-import { join } from "node:path";
+import { join } from "../util/path.ts";
 
 /** A checkout without an owner record is left alone this long (ms) after its last change. */
 export const UNOWNED_GRACE_MS = 24 * 3600_000;

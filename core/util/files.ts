@@ -2,7 +2,7 @@
  * Small file helpers shared by the caches and config writers.
  * @module
  */
-import { join } from "node:path";
+import { join } from "./path.ts";
 
 /**
  * Writes `text` to `path` through a temporary file beside it and a rename, so a concurrent reader

@@ -3,7 +3,7 @@
  * session's working directory and showing paths back to the model.
  * @module
  */
-import { isAbsolute, relative, resolve, sep as SEPARATOR } from "node:path";
+import { isAbsolute, relative, resolve, sep as SEPARATOR } from "../../core/util/path.ts";
 import type { ToolContext, ToolResult } from "../../sdk/mod.ts";
 
 /** Absolute path of `p` (relative paths resolve against `cwd`; `~/` expands to $HOME). */

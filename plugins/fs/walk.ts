@@ -17,7 +17,7 @@
  * yields to the event loop every few folders so workers and aborts progress.
  * @module
  */
-import { dirname, join, relative, sep as SEPARATOR } from "node:path";
+import { dirname, join, relative, sep as SEPARATOR } from "../../core/util/path.ts";
 import { setImmediate } from "node:timers";
 
 /** The part of npm `ignore`'s API the walker uses. */

@@ -20,7 +20,7 @@
  * the command is not offered. A file never throws out of {@link loadCustomCommands}.
  * @module
  */
-import { join, relative } from "node:path";
+import { join, relative } from "../../util/path.ts";
 import { parseFrontMatter } from "../../util/frontmatter.ts";
 import { CLAUDE_TOOL_NAMES } from "../../tools/claude_names.ts";
 import {

@@ -8,7 +8,7 @@
  * hook leaves out keeps its value) and validated against the tool's schema again.
  * @module
  */
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "../../util/path.ts";
 import { claudeNamesOf } from "../../tools/claude_names.ts";
 
 const FILE_TOOLS = new Set(["fs_read", "fs_write", "fs_patch"]);

@@ -29,7 +29,7 @@
  * plugin, so its import rules (no `import()`, no `require`) hold for bundles.
  * @module
  */
-import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "../../util/path.ts";
 import { SDK_SPECIFIER } from "./source.ts";
 import { byCodeUnit } from "../../util/text.ts";
 

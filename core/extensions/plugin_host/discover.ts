@@ -13,7 +13,7 @@
  * are skipped. Duplicates are removed by real path.
  * @module
  */
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "../../util/path.ts";
 
 /** Where a plugin was found. */
 export type PluginOrigin = "flag" | "config" | "workspace" | "user";

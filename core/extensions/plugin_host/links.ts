@@ -23,7 +23,7 @@
  * the Worker started, and hard links (the guard cannot tell them apart either).
  * @module
  */
-import { dirname, isAbsolute, resolve, sep } from "node:path";
+import { dirname, isAbsolute, resolve, sep } from "../../util/path.ts";
 
 /** Default bound of the walk (directory entries over all grants of one Worker). */
 export const MAX_LINK_SCAN_ENTRIES = 50_000;

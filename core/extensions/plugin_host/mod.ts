@@ -28,7 +28,7 @@
  * by zod when the plugin uses zod.
  * @module
  */
-import { basename, join } from "node:path";
+import { basename, join } from "../../util/path.ts";
 import type {
   AgentDefinition,
   PluginPermissions,

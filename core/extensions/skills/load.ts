@@ -22,7 +22,7 @@
  * Invalid skills are skipped with a warning naming the file.
  * @module
  */
-import { join } from "node:path";
+import { join } from "../../util/path.ts";
 import type { SkillDefinition } from "../../../sdk/mod.ts";
 import { parseFrontMatter } from "../../util/frontmatter.ts";
 import { CLAUDE_TOOL_NAMES } from "../../tools/claude_names.ts";

@@ -12,7 +12,7 @@
  *   `graph.yaml`. Unknown or broken agent: exit 2 with the error.
  * @module
  */
-import { join } from "node:path";
+import { join } from "../../util/path.ts";
 import type { AppOptions } from "../../config/app_options.ts";
 import type { AgentDefinition } from "../../../sdk/mod.ts";
 import { type AgentEntry, type AgentRegistry, loadAgentRegistry } from "../../agents/registry.ts";

@@ -11,7 +11,7 @@
  * exit code is 2, as for a path that holds no graph (README "Exit codes").
  * @module
  */
-import { join, resolve } from "node:path";
+import { join, resolve } from "../../util/path.ts";
 import type { AppOptions } from "../../config/app_options.ts";
 import type { AgentSpec } from "../../protocol/types.ts";
 import { corePlugins } from "../../../plugins/mod.ts";

@@ -15,7 +15,7 @@
  * where they are used: core/frontends/cli/mod.ts (`-C`) and core/frontends/cli/prompt.ts (`-f`).
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../../util/path.ts";
 import { resolveEntry } from "../../extensions/plugin_host/discover.ts";
 
 /** A flag naming something missing; the message is one line naming the flag and the path. */

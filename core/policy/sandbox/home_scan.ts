@@ -4,7 +4,7 @@
  * `<dataDir>/home-scan.json`). See docs/permissions.md "The home directory inside the sandbox".
  * @module
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../../util/path.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
 import { writeTextAtomicSync } from "../../util/files.ts";
 import { packageFolder, packageTree } from "./store_packages.ts";

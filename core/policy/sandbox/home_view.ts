@@ -24,7 +24,7 @@
  * and mounted read-only so `git status` / `git log` work.
  * @module
  */
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "../../util/path.ts";
 import { isInside } from "../rules.ts";
 import {
   NAME_DEPTH,

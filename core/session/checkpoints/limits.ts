@@ -4,7 +4,7 @@
  * later one comes near a limit, and the shadow index's entry count.
  * @module
  */
-import { join } from "node:path";
+import { join } from "../../util/path.ts";
 import { CheckpointError } from "./objects.ts";
 
 /** Limits of one checkpoint (config `checkpoints:`; docs/modes.md). */

@@ -6,7 +6,7 @@
  * `git diff-tree -r -z -M --raw`.
  * @module
  */
-import { join } from "node:path";
+import { join } from "../../util/path.ts";
 
 /** One file the restore changes, from the workspace as it is to the checkpoint. */
 export interface RestoreChange {

@@ -31,7 +31,7 @@
  * lock is waited for (bounded).
  * @module
  */
-import { isAbsolute, join, relative } from "node:path";
+import { isAbsolute, join, relative } from "../../util/path.ts";
 import { type ChangeWatcher, ignoreStamp, layWatcher, MAX_WATCHED_DIRS } from "./watch.ts";
 import { CheckpointError, parseRawDiff, type RestoreChange, writeCommit } from "./objects.ts";
 import {

@@ -32,7 +32,7 @@
  * workspace.
  * @module
  */
-import { join, relative, sep } from "node:path";
+import { join, relative, sep } from "../../util/path.ts";
 
 /** Most folders watched; a tree with more is rescanned at every checkpoint instead. */
 export const MAX_WATCHED_DIRS = 20_000;
