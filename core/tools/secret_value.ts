@@ -9,6 +9,10 @@
  * What counts, in order ({@link credentialValue} returns the first reason):
  * - a URL with user info (`https://TOKEN@host/…`; a user name alone counts) — except an `ssh://`
  *   (`git+ssh://`, `sftp://`) user without a password, an account name (ssh authenticates by key);
+ *   a scheme-less `user:password@host` (scp, rsync; not `npm:pkg@1.2.3`);
+ * - from the config-file pass: mysql `-pSECRET`, Java `-D…password=…`, npm `_authToken=`/`_auth=`,
+ *   a netrc `machine … password …`, a key ending in `token`/`secret`/`password` set with `=`/`:`
+ *   (not to an expansion, a path or a boolean); Tailscale `tskey-…` and age `AGE-SECRET-KEY-1…`;
  * - a connection-string password (`Password=…`, `Pwd=…`, `AccountKey=…`, `--password=…`), a
  *   `token=`/`secret=`/`api_key=`/`client_secret=` assignment of 8 characters or more, a PEM
  *   private key, a JSON Web Token;
@@ -19,7 +23,11 @@
  *   {@link highEntropyToken};
  * - a token with a well-known prefix (GitHub, GitLab, Slack, Stripe, Google OAuth `ya29.`,
  *   DigitalOcean, SendGrid, Linear, Shopify, Vault, AWS key ids, …);
- * - any {@link highEntropyToken} outside a file path.
+ * - any {@link highEntropyToken} outside a file path (not with `{entropy: false}`, the mode for
+ *   configuration files: certificates and signing keys there look random and are public).
+ *
+ * Also used for the lines of configuration files the sandbox shows (core/policy/sandbox/
+ * secret_lines.ts: `/etc`, a repository's git config).
  * @module
  */
 
@@ -39,7 +47,7 @@ const SECRET_PARAM =
 
 /** Tokens with a well-known prefix: `[prefix, minimum length of what follows]`. */
 const PREFIXED =
-  /(^|[^A-Za-z0-9_-])((gh[pousr]_|github_pat_|glpat-|gldt-|glrt-|xox[abposre]-|xapp-|sk_live_|rk_live_|sk_test_|rk_test_|whsec_|dop_v1_|doo_v1_|dor_v1_|lin_api_|shpat_|shpss_|shpca_|hvs\.|hvb\.|glsa_|glc_)[A-Za-z0-9_-]{8,}|(sk-|npm_|hf_|pypi-|sq0atp-|sq0csp-)[A-Za-z0-9_-]{16,}|ya29\.[A-Za-z0-9_.-]{16,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|(AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})/;
+  /(^|[^A-Za-z0-9_-])(tskey-[a-z]+-[A-Za-z0-9_-]{10,}|AGE-SECRET-KEY-1[0-9A-Z]{40,}|(gh[pousr]_|github_pat_|glpat-|gldt-|glrt-|xox[abposre]-|xapp-|sk_live_|rk_live_|sk_test_|rk_test_|whsec_|dop_v1_|doo_v1_|dor_v1_|lin_api_|shpat_|shpss_|shpca_|hvs\.|hvb\.|glsa_|glc_)[A-Za-z0-9_-]{8,}|(sk-|npm_|hf_|pypi-|sq0atp-|sq0csp-)[A-Za-z0-9_-]{16,}|ya29\.[A-Za-z0-9_.-]{16,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|(AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})/;
 
 /** Shannon entropy of `s` in bits per character. */
 export function shannonEntropy(s: string): number {
@@ -101,21 +109,84 @@ function urls(value: string): URL[] {
   return out;
 }
 
-/** Why `value` holds a credential (see the module doc), or undefined when it does not. */
-export function credentialValue(value: string): string | undefined {
+/**
+ * `user:password@host` without a scheme (scp, rsync, a DSN, `mysql://`-less tools): group 1 the
+ * user, 2 the password, 3 the host — an IPv4 address, `localhost`, or a dotted name ending in
+ * letters. Not a package specifier (`npm:lodash@4.17.21`, `jsr:@std/path@1`: see
+ * {@link SPEC_SCHEMES}; a version is no host).
+ */
+const SCP_USERINFO =
+  /(?<![A-Za-z0-9_.+\/:@-])([A-Za-z0-9_.+-]+):([^\s@/:'"]{3,})@(\d{1,3}(?:\.\d{1,3}){3}|localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![A-Za-z0-9-]|\.[A-Za-z0-9])/g;
+/** Words before a `:` that name a package or a file, not a user (`npm:pkg@1.2.3`). */
+const SPEC_SCHEMES =
+  /^(npm|jsr|node|git|github|gitlab|bitbucket|file|link|workspace|patch|portal|catalog|http|https|data|mailto|urn)$/i;
+
+/**
+ * Options and assignments that carry a password (group 2 the value where there is one): a
+ * mysql/mariadb `-pSECRET` (the password glued to `-p`), a Java system property
+ * `-Ddb.password=…` / `-DapiToken=…`, npm's `_authToken=` / `_auth=` / `_password=`, a `.netrc`
+ * `machine H … password P` (also across lines), a key ending in `token`, `secret` or `password`
+ * assigned with `=` or `:` (`npmAuthToken: …`, `db_password = …`).
+ */
+const PASSWORD_OPTIONS: readonly [RegExp, string][] = [
+  [
+    /\b(mysql\w*|mariadb\w*)\b[^\n|;&]*\s-p(?![\s=])([^\s'"]{3,}|'[^'\n]+'|"[^"\n]+")/,
+    "its value is a mysql password option",
+  ],
+  [
+    /(^|\s)-D[\w.-]*(password|passwd|pwd|secret|token|apikey|api[_.-]key)\w*\s*=\s*(?![$%{])\S/i,
+    "its value is a Java property holding a password",
+  ],
+  [
+    /(^|[^A-Za-z0-9])_(auth|authToken|password)\s*[=:]\s*["']?[^\s"'$]{4,}/,
+    "its value is an npm auth setting",
+  ],
+  [
+    /(^|\s)machine\s+\S+(\s+(login|account|port)\s+\S+)*\s+password\s+\S+/i,
+    "its value is a netrc entry with a password",
+  ],
+  [
+    /(^|[^A-Za-z0-9])[\w.-]*(token|secret|password)["']?\s*[=:]\s*["']?(?![$%{<]|\/|true\b|false\b|null\b|none\b)[^\s"',;]{8,}/i,
+    "its value is a credential assignment",
+  ],
+];
+
+/**
+ * Why `value` holds a credential (see the module doc), or undefined when it does not.
+ * `opts.entropy: false` (configuration files, ./secret_lines.ts): only the shapes, no test for
+ * random-looking words (certificates, signing keys and hashes in `/etc` are not credentials).
+ */
+export function credentialValue(
+  value: string,
+  opts: { entropy?: boolean } = {},
+): string | undefined {
   if (!value || value.length < 6) return undefined;
   for (const m of value.matchAll(URL_USERINFO)) {
     if (!SSH_SCHEMES.test(m[1]) || m[2].includes(":")) return "its value is a URL with user info";
   }
-  if (/(^|[;\s,&?-])(password|pwd|passwd|accountkey|sharedaccesskey)\s*=\s*[^;\s]/i.test(value)) {
+  for (const m of value.matchAll(SCP_USERINFO)) {
+    if (!SPEC_SCHEMES.test(m[1])) return "its value is a `user:password@host`";
+  }
+  const plain = opts.entropy === false;
+  // A value that is an expansion or a placeholder is no password (a path neither, in a config).
+  const pwValue = plain ? "(?![$%{<(]|\\/)[^;\\s]" : "(?![$%{<(])[^;\\s]";
+  if (
+    new RegExp(
+      `(^|[;\\s,&?-])(password|pwd|passwd|accountkey|sharedaccesskey)\\s*=\\s*${pwValue}`,
+      "i",
+    )
+      .test(value)
+  ) {
     return "its value is a connection string with a password";
   }
   if (
     /(^|[;\s,&?-])(token|secret|api[_-]?key|access[_-]?key|client[_-]?secret)\s*=\s*[^;\s&]{8,}/i
-      .test(value)
+      .test(value) &&
+    !(plain && /(^|[;\s,&?-])(token|secret)\s*=\s*(pass|env|file|fd):/i.test(value))
   ) {
     return "its value is a `token=…` assignment";
   }
+  for (const [re, why] of PASSWORD_OPTIONS) if (re.test(value)) return why;
   if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value)) return "its value is a private key";
   if (/(^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\./.test(value)) {
     return "its value is a JSON Web Token";
@@ -132,6 +203,8 @@ export function credentialValue(value: string): string | undefined {
     } catch { /* not base64 */ }
   }
   if (WEBHOOK.test(value)) return "its value is a webhook URL";
+  if (PREFIXED.test(value)) return "its value looks like an access token";
+  if (plain) return undefined;
   for (const u of urls(value)) {
     for (const [k, v] of u.searchParams) {
       if (v.length >= 8 && SECRET_PARAM.test(k)) {
@@ -147,7 +220,6 @@ export function credentialValue(value: string): string | undefined {
     });
     if (segs.some(highEntropyToken)) return "its value is a URL with a secret-looking path";
   }
-  if (PREFIXED.test(value)) return "its value looks like an access token";
   for (const word of value.split(/[\s,;:'"|&()<>[\]{}*?!#$%^`\\@]+/)) {
     if (!word || isPath(word)) continue;
     // `KEY=VALUE` inside a value: each side on its own (trailing `=` is base64 padding).
