@@ -14,6 +14,7 @@
  * errors never throw here (an unknown real path is the path itself).
  * @module
  */
+import { maskCredentialLines, readSmallText } from "./sandbox/secret_lines.ts";
 import { basename, dirname, normalize } from "../util/path.ts";
 import { isInside, resolvePath, type Rule } from "./rules.ts";
 import { type Level, matcher, type PolicyCore } from "./context.ts";
@@ -215,6 +216,28 @@ function credentialRead(core: PolicyCore, p: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Why reading `p` would show a credential line the OS sandbox masks from commands
+ * (./sandbox/secret_lines.ts): a file in `/etc`, or a git dir's `config` / `config.worktree`
+ * (a folder with `HEAD`), whose text holds a credential by the value rule. Reads the file only
+ * for those paths.
+ */
+function maskedRead(p: string): string | undefined {
+  const base = p.slice(p.lastIndexOf("/") + 1);
+  const dir = p.slice(0, p.lastIndexOf("/")) || "/";
+  let what: string | undefined;
+  if (p.startsWith("/etc/")) what = "a system config file";
+  else if (base === "config" || base === "config.worktree") {
+    try {
+      Deno.lstatSync(`${dir}/HEAD`);
+      what = "a git config";
+    } catch { /* not a git dir */ }
+  }
+  if (!what) return undefined;
+  const text = readSmallText(p);
+  return text !== undefined && maskCredentialLines(text) ? what : undefined;
+}
+
 /** Whether `p` lies strictly inside Coyote's data dir (as given or as its real path). */
 function inDataDir(core: PolicyCore, p: string): boolean {
   const d = core.dataDir;
@@ -299,6 +322,16 @@ function pathPartOne(core: PolicyCore, kind: "read" | "write", p: string, level:
       decision: "ask",
       reason:
         `${p} is inside ${cred}, which the guard asks about (and the OS sandbox hides) unless a Read allow rule covers it`,
+      rule: "default",
+      subject: p,
+    };
+  }
+  const masked = kind === "read" && !allow ? maskedRead(p) : undefined;
+  if (masked) {
+    return {
+      decision: "ask",
+      reason:
+        `${p} is ${masked} holding a credential line, which the guard asks about (and the OS sandbox masks) unless a Read allow rule covers it`,
       rule: "default",
       subject: p,
     };

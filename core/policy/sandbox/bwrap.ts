@@ -227,6 +227,12 @@ export function bwrapArgs(
     });
   }
   for (const s of sockets) mounts.push({ path: s, order: 3, args: ["--ro-bind", s, s] });
+  // Files with their credential lines masked (./secret_lines.ts): the copy over the original.
+  for (const m of profile.masked ?? []) {
+    if (!exists(m.path)) continue; // removed since the profile was made: nothing to show
+    if (view && !visible(view, profile, m.path, roots)) continue;
+    mounts.push({ path: m.path, order: 3, args: ["--ro-bind", m.source, m.path] });
+  }
   // The home: an empty tmpfs with the toolchain stores and a generated .gitconfig (./home_view.ts).
   if (profile.home) mounts.push(...homeMounts(profile.home, emptyFilePath(), size));
   mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);
@@ -246,7 +252,7 @@ export function bwrapArgs(
  * command did not run; the caller runs it again on a fresh profile (plugins/exec/mod.ts).
  */
 export function setupRaced(
-  profile: { hidden: { path: string }[] },
+  profile: { hidden: { path: string }[]; masked?: { path: string }[] },
   code: number | null,
   stderr: string,
 ): boolean {
@@ -254,7 +260,7 @@ export function setupRaced(
   const m = /^bwrap: Can't [^/\n]*(\/[^\n]*?)(?:: [^\n]*)?$/m.exec(stderr.split("\n", 1)[0]);
   if (!m) return false;
   const p = m[1];
-  if (!profile.hidden.some((h) => p === h.path)) return false;
+  if (![...profile.hidden, ...profile.masked ?? []].some((h) => p === h.path)) return false;
   try {
     Deno.lstatSync(p);
     return false;

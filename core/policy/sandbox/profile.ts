@@ -40,6 +40,7 @@ import { HIDDEN_HOME_PATHS } from "../home.ts";
 import { compilePath, isInside, type Rule, starMatch } from "../rules.ts";
 import { findProtected } from "./protected.ts";
 import { type HomeView, homeView, outsideGitDirs } from "./home_view.ts";
+import { maskedCopy } from "./secret_lines.ts";
 import { type RootView, rootView } from "./root_view.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
 
@@ -93,6 +94,13 @@ export interface SandboxProfile {
    * is readable there, minus {@link hidden}).
    */
   root?: RootView;
+  /**
+   * Files shown with their credential lines masked (./secret_lines.ts): the copy `source` bound
+   * read-only over `path` — world-readable `/etc` files ({@link RootView.etcMasked}) and the
+   * workspace repository's git config files (its `.git/config`, a linked worktree's common
+   * `config` and `config.worktree`). Linux only.
+   */
+  masked?: (ProfilePath & { source: string })[];
 }
 
 /** Daemon sockets and per-user runtime dirs hidden by default (a socket on a read-only mount still connects). */
@@ -325,7 +333,18 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     add(hidden, rp, why);
   }
   // Linux: only an allow list of the root is visible; in /etc what others may not read is hidden.
-  const sysRoot = Deno.build.os === "linux" ? rootView() : undefined;
+  const sysRoot = Deno.build.os === "linux" ? rootView(policy.dataDir) : undefined;
+  const masked: (ProfilePath & { source: string })[] = [];
+  for (const m of sysRoot?.etcMasked ?? []) {
+    if (pathRuleDecision(policy, "read", m.path) === "allow") continue;
+    masked.push({ ...m, why: "holds a credential line (masked), in /etc" });
+  }
+  if (sysRoot) {
+    for (const p of repoConfigFiles(ws)) {
+      const source = maskedCopy(p);
+      if (source) masked.push({ path: p, source, why: "git config holding a credential (masked)" });
+    }
+  }
   for (const e of sysRoot?.etcHidden ?? []) {
     if (pathRuleDecision(policy, "read", e.path) === "allow") continue;
     if (!hidden.some((h) => h.path === e.path)) {
@@ -369,7 +388,25 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     home,
     unixSockets,
     root: sysRoot,
+    masked,
   };
+}
+
+/**
+ * The config files git reads for the workspace's repository that a command sees: `<ws>/.git/config`
+ * and, for a linked worktree or submodule, its git dir's `config.worktree` and the common dir's
+ * `config` (./home_view.ts `outsideGitDirs`), as real paths that exist.
+ */
+function repoConfigFiles(ws: string): string[] {
+  const dirs = [`${ws}/.git`, ...outsideGitDirs(ws)];
+  const out: string[] = [];
+  for (const d of dirs) {
+    for (const f of [`${d}/config`, `${d}/config.worktree`]) {
+      const r = real(f);
+      if (r && !out.includes(r)) out.push(r);
+    }
+  }
+  return out;
 }
 
 const isUnix = (r: Rule) => r.pattern?.startsWith("unix:") ?? false;

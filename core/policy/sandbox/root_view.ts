@@ -21,6 +21,11 @@
  * changes (replacing or adding a file there changes it; a file whose mode changes in a subfolder
  * later is seen by the next process); past 20,000 folders the rest of `/etc` is not scanned.
  *
+ * A world-readable file of `/etc` that holds a credential (`/etc/pip.conf` with
+ * `index-url = https://user:pass@…`, `/etc/npmrc` with `_authToken=`) is shown with those lines
+ * masked ({@link RootView.etcMasked}, ./secret_lines.ts: by content, not by name; verdicts cached
+ * across processes by each file's stamp, and checked again after a minute within a process).
+ *
  * One exception outside the list: when `/etc/resolv.conf` is a link to a file elsewhere
  * (systemd-resolved's `/run/systemd/resolve/stub-resolv.conf`), that one file is bound at its
  * path, so name resolution works where the network is shared.
@@ -104,6 +109,8 @@ export function rootEntry(
   }
 }
 
+import { etcCredentialFiles, type FileStamp, MASK_MAX_BYTES, maskedCopy } from "./secret_lines.ts";
+
 /** The root view (see the module doc). */
 export interface RootView {
   entries: RootEntry[];
@@ -111,14 +118,27 @@ export interface RootView {
   files: string[];
   /** Paths in `/etc` others may not read (or FIFOs, sockets, devices), hidden; `dir` for folders. */
   etcHidden: { path: string; dir: boolean }[];
+  /**
+   * Files in `/etc` others may read that hold a credential line (./secret_lines.ts): `source`, a
+   * copy with those lines masked, is bound read-only over `path`.
+   */
+  etcMasked: { path: string; source: string }[];
 }
 
 /** Folders examined at most by the `/etc` scan (a typical `/etc` has a few hundred). */
 const ETC_SCAN_LIMIT = 20_000;
 
-function scanEtc(): { path: string; dir: boolean }[] {
+/**
+ * The `/etc` scan below `root` (a test passes its own folder): what the mode hides, and the
+ * world-readable plain files of at most {@link MASK_MAX_BYTES} with their stamps (`texts`), whose
+ * content ./secret_lines.ts judges.
+ */
+export function scanEtc(
+  root = "/etc",
+  texts: FileStamp[] = [],
+): { path: string; dir: boolean }[] {
   const out: { path: string; dir: boolean }[] = [];
-  const stack = ["/etc"];
+  const stack = [root];
   let seen = 0;
   while (stack.length && seen++ < ETC_SCAN_LIMIT) {
     const d = stack.pop()!;
@@ -132,8 +152,10 @@ function scanEtc(): { path: string; dir: boolean }[] {
       if (e.isSymlink) continue; // its target is judged where it lies
       const p = `${d}/${e.name}`;
       let mode: number;
+      let st: Deno.FileInfo;
       try {
-        mode = Deno.lstatSync(p).mode ?? 0o777;
+        st = Deno.lstatSync(p);
+        mode = st.mode ?? 0o777;
       } catch {
         continue;
       }
@@ -142,13 +164,51 @@ function scanEtc(): { path: string; dir: boolean }[] {
         else stack.push(p);
       } else if (!e.isFile || (mode & 0o004) === 0) {
         out.push({ path: p, dir: false });
+      } else if (st.size <= MASK_MAX_BYTES) {
+        texts.push({
+          path: p,
+          mtime: st.mtime?.getTime() ?? -2,
+          ctime: st.ctime?.getTime() ?? -2,
+          size: st.size,
+        });
       }
     }
   }
   return out;
 }
 
-let cache: { key: string; view: RootView } | undefined;
+let cache: { key: string; view: RootView; texts: FileStamp[]; at: number } | undefined;
+
+/** How long (ms) the content verdicts of `/etc` are reused before each file is stat'ed again. */
+const ETC_CONTENT_TTL_MS = 60_000;
+
+/** The masked files among `texts` (see {@link RootView.etcMasked}). */
+function masked(texts: readonly FileStamp[], cacheDir?: string): RootView["etcMasked"] {
+  const out: RootView["etcMasked"] = [];
+  for (const path of etcCredentialFiles(texts, cacheDir)) {
+    const source = maskedCopy(path);
+    if (source) out.push({ path, source });
+  }
+  return out;
+}
+
+/** Fresh stamps of `texts` (a file edited in place does not move its folder's mtime). */
+function restat(texts: readonly FileStamp[]): FileStamp[] {
+  const out: FileStamp[] = [];
+  for (const t of texts) {
+    try {
+      const st = Deno.lstatSync(t.path);
+      if (!st.isFile) continue;
+      out.push({
+        path: t.path,
+        mtime: st.mtime?.getTime() ?? -2,
+        ctime: st.ctime?.getTime() ?? -2,
+        size: st.size,
+      });
+    } catch { /* gone */ }
+  }
+  return out;
+}
 
 const mtimeOf = (p: string) => {
   try {
@@ -158,11 +218,21 @@ const mtimeOf = (p: string) => {
   }
 };
 
-/** The root view of this machine now (cached; see the module doc). */
-export function rootView(): RootView {
+/**
+ * The root view of this machine now (cached; see the module doc). `cacheDir` (Coyote's data
+ * dir): where the content verdicts of `/etc` are kept across processes (./secret_lines.ts).
+ */
+export function rootView(cacheDir?: string): RootView {
   // The folders whose entries the view lists: a change in one makes it again.
   const key = ["/etc", "/", "/home", "/run"].map(mtimeOf).join(" ");
-  if (cache?.key === key) return cache.view;
+  if (cache?.key === key) {
+    if (Date.now() - cache.at >= ETC_CONTENT_TTL_MS) {
+      cache.texts = restat(cache.texts);
+      cache.view = { ...cache.view, etcMasked: masked(cache.texts, cacheDir) };
+      cache.at = Date.now();
+    }
+    return cache.view;
+  }
   const entries: RootEntry[] = [];
   for (const p of [...SYSTEM_ROOTS, ...TOOLCHAIN_PREFIXES]) {
     const e = rootEntry(p);
@@ -175,8 +245,10 @@ export function rootView(): RootView {
       files.push(r);
     }
   } catch { /* none */ }
-  const view = { entries, files, etcHidden: scanEtc() };
-  cache = { key, view };
+  const texts: FileStamp[] = [];
+  const etcHidden = scanEtc("/etc", texts);
+  const view = { entries, files, etcHidden, etcMasked: masked(texts, cacheDir) };
+  cache = { key, view, texts, at: Date.now() };
   return view;
 }
 
