@@ -97,3 +97,25 @@ Deno.test("scanEtc() + etcCredentialFiles(): files holding credentials by conten
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("scanSecrets(): token files past the name depth and at a package folder's top are found by content", async () => {
+  const { scanSecrets } = await import("../core/policy/sandbox/home_scan.ts");
+  const store = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-store-" }));
+  try {
+    const deep = `${store}/a/b/c/d`;
+    const pkg = `${store}/pkgs/foo`;
+    await Deno.mkdir(deep, { recursive: true });
+    await Deno.mkdir(pkg, { recursive: true });
+    await Deno.writeTextFile(`${deep}/.npmrc`, "//r.example.com/:_authToken=abcdEFGH12345678\n");
+    await Deno.writeTextFile(`${deep}/gradle.properties`, "org.gradle.jvmargs=-Xmx2g\n");
+    await Deno.writeTextFile(`${pkg}/package.json`, "{}");
+    await Deno.writeTextFile(
+      `${pkg}/settings.xml`,
+      "<server><id>x</id><password>hunter2hunter2</password></server>\n",
+    );
+    const found = scanSecrets(store).sort();
+    assert.deepEqual(found, ["a/b/c/d/.npmrc", "pkgs/foo/settings.xml"]);
+  } finally {
+    await Deno.remove(store, { recursive: true });
+  }
+});

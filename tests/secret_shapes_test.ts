@@ -27,6 +27,7 @@ const SHAPES: Record<string, string> = {
   age: "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQ",
   yarn_token: 'npmAuthToken: "npm_00000000000000000000"',
   yaml_password: "  db_password: correcthorsebattery",
+  maven_password: "    <password>hunter2hunter2</password>",
   json_secret: '"client_secret": "hJ7kL9mN2pQ4rS6t"',
 };
 
@@ -57,6 +58,8 @@ const ORDINARY: Record<string, string> = {
   time: "10:30:00@example.com is not a login",
   npmrc_plain: "registry=https://registry.npmjs.org/",
   pip_plain: "index-url = https://pypi.org/simple",
+  xml_placeholder: "<password>${env.MAVEN_PASSWORD}</password>",
+  xml_plain: "<tokenizer>bert</tokenizer>",
   tokenizer: "tokenizer_class = BertTokenizerFast",
 };
 

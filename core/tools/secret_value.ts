@@ -11,7 +11,7 @@
  *   (`git+ssh://`, `sftp://`) user without a password, an account name (ssh authenticates by key);
  *   a scheme-less `user:password@host` (scp, rsync; not `npm:pkg@1.2.3`);
  * - from the config-file pass: mysql `-pSECRET`, Java `-D…password=…`, npm `_authToken=`/`_auth=`,
- *   a netrc `machine … password …`, a key ending in `token`/`secret`/`password` set with `=`/`:`
+ *   a netrc `machine … password …`, an XML `<password>…</password>` (Maven's `settings.xml`), a key ending in `token`/`secret`/`password` set with `=`/`:`
  *   (not to an expansion, a path or a boolean); Tailscale `tskey-…` and age `AGE-SECRET-KEY-1…`;
  * - a connection-string password (`Password=…`, `Pwd=…`, `AccountKey=…`, `--password=…`), a
  *   `token=`/`secret=`/`api_key=`/`client_secret=` assignment of 8 characters or more, a PEM
@@ -144,6 +144,10 @@ const PASSWORD_OPTIONS: readonly [RegExp, string][] = [
   [
     /(^|\s)machine\s+\S+(\s+(login|account|port)\s+\S+)*\s+password\s+\S+/i,
     "its value is a netrc entry with a password",
+  ],
+  [
+    /<([\w-]+:)?([\w-]*(password|passwd|passphrase|secret|token)|api-?key)>\s*(?![$%{])[^<\s]{4,}/i,
+    "its value is an XML element holding a password",
   ],
   [
     /(^|[^A-Za-z0-9])[\w.-]*(token|secret|password)["']?\s*[=:]\s*["']?(?![$%{<]|\/|true\b|false\b|null\b|none\b)[^\s"',;]{8,}/i,

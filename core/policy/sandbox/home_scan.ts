@@ -72,8 +72,14 @@ export const PROFILE_MARKERS: ReadonlySet<string> = new Set([
 export const PRIVATE_DIR_RE =
   /^\.?(evolution|thunderbird|icedove|mozilla|mutt|neomutt|aerc|geary|claws-mail|kmail2?|akonadi|mailspring|keyrings?|gnome-keyring|kwallet\w*|1password|bitwarden|keepassxc|password-store|gnupg|ssh|google-chrome\w*|chromium|bravesoftware|microsoft-edge\w*|vivaldi|opera|chrome-profile\w*|user-data-dir)$/i;
 
-/** Files whose text the scan reads for credentials (git configs of clones kept in stores). */
-const CONFIG_FILE_RE = /^(config|\.?gitconfig|\.git-credentials|FETCH_HEAD)$/;
+/**
+ * Files whose text the scan reads for credentials, at any depth and at the top of a package
+ * folder (which is not entered): git configs of clones kept in stores, and the config files
+ * package tools read a registry token from (`.npmrc`, `.yarnrc.yml`, `.pypirc`, `pip.conf`,
+ * Maven's `settings.xml`, `gradle.properties`, Cargo's `credentials.toml`, `.netrc`).
+ */
+const CONFIG_FILE_RE =
+  /^(config|\.?gitconfig|\.git-credentials|FETCH_HEAD|\.?npmrc|\.yarnrc(\.yml)?|\.pypirc|pip\.(conf|ini)|settings\.xml|gradle\.properties|credentials(\.toml)?|\.?netrc)$/;
 /** Larger files named {@link CONFIG_FILE_RE} are not read (a git config is small). */
 const CONFIG_MAX_BYTES = 64 * 1024;
 
@@ -323,7 +329,7 @@ function stampOf(p: string, follow: boolean): [number, number, number] {
 /** A store with more folders than this is not kept in the cache file (its size stays bounded). */
 export const SCAN_CACHE_MAX_FOLDERS = 30000;
 /** Bump when the scan's rules change in a way the key below does not see (it hashes the scan's code and rule constants). */
-const SCAN_CACHE_VERSION = 1;
+const SCAN_CACHE_VERSION = 2;
 
 /**
  * The home scan's cache across processes: `<dataDir>/home-scan.json`, `{key, stores: {<store's
