@@ -14,7 +14,7 @@
  * `<dataDir>/etc-scan.json`), so a start reads only files that changed.
  * @module
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "../../util/path.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
 import { writeTextAtomicSync } from "../../util/files.ts";
 
