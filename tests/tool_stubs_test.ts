@@ -85,6 +85,24 @@ Deno.test("tool stubs: validation, title, access and run are the real tool's", a
  * of an npm package that depends on zod (the ACP SDK, openai), as "<importer> imports <specifier>".
  */
 async function staticZod(root: string): Promise<string[]> {
+  return await staticImports(root, (s, zodUsers) => {
+    if (!s.startsWith("npm:")) return false;
+    const name = npmName(s);
+    return name === "zod" || zodUsers.has(name);
+  });
+}
+
+// `npm:openai@^7` → "openai"; a package "openai@7.59.0_zod@4.6.7" depending on "zod@4.6.7".
+const npmName = (s: string) => s.replace(/^npm:\/?/, "").replace(/(.)@.*$/, "$1");
+
+/**
+ * The imports of `root`'s static module graph (literal dynamic imports not followed) that `hit`
+ * matches (npm and node: specifiers are leaves), as "<importer> imports <specifier>".
+ */
+async function staticImports(
+  root: string,
+  hit: (specifier: string, zodUsers: Set<string>) => boolean,
+): Promise<string[]> {
   const o = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", "--config", join(REPO_ROOT, "deno.json"), root],
     cwd: REPO_ROOT,
@@ -101,8 +119,6 @@ async function staticZod(root: string): Promise<string[]> {
     }[];
   };
   const bySpec = new Map(info.modules.map((m) => [m.specifier, m]));
-  // `npm:openai@^7` → "openai"; a package "openai@7.59.0_zod@4.6.7" depending on "zod@4.6.7".
-  const npmName = (s: string) => s.replace(/^npm:\/?/, "").replace(/(.)@.*$/, "$1");
   const zodUsers = new Set(
     Object.entries(info.npmPackages ?? {}).filter(([, p]) =>
       (p.dependencies ?? []).some((d) => d.startsWith("zod@"))
@@ -117,10 +133,8 @@ async function staticZod(root: string): Promise<string[]> {
       const s = d.code?.specifier;
       if (!s || d.isDynamic || seen.has(s)) continue;
       seen.add(s);
-      if (s.startsWith("npm:")) {
-        const name = npmName(s);
-        if (name === "zod" || zodUsers.has(name)) found.push(`${m!.specifier} imports ${s}`);
-      } else queue.push(s);
+      if (hit(s, zodUsers)) found.push(`${m!.specifier} imports ${s}`);
+      if (!s.startsWith("npm:") && !s.startsWith("node:")) queue.push(s);
     }
   }
   return found;
@@ -132,4 +146,12 @@ Deno.test("tool stubs: the headless start path's static module graph holds no zo
   assert.notDeepEqual(await staticZod("core/extensions/mcp/client.ts"), []);
   assert.deepEqual(await staticZod("core/frontends/headless/mod.ts"), []);
   assert.deepEqual(await staticZod("main.ts"), []);
+});
+
+Deno.test("tool stubs: the headless start path's static module graph holds neither node:path nor node:fs", async () => {
+  // Each loads Node's compat layer behind it (≈ 6 ms and ≈ 4 ms of a start; issue 22).
+  const nodeHeavy = (s: string) => /^node:(path|fs)(\/|$)/.test(s);
+  assert.notDeepEqual(await staticImports("tests/tool_stubs_test.ts", nodeHeavy), [], "can fail");
+  assert.deepEqual(await staticImports("core/frontends/headless/mod.ts", nodeHeavy), []);
+  assert.deepEqual(await staticImports("main.ts", nodeHeavy), []);
 });
