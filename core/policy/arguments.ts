@@ -16,6 +16,7 @@
  */
 import { pathsOverlap, resolvePath, type RuleDecision, WILD } from "./rules.ts";
 import {
+  guardOnlyPathRule,
   hasRules,
   type Level,
   matcher,
@@ -26,6 +27,7 @@ import {
 import { netPart } from "./net.ts";
 import { pathPart, resolveAll } from "./paths.ts";
 import { readPaths } from "./shell/read_paths.ts";
+import { basename } from "../util/path.ts";
 import type { ShellGlob } from "./shell/script.ts";
 import type { GuardPart } from "./types.ts";
 import { by, q } from "./verdict.ts";
@@ -206,7 +208,23 @@ export function readPathParts(
             }
           }
         }
-        if (p.decision === "allow") continue;
+        if (p.decision === "allow") {
+          const y = LISTERS.has(basename(words[0] ?? ""))
+            ? undefined
+            : dirUnderGuardOnly(core, abs);
+          if (!y) continue;
+          // A folder read whole (`grep -r s3 .`, `cp -r`, `tar c .`) may read the files a rule
+          // only the guard enforces denies (`Read(secret*)`): ask with it (auto-allow yields).
+          parts.push({
+            decision: "ask",
+            reason: `${by(y)} is enforced by the guard alone and ${
+              q(display)
+            } reads a folder it may cover (${q(w)}), so it asks (auto-allow yields)`,
+            rule: y.text,
+            subject: display,
+          });
+          continue;
+        }
         // Explicit rules on a word as written are reported by argParts.
         if (p.rule !== "default" && target === w) continue;
         parts.push({
@@ -374,4 +392,22 @@ function wildMatch(parts: string[], name: string): boolean {
     pos = at + parts[i].length;
   }
   return name.length - last.length >= pos && name.endsWith(last);
+}
+
+/** Programs that read a folder's names, not its files' contents. */
+const LISTERS = new Set(["ls", "tree", "du", "stat", "cd", "pwd", "test", "["]);
+
+/**
+ * The `Read` rule only the guard enforces (./context.ts `guardOnlyPathRule`) when `abs` is an
+ * existing folder that may hold what such a rule covers, else undefined.
+ */
+function dirUnderGuardOnly(core: PolicyCore, abs: string) {
+  const y = guardOnlyPathRule(core, core.dangerouslySkipPermissions ? "skip" : "full", "read");
+  if (!y) return undefined;
+  try {
+    if (!Deno.statSync(abs).isDirectory) return undefined;
+  } catch {
+    return undefined;
+  }
+  return y;
 }

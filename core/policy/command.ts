@@ -13,7 +13,7 @@
  * @module
  */
 import { hasRules, type Level, type PolicyCore, rulesOf } from "./context.ts";
-import { scriptParts } from "./walk.ts";
+import { scriptParts, yieldNote, yieldsTo } from "./walk.ts";
 import { parseShell } from "./shell/parse.ts";
 import { lexSimple } from "./shell/fast_path.ts";
 import type { GuardPart } from "./types.ts";
@@ -61,10 +61,14 @@ function unanalysable(core: PolicyCore, command: string, why: string): GuardPart
       subject,
     }];
   }
+  // bash runs a script it cannot parse up to the bad token (`rm -rf x\n}`), so a rule that
+  // restricts commands must hold: the question carries it and the sandbox's auto-allow, which
+  // lifts only default questions, yields (issue 16, sixth attacker pass).
+  const y = yieldsTo(core, core.dangerouslySkipPermissions ? "skip" : "full");
   return [{
     decision: "ask",
-    reason: `${why}; the guard asks (fail closed) for ${q(subject)}`,
-    rule: "default",
+    reason: `${why}; the guard asks (fail closed) for ${q(subject)}${y ? yieldNote(y) : ""}`,
+    rule: y?.text ?? "default",
     subject,
   }];
 }

@@ -30,7 +30,7 @@
 import type { PluginPermissions } from "../../sdk/mod.ts";
 import type { Decision, GuardVerdict } from "../protocol/types.ts";
 import { parseRule, PolicyError, primeGlobEngine, resolvePath, type Rule } from "./rules.ts";
-import type { PolicyCore } from "./context.ts";
+import { guardOnlyPathRule, type PolicyCore } from "./context.ts";
 import type { GuardPart, PolicyAccess, PolicyInput, PolicyOptions, WorkerGrant } from "./types.ts";
 import { aggregate, q } from "./verdict.ts";
 import { pathPart } from "./paths.ts";
@@ -190,6 +190,15 @@ export class Policy {
   /** The rules in effect, in the order they were added (config, flags, session). */
   rules(): readonly Rule[] {
     return this.#core.rules;
+  }
+
+  /**
+   * The first `Read`/`Write` rule the OS sandbox cannot enforce (./context.ts
+   * `guardOnlyPathRule`): while one exists, the sandbox's auto-allow lifts no question
+   * (sandbox/mod.ts `sandboxGuard`).
+   */
+  guardOnlyRule(): Rule | undefined {
+    return guardOnlyPathRule(this.#core, this.#core.dangerouslySkipPermissions ? "skip" : "full");
   }
 
   /**

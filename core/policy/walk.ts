@@ -20,7 +20,14 @@
 import { basename } from "../util/path.ts";
 import { CODE_VARIABLE } from "./shell/programs/runners.ts";
 import { commandMatch, resolvePath, type Rule, WILD } from "./rules.ts";
-import { hasRules, type Level, type PolicyCore, rulesOf, type ScriptCtx } from "./context.ts";
+import {
+  guardOnlyPathRule,
+  hasRules,
+  type Level,
+  type PolicyCore,
+  rulesOf,
+  type ScriptCtx,
+} from "./context.ts";
 import { argParts, globReadParts, pathTargetParts, readPathParts, urlParts } from "./arguments.ts";
 import { gitConfig, gitNetPart, gitUnsafe } from "./git.ts";
 import { envSetPart, namePart } from "./names.ts";
@@ -479,21 +486,23 @@ function codeVariablePart(
 }
 
 /**
- * The `Execute` rule a command the guard does not fully understand yields to: the first deny
- * rule, or (not under `--dangerously-skip-permissions`) the first ask rule; undefined when
- * there is none. Its part asks with this rule, so the OS sandbox's auto-allow (which lifts only
+ * The rule a command the guard does not fully understand yields to: the first `Execute` deny
+ * rule, or (not under `--dangerously-skip-permissions`) the first `Execute` ask rule, else the
+ * first `Read`/`Write` rule only the guard enforces (./context.ts `guardOnlyPathRule`);
+ * undefined when there is none. Its part asks with this rule, so the OS sandbox's auto-allow (which lifts only
  * default asks, sandbox/mod.ts `sandboxGuard`) does not run it and headless denies it.
  */
-function yieldsTo(core: PolicyCore, level: Level): Rule | undefined {
+export function yieldsTo(core: PolicyCore, level: Level): Rule | undefined {
   const ex = rulesOf(core, "execute");
   return ex.find((r) => r.decision === "deny") ??
-    (level === "skip" ? undefined : ex.find((r) => r.decision === "ask"));
+    (level === "skip" ? undefined : ex.find((r) => r.decision === "ask")) ??
+    guardOnlyPathRule(core, level);
 }
 
-const yieldNote = (r: Rule) =>
+export const yieldNote = (r: Rule) =>
   `; the guard cannot see what it runs and ${
     by(r)
-  } restricts commands, so it asks (auto-allow yields)`;
+  } restricts what commands do, so it asks (auto-allow yields)`;
 
 /** The star pattern of an Execute rule (`*` escaped for exact session rules). */
 function execPattern(r: Rule): string | undefined {

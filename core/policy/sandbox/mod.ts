@@ -22,8 +22,6 @@
  * @module
  */
 import type { Policy } from "../policy.ts";
-import type { GuardVerdict } from "../../protocol/types.ts";
-import type { ToolAccess } from "../../../sdk/mod.ts";
 import { deriveProfile, networkOf, type SandboxProfile } from "./profile.ts";
 import { bwrapArgs, PROC_READ_ONLY, setupRaced } from "./bwrap.ts";
 import {
@@ -54,9 +52,9 @@ import {
 
 import type { SandboxMode, SandboxSettings } from "./settings.ts";
 import { detectBackend, type SandboxBackend, setprivPath, socatPath } from "./probe.ts";
-import type { PermissionMode } from "../mode.ts";
 
 export { deriveProfile, envDecision, type SandboxProfile } from "./profile.ts";
+export { guardForcedAllow, type GuardLike, sandboxGuard } from "./guard.ts";
 export { detectBackend, type SandboxBackend } from "./probe.ts";
 export {
   DEFAULT_SANDBOX,
@@ -477,56 +475,6 @@ export class CommandSandbox {
       this.#tmpDir = undefined;
     }
   }
-}
-
-/** The part of the policy the engine calls (core/engine/mod.ts `PolicyLike`). */
-export interface GuardLike {
-  evaluate(access: ToolAccess): Promise<GuardVerdict>;
-  addRule(decision: "allow" | "deny" | "ask", rule: string, source?: string): void;
-}
-
-/**
- * Test-only: true when `COYOTE_TEST_MODE=1` and `COYOTE_TEST_GUARD=allow` are both set — the
- * guard then allows every access, so tests can prove the sandbox holds without the parser
- * (docs/permissions.md). Never set these outside tests.
- */
-export function guardForcedAllow(): boolean {
-  return Deno.env.get("COYOTE_TEST_MODE") === "1" && Deno.env.get("COYOTE_TEST_GUARD") === "allow";
-}
-
-/**
- * The guard as the engine sees it with a sandbox: `ask` verdicts of `execute` accesses that no
- * explicit rule decided become `allow` when the sandbox is active and the permission mode
- * (`mode()`, read at each decision; core/policy/mode.ts; without it, `auto` when `autoAllow`)
- * is `auto`. Deny verdicts and explicit
- * `ask` rules are unchanged; other accesses are unchanged.
- */
-export function sandboxGuard(
-  policy: GuardLike,
-  status: SandboxStatus,
-  mode: () => PermissionMode = () => status.autoAllow ? "auto" : "accept-edits",
-): GuardLike {
-  const forced = guardForcedAllow();
-  return {
-    async evaluate(access) {
-      if (forced) {
-        return { decision: "allow", reason: "test mode: guard forced to allow", access };
-      }
-      const v = await policy.evaluate(access);
-      if (
-        status.active && mode() === "auto" && access.type === "execute" &&
-        v.decision === "ask" && (v.rule === undefined || v.rule === "default")
-      ) {
-        return {
-          ...v,
-          decision: "allow",
-          reason: `runs inside the OS sandbox (mode auto); the guard alone would ask: ${v.reason}`,
-        };
-      }
-      return v;
-    },
-    addRule: (d, r, s) => policy.addRule(d, r, s),
-  };
 }
 
 /** `policy show` text for the sandbox: status and the derived profile (view (d)). */

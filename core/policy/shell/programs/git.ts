@@ -224,6 +224,9 @@ export function git(args: string[]): Classification {
  */
 function gitRunsCommands(sub: string, rest: string[]): string | undefined {
   const positional = rest.filter((a) => !a.startsWith("-"));
+  if (sub.startsWith("remote-") && sub !== "remote-ext") {
+    return `git ${sub} runs a remote helper program (git-${sub})`;
+  }
   switch (sub) {
     case "difftool":
     case "mergetool":
@@ -234,6 +237,11 @@ function gitRunsCommands(sub: string, rest: string[]): string | undefined {
     case "instaweb":
     case "shell":
       return `git ${sub} runs a program or a command it is given`;
+    // Remote helpers called directly (sixth attacker pass): `remote-ext` runs its argument as a
+    // command (protocol.ext.allow guards only URLs), `remote-fd` talks to given descriptors;
+    // any other `remote-*` is a helper program git would pick by URL scheme.
+    case "remote-ext":
+      return `git remote-ext runs its argument as a command`;
     case "submodule":
       return positional[0] === "foreach" ? `git submodule foreach runs a command` : undefined;
     case "bisect":

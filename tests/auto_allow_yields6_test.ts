@@ -1,0 +1,158 @@
+/**
+ * Auto-allow yields, sixth attacker pass (issue 16 class 5; docs/permissions.md "Auto-allow
+ * yields"): a command the shell parser cannot parse (bash still runs it up to the bad token), a
+ * git remote helper called directly (`git remote-ext` runs its argument), and the `Read`/`Write`
+ * rules the OS sandbox cannot carry (globs such as `Read(secret*)`, `Write(**\/keep.txt)`; a
+ * `Read` ask rule) — while such a rule exists, nothing the guard does not fully understand is
+ * auto-allowed, and a folder read whole asks. Unit rows through the real policy and
+ * `sandboxGuard`, then end to end: headless `coyote` on real bwrap, `victim` surviving and the
+ * secret never reaching the model.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Policy } from "../core/policy/policy.ts";
+import { detectBackend, sandboxGuard, type SandboxStatus } from "../core/policy/sandbox/mod.ts";
+import { requestMessages, startModelServer } from "./support/model_server.ts";
+import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+
+const ON: SandboxStatus = {
+  mode: "auto",
+  active: true,
+  backend: "bwrap",
+  autoAllow: true,
+  reason: "",
+};
+
+async function repo(): Promise<string> {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-yield6-" }));
+  await new Deno.Command("git", { args: ["init", "-q", ws] }).output();
+  await Deno.mkdir(join(ws, "victim"));
+  await Deno.writeTextFile(join(ws, "victim", "keep.txt"), "keep\n");
+  await Deno.writeTextFile(join(ws, "secret.txt"), "S3CRET-VALUE\n");
+  await Deno.writeTextFile(join(ws, "README.md"), "readme\n");
+  return ws;
+}
+
+/** [allow rules, deny rules, command, the decisions accepted]. */
+const ROWS: [string[], string[], string, ("allow" | "ask" | "deny")[]][] = [
+  // Unparseable lines run up to the bad token: they ask with the deny rule, never auto-allowed.
+  [[], ["Execute(rm *)"], "rm -rf victim\n}", ["ask", "deny"]],
+  [[], ["Execute(rm *)"], "rm -rf victim #\nls 'x", ["ask", "deny"]],
+  [[], ["Execute(rm *)"], "bash <<EOF\nrm -rf victim", ["ask", "deny"]],
+  [[], ["Execute(rm *)"], "cat <<EOF | sh\nrm -rf victim", ["ask", "deny"]],
+  [[], ["Execute(rm *)"], "echo ok\ndone", ["ask", "deny"]],
+  [[], ["Read(secret*)"], "cat secret.txt\n}", ["ask", "deny"]],
+  // Without any rule the sandbox holds everything: an unparseable line still runs in it.
+  [[], [], "echo ok\n}", ["allow"]],
+  // git's remote helpers called directly.
+  [[], ["Execute(rm *)"], "git remote-ext o 'rm -rf victim' <<< 'connect git-upload-pack'", [
+    "ask",
+  ]],
+  [["Execute(git*)"], ["Execute(rm *)"], "git remote-ext o 'touch PLANTED'", ["ask"]],
+  [["Execute(git*)"], ["Execute(rm *)"], "git remote-fd 3", ["ask"]],
+  [["Execute(git*)"], ["Execute(rm *)"], "git remote -v", ["allow"]],
+  // Read globs and Read ask rules only the guard enforces.
+  [[], ["Read(secret*)"], `python3 -c 'print(open("secret.txt").read())'`, ["ask"]],
+  [[], ["Read(secret*)"], "x=secret; cat $x.txt", ["ask"]],
+  [[], ["Read(secret*)"], "grep -r S3 .", ["ask"]],
+  [[], ["Read(**/secret.txt)"], "grep -r S3 .", ["ask"]],
+  [[], ["Read(**/secret.txt)"], "tar cf - .", ["ask"]],
+  [[], ["Read(secret*)", "Execute(rm *)"], "grep -r S3 .", ["ask"]],
+  [[], ["Read(secret*)"], "cat secret.txt", ["deny"]],
+  [[], ["Read(secret*)"], "cat README.md", ["allow"]],
+  [[], ["Read(secret*)"], "grep readme README.md", ["allow"]],
+  [[], ["Read(secret*)"], "ls -la", ["allow"]],
+  // Write globs.
+  [[], ["Write(**/keep.txt)"], "f=victim/keep.txt; echo pwn > $f", ["ask"]],
+  [[], ["Write(**/keep.txt)"], `python3 -c 'open("victim/keep.txt","w").write("pwn")'`, ["ask"]],
+  [[], ["Write(**/keep.txt)"], "echo pwn > victim/keep.txt", ["deny"]],
+  [[], ["Write(**/keep.txt)"], "echo hi > out.txt", ["allow"]],
+  // Rules the sandbox carries (a literal path, a folder) keep auto-allow: the sandbox holds them.
+  [[], ["Read(secret.txt)"], `python3 -c 'print(open("secret.txt").read())'`, ["allow"]],
+  [[], ["Write(victim/**)"], `python3 -c 'open("victim/keep.txt","w").write("pwn")'`, ["allow"]],
+];
+
+Deno.test("auto-allow yields (sixth pass): unparseable lines, git remote helpers, guard-only Read/Write rules", async () => {
+  const ws = await repo();
+  try {
+    const failures: string[] = [];
+    for (const [allow, deny, command, want] of ROWS) {
+      const policy = Policy.create({}, { allow, deny }, { workspace: ws, configDir: "/c" });
+      await policy.globsReady();
+      const v = await sandboxGuard(policy, ON).evaluate({ type: "execute", command });
+      if (!want.includes(v.decision)) {
+        failures.push(
+          `${
+            JSON.stringify(command)
+          } (allow ${allow}, deny ${deny}): ${v.decision}, want ${want} — ${v.reason}`,
+        );
+      }
+    }
+    // A Read ask rule is guard-only too: a not-understood command asks with it.
+    const asking = Policy.create({ ask: ["Read(notes.md)"] }, { allow: [], deny: [] }, {
+      workspace: ws,
+      configDir: "/c",
+    });
+    const v = await sandboxGuard(asking, ON).evaluate({ type: "execute", command: "npm test" });
+    if (v.decision !== "ask" || v.rule !== "Read(notes.md)") {
+      failures.push(`Read ask rule: ${v.decision} ${v.rule} — ${v.reason}`);
+    }
+    assert.deepEqual(failures, []);
+  } finally {
+    await Deno.remove(ws, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("auto-allow yields (sixth pass): headless on real bwrap — victim survives, the secret never reaches the model", async () => {
+  const { backend } = await detectBackend();
+  assert.ok(backend, "bwrap must be installed for these tests (.ci/run installs bubblewrap)");
+  const ws = await repo();
+  const env = await makeCoyoteEnv();
+  const attacks = [
+    "rm -rf victim\n}",
+    "bash <<EOF\nrm -rf victim",
+    "git remote-ext o 'rm -rf victim' <<< 'connect git-upload-pack'",
+    `python3 -c 'print(open("secret.txt").read())'`,
+    "x=secret; cat $x.txt",
+    "grep -r S3 .",
+  ];
+  const server = await startModelServer({
+    script: [
+      {
+        tool_calls: [
+          ...attacks.map((command, i) => ({
+            id: `a${i}`,
+            name: "execute_command",
+            arguments: { command },
+          })),
+          { id: "ok", name: "execute_command", arguments: { command: "cat README.md" } },
+        ],
+      },
+      { text: "done" },
+    ],
+  });
+  try {
+    const r = await runCoyote([
+      "--headless",
+      "--output-format",
+      "json",
+      "--deny",
+      "Execute(rm *)",
+      "--deny",
+      "Read(secret*)",
+      "go",
+    ], { cwd: ws, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await Deno.readTextFile(join(ws, "victim", "keep.txt")), "keep\n");
+    const out = JSON.parse(r.stdout);
+    const denied = out.denied.map((d: { toolCallId: string }) => d.toolCallId).sort();
+    assert.deepEqual(denied, attacks.map((_, i) => `a${i}`).sort());
+    const sent = JSON.stringify(requestMessages(server.requests.at(-1)!));
+    assert.doesNotMatch(sent, /S3CRET-VALUE/, "the secret never reaches the model");
+    assert.match(sent, /readme/, "the understood command ran and its output came back");
+  } finally {
+    await server.close();
+    await env.cleanup();
+    await Deno.remove(ws, { recursive: true }).catch(() => {});
+  }
+});
