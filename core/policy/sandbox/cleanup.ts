@@ -15,6 +15,10 @@ import {
   runsLaterPath,
 } from "./protected.ts";
 import type { NodeModulesWatch } from "./node_modules_scan.ts";
+import { hostRunCleanup } from "./host_run.ts";
+import { quarantine, quarantineUnreadable } from "./quarantine.ts";
+
+export { quarantine };
 
 const GIT_DIR_WHY =
   "a git dir (HEAD, objects/, refs/): git runs its hooks and core.fsmonitor when started in it";
@@ -93,94 +97,6 @@ function gitDirOnly(p: string): boolean {
   }
 }
 
-/**
- * Moves `p` (inside `ws`) to `<dataDir>/quarantine/<id>/<path relative to ws>` (the data dir is
- * hidden from commands; without one, a private temp dir), renaming when it can and copying
- * across file systems; returns where it went, undefined when it could not be moved.
- */
-export function quarantine(p: string, ws: string, dataDir: string | undefined, id: string) {
-  const base = dataDir
-    ? `${dataDir}/quarantine`
-    : (quarantineTmp ??= Deno.makeTempDirSync({ prefix: "coyote-quarantine-" }));
-  const dest = `${base}/${id}/${p.slice(ws.length + 1)}`;
-  try {
-    Deno.mkdirSync(dest.slice(0, dest.lastIndexOf("/")), { recursive: true, mode: 0o700 });
-    try {
-      Deno.renameSync(p, dest);
-    } catch {
-      // Another file system: copied by `cp` (links as links, modes and times kept), then removed.
-      // Not node:fs's cpSync: importing node:fs costs every start a few ms (issue 22).
-      const cp = new Deno.Command("cp", {
-        args: ["-pPR", "--", p, dest],
-        stdout: "null",
-        stderr: "null",
-      })
-        .outputSync();
-      if (!cp.success) throw new Error(`cp failed for ${p}`);
-      Deno.removeSync(p, { recursive: true });
-    }
-    return dest;
-  } catch {
-    return undefined;
-  }
-}
-let quarantineTmp: string | undefined;
-
-/**
- * {@link quarantine} for a folder the scan could not read. A name that is not valid UTF-8 (the
- * path holds U+FFFD and does not exist) cannot be named through Deno's APIs: its parent is listed
- * and the folder moved by `sh` (`printf` octal escapes carry the raw bytes), the first raw name
- * whose lossy decoding matches. Returns where it went, undefined when it could not be moved.
- */
-function quarantineUnreadable(p: string, ws: string, dataDir: string | undefined, id: string) {
-  try {
-    Deno.lstatSync(p);
-    return quarantine(p, ws, dataDir, id);
-  } catch { /* a name that does not round-trip */ }
-  const parent = p.slice(0, p.lastIndexOf("/")), name = p.slice(p.lastIndexOf("/") + 1);
-  const base = dataDir
-    ? `${dataDir}/quarantine`
-    : (quarantineTmp ??= Deno.makeTempDirSync({ prefix: "coyote-quarantine-" }));
-  const dest = `${base}/${id}/${p.slice(ws.length + 1)}`;
-  try {
-    const list = new Deno.Command("sh", {
-      args: [
-        "-c",
-        `cd -- "$1" || exit 1; for f in * .[!.]* ..?*; do [ -d "$f" ] && [ ! -L "$f" ] && printf '%s\\0' "$f"; done; exit 0`,
-        "sh",
-        parent,
-      ],
-      stdout: "piped",
-      stderr: "null",
-    }).outputSync();
-    const dec = new TextDecoder();
-    let start = 0;
-    const out = list.stdout;
-    for (let i = 0; i < out.length; i++) {
-      if (out[i] !== 0) continue;
-      const raw = out.subarray(start, i);
-      start = i + 1;
-      if (dec.decode(raw) !== name) continue;
-      const esc = [...raw].map((b) => `\\${b.toString(8).padStart(3, "0")}`).join("");
-      Deno.mkdirSync(dest.slice(0, dest.lastIndexOf("/")), { recursive: true, mode: 0o700 });
-      const mv = new Deno.Command("sh", {
-        args: [
-          "-c",
-          `cd -- "$1" && n=$(printf "$2"; echo x) && n=\${n%x} && mv -- "$n" "$3"`,
-          "sh",
-          parent,
-          esc,
-          dest,
-        ],
-        stdout: "null",
-        stderr: "null",
-      }).outputSync();
-      return mv.success ? dest : undefined;
-    }
-  } catch { /* no sh */ }
-  return undefined;
-}
-
 /** A path's identity: device and inode (`lstat`), or undefined when it does not exist. */
 function identity(p: string): string | undefined {
   try {
@@ -209,6 +125,13 @@ export interface ProtectedBefore {
   unreadable?: readonly string[];
   /** The folders whose `CACHEDIR.TAG` the scan before the command honoured. */
   cacheTags?: ReadonlySet<string>;
+  /** The entries with names that are not valid UTF-8 before the command (not folders). */
+  undecodable?: readonly string[];
+  /**
+   * The host-run entries before the command (./protected.ts `ScanExtras.hostRun`); reviewed
+   * with the dot-entry rule (./host_run.ts).
+   */
+  hostRun?: ReadonlyMap<string, string>;
   /** The workspace's top-level entries before the command, name → identity (device and inode). */
   top?: ReadonlyMap<string, string>;
 }
@@ -218,7 +141,13 @@ export function protectedBefore(
   paths: readonly string[],
   unchecked: readonly string[] = [],
   dots?: ReadonlyMap<string, string>,
-  more: { unreadable?: readonly string[]; cacheTags?: ReadonlySet<string>; ws?: string } = {},
+  more: {
+    unreadable?: readonly string[];
+    undecodable?: readonly string[];
+    cacheTags?: ReadonlySet<string>;
+    hostRun?: ReadonlyMap<string, string>;
+    ws?: string;
+  } = {},
 ) {
   const ids = new Map<string, string>();
   for (const p of paths) {
@@ -282,13 +211,18 @@ export function removeCreated(
   const reasons = new Map<string, string>();
   const dots = before.dots ? new Map<string, string>() : undefined;
   const unreadable: string[] = [];
+  const undecodable: string[] = [];
   const dotsSkipped: string[] = [];
+  const hostRun = before.dots && before.hostRun ? new Map<string, string>() : undefined;
   const extras = {
     reasons,
     dots,
     dotsTruncated: false,
     dotsSkipped,
     unreadable,
+    undecodable,
+    hostRun,
+    hostRunTruncated: false,
     honourTags: before.cacheTags ?? new Set<string>(),
   };
   const found = findProtected(ws, undefined, roots, unchecked, extras);
@@ -463,6 +397,49 @@ export function removeCreated(
     if (extras.dotsTruncated) {
       out.push(
         `the OS sandbox reviewed the first ${DOT_ENTRY_LIMIT} dot-entries only; new or changed ones past that were not checked`,
+      );
+    }
+    if (before.hostRun && hostRun) {
+      // Inside the folders kept above (inert, CACHEDIR.TAG, non-dot): what loaders run later.
+      const gone = [...removed, ...capMoved.map(([p]) => p), ...moved.map(([p]) => p)];
+      out.push(
+        ...hostRunCleanup(
+          before.hostRun,
+          hostRun,
+          gone,
+          (p) => allowed(p) || dots.has(p),
+          (p) => quarantine(p, ws, policy.dataDir, qid),
+          rel,
+          extras.hostRunTruncated,
+        ).lines,
+      );
+    }
+  }
+  const newUndecodable = undecodable.filter((p) => !(before.undecodable ?? []).includes(p));
+  if (newUndecodable.length) {
+    // Sixth attacker pass: a file no check can name (a `.pth` or workflow loaded by a glob).
+    const moved: [string, string][] = [];
+    const left: string[] = [];
+    for (const p of newUndecodable.slice(0, 50)) {
+      const to = quarantineUnreadable(p, ws, policy.dataDir, qid);
+      if (to) moved.push([p, to]);
+      else left.push(p);
+    }
+    left.push(...newUndecodable.slice(50));
+    if (moved.length) {
+      out.push(
+        `the OS sandbox moved ${moved.length} new file${
+          moved.length > 1 ? "s" : ""
+        } whose name is not valid UTF-8 to quarantine (no check can name it, and a tool that loads files by pattern would still load it):\n${
+          moved.map(([p, to]) => `  ${rel(p)} → ${to}`).join("\n")
+        }`,
+      );
+    }
+    if (left.length) {
+      out.push(
+        `new files whose name is not valid UTF-8, not checked (the user should review them): ${
+          left.slice(0, 10).map(rel).join(", ")
+        }${left.length > 10 ? `, … (+${left.length - 10} more)` : ""}`,
       );
     }
   }

@@ -284,3 +284,59 @@ export function repoHooksFor(ws: string, p: string): Map<string, string> {
   }
   return repoHooks(ws, repos);
 }
+
+/** {@link gitTracks}'s answers per workspace, valid while the index's stamp holds. */
+const trackedCache = new Map<string, { stamp: string; rels: Map<string, boolean> }>();
+
+/** The index file of the repository `root` is in (its own, a linked worktree's, a parent's). */
+function indexOf(root: string): string | undefined {
+  for (let d = root; d; d = d.slice(0, d.lastIndexOf("/"))) {
+    const g = gitDirOf(d);
+    if (g) return `${g}/index`;
+  }
+  return undefined;
+}
+
+/**
+ * True when git tracks a path under `rel/` (relative to the workspace `root`): `git ls-files`, run
+ * on the host with `core.fsmonitor` off, so every index format (v4's path-prefix compression,
+ * split indexes) and linked worktrees (the index in the common dir's `worktrees/<name>/`) are read
+ * by git itself. No repository at or above `root`: false. git missing or failing for another
+ * reason: true (a `CACHEDIR.TAG` is then not honoured — fail closed). Answers are cached per
+ * workspace until the index's inode, size or mtime moves.
+ */
+export function gitTracks(root: string, rel: string): boolean {
+  const index = indexOf(root);
+  if (!index) return false;
+  let stamp = "none";
+  try {
+    const st = Deno.statSync(index);
+    stamp = `${st.ino}:${st.size}:${st.mtime?.getTime()}`;
+  } catch { /* no index yet: git answers (nothing tracked) */ }
+  let c = trackedCache.get(root);
+  if (!c || c.stamp !== stamp) trackedCache.set(root, c = { stamp, rels: new Map() });
+  const hit = c.rels.get(rel);
+  if (hit !== undefined) return hit;
+  let tracked = true;
+  try {
+    const o = new Deno.Command("git", {
+      args: [
+        "--literal-pathspecs",
+        "-c",
+        "core.fsmonitor=false",
+        "ls-files",
+        "-z",
+        "--",
+        `${rel}/`,
+      ],
+      cwd: root,
+      env: { GIT_OPTIONAL_LOCKS: "0" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    if (o.success) tracked = o.stdout.length > 0;
+  } catch { /* no git: fail closed */ }
+  c.rels.set(rel, tracked);
+  return tracked;
+}

@@ -74,8 +74,16 @@ export interface SandboxProfile {
   nodeModules?: string[];
   /** The dot-entries the same scan fingerprinted (./protected.ts `ScanExtras.dots`; ./cleanup.ts). */
   dotEntries?: Map<string, string>;
-  /** The folders that scan could not read, and those whose `CACHEDIR.TAG` it honoured (./cleanup.ts). */
-  dotScan?: { unreadable: string[]; cacheTags: Set<string> };
+  /**
+   * The folders that scan could not read, the other entries it could not name, those whose
+   * `CACHEDIR.TAG` it honoured, the host-run entries it fingerprinted (./host_run.ts; ./cleanup.ts).
+   */
+  dotScan?: {
+    unreadable: string[];
+    undecodable: string[];
+    cacheTags: Set<string>;
+    hostRun: Map<string, string>;
+  };
   /**
    * The home as commands see it (./home_view.ts): an empty tmpfs with the toolchain stores and a
    * generated `.gitconfig`; undefined when a visible root contains the home (then the
@@ -274,7 +282,12 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   const nodeModules: string[] = [];
   const protectedUnchecked: string[] = [];
   const dotEntries = new Map<string, string>();
-  const dotScan = { unreadable: [] as string[], cacheTags: new Set<string>() };
+  const dotScan = {
+    unreadable: [] as string[],
+    undecodable: [] as string[],
+    cacheTags: new Set<string>(),
+    hostRun: new Map<string, string>(),
+  };
   const protectedPaths = findProtected(ws, undefined, nodeModules, protectedUnchecked, {
     dots: dotEntries,
     ...dotScan,

@@ -21,7 +21,8 @@
  * @module
  */
 
-import { isGitDirEntries, rememberRepos, repoHooks } from "./git_dirs.ts";
+import { gitTracks, isGitDirEntries, rememberRepos, repoHooks } from "./git_dirs.ts";
+import { execFolder, HOST_RUN_LIMIT, hostRunFile } from "./host_run.ts";
 
 export {
   gitIncludedFiles,
@@ -148,6 +149,10 @@ export const RUNS_LATER: readonly string[] = [
   ".clinerules/hooks",
   ".factory/settings.json",
   ".factory/hooks",
+  // Sixth attacker pass: Python imports these at every start from any folder on sys.path (a
+  // venv's site-packages, a folder a `.pth` adds); ./host_run.ts reviews `.pth` files.
+  "sitecustomize.py",
+  "usercustomize.py",
 ];
 
 const glob = (seg: string) =>
@@ -201,6 +206,7 @@ export function protectedShowLines(): string[] {
     `  dot-entries: new ones a command makes are moved to <data dir>/quarantine/, changed ones flagged (not: ${
       [...INERT_DOT_NAMES].join(" ")
     }, folders with CACHEDIR.TAG, node_modules)`,
+    `  host-run files in kept folders: a created or changed .pth with an import line is quarantined; venv bin/ and pyvenv.cfg, .yarn/{releases,plugins,sdks}, .pnp.cjs, .pnp.loader.mjs, .terraform/providers, .terraform.lock.hcl flagged; new names that are not valid UTF-8 quarantined`,
   ];
 }
 
@@ -314,6 +320,19 @@ export interface ScanExtras {
    * subtree is unchecked; ./cleanup.ts quarantines the new ones.
    */
   unreadable?: string[];
+  /**
+   * Filled with the entries whose name does not round-trip (not valid UTF-8) and that are not
+   * folders (files, symlinks): no check can name them (a `.pth` or workflow by such a name still
+   * loads); ./cleanup.ts quarantines the new ones.
+   */
+  undecodable?: string[];
+  /**
+   * Filled with the host-run entries (./host_run.ts: `.pth` files, execution folders' entries,
+   * loader files) outside reviewed dot-folders, path → `kind|fingerprint`.
+   */
+  hostRun?: Map<string, string>;
+  /** Set when {@link HOST_RUN_LIMIT} was reached. */
+  hostRunTruncated?: boolean;
   /** Filled with the folders whose `CACHEDIR.TAG` the scan honoured (their entries not reviewed). */
   cacheTags?: Set<string>;
   /**
@@ -322,32 +341,6 @@ export interface ScanExtras {
    * does not turn the folder's entries into new ones.
    */
   honourTags?: ReadonlySet<string>;
-}
-
-/**
- * True when the workspace's git index names a path under `rel/` (a folder git tracks). A byte
- * search of the index (`.git/index`): a false hit only means the tag is not honoured.
- */
-function tracked(root: string, rel: string, index: { bytes?: Uint8Array | null }): boolean {
-  if (index.bytes === undefined) {
-    try {
-      index.bytes = Deno.readFileSync(`${root}/.git/index`);
-    } catch {
-      index.bytes = null;
-    }
-  }
-  if (!index.bytes) return false;
-  const needle = new TextEncoder().encode(`${rel}/`);
-  const b = index.bytes;
-  outer: for (
-    let i = b.indexOf(needle[0]);
-    i >= 0 && i <= b.length - needle.length;
-    i = b.indexOf(needle[0], i + 1)
-  ) {
-    for (let j = 1; j < needle.length; j++) if (b[i + j] !== needle[j]) continue outer;
-    return true;
-  }
-  return false;
 }
 
 const fingerprint = (p: string): string | undefined => {
@@ -395,12 +388,13 @@ export function findProtected(
   for (const [p, why] of top) if (exists(p)) add(p, why);
   const dots = extras.dots;
   const repos: string[] = [];
-  // Modes: 0 ordinary, 1 inside a reviewed dot-folder (every entry fingerprinted), 2 not reviewed.
-  const stack: [string, number][] = [[root, 0]];
-  const index: { bytes?: Uint8Array | null } = {};
+  // Modes: 0 ordinary, 1 inside a reviewed dot-folder (every entry fingerprinted), 2 not reviewed;
+  // `exec`: inside an execution folder (./host_run.ts).
+  const stack: [string, number, boolean][] = [[root, 0, false]];
+  const hostRun = extras.hostRun;
   let scanned = 0;
   while (stack.length && scanned < limit) {
-    const [dir, mode] = stack.pop()!;
+    const [dir, mode, exec] = stack.pop()!;
     scanned++;
     let entries: Deno.DirEntry[];
     try {
@@ -430,14 +424,18 @@ export function findProtected(
     const cacheDir = !!dots && mode !== 2 && dir !== root &&
       (extras.honourTags
         ? extras.honourTags.has(dir)
-        : hasTag && !tracked(root, dir.slice(root.length + 1), index));
+        : hasTag && !gitTracks(root, dir.slice(root.length + 1)));
     if (cacheDir) extras.cacheTags?.add(dir);
+    const venv = !!hostRun && mode !== 1 && entries.some((e) => e.name === "pyvenv.cfg");
+    const dirName = dir.slice(dir.lastIndexOf("/") + 1);
     for (const e of entries) {
       const path = `${dir}/${e.name}`;
       if (seen.has(path)) continue;
-      if (e.isDirectory && e.name.includes("\uFFFD") && !exists(path)) {
-        // Not valid UTF-8: the lossy name built no path to it. Its subtree cannot be checked.
-        extras.unreadable?.push(path);
+      if (e.name.includes("\uFFFD") && !exists(path)) {
+        // Not valid UTF-8: the lossy name built no path to it. A folder's subtree cannot be
+        // checked; a file cannot be named by any check (sixth attacker pass).
+        if (e.isDirectory) extras.unreadable?.push(path);
+        else extras.undecodable?.push(path);
         continue;
       }
       const lower = e.name.toLowerCase();
@@ -445,6 +443,16 @@ export function findProtected(
         if (lower === ".git" && dir !== root) repos.push(dir);
         add(path);
         continue;
+      }
+      const kind = hostRun && mode !== 1 && !e.isDirectory
+        ? hostRunFile(e.name, venv, exec)
+        : undefined;
+      if (kind) {
+        if (hostRun!.size >= HOST_RUN_LIMIT) extras.hostRunTruncated = true;
+        else {
+          const f = fingerprint(path);
+          if (f) hostRun!.set(path, `${kind}|${f}`);
+        }
       }
       let sub = mode;
       if (dots && mode !== 2) {
@@ -470,8 +478,13 @@ export function findProtected(
         }
       }
       if (e.isDirectory) {
-        if (e.name !== "node_modules") stack.push([path, sub]);
-        else nodeModules?.push(path);
+        if (e.name !== "node_modules") {
+          stack.push([
+            path,
+            sub,
+            !!hostRun && sub !== 1 && execFolder(dirName, e.name, venv, exec),
+          ]);
+        } else nodeModules?.push(path);
       }
     }
   }

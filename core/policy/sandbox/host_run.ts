@@ -1,0 +1,132 @@
+/**
+ * Files that a tool runs on the host, later, from folders the after-command review otherwise keeps
+ * (docs/permissions.md "Host-run files in kept folders"; issue 16, sixth attacker pass). The
+ * dot-entry rule (./cleanup.ts) does not look inside the inert dot-folders (`.venv`, `.yarn`,
+ * `.terraform`, …, ./protected.ts `INERT_DOT_NAMES`), folders tagged `CACHEDIR.TAG`, or non-dot
+ * folders at all; yet some loaders run code from them at their next start outside the sandbox.
+ * Not a list of file names but the loaders' own mechanisms, wherever they occur in the scan
+ * (./protected.ts `findProtected`, outside reviewed dot-folders, which the dot-entry rule covers):
+ *
+ * - **Python start-up hooks**: every `*.pth` file (Python's `site` executes each line that begins
+ *   with `import` + space or tab, in any `.pth` of a site dir, at every interpreter start). One the
+ *   command created or changed that holds such a line is moved to the quarantine; one of path
+ *   lines only (it adds folders to `sys.path`) is kept and flagged. (`sitecustomize.py` and
+ *   `usercustomize.py` are protected names, ./protected.ts `RUNS_LATER`.)
+ * - **Execution folders**, every entry below them: a venv's `bin/` and `Scripts/` (a venv is a
+ *   folder holding `pyvenv.cfg`, any name: activate scripts and the commands `activate` puts first
+ *   on PATH) and its `pyvenv.cfg`; `.terraform/providers/` (binaries terraform executes);
+ *   `.yarn/releases/`, `.yarn/plugins/`, `.yarn/sdks/` (code yarn and editors load); and the
+ *   loader files `.pnp.cjs`, `.pnp.loader.mjs` (node requires them) and `.terraform.lock.hcl`
+ *   (the checksums terraform trusts providers by). Created or changed ones are kept — an honest
+ *   `pip install`, `yarn install` or `terraform init` makes them — and flagged by name.
+ * @module
+ */
+
+/** A host-run entry's kind in the scan's map: `p` a `.pth`, `r` an entry a loader runs. */
+export type HostRunKind = "p" | "r";
+
+/** Host-run entries fingerprinted per scan at most (past that: said so). */
+export const HOST_RUN_LIMIT = 5_000;
+
+const LOADER_FILES = new Set([".pnp.cjs", ".pnp.loader.mjs", ".terraform.lock.hcl"]);
+const YARN_EXEC = new Set(["releases", "plugins", "sdks"]);
+
+/**
+ * Whether the child folder `name` of folder `dirName` (last segment, any case) is an execution
+ * folder: inside one (`exec`), a venv's `bin`/`Scripts` (`venv`: the folder holds `pyvenv.cfg`),
+ * `.terraform/providers`, `.yarn/{releases,plugins,sdks}`.
+ */
+export function execFolder(dirName: string, name: string, venv: boolean, exec: boolean): boolean {
+  if (exec) return true;
+  const d = dirName.toLowerCase(), n = name.toLowerCase();
+  if (venv && (name === "bin" || n === "scripts")) return true;
+  return (d === ".terraform" && n === "providers") || (d === ".yarn" && YARN_EXEC.has(n));
+}
+
+/** The host-run kind of a file `name` in a folder (see {@link execFolder}), or undefined. */
+export function hostRunFile(name: string, venv: boolean, exec: boolean): HostRunKind | undefined {
+  const n = name.toLowerCase();
+  if (n.endsWith(".pth")) return "p";
+  if (exec || LOADER_FILES.has(n) || (venv && n === "pyvenv.cfg")) return "r";
+  return undefined;
+}
+
+/** True when a `.pth` file's text has a line Python's `site` executes (`import ` or `import\t`). */
+export function pthRunsCode(text: string): boolean {
+  return /^import[ \t]/m.test(text);
+}
+
+/**
+ * Compares the host-run entries of two scans (path → `kind|fingerprint`): each one in `after`
+ * that is new or changed, not under a path already handled (`gone`) and not named by a `Write`
+ * allow rule (`allowed`). `quarantine`: `.pth` files with a code line ({@link pthRunsCode});
+ * `flagged`: the rest (kept).
+ */
+export function reviewHostRun(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+  gone: readonly string[],
+  allowed: (p: string) => boolean,
+): { quarantine: string[]; flagged: string[] } {
+  const quarantine: string[] = [];
+  const flagged: string[] = [];
+  const under = (p: string) => gone.some((r) => p === r || p.startsWith(r + "/"));
+  for (const [p, f] of [...after].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) {
+    if (before.get(p) === f || under(p) || allowed(p)) continue;
+    let code = false;
+    if (f.startsWith("p|")) {
+      try {
+        code = pthRunsCode(Deno.readTextFileSync(p));
+      } catch { /* a folder, or unreadable: flagged */ }
+    }
+    (code ? quarantine : flagged).push(p);
+  }
+  return { quarantine, flagged };
+}
+
+/**
+ * The after-command step for host-run entries (./cleanup.ts `removeCreated`): quarantines what
+ * {@link reviewHostRun} says with `move` (./cleanup.ts `quarantine`) and returns the result's lines
+ * (`rel` names a path for them) and the paths moved.
+ */
+export function hostRunCleanup(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+  gone: readonly string[],
+  allowed: (p: string) => boolean,
+  move: (p: string) => string | undefined,
+  rel: (p: string) => string,
+  truncated: boolean,
+): { lines: string[]; moved: string[] } {
+  const r = reviewHostRun(before, after, gone, allowed);
+  const lines: string[] = [];
+  const moved: [string, string][] = [];
+  for (const p of r.quarantine) {
+    const to = move(p);
+    if (to) moved.push([p, to]);
+    else r.flagged.push(p);
+  }
+  if (moved.length) {
+    lines.push(
+      `the OS sandbox moved ${moved.length} Python start-up hook${
+        moved.length > 1 ? "s" : ""
+      } the command created or changed to quarantine (a .pth line that begins with \`import\` runs at every Python start, outside the sandbox too):\n${
+        moved.map(([p, to]) => `  ${rel(p)} → ${to}`).join("\n")
+      }\nallow it with --allow 'Write(${rel(moved[0][0])})', or install on the host`,
+    );
+  }
+  const f = r.flagged;
+  if (f.length) {
+    lines.push(
+      `files a tool runs later that the command created or changed in kept folders (kept; the user should review them before running the venv, yarn or terraform on the host): ${
+        f.slice(0, 20).map(rel).join(", ")
+      }${f.length > 20 ? `, … (+${f.length - 20} more)` : ""}`,
+    );
+  }
+  if (truncated) {
+    lines.push(
+      `the OS sandbox reviewed the first ${HOST_RUN_LIMIT} host-run files (.pth, venv bin/, …) only; the rest was not checked`,
+    );
+  }
+  return { lines, moved: moved.map(([p]) => p) };
+}
