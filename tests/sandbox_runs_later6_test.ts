@@ -42,7 +42,8 @@ Deno.test("runs later 6: Python start-up hooks planted in a kept venv do not sur
         `echo "$PWD/lib" > ${SP}/paths.pth && echo '${hook}' > ${SP}/sitecustomize.py`,
         `echo 'touch PWNED' >> bin/activate && echo 'include-system-site-packages = true' >> pyvenv.cfg`,
         `printf '#!/bin/sh\\ntouch PWNED\\n' > bin/git && chmod +x bin/git)`,
-        `(cd env && printf '%s\\n' '${hook}' > ${SP}/evil2.pth)`,
+        // A byte-order mark first (Python 3.13 reads .pth files as utf-8-sig).
+        `(cd env && printf '\\357\\273\\277%s\\n' '${hook}' > ${SP}/evil2.pth)`,
         `echo done`,
       ].join(" && "),
     );

@@ -51,10 +51,16 @@ export function hostRunFile(name: string, venv: boolean, exec: boolean): HostRun
   return undefined;
 }
 
-/** True when a `.pth` file's text has a line Python's `site` executes (`import ` or `import\t`). */
+/**
+ * True when a `.pth` file's text has a line Python's `site` executes (`import ` or `import\t`;
+ * Python 3.13 reads the file as `utf-8-sig`, so a byte-order mark before the first line counts).
+ */
 export function pthRunsCode(text: string): boolean {
-  return /^import[ \t]/m.test(text);
+  return /^\uFEFF?import[ \t]/m.test(text);
 }
+
+/** `.pth` files larger than this (bytes) are taken to run code unread. */
+const PTH_READ_LIMIT = 1 << 20;
 
 /**
  * Compares the host-run entries of two scans (path → `kind|fingerprint`): each one in `after`
@@ -76,8 +82,9 @@ export function reviewHostRun(
     let code = false;
     if (f.startsWith("p|")) {
       try {
-        code = pthRunsCode(Deno.readTextFileSync(p));
-      } catch { /* a folder, or unreadable: flagged */ }
+        const st = Deno.statSync(p);
+        code = st.isFile && (st.size > PTH_READ_LIMIT || pthRunsCode(Deno.readTextFileSync(p)));
+      } catch { /* gone, or unreadable: flagged */ }
     }
     (code ? quarantine : flagged).push(p);
   }
