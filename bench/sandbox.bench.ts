@@ -7,7 +7,10 @@
  *   scripted model asks for `execute_command {true}` → it runs sandboxed → the model answers;
  *   median wall time (target ≤ 150 ms). Against tests/support/model_server.ts (no latency).
  *
- * Also reported, without a target: the machine's floor (a bare `bwrap` with only a PID namespace
+ * Also reported, without a target: the after-command scan (core/policy/sandbox/protected.ts
+ * `findProtected` with the dot-entry and host-run review, once per command before and once after)
+ * of a workspace of 200 source folders, a git index, a `CACHEDIR.TAG` folder and a venv
+ * (`python3 -m venv --without-pip`, when python3 is there); and the machine's floor (a bare `bwrap` with only a PID namespace
  * and a read-only root, minus a bare `bash -c true`, both spawned directly) — namespace creation
  * is the kernel's cost, which no profile can undercut.
  *
@@ -21,6 +24,7 @@ import { runCommand } from "../plugins/exec/mod.ts";
 import { createSession } from "../core/session/runtime.ts";
 import { startModelServer } from "../tests/support/model_server.ts";
 import { testApp } from "../tests/support/fixtures.ts";
+import { findProtected } from "../core/policy/sandbox/protected.ts";
 import { type BenchResult, median } from "./stats.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 30);
@@ -97,6 +101,37 @@ export default async function (): Promise<BenchResult[]> {
         pass: overhead <= 15,
       },
     );
+
+    // The after-command scan of a small project with a venv (what each command pays twice).
+    const proj = `${root}/proj`;
+    await new Deno.Command("bash", {
+      args: [
+        "-c",
+        `mkdir -p proj && cd proj && git init -q . && for i in $(seq 1 200); do mkdir -p src/m$i && echo x > src/m$i/f.ts; done && git add src && mkdir -p target/debug && touch target/CACHEDIR.TAG && (python3 -m venv --without-pip .venv || true)`,
+      ],
+      cwd: root,
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    const scan = () => {
+      const t0 = performance.now();
+      findProtected(proj, undefined, [], [], {
+        dots: new Map(),
+        unreadable: [],
+        undecodable: [],
+        cacheTags: new Set(),
+        hostRun: new Map(),
+      });
+      return performance.now() - t0;
+    };
+    scan();
+    const scans: number[] = [];
+    for (let i = 0; i < Math.max(RUNS, 50); i++) scans.push(scan());
+    results.push({
+      name: "after-command scan, 200 folders + git index + CACHEDIR.TAG + venv (median)",
+      value: median(scans),
+      unit: "ms",
+    });
 
     // 2-turn headless session with one sandboxed shell call, in process.
     const server = await startModelServer({
