@@ -129,12 +129,24 @@ Deno.test("limits: config shape, errors naming the key, and policy show", async 
     processes: 64,
     memoryMb: 512,
     tmpfsMb: 512,
+    openFiles: 8192,
+    fileMb: 4096,
   });
   assert.deepEqual(sandboxSettings({ limits: { processes: 0, tmpfs_mb: 0 } }).limits, {
     processes: 0,
     memoryMb: 2048,
     tmpfsMb: 0,
+    openFiles: 8192,
+    fileMb: 4096,
   });
+  assert.deepEqual(sandboxSettings({ limits: { open_files: 1024, file_mb: 0 } }).limits, {
+    processes: 512,
+    memoryMb: 2048,
+    tmpfsMb: 512,
+    openFiles: 1024,
+    fileMb: 0,
+  });
+  assert.throws(() => sandboxSettings({ limits: { open_files: 10 } }), /limits\.open_files/);
   assert.throws(() => sandboxSettings({ limits: { tmpfs_mb: 4 } }), /limits\.tmpfs_mb/);
   assert.throws(() => sandboxSettings({ limits: { procs: 5 } }), /limits\.procs/);
   assert.throws(() => sandboxSettings({ limits: { processes: -1 } }), /limits\.processes/);
@@ -151,6 +163,9 @@ Deno.test("limits: config shape, errors naming the key, and policy show", async 
       text,
       /tmpfs 512 MB each \(home, \/tmp if tmpfs, \/dev\/shm\) \(sandbox\.limits\.tmpfs_mb\)/,
     );
+    assert.match(text, /socket buffers not bounded \(no memory cgroup here\)/);
+    assert.match(text, /open files 8192 per process \(RLIMIT_NOFILE, hard\)/);
+    assert.match(text, /file size 4096 MB per file \(RLIMIT_FSIZE, hard;/);
   } finally {
     await w.cleanup();
   }
@@ -245,6 +260,7 @@ Deno.test("limits: a bad sandbox.limits or protected_paths in config.yaml is an 
       const [yaml, field] of [
         ["sandbox:\n  limits: {processes: 3}\n", "sandbox.limits.processes"],
         ["sandbox:\n  limits: {procs: 5}\n", "sandbox.limits.procs"],
+        ["sandbox:\n  limits: {open_files: 3}\n", "sandbox.limits.open_files"],
         ["sandbox:\n  protected_paths: [ok.cfg, a/b/c]\n", "sandbox.protected_paths[1]"],
       ]
     ) {

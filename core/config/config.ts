@@ -313,6 +313,13 @@ function configSchema() {
       z.number({ error: "expected a positive integer" }).int({
         error: "expected a positive integer",
       }).positive({ error: "expected a positive integer" });
+    // A `sandbox.limits` value: a whole number, 0 (no limit) or at least `min`.
+    const limit = (unit: string, min: number) =>
+      z.number({ error: `expected a whole number${unit} (0: no limit)` }).int({
+        error: `expected a whole number${unit} (0: no limit)`,
+      }).refine((v) => v === 0 || v >= min, {
+        error: min ? `expected 0 (no limit) or at least ${min}` : "expected 0 (no limit) or more",
+      }).optional();
     const provider = z.strictObject({
       base_url: z.url({
         protocol: /^https?$/,
@@ -419,19 +426,15 @@ function configSchema() {
           auto_allow: z.boolean().optional(),
           // core/policy/sandbox/limits.ts; settings.ts checks the same for other callers.
           limits: z.strictObject({
-            processes: z.number({ error: "expected a whole number (0: no limit)" }).int({
-              error: "expected a whole number (0: no limit)",
-            }).refine((v) => v === 0 || v >= 16, { error: "expected 0 (no limit) or at least 16" })
-              .optional(),
-            memory_mb: z.number({ error: "expected a whole number of MB (0: no limit)" }).int({
-              error: "expected a whole number of MB (0: no limit)",
-            }).refine((v) => v === 0 || v >= 64, { error: "expected 0 (no limit) or at least 64" })
-              .optional(),
-            tmpfs_mb: z.number({ error: "expected a whole number of MB (0: no limit)" }).int({
-              error: "expected a whole number of MB (0: no limit)",
-            }).refine((v) => v === 0 || v >= 16, { error: "expected 0 (no limit) or at least 16" })
-              .optional(),
-          }, { error: "expected a mapping {processes: N, memory_mb: N, tmpfs_mb: N}" }).optional(),
+            processes: limit("", 16),
+            memory_mb: limit(" of MB", 64),
+            tmpfs_mb: limit(" of MB", 16),
+            open_files: limit("", 64),
+            file_mb: limit(" of MB", 0),
+          }, {
+            error:
+              "expected a mapping {processes: N, memory_mb: N, tmpfs_mb: N, open_files: N, file_mb: N}",
+          }).optional(),
           protected_paths: z.array(
             str().refine((p) => /^[^/]+(\/[^/]+)?$/.test(p.trim()) && !p.includes("**"), {
               error: "expected a name or folder/name (`*` within a name; it matches at any depth)",

@@ -31,7 +31,12 @@ import { z } from "zod";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { commandEnvironment } from "../../core/policy/sandbox/env.ts";
-import { limitHit, limitMessage, type SandboxLimits } from "../../core/policy/sandbox/limits.ts";
+import {
+  limitHit,
+  type LimitKind,
+  limitMessage,
+  type SandboxLimits,
+} from "../../core/policy/sandbox/limits.ts";
 import { forget, newMarker, type ProcessTree, signalTree, track, TREE_MARKER } from "./tree.ts";
 
 /** Default timeout (ms). */
@@ -141,7 +146,7 @@ export interface CommandOutcome {
   cancelled: boolean;
   durationMs: number;
   /** The sandbox limit the command hit (core/policy/sandbox/limits.ts), with its message. */
-  limit?: { which: "processes" | "memory"; message: string };
+  limit?: { which: LimitKind; message: string };
 }
 
 /** How to start one command's shell: program, arguments, environment; or why it may not run. */
@@ -243,7 +248,7 @@ async function runOnce(
   const out = new BoundedCapture(opts.limit ?? OUTPUT_LIMIT);
   const err = new BoundedCapture(opts.limit ?? OUTPUT_LIMIT);
   const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
-  let hit: "processes" | "memory" | undefined;
+  let hit: LimitKind | undefined;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   const cg = plan.cgroup;
   // A fork refused by the cgroup's pids.max ends the tree even when the bomb prints nothing.
@@ -340,8 +345,12 @@ async function runOnce(
     } else void cg.finish();
   }
   const note = plan.after?.();
-  // A failed allocation only counts when the command failed.
-  if (hit === "memory" && status.success) hit = undefined;
+  // A process killed by SIGXFSZ wrote past RLIMIT_FSIZE (its shell may have printed nothing);
+  // bwrap reports its command's death by a signal as exit code 128 + 25.
+  if (status.signal === "SIGXFSZ" || (plan.limits && status.code === 153)) hit ??= "file_size";
+  // A failed allocation, a too-large file or too many open files only count when the command
+  // failed (its stderr may have quoted the message).
+  if (hit !== "processes" && status.success) hit = undefined;
   const raced = !status.success && !timedOut && !cancelled &&
     !!plan.setupRaced?.(status.signal ? null : status.code, err.text());
   return {

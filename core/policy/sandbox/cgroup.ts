@@ -15,7 +15,9 @@
  *   (when the file exists), `pids.max`.
  * - **cgroup v1** (separate `memory` and `pids` hierarchies, e.g. a container run as root): a child
  *   of the process's own cgroup in each. Per command: `memory.limit_in_bytes`,
- *   `memory.memsw.limit_in_bytes` (no swap; when swap accounting exists), `pids.max`.
+ *   `memory.memsw.limit_in_bytes` (no swap; when swap accounting exists),
+ *   `memory.kmem.tcp.limit_in_bytes` (TCP/UDP socket buffers, which the memory limit does not
+ *   count in v1: a quarter of it, ./limits.ts `tcpShareMb`; when the file exists), `pids.max`.
  * - Otherwise none: ./limits.ts falls back to `RLIMIT_DATA`, `pid_max` and `RLIMIT_NPROC`.
  *
  * Deno refuses `/proc` and `/sys` paths without `--allow-all`, which Coyote does not run with, so
@@ -31,6 +33,8 @@
  * `memory.oom_control` `oom_kill`); processes = a refused fork (`pids.events` `max`).
  * @module
  */
+
+import { tcpShareMb } from "./limits.ts";
 
 /** A place where per-command cgroups can be created. */
 export interface CgroupHost {
@@ -198,9 +202,12 @@ export function setupLines(c: CommandCgroup): string {
       );
     } else {
       const sw = q(`${m}/memory.memsw.limit_in_bytes`);
+      const tcp = q(`${m}/memory.kmem.tcp.limit_in_bytes`);
       steps.push(
         `echo ${bytes} > ${q(`${m}/memory.limit_in_bytes`)}`,
         `{ [ ! -e ${sw} ] || echo ${bytes} > ${sw}; }`,
+        // v1 leaves socket buffers out of the limit above (v2 counts them in memory.max).
+        `{ [ ! -e ${tcp} ] || echo ${tcpShareMb(c.memoryMb) * 1024 * 1024} > ${tcp}; }`,
       );
     }
   }

@@ -1,6 +1,7 @@
 /**
  * Resource limits of a sandboxed command's process tree (issue 16 §4; docs/permissions.md
- * "Limits"): `sandbox.limits: {processes, memory_mb}` in config, printed by `coyote policy show`.
+ * "Limits"): `sandbox.limits: {processes, memory_mb, tmpfs_mb, open_files, file_mb}` in config,
+ * printed by `coyote policy show`.
  *
  * What holds where (Linux, bwrap):
  * - **A writable cgroup** (./cgroup.ts: v2 own or delegated, or v1 memory and pids): each command
@@ -25,6 +26,15 @@
  *   each is capped at `tmpfs_mb` (bwrap `--size`; the home, a tmpfs `/tmp`, `/dev/shm`, hidden
  *   folders). `RLIMIT_AS` is not used: V8 (node, deno) and the JVM reserve far more address space
  *   than they use and fail to start under it.
+ * - **Socket buffers**: a cgroup v1 memory limit does not count them, so the command's cgroup gets
+ *   `memory.kmem.tcp.limit_in_bytes` = a quarter of `memory_mb` ({@link tcpShareMb}; TCP and UDP
+ *   buffers of the whole tree: a full socket then waits, nothing is killed); cgroup v2 counts them
+ *   in `memory.max`. Unix socket buffers are charged to the memory limit itself.
+ * - **Open files**: `RLIMIT_NOFILE` = `open_files` (soft and hard, per process: the command, even
+ *   as root, cannot raise it — every capability is dropped).
+ * - **File size**: `RLIMIT_FSIZE` = `file_mb` (soft and hard, per file, tmpfs and disk alike): a
+ *   write past it fails (`EFBIG`; `SIGXFSZ` ends a process that does not ignore it). The total a
+ *   command writes to the workspace or a disk `/tmp` is not capped (that needs quotas, i.e. root).
  * - macOS: no limit is applied (sandbox-exec has none; RLIMIT_NPROC there counts all of the user's
  *   processes).
  *
@@ -48,6 +58,23 @@ export interface SandboxLimits {
    * tmpfs, `/dev/shm`, the hidden folders' — (bwrap `--size`); undefined: {@link DEFAULT_TMPFS_MB}.
    */
   tmpfsMb?: number;
+  /** Open file descriptors per process (RLIMIT_NOFILE); undefined: {@link DEFAULT_OPEN_FILES}. */
+  openFiles?: number;
+  /** Size (MB) of any one file a command writes (RLIMIT_FSIZE); undefined: {@link DEFAULT_FILE_MB}. */
+  fileMb?: number;
+}
+
+/** The default open-files cap of each process of a command (RLIMIT_NOFILE). */
+export const DEFAULT_OPEN_FILES = 8192;
+/** The default size cap (MB) of one file a command writes (RLIMIT_FSIZE). */
+export const DEFAULT_FILE_MB = 4096;
+
+/**
+ * The socket buffer memory (MB) a command's tree may pin with a cgroup v1 memory limit of
+ * `memoryMb` (`memory.kmem.tcp.limit_in_bytes`, ./cgroup.ts): a quarter of it, at least 16.
+ */
+export function tcpShareMb(memoryMb: number): number {
+  return Math.max(16, Math.floor(memoryMb / 4));
 }
 
 /** The default size cap of each of the sandbox's tmpfs mounts (MB). */
@@ -59,11 +86,16 @@ export function tmpfsSize(l: SandboxLimits | undefined): string[] {
   return mb ? ["--size", String(mb * 1024 * 1024)] : [];
 }
 
-/** The defaults: 512 processes, 2048 MB per process, 512 MB per tmpfs. */
+/**
+ * The defaults: 512 processes, 2048 MB per process, 512 MB per tmpfs, 8192 open files per
+ * process, 4096 MB per file.
+ */
 export const DEFAULT_LIMITS: SandboxLimits = {
   processes: 512,
   memoryMb: 2048,
   tmpfsMb: DEFAULT_TMPFS_MB,
+  openFiles: DEFAULT_OPEN_FILES,
+  fileMb: DEFAULT_FILE_MB,
 };
 
 /** The kernel's smallest `pid_max` (RESERVED_PIDS + 1). */
@@ -115,9 +147,17 @@ export function processLimit(
   };
 }
 
-/** `ulimit -d` (KiB) for the launching `/bin/sh`; empty when `memoryMb` is 0. */
-export function memoryLimitLine(l: SandboxLimits): string {
-  return l.memoryMb ? `ulimit -d ${l.memoryMb * 1024} && ` : "";
+/**
+ * The launching `/bin/sh`'s rlimit lines, inherited by bwrap and the whole tree: `ulimit -d`
+ * (KiB; a failure ends the launch), then `ulimit -n` (descriptors) and `ulimit -f` (POSIX
+ * 512-byte blocks), each setting soft and hard; those two only fail where the hard limit is lower
+ * already, which then holds. Empty parts for a limit of 0.
+ */
+export function rlimitLine(l: SandboxLimits): string {
+  const files = l.openFiles ?? DEFAULT_OPEN_FILES, mb = l.fileMb ?? DEFAULT_FILE_MB;
+  return (l.memoryMb ? `ulimit -d ${l.memoryMb * 1024} && ` : "") +
+    (files ? `{ ulimit -n ${files}; } 2>/dev/null; ` : "") +
+    (mb ? `{ ulimit -f ${mb * 2048}; } 2>/dev/null; ` : "");
 }
 
 /** Messages of a fork that failed for lack of a PID (bash, dash, python, node, glibc threads). */
@@ -127,9 +167,19 @@ const FORK_FAILED =
 const ALLOC_FAILED =
   /Cannot allocate memory|MemoryError|std::bad_alloc|memory allocation of \d+ bytes failed|Array buffer allocation failed|JavaScript heap out of memory|out of memory/i;
 
+/** Messages of a write past RLIMIT_FSIZE (the shell's report of SIGXFSZ; EFBIG). */
+const FILE_TOO_BIG = /File size limit exceeded|File too large|EFBIG/;
+/** Messages of a descriptor refused for RLIMIT_NOFILE (EMFILE). */
+const TOO_MANY_FILES = /Too many open files(?! in system)|EMFILE/;
+
+/** A limit of ./limits.ts a command can hit. */
+export type LimitKind = "processes" | "memory" | "open_files" | "file_size";
+
 /** Which limit a piece of the command's stderr shows it hit, if any. */
-export function limitHit(text: string): "processes" | "memory" | undefined {
+export function limitHit(text: string): LimitKind | undefined {
   if (FORK_FAILED.test(text)) return "processes";
+  if (FILE_TOO_BIG.test(text)) return "file_size";
+  if (TOO_MANY_FILES.test(text)) return "open_files";
   if (ALLOC_FAILED.test(text)) return "memory";
   return undefined;
 }
@@ -138,11 +188,17 @@ export function limitHit(text: string): "processes" | "memory" | undefined {
  * The first line of a tool result for a command that hit `which`; `cgroup`: the command ran in
  * its own cgroup (./cgroup.ts), so the memory limit was the whole tree's.
  */
-export function limitMessage(
-  which: "processes" | "memory",
-  l: SandboxLimits,
-  cgroup = false,
-): string {
+export function limitMessage(which: LimitKind, l: SandboxLimits, cgroup = false): string {
+  if (which === "file_size") {
+    return `command hit the file size limit (${
+      l.fileMb ?? DEFAULT_FILE_MB
+    } MB per file, RLIMIT_FSIZE; sandbox.limits.file_mb)`;
+  }
+  if (which === "open_files") {
+    return `command hit the open files limit (${
+      l.openFiles ?? DEFAULT_OPEN_FILES
+    } per process, RLIMIT_NOFILE; sandbox.limits.open_files)`;
+  }
   return which === "processes"
     ? `command hit the process limit (${l.processes}); its process tree was ended (sandbox.limits.processes)`
     : `command hit the memory limit (${l.memoryMb} MB ${
@@ -152,12 +208,13 @@ export function limitMessage(
 
 /**
  * `policy show` lines. `cgroup`: how ./cgroup.ts `cgroupHost` names the writable cgroup, or null
- * (none here: the rlimit and `pid_max` limits hold).
+ * (none here: the rlimit and `pid_max` limits hold); `version`: that cgroup's version.
  */
 export function describeLimits(
   l: SandboxLimits,
   backend: string | null,
   cgroup: string | null = null,
+  version?: 1 | 2,
 ): string[] {
   if (backend !== "bwrap") return ["  limits:   none on this platform (Linux bwrap only)"];
   return [
@@ -178,5 +235,20 @@ export function describeLimits(
         ? `${l.tmpfsMb ?? DEFAULT_TMPFS_MB} MB each (home, /tmp if tmpfs, /dev/shm)`
         : "unlimited (half the RAM each)"
     } (sandbox.limits.tmpfs_mb)`,
+    `            socket buffers ${
+      !cgroup || !l.memoryMb
+        ? "not bounded (no memory cgroup here)"
+        : version === 2
+        ? "in the tree's memory limit (cgroup v2 memory.max)"
+        : `${
+          tcpShareMb(l.memoryMb)
+        } MB for the tree's TCP/UDP (memory.kmem.tcp.limit_in_bytes, a quarter of memory_mb)`
+    }`,
+    `            open files ${
+      (l.openFiles ?? DEFAULT_OPEN_FILES) || "unlimited"
+    } per process (RLIMIT_NOFILE, hard) (sandbox.limits.open_files)`,
+    `            file size ${
+      (l.fileMb ?? DEFAULT_FILE_MB) ? `${l.fileMb ?? DEFAULT_FILE_MB} MB` : "unlimited"
+    } per file (RLIMIT_FSIZE, hard; the total written to disk is not capped) (sandbox.limits.file_mb)`,
   ];
 }

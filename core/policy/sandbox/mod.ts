@@ -27,8 +27,8 @@ import { bwrapArgs, PROC_READ_ONLY, setupRaced } from "./bwrap.ts";
 import {
   DEFAULT_LIMITS,
   describeLimits,
-  memoryLimitLine,
   processLimit,
+  rlimitLine,
   type SandboxLimits,
   tmpfsSize,
 } from "./limits.ts";
@@ -215,7 +215,7 @@ export function sandboxedCommand(
     });
     // Deno.Command passes no extra descriptors: sh joins the command's cgroup, sets the memory
     // limit, opens the filter as fd 3 and execs bwrap.
-    const pre = (opts.cgroup ? setupLines(opts.cgroup) : "") + memoryLimitLine(limits) +
+    const pre = (opts.cgroup ? setupLines(opts.cgroup) : "") + rlimitLine(limits) +
       (filter ? 'exec 3<"$0" && ' : "");
     if (pre) {
       return {
@@ -530,7 +530,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   const limits = status.limits ?? DEFAULT_LIMITS;
   const backend = status.active ? status.backend : null;
   const cg = backend === "bwrap" && (limits.memoryMb || limits.processes) ? cgroupHost() : null;
-  l.push(...describeLimits(limits, backend, cg?.describe ?? null));
+  l.push(...describeLimits(limits, backend, cg?.describe ?? null, cg?.version));
   l.push(...protectedShowLines());
   if (status.active && status.autoAllow) {
     l.push(

@@ -16,7 +16,10 @@ export interface SandboxSettings {
   mode: SandboxMode;
   /** With the sandbox on, default `ask`s for commands become `allow`. */
   autoAllow: boolean;
-  /** `limits: {processes, memory_mb, tmpfs_mb}` (./limits.ts); defaults when absent. */
+  /**
+   * `limits: {processes, memory_mb, tmpfs_mb, open_files, file_mb}` (./limits.ts); defaults when
+   * absent.
+   */
   limits?: SandboxLimits;
   /**
    * `protected_paths: [pattern]`: more code other tools run later, added to
@@ -47,7 +50,7 @@ export function sandboxSettings(
   const s: SandboxSettings = { ...DEFAULT_SANDBOX };
   const bad = (what: string) =>
     new SandboxConfigError(
-      `sandbox: ${what}; expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false, limits: {processes: N, memory_mb: N, tmpfs_mb: N}, protected_paths: [name or folder/name, …]}`,
+      `sandbox: ${what}; expected auto, required or off, or a mapping {mode: auto|required|off, auto_allow: true|false, limits: {processes: N, memory_mb: N, tmpfs_mb: N, open_files: N, file_mb: N}, protected_paths: [name or folder/name, …]}`,
     );
   if (typeof config === "string") {
     if (!(MODES as readonly string[]).includes(config)) throw bad(`unknown mode "${config}"`);
@@ -85,7 +88,7 @@ function limitsOf(v: unknown, bad: (what: string) => Error): SandboxLimits {
   }
   const l = { ...DEFAULT_LIMITS };
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    if (k !== "processes" && k !== "memory_mb" && k !== "tmpfs_mb") {
+    if (!["processes", "memory_mb", "tmpfs_mb", "open_files", "file_mb"].includes(k)) {
       throw bad(`unknown key "limits.${k}"`);
     }
     if (typeof x !== "number" || !Number.isInteger(x) || x < 0) {
@@ -93,7 +96,9 @@ function limitsOf(v: unknown, bad: (what: string) => Error): SandboxLimits {
     }
     if (k === "processes") l.processes = x;
     else if (k === "memory_mb") l.memoryMb = x;
-    else l.tmpfsMb = x;
+    else if (k === "tmpfs_mb") l.tmpfsMb = x;
+    else if (k === "open_files") l.openFiles = x;
+    else l.fileMb = x;
   }
   if (l.processes > 0 && l.processes < 16) {
     throw bad(`limits.processes must be 0 (no limit) or at least 16, not ${l.processes}`);
@@ -103,6 +108,9 @@ function limitsOf(v: unknown, bad: (what: string) => Error): SandboxLimits {
   }
   if (l.tmpfsMb !== undefined && l.tmpfsMb > 0 && l.tmpfsMb < 16) {
     throw bad(`limits.tmpfs_mb must be 0 (no limit) or at least 16, not ${l.tmpfsMb}`);
+  }
+  if (l.openFiles !== undefined && l.openFiles > 0 && l.openFiles < 64) {
+    throw bad(`limits.open_files must be 0 (no limit) or at least 64, not ${l.openFiles}`);
   }
   return l;
 }
