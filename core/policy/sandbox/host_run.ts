@@ -19,6 +19,8 @@
  *   loader files `.pnp.cjs`, `.pnp.loader.mjs` (node requires them) and `.terraform.lock.hcl`
  *   (the checksums terraform trusts providers by). Created or changed ones are kept — an honest
  *   `pip install`, `yarn install` or `terraform init` makes them — and flagged by name.
+ * - **Build files editors run on open** (`build.rs`, `conftest.py`, Gradle and CMake files, …;
+ *   `OPENED_BY_EDITORS`): kept and flagged by name the same way.
  * @module
  */
 
@@ -29,6 +31,26 @@ export type HostRunKind = "p" | "r";
 export const HOST_RUN_LIMIT = 5_000;
 
 const LOADER_FILES = new Set([".pnp.cjs", ".pnp.loader.mjs", ".terraform.lock.hcl"]);
+
+/**
+ * Build files an editor runs when the folder opens, before anyone names a command (sixth attacker
+ * pass): rust-analyzer runs `build.rs` build scripts, VS Code's Python test discovery imports
+ * `conftest.py`, Gradle and CMake imports evaluate `build.gradle(.kts)`/`settings.gradle(.kts)`
+ * and `CMakeLists.txt` (`exec`, `execute_process`), and MSBuild design-time builds run `Directory.Build.*`.
+ * Created or changed ones are kept (writing them is ordinary work) and flagged by name.
+ */
+const OPENED_BY_EDITORS = new Set([
+  "build.rs",
+  "conftest.py",
+  "build.gradle",
+  "build.gradle.kts",
+  "settings.gradle",
+  "settings.gradle.kts",
+  "cmakelists.txt",
+  "cmakepresets.json",
+  "directory.build.props",
+  "directory.build.targets",
+]);
 const YARN_EXEC = new Set(["releases", "plugins", "sdks"]);
 
 /**
@@ -47,7 +69,9 @@ export function execFolder(dirName: string, name: string, venv: boolean, exec: b
 export function hostRunFile(name: string, venv: boolean, exec: boolean): HostRunKind | undefined {
   const n = name.toLowerCase();
   if (n.endsWith(".pth")) return "p";
-  if (exec || LOADER_FILES.has(n) || (venv && n === "pyvenv.cfg")) return "r";
+  if (exec || LOADER_FILES.has(n) || OPENED_BY_EDITORS.has(n) || (venv && n === "pyvenv.cfg")) {
+    return "r";
+  }
   return undefined;
 }
 
@@ -125,7 +149,7 @@ export function hostRunCleanup(
   const f = r.flagged;
   if (f.length) {
     lines.push(
-      `files a tool runs later that the command created or changed in kept folders (kept; the user should review them before running the venv, yarn or terraform on the host): ${
+      `files a tool runs later that the command created or changed in kept folders (kept; the user should review them before running the venv, yarn or terraform on the host or opening the folder in an editor): ${
         f.slice(0, 20).map(rel).join(", ")
       }${f.length > 20 ? `, … (+${f.length - 20} more)` : ""}`,
     );
