@@ -67,6 +67,7 @@ const ROWS: [string[], string[], string, ("allow" | "ask" | "deny")[]][] = [
   [[], ["Write(**/keep.txt)"], `python3 -c 'open("victim/keep.txt","w").write("pwn")'`, ["ask"]],
   [[], ["Write(**/keep.txt)"], "echo pwn > victim/keep.txt", ["deny"]],
   [[], ["Write(**/keep.txt)"], "echo hi > out.txt", ["allow"]],
+  // A Write ask rule does not yield (a checkpoint undoes a write; it would end auto-allow).
   // Rules the sandbox carries (a literal path, a folder) keep auto-allow: the sandbox holds them.
   [[], ["Read(secret.txt)"], `python3 -c 'print(open("secret.txt").read())'`, ["allow"]],
   [[], ["Write(victim/**)"], `python3 -c 'open("victim/keep.txt","w").write("pwn")'`, ["allow"]],
@@ -97,6 +98,14 @@ Deno.test("auto-allow yields (sixth pass): unparseable lines, git remote helpers
     if (v.decision !== "ask" || v.rule !== "Read(notes.md)") {
       failures.push(`Read ask rule: ${v.decision} ${v.rule} — ${v.reason}`);
     }
+    // A Write ask glob ("ask before editing docs") keeps auto-allow for what the guard asks about.
+    const docs = Policy.create({ ask: ["Write(**/*.md)"] }, { allow: [], deny: [] }, {
+      workspace: ws,
+      configDir: "/c",
+    });
+    await docs.globsReady();
+    const d = await sandboxGuard(docs, ON).evaluate({ type: "execute", command: "npm test" });
+    if (d.decision !== "allow") failures.push(`Write ask rule: ${d.decision} — ${d.reason}`);
     assert.deepEqual(failures, []);
   } finally {
     await Deno.remove(ws, { recursive: true }).catch(() => {});

@@ -98,7 +98,7 @@ export function matcher(core: PolicyCore, r: Rule): PathMatcher {
 /**
  * The first `Read`/`Write` rule the OS sandbox cannot enforce, so only the guard does (issue 16,
  * sixth attacker pass; docs/permissions.md "Auto-allow yields"): a `Read` ask rule (the sandbox
- * cannot ask), a `Read` deny rule or a `Write` deny/ask rule that is a glob (`Read(secret*)`,
+ * cannot ask; what is read reaches the model for good), a `Read` or `Write` deny rule that is a glob (`Read(secret*)`,
  * `Write(**\/keep.txt)`: the sandbox hides or mounts whole paths; ./sandbox/profile.ts lists
  * them as guard-only). While one exists, a command the guard does not fully understand may
  * reach what it names, so auto-allow yields to it. `skip`: deny rules only; `kind`: that kind only.
@@ -113,6 +113,9 @@ export function guardOnlyPathRule(
     if (kind && r.kind !== kind) return false;
     if (r.decision === "allow" || (level === "skip" && r.decision !== "deny")) return false;
     if (r.kind === "read" && r.decision === "ask") return true;
+    // A `Write` ask rule does not yield: a write is undone by a checkpoint (`/rewind`), and
+    // "ask before editing docs" (`Write(**\/*.md)`) would end auto-allow for every command.
+    if (r.kind === "write" && r.decision === "ask") return false;
     if (r.pattern === undefined) return true;
     // What the sandbox can carry is the matcher's flag path (`/x`, `/x/**`); a glob has none.
     return !matcher(core, r).flagPath;

@@ -8,7 +8,6 @@
 import type { GuardVerdict } from "../../protocol/types.ts";
 import type { ToolAccess } from "../../../sdk/mod.ts";
 import type { PermissionMode } from "../mode.ts";
-import type { SandboxStatus } from "./mod.ts";
 
 /** The part of the policy the engine calls (core/engine/mod.ts `PolicyLike`). */
 export interface GuardLike {
@@ -36,7 +35,8 @@ export function guardForcedAllow(): boolean {
  */
 export function sandboxGuard(
   policy: GuardLike,
-  status: SandboxStatus,
+  /** The session's sandbox status (./mod.ts `SandboxStatus`): whether it is on and auto-allows. */
+  status: { active: boolean; autoAllow: boolean },
   mode: () => PermissionMode = () => status.autoAllow ? "auto" : "accept-edits",
 ): GuardLike {
   const forced = guardForcedAllow();
