@@ -11,17 +11,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
-import { detectBackend, sandboxGuard, type SandboxStatus } from "../core/policy/sandbox/mod.ts";
+import { SANDBOX_ON } from "./support/sandbox_world.ts";
+import { detectBackend, sandboxGuard } from "../core/policy/sandbox/mod.ts";
 import { requestMessages, startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
-const ON: SandboxStatus = {
-  mode: "auto",
-  active: true,
-  backend: "bwrap",
-  autoAllow: true,
-  reason: "",
-};
+const ON = SANDBOX_ON;
 
 async function repo(): Promise<string> {
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-yield6-" }));

@@ -22,12 +22,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
-import {
-  CommandSandbox,
-  DEFAULT_SANDBOX,
-  sandboxGuard,
-  type SandboxStatus,
-} from "../core/policy/sandbox/mod.ts";
+import { SANDBOX_ON } from "./support/sandbox_world.ts";
+import { CommandSandbox, DEFAULT_SANDBOX, sandboxGuard } from "../core/policy/sandbox/mod.ts";
 import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
 
@@ -248,13 +244,7 @@ Deno.test("attack 4 class 4: bwrap's /dev tmpfs cannot be filled (read-only; /de
   }
 });
 
-const ON: SandboxStatus = {
-  mode: "auto",
-  active: true,
-  backend: "bwrap",
-  autoAllow: true,
-  reason: "",
-};
+const ON = SANDBOX_ON;
 
 Deno.test("attack 4 class 5: auto-allow yields to a deny rule for bash's code-evaluating builtins and loaders", async () => {
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-attack4-g-" }));

@@ -7,17 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { addWorktree, removeWorktree } from "../core/supervisor/worktree.ts";
-
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args: ["-c", "user.email=t@t", "-c", "user.name=t", ...args],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (out.code !== 0) throw new Error(new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout);
-}
+import { git } from "./support/journeys.ts";
 
 const MODULE = new URL("../core/supervisor/worktree.ts", import.meta.url).href;
 

@@ -146,16 +146,11 @@ export async function addWorktree(
   const root = join(dataDir, "worktrees");
   await Deno.mkdir(root, { recursive: true });
   // The first checkout of this process: a crashed run's checkouts go (their change kept).
-  if (!pruned.has(root)) {
-    pruned.set(
-      root,
-      import("./worktree_prune.ts").then((m) => m.pruneOrphans(root)).catch(() => []),
-    );
-  }
+  const prune = await import("./worktree_prune.ts");
+  if (!pruned.has(root)) pruned.set(root, prune.pruneOrphans(root).catch(() => []));
   await pruned.get(root);
   const path = join(root, id);
-  const { markOwner } = await import("./worktree_prune.ts");
-  markOwner(root, id);
+  prune.markOwner(root, id);
   await inRepo(repo, () => git(repo, ["worktree", "add", "--detach", path, base]));
   return { id, repo, path, base, dataDir };
 }

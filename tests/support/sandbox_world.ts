@@ -11,12 +11,25 @@
  */
 import { join } from "node:path";
 import { Policy } from "../../core/policy/policy.ts";
-import { CommandSandbox, DEFAULT_SANDBOX } from "../../core/policy/sandbox/mod.ts";
+import {
+  CommandSandbox,
+  DEFAULT_SANDBOX,
+  type SandboxStatus,
+} from "../../core/policy/sandbox/mod.ts";
 import type { SandboxLimits } from "../../core/policy/sandbox/limits.ts";
 import { makeExecuteCommandTool } from "../../plugins/exec/mod.ts";
 import { runTool, toolContext } from "./fixtures.ts";
 
 const dec = new TextDecoder();
+
+/** An active bwrap sandbox in mode `auto` (auto-allow on), for `sandboxGuard` unit rows. */
+export const SANDBOX_ON: SandboxStatus = {
+  mode: "auto",
+  active: true,
+  backend: "bwrap",
+  autoAllow: true,
+  reason: "",
+};
 
 /** Runs `cmd` in bash on the host (in `cwd`); resolves stdout then stderr. */
 export async function sh(cmd: string, cwd?: string): Promise<string> {
