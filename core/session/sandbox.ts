@@ -45,7 +45,7 @@ export async function rootSandbox(
 ): Promise<{ sandbox: CommandSandbox; rootPolicy: PolicyLike; rootGuard: Policy }> {
   const app = ws.app;
   const sandbox = await CommandSandbox.create(policy, app.sandbox ?? DEFAULT_SANDBOX, {
-    secrets: ws.secrets,
+    secrets: () => ws.secrets,
     log,
     killTree: (t) => signalTree(t, "SIGKILL"),
   });

@@ -26,7 +26,7 @@ import { PLACEHOLDER_API_KEY, type ProviderFlags, resolveProvider } from "../con
 import type { ProviderConfig } from "../provider/types.ts";
 import {
   knownSecretCandidates,
-  makeRedactor,
+  lazyRedactor,
   redactingTool,
   secretValues,
 } from "../tools/redact.ts";
@@ -81,9 +81,15 @@ export interface Workspace {
   log(line: string): void;
   /** A fresh policy from config and flags (each root session has its own session rules). */
   newPolicy(): Policy;
-  /** Secret values (the provider key) kept out of tool results and command environments. */
+  /**
+   * Secret values (the provider key, secret-looking variables and config values) kept out of
+   * tool results and command environments; computed at the first read.
+   */
   readonly secrets: readonly string[];
-  /** Wraps a tool the way {@link tools} are wrapped (provider keys redacted from results). */
+  /**
+   * Wraps one of Coyote's own tools the way {@link tools} wraps them (secrets redacted from its
+   * results, logs and progress; its fixed description left as it is).
+   */
   protectTool(t: AnyTool): AnyTool;
   /**
    * Every tool of the workspace (first-party, plugins, discovered MCP servers; the `skill__*`
@@ -195,13 +201,18 @@ export async function createWorkspace(
     ? await replayProvider(tape, app.replay, resolve, flags)
     : resolve();
   // No known secret (provider key, secret-named variables, config secrets) travels in a tool
-  // result or an MCP tool description (core/tools/redact.ts), nor into a recording.
-  const secrets = secretValues([
-    providerConfig.apiKey === PLACEHOLDER_API_KEY ? undefined : providerConfig.apiKey,
-    Deno.env.get("OPENAI_API_KEY"),
-    ...knownSecretCandidates(app.config),
-  ]);
-  const redact = makeRedactor(secrets);
+  // result or an MCP tool description (core/tools/redact.ts), nor into a recording. Computed at
+  // the first use (a tool result, a third-party tool's description, the first command's
+  // environment), not before the first request: judging every variable's value costs 2-5 ms.
+  const apiKey = providerConfig.apiKey;
+  let secretList: string[] | undefined;
+  const secrets = (): string[] =>
+    secretList ??= secretValues([
+      apiKey === PLACEHOLDER_API_KEY ? undefined : apiKey,
+      Deno.env.get("OPENAI_API_KEY"),
+      ...knownSecretCandidates(app.config),
+    ]);
+  const redact = lazyRedactor(secrets);
   if (tape) {
     const ctx = {
       cwd,
@@ -290,16 +301,18 @@ export async function createWorkspace(
   });
   for (const w of warnings) log(`coyote: warning: ${w}`);
 
-  const guard = (t: AnyTool) => (secrets.length ? redactingTool(t, redact) : t);
+  // Third-party and MCP tools: descriptions and schemas redacted too (this computes the secrets);
+  // Coyote's own tools (fixed text): their results only, at run time.
+  const guard = (t: AnyTool) => redactingTool(t, redact);
+  const guardOwn = (t: AnyTool) => redactingTool(t, redact, { ownText: true });
   // `web_search` exists only when config.yaml names a backend (plugins/web/search.ts).
   const search = app.config?.web_search
     ? [(await import("../../plugins/web/search.ts")).webSearchTool(app.config.web_search)]
     : [];
   const fixedTools: AnyTool[] = [
-    ...coreToolStubs,
-    ...search as unknown as AnyTool[],
-    ...(plugins?.tools ?? []),
-  ].map(guard);
+    ...coreToolStubs.map(guardOwn),
+    ...[...search as unknown as AnyTool[], ...(plugins?.tools ?? [])].map(guard),
+  ];
   // MCP tools change while the workspace lives (servers becoming ready, list_changed).
   const guarded = new WeakMap<AnyTool, AnyTool>();
   const guardOnce = (t: AnyTool) => {
@@ -348,8 +361,10 @@ export async function createWorkspace(
     instructions,
     log,
     newPolicy,
-    secrets,
-    protectTool: guard,
+    get secrets() {
+      return secrets();
+    },
+    protectTool: guardOwn,
     async tools(extraMcp) {
       const entries = Object.entries(extraMcp ?? {});
       let list = baseTools();

@@ -98,6 +98,34 @@ function safeEnv(): Record<string, string> {
   }
 }
 
+/**
+ * A redactor whose secrets are computed at its first use (`values` is called once): `active`
+ * is false when there is none, so callers can skip serialising what they would redact.
+ */
+export interface Redactor {
+  (text: string): string;
+  readonly active: boolean;
+}
+
+/** {@link makeRedactor} over `values()`, called at the first redaction or `active` read. */
+export function lazyRedactor(values: () => string[]): Redactor {
+  let r: ((t: string) => string) | undefined;
+  let n = 0;
+  const make = () => {
+    const v = values();
+    n = v.length;
+    return makeRedactor(v);
+  };
+  const f = ((t: string) => (r ??= make())(t)) as Redactor;
+  Object.defineProperty(f, "active", {
+    get: () => {
+      r ??= make();
+      return n > 0;
+    },
+  });
+  return f;
+}
+
 /** A function replacing every occurrence of each secret with {@link REDACTED}. */
 export function makeRedactor(secrets: string[]): (text: string) => string {
   if (!secrets.length) return (t) => t;
@@ -149,13 +177,21 @@ function isPlainSchema(v: unknown): boolean {
  * `tool` with its description (an MCP server writes it; it goes to the model), results and
  * progress messages passed through `redact`.
  */
-export function redactingTool(tool: AnyTool, redact: (t: string) => string): AnyTool {
+export function redactingTool(
+  tool: AnyTool,
+  redact: ((t: string) => string) | Redactor,
+  opts: { ownText?: boolean } = {},
+): AnyTool {
   return {
     ...tool,
-    ...(typeof tool.description === "string" ? { description: redact(tool.description) } : {}),
+    // `ownText`: Coyote's own tools, whose description and schema are fixed text (left as they
+    // are, so a lazy redactor computes nothing before the first result).
+    ...(!opts.ownText && typeof tool.description === "string"
+      ? { description: redact(tool.description) }
+      : {}),
     // An MCP tool's input is the server's plain JSON Schema (its descriptions reach the model too);
     // first-party tools have zod schemas, left as they are.
-    ...(isPlainSchema(tool.input)
+    ...(!opts.ownText && isPlainSchema(tool.input)
       ? { input: redactJson(tool.input, redact) as AnyTool["input"] }
       : {}),
     run: async (input: unknown, ctx: ToolContext) => {
@@ -170,7 +206,8 @@ export function redactingTool(tool: AnyTool, redact: (t: string) => string): Any
         progress: (u) =>
           ctx.progress(typeof u?.message === "string" ? { ...u, message: redact(u.message) } : u),
       };
-      return redactResult(await tool.run(input, wrapped), redact);
+      const result = await tool.run(input, wrapped);
+      return "active" in redact && !redact.active ? result : redactResult(result, redact);
     },
   };
 }

@@ -271,8 +271,21 @@ export class CommandSandbox {
     readonly settings: SandboxSettings,
     readonly status: SandboxStatus,
     readonly backend: SandboxBackend | undefined,
-    readonly secrets: readonly string[],
-  ) {}
+    secrets: readonly string[] | (() => readonly string[]),
+  ) {
+    this.#secrets = secrets;
+  }
+
+  #secrets: readonly string[] | (() => readonly string[]);
+
+  /**
+   * Values never passed in a command's environment (the provider key, the workspace's known
+   * secrets); computed at the first command when given as a function.
+   */
+  get secrets(): readonly string[] {
+    if (typeof this.#secrets === "function") this.#secrets = this.#secrets();
+    return this.#secrets;
+  }
 
   /**
    * Probes the backend and builds the session's sandbox. In `auto` mode without a backend, `log`
@@ -282,7 +295,8 @@ export class CommandSandbox {
     policy: Policy,
     settings: SandboxSettings,
     opts: {
-      secrets?: readonly string[];
+      /** Values kept out of commands' environments; a function is called at the first command. */
+      secrets?: readonly string[] | (() => readonly string[]);
       log?: (line: string) => void;
       killTree?: (t: { pid: number; marker: string }) => void;
     } = {},
