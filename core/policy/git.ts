@@ -11,8 +11,10 @@
  * commands); an unreadable configuration makes git not safe.
  * @module
  */
-import { WILD } from "./rules.ts";
-import { type Level, type PolicyCore, rulesOf, type ScriptCtx } from "./context.ts";
+import { pathsOverlap, resolvePath, type Rule, WILD } from "./rules.ts";
+import { type Level, matcher, type PolicyCore, rulesOf, type ScriptCtx } from "./context.ts";
+import { pathPart } from "./paths.ts";
+import { gitContents } from "./shell/programs/git_contents.ts";
 import { netPart } from "./net.ts";
 import { activeHook, gitDirOf, readGitConfig, SAFE_GIT_CONFIG } from "./shell/programs/git_repo.ts";
 import { gitRepoHost } from "./shell/commands.ts";
@@ -142,4 +144,100 @@ function gitHook(core: PolicyCore): string | undefined {
 
 function gitDir(core: PolicyCore): string | undefined {
   return gitDirOf(core.workspace);
+}
+
+/**
+ * The `Read` deny and ask rules (deny only under `skip`) against what a git command prints of
+ * file contents (./shell/programs/git_contents.ts `gitContents`, seventh attacker pass): a
+ * pathspec or `REV:PATH` is checked as a read of the path it names (`git show HEAD:secret.txt`
+ * is denied by `Read(secret*)`), a folder or the repository's top asks with a rule that may
+ * cover a file in it, and contents not tied to a path (the whole tree or history, an object id)
+ * ask with the first such rule — the rule decides, so the sandbox's auto-allow does not lift it
+ * (git's object store is not hidden by the sandbox). Nothing without such a rule.
+ */
+export function gitContentParts(
+  core: PolicyCore,
+  words: string[],
+  display: string,
+  ctx: ScriptCtx,
+  level: Level,
+  parts: GuardPart[],
+): void {
+  const decisions = level === "skip" ? ["deny"] : ["deny", "ask"];
+  const rules = core.rules.filter((r) => r.kind === "read" && decisions.includes(r.decision));
+  if (!rules.length) return;
+  const cwds = ctx.cwds ?? [];
+  const dir = gitDir(core);
+  const c = gitContents(words, {
+    isPath: (w) => cwds.some((d) => exists(resolvePath(w, d, core.home))),
+    isBranch: (n) => !!dir && isBranch(dir, n),
+  });
+  if (!c) return;
+  const covering = (abs: string) =>
+    rules.find((r) => r.pattern === undefined || pathsOverlap(matcher(core, r).base, abs));
+  const yieldPart = (r: Rule, why: string) =>
+    parts.push({
+      decision: "ask",
+      reason: `${q(display)}: ${why}, and ${by(r)} restricts reads (git's stored copies are not ` +
+        `hidden by the sandbox), so it asks (auto-allow yields)`,
+      rule: r.text,
+      subject: display,
+    });
+  if (c.whole || ctx.cwds === null) {
+    if (ctx.approved) return;
+    const r = ctx.cwds === null ? rules[0] : [core.workspace, ...cwds].map(covering).find((x) => x);
+    if (r) {
+      yieldPart(r, c.whole ?? `git runs in a working directory only known at run time`);
+    }
+    return;
+  }
+  const check = (abs: string, what: string) => {
+    const p = pathPart(core, "read", abs, level === "skip" ? "skip" : "explicit");
+    if (p.decision !== "allow") {
+      parts.push({ ...p, reason: `${p.reason} — ${what} of ${q(display)}`, subject: display });
+      return;
+    }
+    if (isFile(abs) || ctx.approved) return;
+    const r = covering(abs);
+    if (r) yieldPart(r, `it prints stored or current files under ${q(abs)}`);
+  };
+  for (const d of cwds) {
+    for (const w of c.paths) check(resolvePath(w, d, core.home), "a path git prints");
+    for (const w of c.rootPaths) {
+      // `REV:./x` is relative to the working directory, `REV:x` to the repository's top (the
+      // workspace, or a repository found from the working directory).
+      const tops = /^\.\.?(\/|$)/.test(w) ? [d] : [...new Set([core.workspace, d])];
+      for (const t of tops) check(resolvePath(w || ".", t, core.home), "a stored file git prints");
+    }
+  }
+}
+
+function exists(p: string): boolean {
+  try {
+    Deno.lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return Deno.statSync(p).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `refs/heads/NAME` or `refs/remotes/NAME` exists, loose or packed (only commits). */
+function isBranch(dir: string, name: string): boolean {
+  if (name.split("/").includes("..")) return false;
+  const refs = [`refs/heads/${name}`, `refs/remotes/${name}`];
+  if (refs.some((r) => isFile(`${dir}/${r}`))) return true;
+  try {
+    const packed = Deno.readTextFileSync(`${dir}/packed-refs`);
+    return packed.split("\n").some((l) => refs.some((r) => l.endsWith(` ${r}`)));
+  } catch {
+    return false;
+  }
 }

@@ -29,7 +29,7 @@ import {
   type ScriptCtx,
 } from "./context.ts";
 import { argParts, globReadParts, pathTargetParts, readPathParts, urlParts } from "./arguments.ts";
-import { gitConfig, gitNetPart, gitUnsafe } from "./git.ts";
+import { gitConfig, gitContentParts, gitNetPart, gitUnsafe } from "./git.ts";
 import { envSetPart, namePart } from "./names.ts";
 import { physical } from "./paths.ts";
 import { cdTarget, classify, gitNormalized, safePrefixName, secretName } from "./shell/commands.ts";
@@ -458,6 +458,10 @@ export function simpleParts(
     pathTargetParts(core, "write", w, display, ctx, wlevel, parts, "argument");
   }
   argParts(core, words, c.readOnly, display, ctx, level === "skip" ? "skip" : "explicit", parts);
+  // What git prints of file contents (its object store is not hidden by the sandbox).
+  if ((base ?? words)[0] === "git") {
+    gitContentParts(core, base ?? words, display, ctx, level, parts);
+  }
   if (!c.readOnly && !c.net && name !== "git") urlParts(core, words, display, parts);
 }
 
