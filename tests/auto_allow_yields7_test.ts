@@ -108,6 +108,17 @@ const ROWS: [string[], string, D[]][] = [
     "git commit -m x",
     "git blame README.md",
   ].map((c): [string[], string, D[]] => [["Read(secret.txt)"], c, ["allow"]]),
+  // Pathspec globs and magic, case-folding options and variables.
+  ...[
+    "git log -p -- '*secret*'",
+    "git log -p -- ':(icase)SECRET.TXT'",
+    "git --icase-pathspecs log -p -- SECRET.TXT",
+    "GIT_ICASE_PATHSPECS=1 git log -p -- SECRET.TXT",
+    "env GIT_DIR=.git git show HEAD",
+  ].map((c): [string[], string, D[]] => [["Read(secret.txt)"], c, ["ask", "deny"]]),
+  [["Read(secret.txt)"], "git grep export -- 'src/*.ts'", ["allow"]],
+  [["Read(secret*)"], "git show HEAD:./secret.txt", ["deny"]],
+  [["Read(secret*)"], "git --no-pager show HEAD:src/../secret.txt", ["deny"]],
   // A folder that holds the file asks; a rule outside the repository changes nothing.
   [["Read(src/a.ts)"], "git log -p -- src", ["ask"]],
   [["Read(/etc/shadow)"], "git log -p", ["allow"]],

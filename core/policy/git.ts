@@ -153,11 +153,13 @@ function gitDir(core: PolicyCore): string | undefined {
  * is denied by `Read(secret*)`), a folder or the repository's top asks with a rule that may
  * cover a file in it, and contents not tied to a path (the whole tree or history, an object id)
  * ask with the first such rule — the rule decides, so the sandbox's auto-allow does not lift it
- * (git's object store is not hidden by the sandbox). Nothing without such a rule.
+ * (git's object store is not hidden by the sandbox). A `GIT_*` variable in `assigns` (set for
+ * the command) counts as the whole tree. Nothing without such a rule.
  */
 export function gitContentParts(
   core: PolicyCore,
   words: string[],
+  assigns: string[],
   display: string,
   ctx: ScriptCtx,
   level: Level,
@@ -168,10 +170,14 @@ export function gitContentParts(
   if (!rules.length) return;
   const cwds = ctx.cwds ?? [];
   const dir = gitDir(core);
-  const c = gitContents(words, {
-    isPath: (w) => cwds.some((d) => exists(resolvePath(w, d, core.home))),
-    isBranch: (n) => !!dir && isBranch(dir, n),
-  });
+  // `GIT_DIR`, `GIT_ICASE_PATHSPECS`, `GIT_NAMESPACE`… set for the command: paths not as written.
+  const env = assigns.find((a) => a.startsWith("GIT_"));
+  const c = env
+    ? { paths: [], rootPaths: [], whole: `${env} changes what git reads` }
+    : gitContents(words, {
+      isPath: (w) => cwds.some((d) => exists(resolvePath(w, d, core.home))),
+      isBranch: (n) => !!dir && isBranch(dir, n),
+    });
   if (!c) return;
   const covering = (abs: string) =>
     rules.find((r) => r.pattern === undefined || pathsOverlap(matcher(core, r).base, abs));

@@ -460,7 +460,7 @@ export function simpleParts(
   argParts(core, words, c.readOnly, display, ctx, level === "skip" ? "skip" : "explicit", parts);
   // What git prints of file contents (its object store is not hidden by the sandbox).
   if ((base ?? words)[0] === "git") {
-    gitContentParts(core, base ?? words, display, ctx, level, parts);
+    gitContentParts(core, base ?? words, assigns, display, ctx, level, parts);
   }
   if (!c.readOnly && !c.net && name !== "git") urlParts(core, words, display, parts);
 }

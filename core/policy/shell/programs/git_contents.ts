@@ -137,7 +137,7 @@ function subcommand(words: string[]): { i: number; elsewhere?: string } {
   for (let i = 1; i < words.length; i++) {
     const a = words[i];
     if (!a.startsWith("-")) return { i };
-    if (/^(-C|--git-dir|--work-tree|--namespace|--super-prefix)(=|$)/.test(a)) {
+    if (/^(-C|--git-dir|--work-tree|--namespace|--super-prefix|--icase-pathspecs)(=|$)/.test(a)) {
       return { i, elsewhere: `git ${a} points git at another repository or tree` };
     }
     if (a === "-c" || a === "--config-env") {
@@ -155,6 +155,19 @@ function subcommand(words: string[]): { i: number; elsewhere?: string } {
  * undefined when it prints none. See the module doc.
  */
 export function gitContents(words: string[], world: GitWorld): GitContents | undefined {
+  const c = contents(words, world);
+  if (!c || c.whole) return c;
+  // A pathspec with glob characters matches files anywhere under its literal folder; one with
+  // magic (`:(icase)`, `:!x`) is not read as a path.
+  for (const [k, w] of c.paths.entries()) {
+    if (w.startsWith(":")) return { ...c, whole: `the pathspec ${JSON.stringify(w)} uses magic` };
+    const at = w.search(/[*?[\\]/);
+    if (at >= 0) c.paths[k] = w.slice(0, w.lastIndexOf("/", at) + 1) || ".";
+  }
+  return c;
+}
+
+function contents(words: string[], world: GitWorld): GitContents | undefined {
   const { i, elsewhere } = subcommand(words);
   const sub = words[i];
   const out: GitContents = { paths: [], rootPaths: [] };
