@@ -58,6 +58,11 @@ export interface ScriptCtx {
    * (deny and ask rules still apply).
    */
   approved?: boolean;
+  /**
+   * A `GIT_*` variable the script sets or exports for later commands (`export GIT_DIR=x; git …`):
+   * git may then read other paths than its words name (core/policy/git.ts `gitContentParts`).
+   */
+  gitEnv?: string;
 }
 
 export function rulesOf(core: PolicyCore, kind: RuleKind): Rule[] {

@@ -154,7 +154,7 @@ function gitDir(core: PolicyCore): string | undefined {
  * cover a file in it, and contents not tied to a path (the whole tree or history, an object id)
  * ask with the first such rule — the rule decides, so the sandbox's auto-allow does not lift it
  * (git's object store is not hidden by the sandbox). A `GIT_*` variable in `assigns` (set for
- * the command) counts as the whole tree. Nothing without such a rule.
+ * the command) or set by the script (`ctx.gitEnv`) counts as the whole tree. Nothing without such a rule.
  */
 export function gitContentParts(
   core: PolicyCore,
@@ -171,7 +171,7 @@ export function gitContentParts(
   const cwds = ctx.cwds ?? [];
   const dir = gitDir(core);
   // `GIT_DIR`, `GIT_ICASE_PATHSPECS`, `GIT_NAMESPACE`… set for the command: paths not as written.
-  const env = assigns.find((a) => a.startsWith("GIT_"));
+  const env = assigns.find((a) => a.startsWith("GIT_")) ?? ctx.gitEnv;
   const c = env
     ? { paths: [], rootPaths: [], whole: `${env} changes what git reads` }
     : gitContents(words, {

@@ -104,6 +104,10 @@ export function scriptParts(
 ): void {
   // Working directories a relative path may be resolved against (cd/pushd/popd anywhere).
   const ctx: ScriptCtx = { ...outer, cwds: cwdsAfter(core, script, outer.cwds) };
+  ctx.gitEnv ??= [
+    ...script.decls.flatMap((d) => d.names),
+    ...script.commands.filter((c) => !c.words.length).flatMap((c) => c.assigns),
+  ].find((n) => n.startsWith("GIT_"));
   for (const h of script.hazards ?? []) {
     // The user approved this exact line; under --dangerously-skip-permissions only a
     // deny rule the hidden code might hit keeps the question.
@@ -451,6 +455,7 @@ export function simpleParts(
       cwds: ctx.cwds,
       level: inner,
       approved: ctx.approved,
+      gitEnv: ctx.gitEnv,
     }, parts);
   }
   const wlevel: Level = inner;
