@@ -13,8 +13,7 @@ import { join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
 import { SANDBOX_ON } from "./support/sandbox_world.ts";
 import { detectBackend, sandboxGuard } from "../core/policy/sandbox/mod.ts";
-import { requestMessages, startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { headlessAttack } from "./support/headless_attack.ts";
 
 const ON = SANDBOX_ON;
 
@@ -111,7 +110,6 @@ Deno.test("auto-allow yields (sixth pass): headless on real bwrap — victim sur
   const { backend } = await detectBackend();
   assert.ok(backend, "bwrap must be installed for these tests (.ci/run installs bubblewrap)");
   const ws = await repo();
-  const env = await makeCoyoteEnv();
   const attacks = [
     "rm -rf victim\n}",
     "bash <<EOF\nrm -rf victim",
@@ -120,43 +118,18 @@ Deno.test("auto-allow yields (sixth pass): headless on real bwrap — victim sur
     "x=secret; cat $x.txt",
     "grep -r S3 .",
   ];
-  const server = await startModelServer({
-    script: [
-      {
-        tool_calls: [
-          ...attacks.map((command, i) => ({
-            id: `a${i}`,
-            name: "execute_command",
-            arguments: { command },
-          })),
-          { id: "ok", name: "execute_command", arguments: { command: "cat README.md" } },
-        ],
-      },
-      { text: "done" },
-    ],
-  });
   try {
-    const r = await runCoyote([
-      "--headless",
-      "--output-format",
-      "json",
+    const run = await headlessAttack(ws, attacks, [{ id: "ok", command: "cat README.md" }], [
       "--deny",
       "Execute(rm *)",
       "--deny",
       "Read(secret*)",
-      "go",
-    ], { cwd: ws, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 120_000 });
-    assert.equal(r.code, 0, r.stderr);
+    ]);
     assert.equal(await Deno.readTextFile(join(ws, "victim", "keep.txt")), "keep\n");
-    const out = JSON.parse(r.stdout);
-    const denied = out.denied.map((d: { toolCallId: string }) => d.toolCallId).sort();
-    assert.deepEqual(denied, attacks.map((_, i) => `a${i}`).sort());
-    const sent = JSON.stringify(requestMessages(server.requests.at(-1)!));
-    assert.doesNotMatch(sent, /S3CRET-VALUE/, "the secret never reaches the model");
-    assert.match(sent, /readme/, "the understood command ran and its output came back");
+    assert.deepEqual(run.denied, run.attackIds);
+    assert.doesNotMatch(run.sent, /S3CRET-VALUE/, "the secret never reaches the model");
+    assert.match(run.sent, /readme/, "the understood command ran and its output came back");
   } finally {
-    await server.close();
-    await env.cleanup();
     await Deno.remove(ws, { recursive: true }).catch(() => {});
   }
 });

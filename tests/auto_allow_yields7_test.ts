@@ -13,8 +13,7 @@ import { join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
 import { SANDBOX_ON } from "./support/sandbox_world.ts";
 import { detectBackend, sandboxGuard } from "../core/policy/sandbox/mod.ts";
-import { requestMessages, startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { headlessAttack } from "./support/headless_attack.ts";
 
 const TOKEN = "ghp_Zx81QwErTy55UiOp00AsDfGhJkL9876543";
 
@@ -173,7 +172,6 @@ Deno.test("auto-allow yields (seventh pass): headless on real bwrap — git neve
   assert.ok(backend, "bwrap must be installed for these tests (.ci/run installs bubblewrap)");
   const ws = await repo();
   await git(ws, "remote", "add", "origin", `https://x-access-token:${TOKEN}@github.com/o/r.git`);
-  const env = await makeCoyoteEnv();
   // Denied: each would print S3CRET-VALUE (literal rule: the sandbox hides the file, not git's copies).
   const attacks = [
     "git show HEAD:secret.txt",
@@ -191,47 +189,17 @@ Deno.test("auto-allow yields (seventh pass): headless on real bwrap — git neve
     "git remote -v",
     "printf 'protocol=https\\nhost=github.com\\npath=o/r.git\\n\\n' | git credential fill; true",
   ];
-  const server = await startModelServer({
-    script: [
-      {
-        tool_calls: [
-          ...attacks.map((command, i) => ({
-            id: `a${i}`,
-            name: "execute_command",
-            arguments: { command },
-          })),
-          ...config.map((command, i) => ({
-            id: `c${i}`,
-            name: "execute_command",
-            arguments: { command },
-          })),
-          { id: "ok", name: "execute_command", arguments: { command: "git show HEAD:README.md" } },
-        ],
-      },
-      { text: "done" },
-    ],
-  });
   try {
-    const r = await runCoyote([
-      "--headless",
-      "--output-format",
-      "json",
-      "--deny",
-      "Read(secret.txt)",
-      "go",
-    ], { cwd: ws, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 120_000 });
-    assert.equal(r.code, 0, r.stderr);
-    const out = JSON.parse(r.stdout);
-    const denied = out.denied.map((d: { toolCallId: string }) => d.toolCallId).sort();
-    assert.deepEqual(denied, attacks.map((_, i) => `a${i}`).sort());
-    const sent = JSON.stringify(requestMessages(server.requests.at(-1)!));
-    assert.doesNotMatch(sent, /S3CRET-VALUE/, "the secret never reaches the model");
-    assert.ok(!sent.includes(TOKEN), "the remote's token never reaches the model");
-    assert.match(sent, /github\.com\/o\/r\.git/, "git config ran and printed the masked URL");
-    assert.match(sent, /readme two/, "an understood git command ran and its output came back");
+    const run = await headlessAttack(ws, attacks, [
+      ...config.map((command, i) => ({ id: `c${i}`, command })),
+      { id: "ok", command: "git show HEAD:README.md" },
+    ], ["--deny", "Read(secret.txt)"]);
+    assert.deepEqual(run.denied, run.attackIds);
+    assert.doesNotMatch(run.sent, /S3CRET-VALUE/, "the secret never reaches the model");
+    assert.ok(!run.sent.includes(TOKEN), "the remote's token never reaches the model");
+    assert.match(run.sent, /github\.com\/o\/r\.git/, "git config ran and printed the masked URL");
+    assert.match(run.sent, /readme two/, "an understood git command ran and its output came back");
   } finally {
-    await server.close();
-    await env.cleanup();
     await Deno.remove(ws, { recursive: true }).catch(() => {});
   }
 });

@@ -13,8 +13,7 @@ import { join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
 import { SANDBOX_ON } from "./support/sandbox_world.ts";
 import { detectBackend, sandboxGuard } from "../core/policy/sandbox/mod.ts";
-import { startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { headlessAttack } from "./support/headless_attack.ts";
 
 const ON = SANDBOX_ON;
 
@@ -437,28 +436,9 @@ Deno.test("auto-allow yields: headless on real bwrap, victim survives and the de
   const { backend } = await detectBackend();
   assert.ok(backend, "bwrap must be installed for these tests (.ci/run installs bubblewrap)");
   const ws = await repo();
-  const env = await makeCoyoteEnv();
-  const server = await startModelServer({
-    script: [
-      {
-        tool_calls: [
-          ...ATTACKS.map((command, i) => ({
-            id: `a${i}`,
-            name: "execute_command",
-            arguments: { command },
-          })),
-          // What the guard understands still runs unasked in the sandbox.
-          { id: "ok", name: "execute_command", arguments: { command: "mkdir made && ls" } },
-        ],
-      },
-      { text: "done" },
-    ],
-  });
   try {
-    const r = await runCoyote([
-      "--headless",
-      "--output-format",
-      "json",
+    // What the guard understands still runs unasked in the sandbox.
+    const run = await headlessAttack(ws, ATTACKS, [{ id: "ok", command: "mkdir made && ls" }], [
       "--deny",
       "Execute(rm *)",
       "--allow",
@@ -467,17 +447,11 @@ Deno.test("auto-allow yields: headless on real bwrap, victim survives and the de
       "Execute(git*)",
       "--allow",
       "Execute(make*)",
-      "go",
-    ], { cwd: ws, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 120_000 });
-    assert.equal(r.code, 0, r.stderr);
+    ]);
     assert.equal(await Deno.readTextFile(join(ws, "victim", "keep.txt")), "keep\n");
-    const out = JSON.parse(r.stdout);
-    const denied = out.denied.map((d: { toolCallId: string }) => d.toolCallId).sort();
-    assert.deepEqual(denied, ATTACKS.map((_, i) => `a${i}`).sort());
+    assert.deepEqual(run.denied, run.attackIds);
     assert.ok((await Deno.stat(join(ws, "made"))).isDirectory, "the understood command ran");
   } finally {
-    await server.close();
-    await env.cleanup();
     await Deno.remove(ws, { recursive: true }).catch(() => {});
   }
 });

@@ -19,6 +19,7 @@ import { netPart } from "./net.ts";
 import { activeHook, gitDirOf, readGitConfig, SAFE_GIT_CONFIG } from "./shell/programs/git_repo.ts";
 import { gitRepoHost } from "./shell/commands.ts";
 import type { GuardPart } from "./types.ts";
+import { isFileSync as isFile, lexistsSync as exists } from "../util/files.ts";
 import { by, q, worstPart } from "./verdict.ts";
 
 /**
@@ -215,23 +216,6 @@ export function gitContentParts(
       const tops = /^\.\.?(\/|$)/.test(w) ? [d] : [...new Set([core.workspace, d])];
       for (const t of tops) check(resolvePath(w || ".", t, core.home), "a stored file git prints");
     }
-  }
-}
-
-function exists(p: string): boolean {
-  try {
-    Deno.lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isFile(p: string): boolean {
-  try {
-    return Deno.statSync(p).isFile;
-  } catch {
-    return false;
   }
 }
 

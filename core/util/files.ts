@@ -68,3 +68,31 @@ export async function keepNewest(
     if (p !== except) await Deno.remove(p).catch(() => {});
   }
 }
+
+/** Whether anything exists at `p`, a dangling symlink included (`lstat`; never throws). */
+export function lexistsSync(p: string): boolean {
+  try {
+    Deno.lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `p` is a file or a symlink to one (`stat`; false when absent or unreadable). */
+export function isFileSync(p: string): boolean {
+  try {
+    return Deno.statSync(p).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `p` is a directory or a symlink to one (`stat`; false when absent or unreadable). */
+export function isDirSync(p: string): boolean {
+  try {
+    return Deno.statSync(p).isDirectory;
+  } catch {
+    return false;
+  }
+}

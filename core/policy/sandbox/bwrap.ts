@@ -27,6 +27,7 @@
 import type { SandboxProfile } from "./profile.ts";
 import { hiddenByHome, homeMounts } from "./home_view.ts";
 import { inRootView, type RootView } from "./root_view.ts";
+import { isDirSync as isDir, lexistsSync as exists } from "../../util/files.ts";
 
 let emptyFile: string | undefined;
 /** An empty read-only file (created once per process) mounted over hidden files. */
@@ -41,23 +42,6 @@ export function emptyFilePath(): string {
   });
   emptyFile = p;
   return p;
-}
-
-function exists(p: string): boolean {
-  try {
-    Deno.lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isDir(p: string): boolean {
-  try {
-    return Deno.statSync(p).isDirectory;
-  } catch {
-    return false;
-  }
 }
 
 /** bwrap arguments that make the kernel's writable /proc files read-only (see the module doc). */
