@@ -200,6 +200,9 @@ for (const sandbox of ["required", "off"] as const) {
       assert.ok(undo, rw.stdout);
       const un = await runCoyote(["rewind", "--to", undo, "--files-only"], { cwd: ws, env: e });
       assert.equal(un.code, 0, un.stderr);
+      // A checkpoint id is no turn: the header names the checkpoint, not "turn -".
+      assert.match(un.stdout, new RegExp(`: files set back to checkpoint ${undo}\n`));
+      assert.doesNotMatch(un.stdout, /before turn -/);
       await assertChanged(ws);
 
       // json output: the result names the checkpoint too (a second session on the same store).

@@ -74,7 +74,11 @@ export async function rewindCommand(app: AppOptions, args: string[]): Promise<nu
     });
     const short = id.slice(0, 8);
     stdout(
-      `session ${short} (${safeText(cwd)}): rewound to before turn ${o.turn ?? "-"}\n` +
+      `session ${short} (${safeText(cwd)}): ${
+        o.turn === undefined
+          ? `files set back to checkpoint ${safeText(to ?? "")}`
+          : `rewound to before turn ${o.turn}`
+      }\n` +
         `${outcomeText(o, (u) => `coyote rewind ${short} --to ${u.slice(0, 12)} --files-only`)}\n`,
     );
     return 0;
