@@ -620,6 +620,16 @@ export interface ToolContext {
   requestPermission(question: PermissionQuestion): Promise<boolean>;
   /** First-party tools only; undefined inside plugin workers. */
   host?: HostServices;
+  /**
+   * The session's guard on one access, as the engine would decide it before a call (the rules,
+   * session answers, permission mode). First-party tools that read many files in one call
+   * (`fs_grep`, `ast_grep`) ask it about each file they would show, so a `Read` deny or ask rule
+   * covers what a search prints as it covers `fs_read` (issue 16). Nothing is asked of the user.
+   * Undefined inside plugin workers.
+   */
+  guard?(
+    access: ToolAccess,
+  ): Promise<{ decision: "allow" | "ask" | "deny"; rule?: string; reason: string }>;
 }
 
 /**

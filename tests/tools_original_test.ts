@@ -16,6 +16,7 @@ import { NAMED_ONLY_TOOLS, selectTools } from "../core/agents/resolve.ts";
 import { corePlugins } from "../plugins/mod.ts";
 import { runTool, toolContext } from "./support/fixtures.ts";
 import { astGrepDir } from "./support/ast_grep.ts";
+import { Policy } from "../core/policy/policy.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 import { startModelServer } from "./support/model_server.ts";
 
@@ -123,6 +124,19 @@ Deno.test("ast_grep: structural matches across formatting, .gitignore honoured, 
     );
     assert.equal(missing.isError, true);
     assert.equal(missing.content, AST_GREP_MISSING);
+    // A file a Read deny rule covers is left out, and the result says so (plugins/fs/held.ts).
+    const policy = Policy.create({ deny: ["Read(src/a.ts)"] }, { allow: [], deny: [] }, {
+      workspace: dir,
+      configDir: "/c",
+    });
+    await policy.globsReady();
+    const held = await runTool(
+      tool,
+      { pattern: "foo($$$A)", language: "typescript" },
+      { ...ctx, guard: (a) => policy.evaluate(a) },
+    );
+    assert.doesNotMatch(String(held.content), /^src\/a\.ts:/m);
+    assert.match(String(held.content), /1 file with matches left out: .*Read\(src\/a\.ts\)/);
     // Read-only, and its reads are the paths asked for.
     assert.equal(tool.readOnly, true);
     assert.deepEqual(tool.access?.({ pattern: "x", paths: ["src", "lib"] }, dir), [

@@ -8,7 +8,7 @@
  */
 import { resolve } from "../util/path.ts";
 import type { ToolCallContent as ToolContent } from "@agentclientprotocol/sdk";
-import type { HostServices, ToolResult } from "../../sdk/mod.ts";
+import type { HostServices, ToolAccess, ToolResult } from "../../sdk/mod.ts";
 import type { ChatMessage } from "../transcript/types.ts";
 import { callScope } from "./gate.ts";
 import { capText, toolOutputCap } from "./context.ts";
@@ -65,6 +65,7 @@ export async function executeCall(t: TurnContext, p: PreparedCall): Promise<void
     toolCallId: p.id,
     sessionId: o.sessionId,
     host,
+    guard: (access: ToolAccess) => o.policy.evaluate(access),
     log: {
       debug,
       info: debug,

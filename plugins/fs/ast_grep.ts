@@ -32,6 +32,7 @@ import {
   shellQuote,
 } from "../exec/mod.ts";
 import { displayPath, resolvePath, toolError } from "./paths.ts";
+import { heldFiles, heldNote } from "./held.ts";
 import description from "./ast_grep.txt" with { type: "text" };
 
 /** Matches shown by `ast_grep`, and its output budget in chars. */
@@ -123,8 +124,22 @@ export function makeAstGrepTool(launcher: CommandLauncher = directLauncher) {
             } code; $NAME matches one node, $$$ any number.`,
         );
       }
+      // What fs_read would not read without a question stays out of the result (./held.ts).
+      const held = await heldFiles(
+        ctx,
+        paths.map((p) => resolvePath(ctx.cwd, p)),
+        matches.map((m) => resolvePath(ctx.cwd, m.file)),
+      );
+      if (held.files.size) {
+        matches.splice(
+          0,
+          matches.length,
+          ...matches.filter((m) => !held.files.has(resolvePath(ctx.cwd, m.file))),
+        );
+      }
       if (matches.length === 0) {
-        const warn = o.stderr.trim() ? `\n${o.stderr.trim()}` : "";
+        const warn = (o.stderr.trim() ? `\n${o.stderr.trim()}` : "") +
+          (held.files.size ? `\n${heldNote(held)}` : "");
         return {
           content: `No structural matches for ${input.pattern} in ${paths.join(", ")}${warn}`,
           rawOutput: { matches: 0 },
@@ -151,6 +166,7 @@ export function makeAstGrepTool(launcher: CommandLauncher = directLauncher) {
         chars += line.length + 1;
         out.push(line);
       }
+      if (held.files.size) out.push(heldNote(held));
       if (cut) {
         out.push(
           `[stopped after ${out.length} of ${matches.length}${

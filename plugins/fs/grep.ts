@@ -9,6 +9,7 @@ import type { ToolResult } from "../../sdk/mod.ts";
 import { describeFsError, displayPath, resolvePath, toolError } from "./paths.ts";
 import { buildSpec, grepTree } from "./grep_engine.ts";
 import { picomatch } from "./picomatch.ts";
+import { heldFiles, heldNote } from "./held.ts";
 import description from "./grep.txt" with { type: "text" };
 
 /** Matches shown by `fs_grep`, and its output budget in chars. */
@@ -64,11 +65,14 @@ export const fsGrepTool = defineTool({
       if (ctx.signal.aborted) return toolError("cancelled");
       throw err;
     }
+    // What fs_read would not read without a question stays out of the result (./held.ts).
+    const held = await heldFiles(ctx, [root], outcome.hits.map((h) => h.path));
+    if (held.files.size) outcome.hits = outcome.hits.filter((h) => !held.files.has(h.path));
     if (outcome.hits.length === 0) {
       return {
         content: `No matches for /${input.pattern}/ in ${shown}${
           input.glob ? ` (glob ${input.glob})` : ""
-        }`,
+        }${held.files.size ? `\n${heldNote(held)}` : ""}`,
         rawOutput: { matches: 0, files: outcome.filesSearched },
       };
     }
@@ -93,6 +97,7 @@ export const fsGrepTool = defineTool({
     if (outcome.truncated || cutByChars) {
       lines.push(`[stopped after ${lines.length} matches; narrow the pattern, path or glob]`);
     }
+    if (held.files.size) lines.push(heldNote(held));
     return {
       content: lines.join("\n"),
       rawOutput: {
