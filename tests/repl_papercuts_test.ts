@@ -148,3 +148,26 @@ Deno.test("repl: /compact shows a spinner 'compacting N earlier turn(s)…' with
     await server.close();
   }
 });
+
+Deno.test("REPL: an unknown -a NAME or a variable no agent declares is a usage error before the banner (exit 2)", async () => {
+  for (const flags of [["-a", "nope"], ["--agent-variable", "FOO", "bar"]]) {
+    const env = await makeCoyoteEnv();
+    const cwd = await Deno.makeTempDir({ prefix: "coyote-repl-usage-" });
+    const t = new Tmux();
+    try {
+      const { cmd, args } = coyoteCommand(["--no-sandbox", ...flags]);
+      await t.start([cmd, ...args], {
+        cwd,
+        env: childEnv(env, { baseURL: "http://127.0.0.1:9/v1" }),
+      });
+      const screen = await t.waitFor(/\[exited \d+\]/);
+      assert.match(screen, /\[exited 2\]/, screen);
+      assert.match(screen, /coyote: /, screen);
+      assert.doesNotMatch(screen, /\/help for commands/, `no banner before the error:\n${screen}`);
+    } finally {
+      await t.kill();
+      await env.cleanup();
+      await Deno.remove(cwd, { recursive: true }).catch(() => {});
+    }
+  }
+});

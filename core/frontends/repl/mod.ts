@@ -562,6 +562,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const signals: Deno.Signal[] = ["SIGTERM", "SIGHUP"];
   for (const sig of signals) Deno.addSignalListener(sig, onSignal);
 
+  // A flag only the opened session can check (`-a NAME`, `--agent-variable`: the agents load with
+  // the workspace) is a usage error before anything is shown (README "Exit codes"): wait for it.
+  if (app.agent !== undefined || Object.keys(app.agentVariables ?? {}).length) await ready;
   // A session that already failed to open (its error is on screen, exit is on its way) gets no
   // welcome banner after the error.
   if (!muted) {
