@@ -44,9 +44,13 @@ export function describe(core: PolicyCore): string {
     "  Execute  read-only commands allowed (ls, cat, head, tail, wc, grep, rg, find without -exec/-delete,",
   );
   lines.push(
-    "           git status|diff|log|show|branch…); every other command asks; commands the parser cannot",
+    "           git status|diff|log|show|branch…); every other command asks the guard; commands the parser",
   );
-  lines.push(`           analyse or longer than ${MAX_COMMAND_LENGTH} characters ask`);
+  lines.push(`           cannot analyse or longer than ${MAX_COMMAND_LENGTH} characters ask`);
+  lines.push(
+    "           (in mode auto with the OS sandbox on, a command asked about by these defaults alone runs",
+  );
+  lines.push("           inside the sandbox without asking; see the sandbox section)");
   lines.push(
     "  Read     inside the workspace allowed; outside asks (fs_read, and what read-only commands read:",
   );
