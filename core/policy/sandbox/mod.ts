@@ -24,6 +24,7 @@
 import type { Policy } from "../policy.ts";
 import { deriveProfile, networkOf, type SandboxProfile } from "./profile.ts";
 import { bwrapArgs, PROC_READ_ONLY, setupRaced } from "./bwrap.ts";
+import { planFile } from "./plan_file.ts";
 import {
   DEFAULT_LIMITS,
   describeLimits,
@@ -213,19 +214,29 @@ export function sandboxedCommand(
       pidMaxWritable: procs.pidMax,
       tmpfsSize: tmpfsSize(limits),
     });
-    // Deno.Command passes no extra descriptors: sh joins the command's cgroup, sets the memory
-    // limit, opens the filter as fd 3 and execs bwrap.
+    // The mount plan (everything before `--chdir`) is read by bwrap from fd 4 (`--args`), so
+    // bwrap's argv — /proc/1/cmdline inside the sandbox — names no hidden or masked path
+    // (./plan_file.ts). Deno.Command passes no extra descriptors: sh joins the command's cgroup,
+    // sets the limits, opens the filter as fd 3 and the plan as fd 4 and execs bwrap.
+    const at = args.lastIndexOf("--chdir");
+    const plan = planFile(args.slice(0, at));
     const pre = (opts.cgroup ? setupLines(opts.cgroup) : "") + rlimitLine(limits) +
-      (filter ? 'exec 3<"$0" && ' : "");
-    if (pre) {
-      return {
-        program: "/bin/sh",
-        args: ["-c", `${pre}exec "$@"`, filter ?? "sh", opts.backend.path, ...args],
-        env,
-        profile,
-      };
-    }
-    return { program: opts.backend.path, args, env, profile };
+      (filter ? 'exec 3<"$0" && ' : "") + 'exec 4<"$1" && shift && ';
+    return {
+      program: "/bin/sh",
+      args: [
+        "-c",
+        `${pre}exec "$@"`,
+        filter ?? "sh",
+        plan,
+        opts.backend.path,
+        "--args",
+        "4",
+        ...args.slice(at),
+      ],
+      env,
+      profile,
+    };
   }
   if (opts.tmpDir) env.TMPDIR = opts.tmpDir;
   return {
