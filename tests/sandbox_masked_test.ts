@@ -9,6 +9,8 @@
 import assert from "node:assert/strict";
 import { commandWorld, GIT_ID } from "./support/sandbox_world.ts";
 import { scanEtc } from "../core/policy/sandbox/root_view.ts";
+import { deriveProfile, describeSandbox } from "../core/policy/sandbox/mod.ts";
+import { SANDBOX_ON } from "./support/sandbox_world.ts";
 import {
   etcCredentialFiles,
   type FileStamp,
@@ -46,6 +48,15 @@ Deno.test("sandbox: a linked worktree's common git config and the repository's o
     assert.match(out, /url = https:\/\/github\.com\/org\/repo\.git/);
     assert.match(out, /rc=0/);
     // Inside the workspace reads are allowed, but not of this credential line.
+    // `policy show` lists it as masked (not hidden, not plainly visible).
+    const show = describeSandbox(deriveProfile(m.policy), SANDBOX_ON);
+    const sect = show.slice(show.indexOf("  masked:"), show.indexOf("  network:"));
+    assert.ok(
+      sect.includes(`${m.ws}/.git/config  (git config holding a credential (masked))`),
+      show,
+    );
+    const hiddenSect = show.slice(show.indexOf("  hidden:"), show.indexOf("  masked:"));
+    assert.ok(!hiddenSect.includes(`${m.ws}/.git/config`), show);
     const r = m.policy.decide({ type: "read", path: `${m.ws}/.git/config` });
     assert.equal(r.decision, "ask", r.reason);
     assert.equal(m.policy.decide({ type: "read", path: `${m.ws}/.git/HEAD` }).decision, "allow");

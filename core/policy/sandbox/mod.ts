@@ -534,6 +534,12 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   l.push("  hidden:");
   if (!profile.hidden.length) l.push("            (none)");
   for (const h of profile.hidden) l.push(`            ${h.path}  (${h.why})`);
+  // Shown, but with their credential lines masked (./secret_lines.ts): a copy is bound over each.
+  if (status.backend !== "sandbox-exec") {
+    l.push("  masked:   (shown with credential lines masked)");
+    if (!profile.masked?.length) l.push("            (none)");
+    for (const m of profile.masked ?? []) l.push(`            ${m.path}  (${m.why})`);
+  }
   l.push(`  network:  ${netWord(profile.network)} (${profile.network.why})`);
   l.push(
     profile.unixSockets?.length
