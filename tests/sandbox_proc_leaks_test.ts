@@ -1,9 +1,10 @@
 /**
- * What a sandboxed command can read of the processes it sees (issue 16, leak pass item 1; core/
- * policy/sandbox/plan_file.ts): bwrap is PID 1 of the command's PID namespace, and its argv used
- * to be the whole mount plan. A command reading every /proc/<pid>/cmdline and environ on real
- * bwrap finds no mount option, no path of Coyote's empty or masked copies, no masked file's
- * token and no scrubbed secret; bwrap's own command line is `--args 4` and the command.
+ * What a sandboxed command can read of the processes it sees and of /sys (issue 16, leak pass
+ * items 1–2; core/policy/sandbox/plan_file.ts, root_view.ts `SYS_VIEW`): bwrap is PID 1 of the
+ * command's PID namespace, and its argv used to be the whole mount plan. A command reading every
+ * /proc/<pid>/cmdline and environ on real bwrap finds no mount option, no path of Coyote's empty
+ * or masked copies, no masked file's token and no scrubbed secret; bwrap's own command line is
+ * `--args 4` and the command. Of /sys it sees CPU topology and cgroup limits, no host MAC address.
  */
 import assert from "node:assert/strict";
 import { commandWorld } from "./support/sandbox_world.ts";
@@ -42,6 +43,38 @@ Deno.test("sandbox: /proc/*/cmdline and /proc/*/environ show no mount plan, hidd
     assert.ok(!fds.includes("coyote-plan-") && !fds.includes("--ro-bind"), fds);
   } finally {
     Deno.env.delete("COYOTE_LEAK_TEST_API_TOKEN");
+    await w.cleanup();
+  }
+});
+
+Deno.test("sandbox: /sys shows CPU topology and cgroup limits, not the host's MAC addresses or serials", async () => {
+  const host = (p: string) => Deno.readTextFile(p).then((t) => t.trim(), () => undefined);
+  const macs: string[] = [];
+  for await (const e of Deno.readDir("/sys/class/net")) {
+    const m = await host(`/sys/class/net/${e.name}/address`);
+    if (m && m !== "00:00:00:00:00:00") macs.push(m);
+  }
+  // cgroup v2 keeps the CPU quota in cpu.max, v1 in cpu/cpu.cfs_quota_us (Go, Rust, Node read it).
+  const quota = ["/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us"];
+  const want = {
+    online: await host("/sys/devices/system/cpu/online"),
+    quota: (await host(quota[0])) ?? (await host(quota[1])),
+  };
+  assert.ok(want.online && want.quota, "the host has a CPU online list and a cgroup CPU quota");
+  const w = await commandWorld("coyote-sys-view-");
+  try {
+    const out = await w.run(
+      "echo nproc=$(nproc); echo online=$(cat /sys/devices/system/cpu/online); " +
+        `echo quota=$(cat ${quota[0]} 2>/dev/null || cat ${quota[1]}); ` +
+        "cat /sys/class/net/*/address /sys/class/dmi/id/* 2>&1; ls /sys /sys/firmware 2>&1",
+    );
+    assert.match(out, new RegExp(`nproc=${navigator.hardwareConcurrency}\\n`), out);
+    assert.ok(out.includes(`online=${want.online}\n`), out);
+    assert.ok(out.includes(`quota=${want.quota}\n`), out);
+    for (const m of macs) assert.ok(!out.includes(m), `host MAC ${m} visible:\n${out}`);
+    assert.match(out, /\/sys\/class\/net\/\*\/address': No such file/, out);
+    assert.match(out, /\/sys\/firmware': No such file/, out);
+  } finally {
     await w.cleanup();
   }
 });

@@ -35,8 +35,7 @@
 /**
  * Top-level entries of the host root commands see, read-only: programs, their libraries and
  * configuration (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`), add-on software (`/opt`, the Nix store
- * `/nix`, snaps `/snap`), and `/sys` (CPU topology and cgroup limits that glibc, Go and Rust read
- * to size thread pools; read-only, as in a container).
+ * `/nix`, snaps `/snap`). `/sys` is not whole: only the folders of {@link SYS_VIEW}.
  */
 export const SYSTEM_ROOTS: readonly string[] = [
   "/usr",
@@ -50,7 +49,22 @@ export const SYSTEM_ROOTS: readonly string[] = [
   "/opt",
   "/nix",
   "/snap",
-  "/sys",
+];
+
+/**
+ * The folders of `/sys` commands see, read-only (leak pass item 2: `/sys` whole showed the host's
+ * MAC addresses in `/sys/class/net/<if>/address`, DMI serials in `/sys/class/dmi/id`, `/sys/firmware`):
+ * what toolchains read to size thread pools and heaps — the CPU topology and online set
+ * (`/sys/devices/system/cpu`: glibc `get_nprocs`, Node `os.cpus`), NUMA nodes
+ * (`/sys/devices/system/node`), the cgroup limits (`/sys/fs/cgroup`: `cpu.max`, `memory.max`,
+ * read by Go, Rust, the JVM and Node) and the huge-page setting (`/sys/kernel/mm/transparent_hugepage`,
+ * read by the JVM and jemalloc). The rest of `/sys` is absent.
+ */
+export const SYS_VIEW: readonly string[] = [
+  "/sys/devices/system/cpu",
+  "/sys/devices/system/node",
+  "/sys/fs/cgroup",
+  "/sys/kernel/mm/transparent_hugepage",
 ];
 
 /**
@@ -237,6 +251,11 @@ export function rootView(cacheDir?: string): RootView {
   for (const p of [...SYSTEM_ROOTS, ...TOOLCHAIN_PREFIXES]) {
     const e = rootEntry(p);
     if (e) entries.push(e);
+  }
+  for (const p of SYS_VIEW) {
+    try {
+      if (Deno.lstatSync(p).isDirectory) entries.push({ path: p });
+    } catch { /* absent here */ }
   }
   const files: string[] = [];
   try {
