@@ -67,3 +67,19 @@ Deno.test("resume flags: -c, -r ID, -r PREFIX and bare --resume continue the sto
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("resume flags: coyote resume ID without a terminal says how to continue it with a prompt (exit 2)", async () => {
+  const env = await makeCoyoteEnv();
+  const cwd = await Deno.makeTempDir({ prefix: "coyote-resume-noterm-" });
+  try {
+    const r = await runCoyote(["resume", "deadbeef12"], { cwd, env: childEnv(env) });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /coyote -r deadbeef12 "your request" continues the session/);
+    const bare = await runCoyote(["-r"], { cwd, env: childEnv(env) });
+    assert.equal(bare.code, 2, bare.stderr);
+    assert.match(bare.stderr, /coyote -r "your request" continues the session/);
+  } finally {
+    await env.cleanup();
+    await Deno.remove(cwd, { recursive: true });
+  }
+});

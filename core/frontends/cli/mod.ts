@@ -240,6 +240,10 @@ export async function main(argv: string[]): Promise<number> {
     return await usageExit(
       o.headless
         ? "--headless needs a prompt (argument, -f FILE, or piped stdin)"
+        : o.resume !== undefined
+        ? `no prompt given: coyote -r ${resumeRef ?? ""}${
+          resumeRef ? " " : ""
+        }"your request" continues the session without a terminal (the interactive REPL needs one)`
         : 'no prompt given: coyote "your request" (the interactive REPL needs a terminal)',
     );
   }
