@@ -219,6 +219,7 @@ export function bwrapArgs(
   }
   // The home: an empty tmpfs with the toolchain stores and a generated .gitconfig (./home_view.ts).
   if (profile.home) mounts.push(...homeMounts(profile.home, emptyFilePath(), size));
+  mounts.push(...ownFilesHidden(roots, size));
   mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);
   for (const m of mounts) a.push(...m.args);
   // Plan mode: the home's tmpfs goes read-only once everything inside it is mounted.
@@ -227,6 +228,51 @@ export function bwrapArgs(
   if (view) a.push("--remount-ro", "/");
   a.push("--chdir", opts.cwd, "--", ...argv);
   return a;
+}
+
+/**
+ * Coyote's own files in the host temp dir (`coyote-*`: the seccomp filter bwrap reads, the mount
+ * plans, the empty and masked copies bound over hidden files, the generated git config, other
+ * sessions' command temp dirs) hidden when a bound root contains that dir (a workspace of `/tmp`,
+ * `/` or a home holding `$TMPDIR`): a command could otherwise rewrite the next command's seccomp
+ * filter or plan, or read another session's files. Files get `/dev/null` read-only over them,
+ * folders an empty read-only tmpfs; an entry holding a root (a workspace made as
+ * `/tmp/coyote-x`) stays. bwrap resolves every bind source on the host side, so the copies still
+ * mount where they belong.
+ */
+export function ownFilesHidden(
+  roots: readonly string[],
+  size: readonly string[] = [],
+): { path: string; order: number; args: string[] }[] {
+  let tmp: string;
+  try {
+    tmp = Deno.realPathSync(Deno.env.get("TMPDIR") || "/tmp");
+  } catch {
+    return [];
+  }
+  if (!roots.some((r) => inside(tmp, r))) return [];
+  const out: { path: string; order: number; args: string[] }[] = [];
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(tmp)];
+  } catch {
+    return [];
+  }
+  for (const e of entries) {
+    if (!e.name.startsWith("coyote-")) continue;
+    const p = `${tmp}/${e.name}`;
+    if (roots.some((r) => inside(r, p))) continue;
+    out.push({
+      path: p,
+      order: 4,
+      args: e.isDirectory
+        ? ["--perms", "0555", ...size, "--tmpfs", p, "--remount-ro", p]
+        : e.isFile
+        ? ["--ro-bind", "/dev/null", p]
+        : [],
+    });
+  }
+  return out.filter((m) => m.args.length);
 }
 
 /**
