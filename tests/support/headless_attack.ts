@@ -1,7 +1,7 @@
 /**
  * One headless run of Coyote against a scripted model that asks for every command of `attacks`
  * (tool call ids `a0`, `a1`, …) and then each of `others` (ids as given) in one turn, with
- * `flags` (e.g. `--deny 'Execute(rm *)'`). Used by the auto-allow-yields tests on real bwrap: the
+ * `flags` (e.g. `--deny 'Execute(rm *)'`) and `extra` environment variables. Used by the auto-allow-yields tests on real bwrap: the
  * caller asserts which calls were denied and what reached the model.
  *
  * Resolves with the run (exit code 0 asserted), its json `result`, the sorted ids of the denied
@@ -29,6 +29,8 @@ export async function headlessAttack(
   attacks: string[],
   others: { id: string; command: string }[],
   flags: string[],
+  /** Extra environment for the run (e.g. `COYOTE_TEST_GUARD: "allow"`, the guard forced open). */
+  extra?: Record<string, string>,
 ): Promise<AttackRun> {
   const env = await makeCoyoteEnv();
   const call = (id: string, command: string) => ({
@@ -50,7 +52,7 @@ export async function headlessAttack(
   try {
     const r = await runCoyote(["--headless", "--output-format", "json", ...flags, "go"], {
       cwd: ws,
-      env: childEnv(env, { baseURL: server.baseURL }),
+      env: childEnv(env, { baseURL: server.baseURL, extra }),
       timeoutMs: 120_000,
     });
     assert.equal(r.code, 0, r.stderr);

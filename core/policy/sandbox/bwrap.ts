@@ -62,14 +62,20 @@ const inside = (p: string, d: string) => p === d || p.startsWith(d === "/" ? "/"
  * item 1), each bound onto itself writable so that it is a mount point: the kernel refuses to
  * rename or remove a mount point (`EBUSY`), so a command can no longer move a protected path's
  * parent away (`mv tools tools.old`, `mv sub sub2`, `mv .vscode .v2`) and put its own file at the
- * old path, which existed when the command started and so escaped the cleanup. The writable root
- * itself is a mount point already. Folders at or under a hidden path are left out (their mount
- * point would have to be made in the hidden tmpfs).
+ * old path, which existed when the command started and so escaped the cleanup. The same for each
+ * hidden or masked path inside a writable root (eighth attacker pass): the mount over
+ * `config/secret.txt` moves with its folder, so without this `mv config c2` succeeded and the next
+ * command read `c2/secret.txt`, which a literal `Read(config/secret.txt)` rule no longer names.
+ * The writable root itself is a mount point already. Folders at or under a hidden path are left
+ * out (their mount point would have to be made in the hidden tmpfs).
  */
 export function parentChain(profile: SandboxProfile): string[] {
   const out = new Set<string>();
   const ro = new Set(profile.readOnly.map((r) => r.path));
-  for (const r of profile.readOnly) {
+  // A hidden or masked path gone since the profile was made gets no mount, so no chain either.
+  const kept = [...profile.hidden, ...profile.masked ?? []].filter((h) => exists(h.path));
+  const guarded = [...profile.readOnly, ...kept];
+  for (const r of guarded) {
     const root = profile.writable.map((w) =>
       w.path
     ).filter((w) => inside(r.path, w) && w !== r.path)
