@@ -16,7 +16,7 @@
  */
 import { maskCredentialLines, readSmallText } from "./sandbox/secret_lines.ts";
 import { basename, dirname, normalize } from "../util/path.ts";
-import { isInside, resolvePath, type Rule } from "./rules.ts";
+import { isInside, pathsOverlap, resolvePath, type Rule } from "./rules.ts";
 import { type Level, matcher, type PolicyCore } from "./context.ts";
 import { HIDDEN_HOME_PATHS } from "./home.ts";
 import { repoHooksFor, runsLaterPath } from "./sandbox/protected.ts";
@@ -356,6 +356,17 @@ function pathPartOne(core: PolicyCore, kind: "read" | "write", p: string, level:
       subject: p,
     };
   }
+  const store = kind === "read" ? objectStoreRule(core, p) : undefined;
+  if (store) {
+    return {
+      decision: "ask",
+      reason: `${p} is git's object store, which holds stored copies of the files ${
+        by(store)
+      } covers (the OS sandbox does not hide it), so reading it asks (auto-allow yields)`,
+      rule: store.text,
+      subject: p,
+    };
+  }
   if (ask) {
     return {
       decision: "ask",
@@ -394,4 +405,22 @@ function pathPartOne(core: PolicyCore, kind: "read" | "write", p: string, level:
     rule: "default",
     subject: p,
   };
+}
+
+/**
+ * The first `Read` deny or ask rule that may cover a file of the repository whose object store
+ * holds `p` (`<top>/.git/objects` or below, a submodule's `.git/modules/…/objects`),
+ * or undefined (eighth attacker pass). git's commands meet the rules on what they print
+ * (./git.ts `gitContentParts`); any other program given such a path reads the compressed copies
+ * itself: `printf '\x1f\x8b\x08\0\0\0\0\0' | cat - .git/objects/5c/bb82… | gzip -dc` printed
+ * a file that `Read(secret.txt)` hides from the sandbox.
+ */
+function objectStoreRule(core: PolicyCore, p: string): Rule | undefined {
+  const m = /^(.*?)\/\.git\/(?:.*\/)?objects(?:\/|$)/.exec(p);
+  if (!m) return undefined;
+  const top = m[1] || "/";
+  return core.rules.find((r) =>
+    r.kind === "read" && r.decision !== "allow" &&
+    (r.pattern === undefined || pathsOverlap(matcher(core, r).base, top))
+  );
 }
