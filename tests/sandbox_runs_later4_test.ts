@@ -31,7 +31,7 @@ async function world() {
       `git -C vendor/outer/inner config core.hooksPath .hooks`,
       `git -C vendor/outer/inner ${GIT_ID} commit -q --allow-empty -m i`,
       `printf 'dist/\\n' > .gitignore`,
-      `printf 'module.exports = {}\\n' > .eslintrc.js`,
+      `printf 'module.exports = {}\\n' > .mocharc.js`,
     ].join(" && "),
   );
 }
@@ -119,7 +119,7 @@ Deno.test("runs later 4: a new dot-entry is quarantined and reported; a .gitigno
       [
         'mkdir -p .foo && echo \'{"hooks":{"start":"touch PROOF"}}\' > .foo/hooks.json',
         "echo 'node_modules/' >> .gitignore",
-        'echo \'require("child_process").execSync("touch PROOF")\' >> .eslintrc.js',
+        'echo \'require("child_process").execSync("touch PROOF")\' >> .mocharc.js',
         "mkdir -p src/.cache && echo x > src/.cache/blob",
         "mkdir -p target && echo 'Signature: 8a477f597d28d172789f06886806bc55' > target/CACHEDIR.TAG && echo 1 > target/.rustc_info.json && mkdir -p target/.fingerprint/x",
         "echo done",
@@ -149,9 +149,9 @@ Deno.test("runs later 4: a new dot-entry is quarantined and reported; a .gitigno
     // A changed existing one is kept and flagged for review.
     assert.match(
       out,
-      /dot-files the command changed \(kept; the user should review them[^\n]*\.eslintrc\.js/,
+      /dot-files the command changed \(kept; the user should review them[^\n]*\.mocharc\.js/,
     );
-    assert.match(await Deno.readTextFile(join(w.ws, ".eslintrc.js")), /execSync/);
+    assert.match(await Deno.readTextFile(join(w.ws, ".mocharc.js")), /execSync/);
     // A Write allow rule naming the path keeps a new one.
     const p2 = Policy.create({}, { allow: ["Write(.bar/**)"], deny: [] }, {
       workspace: w.ws,

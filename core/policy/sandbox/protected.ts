@@ -153,6 +153,19 @@ export const RUNS_LATER: readonly string[] = [
   // venv's site-packages, a folder a `.pth` adds); ./host_run.ts reviews `.pth` files.
   "sitecustomize.py",
   "usercustomize.py",
+  // Eighth attacker pass: more configs that are code, loaded by editors' lint plugins when a file
+  // opens — ESLint's legacy `.eslintrc.js`/`.cjs` (the fifth pass named only `eslint.config.*`),
+  // stylelint's JS configs, pylint's `init-hook` (Python), RuboCop's `require:` (Ruby), the Lua
+  // language server's `runtime.plugin`, YouCompleteMe's `.ycm_extra_conf.py`.
+  ".eslintrc*",
+  ".stylelintrc*",
+  "stylelint.config.*",
+  ".pylintrc",
+  "pylintrc",
+  ".rubocop.yml",
+  ".luarc.json",
+  ".luarc.jsonc",
+  ".ycm_extra_conf.py",
 ];
 
 const glob = (seg: string) =>
