@@ -65,7 +65,7 @@ for (const forced of [false, true]) {
         "Read(config/deep/secret.txt)",
         "--deny",
         "Read(a/sdir)",
-      ], forced ? { COYOTE_TEST_MODE: "1", COYOTE_TEST_GUARD: "allow" } : undefined);
+      ], { extra: forced ? { COYOTE_TEST_MODE: "1", COYOTE_TEST_GUARD: "allow" } : undefined });
       assert.deepEqual(run.denied, []);
       assert.doesNotMatch(run.sent, /S3CRET/, "the hidden contents never reach the model");
       assert.match(run.sent, /Device or resource busy/, "the rename was refused");

@@ -1,8 +1,9 @@
 /**
  * One headless run of Coyote against a scripted model that asks for every command of `attacks`
  * (tool call ids `a0`, `a1`, …) and then each of `others` (ids as given) in one turn, with
- * `flags` (e.g. `--deny 'Execute(rm *)'`) and `extra` environment variables. Used by the auto-allow-yields tests on real bwrap: the
- * caller asserts which calls were denied and what reached the model.
+ * `flags` (e.g. `--deny 'Execute(rm *)'`) and `opts` (environment, inherited descriptors). Used
+ * by the auto-allow-yields tests on real bwrap: the caller asserts which calls were denied and
+ * what reached the model.
  *
  * Resolves with the run (exit code 0 asserted), its json `result`, the sorted ids of the denied
  * calls and the messages of the model's last request as JSON text. The workspace `ws` is the
@@ -29,8 +30,11 @@ export async function headlessAttack(
   attacks: string[],
   others: { id: string; command: string }[],
   flags: string[],
-  /** Extra environment for the run (e.g. `COYOTE_TEST_GUARD: "allow"`, the guard forced open). */
-  extra?: Record<string, string>,
+  /**
+   * `extra`: environment for the run (e.g. `COYOTE_TEST_GUARD: "allow"`, the guard forced open);
+   * `inherit`: bash redirections coyote starts with (./run_coyote.ts `runCoyote`).
+   */
+  opts: { extra?: Record<string, string>; inherit?: string } = {},
 ): Promise<AttackRun> {
   const env = await makeCoyoteEnv();
   const call = (id: string, command: string) => ({
@@ -52,7 +56,8 @@ export async function headlessAttack(
   try {
     const r = await runCoyote(["--headless", "--output-format", "json", ...flags, "go"], {
       cwd: ws,
-      env: childEnv(env, { baseURL: server.baseURL, extra }),
+      env: childEnv(env, { baseURL: server.baseURL, extra: opts.extra }),
+      inherit: opts.inherit,
       timeoutMs: 120_000,
     });
     assert.equal(r.code, 0, r.stderr);

@@ -99,9 +99,19 @@ export interface RunResult {
 /** Runs coyote to completion (stdin: `stdin` text or /dev/null). */
 export async function runCoyote(
   args: string[],
-  opts: { cwd: string; env: Record<string, string>; stdin?: string; timeoutMs?: number },
+  opts: {
+    cwd: string;
+    env: Record<string, string>;
+    stdin?: string;
+    timeoutMs?: number;
+    /** Bash redirections opened for coyote to inherit (`9>>/tmp/f`): it starts under bash. */
+    inherit?: string;
+  },
 ): Promise<RunResult> {
-  const { cmd, args: full } = coyoteCommand(args);
+  const c = coyoteCommand(args);
+  const { cmd, args: full } = opts.inherit
+    ? { cmd: "bash", args: ["-c", `exec ${opts.inherit}; exec "$@"`, "bash", c.cmd, ...c.args] }
+    : c;
   const child = new Deno.Command(cmd, {
     args: full,
     cwd: opts.cwd,

@@ -99,6 +99,17 @@ export interface SandboxedCommand {
 }
 
 /**
+ * Bash text the sandboxed command's shell runs first (eighth attacker pass): it closes every
+ * descriptor above 2. Deno.Command closes none that Coyote itself inherited without close-on-exec
+ * (a socket an editor, ACP client or wrapper left open, a directory descriptor), and bwrap passes
+ * them on: a connected unix socket inherited as fd 9 went around the socket filter
+ * (./seccomp.ts) to a daemon on the host (`echo x >&9`), and a directory descriptor leads out of
+ * the mount namespace (`/proc/self/fd/N/..`). Only for bash (dash takes one digit per descriptor).
+ */
+export const CLOSE_INHERITED_FDS =
+  'for __f in /proc/self/fd/*; do __f=${__f##*/}; case $__f in 0|1|2) ;; *[!0-9]*) ;; *) eval "exec $__f>&-";; esac; done; unset __f; ';
+
+/**
  * The one entry point for running a shell command inside the sandbox derived from `policy`
  * (execute_command, and later the REPL's `!cmd` and graph `.sh` scripts). Spawn the result with
  * `clearEnv: true`, `cwd` and stdin `null`.
@@ -162,7 +173,8 @@ export function sandboxedCommand(
     // unix socket, so it starts outside the filter).
     const procs = processLimit(limits, !!opts.cgroup);
     const outer = procs.outer + (filter ? opts.prelude ?? "" : "");
-    const inner = procs.inner + (filter ? "" : opts.prelude ?? "") + command;
+    const inner = (shell === "bash" ? CLOSE_INHERITED_FDS : "") + procs.inner +
+      (filter ? "" : opts.prelude ?? "") + command;
     let argv = [shell, "-c", inner];
     let seccompFd: number | undefined = filter ? 3 : undefined;
     let keepCaps: string[] | undefined;
@@ -216,7 +228,8 @@ export function sandboxedCommand(
     });
     // The mount plan (everything before `--chdir`) is read by bwrap from fd 4 (`--args`), so
     // bwrap's argv — /proc/1/cmdline inside the sandbox — names no hidden or masked path
-    // (./plan_file.ts). Deno.Command passes no extra descriptors: sh joins the command's cgroup,
+    // (./plan_file.ts). Deno.Command adds no descriptors (those Coyote inherited pass on; the command's
+    // bash closes them first: CLOSE_INHERITED_FDS): sh joins the command's cgroup,
     // sets the limits, opens the filter as fd 3 and the plan as fd 4 and execs bwrap.
     const at = args.lastIndexOf("--chdir");
     const plan = planFile(args.slice(0, at));
