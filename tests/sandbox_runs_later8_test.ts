@@ -2,7 +2,8 @@
  * Code that runs later, eighth attacker pass: configs that are code, loaded by editors' lint
  * plugins when a file opens, were kept when a command changed them (an existing `.eslintrc.js`
  * only flagged) or created them without a dot (`stylelint.config.js`, `pylintrc` with an
- * `init-hook`). They are protected names now (core/policy/sandbox/protected.ts `RUNS_LATER`):
+ * `init-hook`), and `.tool-versions` (`nodejs path:/dir`: asdf's and mise's shims run that folder's
+ * binaries). They are protected names now (core/policy/sandbox/protected.ts `RUNS_LATER`):
  * read-only inside the OS sandbox when they exist, removed when a command creates them, and asked
  * about by the file tools. On real bwrap, the launcher called directly (no guard in between).
  */
@@ -12,7 +13,14 @@ import { Policy } from "../core/policy/policy.ts";
 import { detectBackend } from "../core/policy/sandbox/mod.ts";
 import { commandWorld, exists } from "./support/sandbox_world.ts";
 
-const EXISTING = [".eslintrc.js", ".eslintrc.cjs", ".pylintrc", ".rubocop.yml", ".luarc.json"];
+const EXISTING = [
+  ".eslintrc.js",
+  ".eslintrc.cjs",
+  ".pylintrc",
+  ".rubocop.yml",
+  ".luarc.json",
+  ".tool-versions",
+];
 const CREATED = ["stylelint.config.js", "pylintrc", ".stylelintrc.cjs", "sub/.ycm_extra_conf.py"];
 
 Deno.test("runs later 8: editors' code configs are read-only when they exist and removed when created", async () => {

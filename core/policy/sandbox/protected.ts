@@ -166,6 +166,9 @@ export const RUNS_LATER: readonly string[] = [
   ".luarc.json",
   ".luarc.jsonc",
   ".ycm_extra_conf.py",
+  // asdf and mise take `<tool> path:/dir` in `.tool-versions`: the shims then run that folder's
+  // binaries (as `rust-toolchain.toml`'s `path` does for rustup).
+  ".tool-versions",
 ];
 
 const glob = (seg: string) =>
