@@ -48,7 +48,9 @@ export const fsPatchTool = defineTool({
   }),
   kind: "edit",
   title: (i) => `Edit ${i.path}`,
-  access: (i) => [{ type: "write", path: i.path }],
+  // A read too (eighth attacker pass): the result shows the lines around the edit, and whether
+  // `old_string` occurs answers a question about the contents, so a `Read` deny rule holds here.
+  access: (i) => [{ type: "write", path: i.path }, { type: "read", path: i.path }],
   async run(input, ctx): Promise<ToolResult> {
     const abs = resolvePath(ctx.cwd, input.path);
     const shown = displayPath(ctx.cwd, abs);
