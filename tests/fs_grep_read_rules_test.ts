@@ -56,7 +56,11 @@ Deno.test("fs_grep leaves out the files a Read rule denies or asks for", async (
       const out = await grep(ws, flags, { pattern: "S3" });
       assert.doesNotMatch(out, /S3CRET/, `${flags}: ${out}`);
       assert.match(out, /README\.md:1:S3 readme/, out);
-      assert.match(out, /2 files with matches left out: the guard would not let fs_read read them/, out);
+      assert.match(
+        out,
+        /2 files with matches left out: the guard would not let fs_read read them/,
+        out,
+      );
       const only = await grep(ws, flags, { pattern: "S3CRET", glob: "secret*" });
       assert.match(only, /No matches[\s\S]*1 file with matches left out/, only);
     }
