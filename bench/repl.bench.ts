@@ -2,7 +2,7 @@
  * REPL benchmarks (issue 9, "Benchmarks"):
  *
  * - REPL ready: process start → the prompt `› ` on the terminal (a real pty, Python's `pty`),
- *   median of `BENCH_RUNS` (default 7) after one warm-up run (target ≤ 200 ms).
+ *   median of `BENCH_RUNS` (default 7) after one warm-up run (target ≤ 100 ms, issue 22).
  * - First visible character: the model's first token → the first character of the answer on the
  *   pty (target ≤ 50 ms; issue 20), median of `BENCH_RUNS`.
  * - Keypress echo: a key written to the pty → its echo read back, median of 40 keys
@@ -131,8 +131,8 @@ async function replNumbers(): Promise<BenchResult[]> {
         name: "REPL ready for input",
         value: readyMs,
         unit: "ms",
-        target: "≤ 200 ms",
-        pass: readyMs <= 200,
+        target: "≤ 100 ms",
+        pass: readyMs <= 100,
       },
       {
         name: "streamed answer: first token → first visible character (median)",
