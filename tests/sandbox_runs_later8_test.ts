@@ -3,7 +3,8 @@
  * plugins when a file opens, were kept when a command changed them (an existing `.eslintrc.js`
  * only flagged) or created them without a dot (`stylelint.config.js`, `pylintrc` with an
  * `init-hook`), and `.tool-versions` (`nodejs path:/dir`: asdf's and mise's shims run that folder's
- * binaries). They are protected names now (core/policy/sandbox/protected.ts `RUNS_LATER`):
+ * binaries), and `pnpm-workspace.yaml` (pnpm ≥ 10 reads `nodeOptions`, `scriptShell` and `pnpmfile`
+ * there, as it read them from `.npmrc`). They are protected names now (core/policy/sandbox/protected.ts `RUNS_LATER`):
  * read-only inside the OS sandbox when they exist, removed when a command creates them, and asked
  * about by the file tools. On real bwrap, the launcher called directly (no guard in between).
  */
@@ -20,6 +21,7 @@ const EXISTING = [
   ".rubocop.yml",
   ".luarc.json",
   ".tool-versions",
+  "pnpm-workspace.yaml",
 ];
 const CREATED = ["stylelint.config.js", "pylintrc", ".stylelintrc.cjs", "sub/.ycm_extra_conf.py"];
 

@@ -73,6 +73,9 @@ export const RUNS_LATER: readonly string[] = [
   ".yarnrc",
   ".yarnrc.yml",
   ".pnpmfile.cjs",
+  // pnpm ≥ 10 reads every setting but auth and registries from here (`nodeOptions`,
+  // `scriptShell`, `pnpmfile`): the same code-running settings that made `.npmrc` protected.
+  "pnpm-workspace.yaml",
   "bunfig.toml",
   "mise.toml",
   ".mise.toml",
