@@ -7,6 +7,7 @@
  * `--args 4` and the command. Of /sys it sees CPU topology and cgroup limits, no host MAC address.
  */
 import assert from "node:assert/strict";
+import { headlessAttack } from "./support/headless_attack.ts";
 import { commandWorld } from "./support/sandbox_world.ts";
 
 const TOKEN = "ghp_0123456789abcdefghijABCDEFGHIJ0123";
@@ -76,5 +77,27 @@ Deno.test("sandbox: /sys shows CPU topology and cgroup limits, not the host's MA
     assert.match(out, /\/sys\/firmware': No such file/, out);
   } finally {
     await w.cleanup();
+  }
+});
+
+// A coyote run (the `coyote` task's `--allow-read`, not this test's `--allow-all`): Deno refused
+// to stat /sys there (`NotCapable`), and the view left every /sys folder out.
+Deno.test("sandbox: a headless coyote run's commands see the /sys CPU online list and transparent_hugepage", async () => {
+  const host = (p: string) => Deno.readTextFile(p).then((t) => t.trim());
+  const online = await host("/sys/devices/system/cpu/online");
+  const thp = await host("/sys/kernel/mm/transparent_hugepage/enabled");
+  const ws = await Deno.makeTempDir({ prefix: "coyote-sys-headless-" });
+  try {
+    const r = await headlessAttack(ws, [], [{
+      id: "s",
+      command: "echo online=$(cat /sys/devices/system/cpu/online); " +
+        "echo thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled)",
+    }], []);
+    assert.deepEqual(r.denied, []);
+    const tail = r.sent.slice(-400);
+    assert.ok(r.sent.includes(`online=${online}\\n`), tail);
+    assert.ok(r.sent.includes(`thp=${thp}"`), tail);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
   }
 });

@@ -252,11 +252,9 @@ export function rootView(cacheDir?: string): RootView {
     const e = rootEntry(p);
     if (e) entries.push(e);
   }
-  for (const p of SYS_VIEW) {
-    try {
-      if (Deno.lstatSync(p).isDirectory) entries.push({ path: p });
-    } catch { /* absent here */ }
-  }
+  // Not stat'ed: Deno lets only `--allow-all` stat under /sys (`NotCapable` under the `coyote`
+  // task's `--allow-read`, which left every folder out); bwrap's `--ro-bind-try` skips an absent one.
+  for (const p of SYS_VIEW) entries.push({ path: p });
   const files: string[] = [];
   try {
     const r = Deno.realPathSync("/etc/resolv.conf");
