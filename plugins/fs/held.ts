@@ -12,7 +12,8 @@
  *   the workspace) and the user allowed the search, that answer covers the default asks of the
  *   files under it.
  *
- * The tool says how many files it left out and why, so the model can `fs_read` one (which asks).
+ * The tool says how many files it left out and why: when one was held by an ask, that the model
+ * can `fs_read` one (which asks); when every one was denied, that `fs_read` is denied too.
  * Without a guard (a context built by hand, a plugin worker) nothing is left out.
  * @module
  */
@@ -27,6 +28,8 @@ function isInside(p: string, dir: string): boolean {
 export interface Held {
   files: Set<string>;
   reason?: string;
+  /** Whether a file was held by an `ask` verdict (an `fs_read` of it would ask, not fail). */
+  asked?: boolean;
 }
 
 /**
@@ -53,18 +56,21 @@ export async function heldFiles(
     if (v.decision === "deny" || !byDefault || !rootAskedByDefault(f)) {
       held.files.add(f);
       held.reason ??= v.reason;
+      if (v.decision === "ask") held.asked = true;
     }
   }
   return held;
 }
 
-/** The line a search adds when it left files out (empty when none). */
+/**
+ * The line a search adds when it left files out (empty when none). Every file denied: says
+ * `fs_read` is denied too (no "to ask", which would send the model to a denied call).
+ */
 export function heldNote(held: Held): string {
   const n = held.files.size;
   if (!n) return "";
-  return `[${n} file${
-    n > 1 ? "s" : ""
-  } with matches left out: the guard would not let fs_read read ${
-    n > 1 ? "them" : "it"
-  } without a question (${held.reason}); fs_read a file to ask]`;
+  const them = n > 1 ? "them" : "it";
+  const what = `[${n} file${n > 1 ? "s" : ""} with matches left out: `;
+  if (!held.asked) return `${what}fs_read may not read ${them} either (${held.reason})]`;
+  return `${what}the guard would not let fs_read read ${them} without a question (${held.reason}); fs_read a file to ask]`;
 }
