@@ -181,16 +181,13 @@ export function bwrapArgs(
   for (const r of profile.readable) {
     mounts.push({ path: r.path, order: 0, args: ["--ro-bind", r.path, r.path] });
   }
-  for (const r of profile.readOnly) {
-    mounts.push({ path: r.path, order: 1, args: ["--ro-bind", r.path, r.path] });
-  }
-  for (const d of parentChain(profile)) {
-    mounts.push({ path: d, order: 0, args: ["--bind", d, d] });
-  }
   // A socket a `Net(unix:…)` rule names is bound in; a hidden dir above it stays a writable
   // (empty, sandbox-only) tmpfs so its mount point can be made.
   const sockets = profile.unixSockets ?? [];
   const roots = [...profile.writable, ...profile.readable].map((r) => r.path);
+  const own = ownFilesHidden(roots, size);
+  /** Hidden folders mounted as a read-only tmpfs (no root inside them). */
+  const sealed: string[] = own.filter((m) => m.args.includes("--tmpfs")).map((m) => m.path);
   for (const h of profile.hidden) {
     // Already invisible: inside the home's empty tmpfs, under no store or root (./home_view.ts).
     if (profile.home && hiddenByHome(profile.home, h.path, roots)) continue;
@@ -215,17 +212,30 @@ export function bwrapArgs(
         ]
         : ["--ro-bind", emptyFilePath(), h.path],
     });
+    if (!keepRw && isDir(h.path)) sealed.push(h.path);
+  }
+  // A read-only path inside a hidden folder that holds no root is hidden with it: its mount point
+  // could not be made in that folder's read-only tmpfs, and bwrap would fail every command (a
+  // checkpoint store under a data dir inside the workspace: `coyote` started in `~` or `/tmp`).
+  const underSealed = (p: string) => sealed.some((h) => p !== h && inside(p, h));
+  for (const r of profile.readOnly) {
+    if (underSealed(r.path)) continue;
+    mounts.push({ path: r.path, order: 1, args: ["--ro-bind", r.path, r.path] });
+  }
+  for (const d of parentChain(profile)) {
+    if (underSealed(d)) continue;
+    mounts.push({ path: d, order: 0, args: ["--bind", d, d] });
   }
   for (const s of sockets) mounts.push({ path: s, order: 3, args: ["--ro-bind", s, s] });
   // Files with their credential lines masked (./secret_lines.ts): the copy over the original.
   for (const m of profile.masked ?? []) {
-    if (!exists(m.path)) continue; // removed since the profile was made: nothing to show
+    if (!exists(m.path) || underSealed(m.path)) continue; // gone, or hidden with its folder
     if (view && !visible(view, profile, m.path, roots)) continue;
     mounts.push({ path: m.path, order: 3, args: ["--ro-bind", m.source, m.path] });
   }
   // The home: an empty tmpfs with the toolchain stores and a generated .gitconfig (./home_view.ts).
   if (profile.home) mounts.push(...homeMounts(profile.home, emptyFilePath(), size));
-  mounts.push(...ownFilesHidden(roots, size));
+  mounts.push(...own);
   mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);
   for (const m of mounts) a.push(...m.args);
   // Plan mode: the home's tmpfs goes read-only once everything inside it is mounted.

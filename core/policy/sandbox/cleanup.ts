@@ -225,8 +225,20 @@ export function removeCreated(
     hostRunTruncated: false,
     honourTags: before.cacheTags ?? new Set<string>(),
   };
-  const found = findProtected(ws, undefined, roots, unchecked, extras);
-  const inNodeModules = watch?.created(roots) ?? [];
+  // Coyote's own config and data dirs are hidden from commands (a read-only tmpfs): what is new
+  // there when they lie in the workspace (`coyote` started in `~`) Coyote wrote, not the command.
+  // Not for a workspace inside one (a child's worktree in the data dir: its commands write there).
+  const under = (p: string, d: string) => p === d || p.startsWith(`${d}/`);
+  const ours = (p: string) =>
+    [policy.dataDir, policy.configDir].some((d) => !!d && under(p, d) && !under(ws, d));
+  const found = findProtected(ws, undefined, roots, unchecked, extras).filter((p) => !ours(p));
+  for (const m of [reasons, dots, hostRun]) {
+    for (const k of m?.keys() ?? []) if (ours(k)) m!.delete(k);
+  }
+  for (const l of [unreadable, undecodable, unchecked, dotsSkipped]) {
+    for (let i = l.length - 1; i >= 0; i--) if (ours(l[i])) l.splice(i, 1);
+  }
+  const inNodeModules = (watch?.created(roots) ?? []).filter((p) => !ours(p));
   for (const [h, why] of watch?.createdHooks(ws) ?? []) {
     reasons.set(h, why);
     inNodeModules.push(h);
