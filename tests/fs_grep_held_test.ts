@@ -7,8 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { requestMessages, startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { headlessTurns } from "./support/headless_attack.ts";
 import { Policy } from "../core/policy/policy.ts";
 import { fsGrepTool } from "../plugins/fs/grep.ts";
 import type { ToolContext, ToolResult } from "../sdk/mod.ts";
@@ -74,32 +73,16 @@ Deno.test("fs_grep leaves out what a Read deny or ask rule covers, and says so (
 
 Deno.test("fs_grep headless under --deny 'Read(secret*)': the secret never reaches the model, other matches do", async () => {
   const ws = await workspace();
-  const env = await makeCoyoteEnv();
-  const server = await startModelServer({
-    script: [
-      {
-        tool_calls: [
-          { id: "g1", name: "fs_grep", arguments: { pattern: "TOPSECRET" } },
-          { id: "g2", name: "fs_grep", arguments: { pattern: "hunter", path: "." } },
-        ],
-      },
-      { text: "done" },
-    ],
-  });
   try {
-    const r = await runCoyote(
-      ["--headless", "--output-format", "json", "--deny", "Read(secret*)", "go"],
-      { cwd: ws, env: childEnv(env, { baseURL: server.baseURL }), timeoutMs: 60_000 },
-    );
-    assert.equal(r.code, 0, r.stderr);
-    const sent = JSON.stringify(requestMessages(server.requests.at(-1)!));
+    const { sent } = await headlessTurns(ws, [[
+      { id: "g1", name: "fs_grep", args: { pattern: "TOPSECRET" } },
+      { id: "g2", name: "fs_grep", args: { pattern: "hunter", path: "." } },
+    ]], ["--deny", "Read(secret*)"]);
     assert.doesNotMatch(sent, /hunter2/, "the denied file's line never reaches the model");
     assert.match(sent, /src\/a\.ts:1:/, "an allowed file's match comes back");
     assert.match(sent, /No matches for \/hunter\//, "a search whose only match is held finds none");
     assert.match(sent, /left out/);
   } finally {
-    await server.close();
-    await env.cleanup();
     await Deno.remove(ws, { recursive: true });
   }
 });

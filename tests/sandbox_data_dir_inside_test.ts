@@ -11,36 +11,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { detectBackend } from "../core/policy/sandbox/mod.ts";
-import { requestMessages, startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { headlessTurns } from "./support/headless_attack.ts";
 
 async function run(ws: string, extra: Record<string, string>): Promise<string> {
-  const env = await makeCoyoteEnv();
-  const server = await startModelServer({
-    script: [
-      {
-        tool_calls: [{
-          id: "c1",
-          name: "execute_command",
-          arguments: { command: "echo made > f.txt; pwd; ls" },
-        }],
-      },
-      { text: "done" },
-    ],
+  const r = await headlessTurns(ws, [[{ id: "c1", command: "echo made > f.txt; pwd; ls" }]], [], {
+    extra,
   });
-  try {
-    const r = await runCoyote(["--headless", "--output-format", "json", "go"], {
-      cwd: ws,
-      env: childEnv(env, { baseURL: server.baseURL, extra }),
-      timeoutMs: 60_000,
-    });
-    assert.equal(r.code, 0, r.stderr);
-    const msgs = requestMessages(server.requests.at(-1)!) as { role: string; content: unknown }[];
-    return JSON.stringify(msgs.find((m) => m.role === "tool")?.content ?? "");
-  } finally {
-    await server.close();
-    await env.cleanup();
-  }
+  return r.result("c1");
 }
 
 async function git(cwd: string, ...args: string[]): Promise<void> {

@@ -10,48 +10,29 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { detectBackend } from "../core/policy/sandbox/mod.ts";
 import { ownFilesHidden } from "../core/policy/sandbox/bwrap.ts";
-import { requestMessages, startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { headlessTurns } from "./support/headless_attack.ts";
 
 Deno.test("sandbox: with the temp dir inside the workspace, Coyote's own files there are hidden and cannot be rewritten", async () => {
   const { backend } = await detectBackend();
   assert.ok(backend, "bwrap must be installed for these tests (.ci/run installs bubblewrap)");
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "ws-own-files-" }));
-  const env = await makeCoyoteEnv();
   const probe = [
     'for f in coyote-*; do printf \'%s=\' "$f"; if [ -d "$f" ]; then ls -A "$f" | wc -l; else wc -c < "$f"; fi; done',
     'for f in coyote-unix-*; do echo pwned > "$f" 2>/dev/null; cat "$f"; done',
     "echo probe-done",
   ].join("; ");
-  const server = await startModelServer({
-    script: [
-      { tool_calls: [{ id: "c1", name: "execute_command", arguments: { command: "true" } }] },
-      { tool_calls: [{ id: "c2", name: "execute_command", arguments: { command: probe } }] },
-      // The next command's sandbox is built from the same filter file: it still starts.
-      {
-        tool_calls: [{
-          id: "c3",
-          name: "execute_command",
-          arguments: { command: "echo third-ok" },
-        }],
-      },
-      { text: "done" },
-    ],
-  });
   try {
-    const r = await runCoyote(["--headless", "--output-format", "json", "go"], {
-      cwd: ws,
-      env: childEnv(env, { baseURL: server.baseURL, extra: { TMPDIR: ws } }),
-      timeoutMs: 60_000,
-    });
-    assert.equal(r.code, 0, r.stderr);
-    const msgs = requestMessages(server.requests.at(-1)!) as {
-      role: string;
-      tool_call_id?: string;
-      content?: unknown;
-    }[];
-    const result = (id: string) =>
-      JSON.stringify(msgs.find((m) => m.role === "tool" && m.tool_call_id === id)?.content ?? "");
+    const { result } = await headlessTurns(
+      ws,
+      [
+        [{ id: "c1", command: "true" }],
+        [{ id: "c2", command: probe }],
+        // The next command's sandbox is built from the same filter file: it still starts.
+        [{ id: "c3", command: "echo third-ok" }],
+      ],
+      [],
+      { extra: { TMPDIR: ws } },
+    );
     const sent = result("c2");
     assert.match(sent, /probe-done/, "the probe ran");
     assert.doesNotMatch(sent, /pwned/, "what a command writes there is not what the host holds");
@@ -60,8 +41,6 @@ Deno.test("sandbox: with the temp dir inside the workspace, Coyote's own files t
     assert.match(sent, /coyote-unix-[\w.-]+\.bpf/, `the filter file lies in TMPDIR: ${sent}`);
     assert.doesNotMatch(sent, /coyote-[\w.-]+=\s*[1-9]/, `no own entry shows its content: ${sent}`);
   } finally {
-    await server.close();
-    await env.cleanup();
     await Deno.remove(ws, { recursive: true }).catch(() => {});
   }
 });

@@ -1,5 +1,5 @@
 /**
- * One headless run of Coyote against a scripted model that asks for every command of `attacks`
+ * Headless runs of Coyote against a scripted model. {@link headlessAttack}: one run that asks for every command of `attacks`
  * (tool call ids `a0`, `a1`, …) and then each of `others` (ids as given) in one turn, with
  * `flags` (e.g. `--deny 'Execute(rm *)'`) and `opts` (environment, inherited descriptors). Used
  * by the auto-allow-yields tests on real bwrap: the caller asserts which calls were denied and
@@ -36,20 +36,50 @@ export async function headlessAttack(
    */
   opts: { extra?: Record<string, string>; inherit?: string } = {},
 ): Promise<AttackRun> {
+  const calls = [
+    ...attacks.map((command, i) => ({ id: `a${i}`, command })),
+    ...others,
+  ];
+  const run = await headlessTurns(ws, [calls], flags, opts);
+  return {
+    out: run.out as AttackRun["out"],
+    denied: run.out.denied.map((d: { toolCallId: string }) => d.toolCallId).sort(),
+    attackIds: attacks.map((_, i) => `a${i}`).sort(),
+    sent: run.sent,
+  };
+}
+
+/** What {@link headlessTurns} gives back. */
+export interface TurnsRun {
+  /** The run's json `result`. */
+  out: { denied: { toolCallId: string }[] } & Record<string, unknown>;
+  /** The last model request's messages, as JSON text. */
+  sent: string;
+  /** The text of tool call `id`'s result as the model got it (JSON of its content). */
+  result(id: string): string;
+}
+
+/**
+ * One headless run whose scripted model asks, in turn `i`, for `turns[i]` (calls of
+ * `execute_command` by default, or of the tool `name` with `args`), then answers "done"; exit
+ * code 0 asserted. Environment `opts.extra`, descriptors `opts.inherit` as {@link headlessAttack}.
+ */
+export async function headlessTurns(
+  ws: string,
+  turns: { id: string; command?: string; name?: string; args?: Record<string, unknown> }[][],
+  flags: string[] = [],
+  opts: { extra?: Record<string, string>; inherit?: string } = {},
+): Promise<TurnsRun> {
   const env = await makeCoyoteEnv();
-  const call = (id: string, command: string) => ({
-    id,
-    name: "execute_command",
-    arguments: { command },
-  });
   const server = await startModelServer({
     script: [
-      {
-        tool_calls: [
-          ...attacks.map((command, i) => call(`a${i}`, command)),
-          ...others.map((o) => call(o.id, o.command)),
-        ],
-      },
+      ...turns.map((calls) => ({
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          name: c.name ?? "execute_command",
+          arguments: c.args ?? { command: c.command },
+        })),
+      })),
       { text: "done" },
     ],
   });
@@ -61,12 +91,16 @@ export async function headlessAttack(
       timeoutMs: 120_000,
     });
     assert.equal(r.code, 0, r.stderr);
-    const out = JSON.parse(r.stdout);
+    const msgs = requestMessages(server.requests.at(-1)!) as {
+      role: string;
+      tool_call_id?: string;
+      content?: unknown;
+    }[];
     return {
-      out,
-      denied: out.denied.map((d: { toolCallId: string }) => d.toolCallId).sort(),
-      attackIds: attacks.map((_, i) => `a${i}`).sort(),
-      sent: JSON.stringify(requestMessages(server.requests.at(-1)!)),
+      out: JSON.parse(r.stdout),
+      sent: JSON.stringify(msgs),
+      result: (id) =>
+        JSON.stringify(msgs.find((m) => m.role === "tool" && m.tool_call_id === id)?.content ?? ""),
     };
   } finally {
     await server.close();
