@@ -394,6 +394,17 @@ export class CommandRefused extends Error {
 }
 
 /** POSIX shell quoting of one word. */
+/**
+ * What to tell the model when a sandboxed command failed writing a repository's `.git/` (kept
+ * read-only inside the OS sandbox: hooks and config there run later, outside it;
+ * docs/permissions.md "protected paths"): `git add`, `git commit` or `git checkout -b` cannot work
+ * here, and retrying will not help — the user can allow it. Undefined for any other failure.
+ */
+export function readOnlyGitNote(exitCode: number | null, stderr: string): string | undefined {
+  if (exitCode === 0 || !/\.git\/[^\n]*Read-only file system/.test(stderr)) return undefined;
+  return "the OS sandbox keeps .git/ read-only (git hooks and config run later, outside it), so commands that write the repository (git add, git commit, git checkout -b) fail here; do not retry — tell the user, who can allow it with --allow 'Write(.git/**)' or run the git command themselves";
+}
+
 export function shellQuote(s: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 }
@@ -484,7 +495,9 @@ export function makeExecuteCommandTool(
       if (o.stdout !== "") parts.push(`--- stdout ---\n${o.stdout.replace(/\n$/, "")}`);
       if (o.stderr !== "") parts.push(`--- stderr ---\n${o.stderr.replace(/\n$/, "")}`);
       if (o.stdout === "" && o.stderr === "") parts.push("(no output)");
-      if (o.note) parts.push(`--- coyote ---\n${o.note}`);
+      const note = [o.note, o.sandboxed ? readOnlyGitNote(o.exitCode, o.stderr) : undefined]
+        .filter(Boolean).join("\n");
+      if (note) parts.push(`--- coyote ---\n${note}`);
       return {
         content: parts.join("\n"),
         isError: o.exitCode !== 0 || !!o.limit,
