@@ -14,16 +14,9 @@ import { Policy } from "../core/policy/policy.ts";
 import { SANDBOX_ON } from "./support/sandbox_world.ts";
 import { detectBackend, sandboxGuard } from "../core/policy/sandbox/mod.ts";
 import { headlessAttack } from "./support/headless_attack.ts";
+import { git } from "./support/journeys.ts";
 
 const TOKEN = "ghp_Zx81QwErTy55UiOp00AsDfGhJkL9876543";
-
-async function git(ws: string, ...args: string[]): Promise<void> {
-  const o = await new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@e", ...args],
-    cwd: ws,
-  }).output();
-  assert.ok(o.success, new TextDecoder().decode(o.stderr));
-}
 
 /** A repository whose history holds secret.txt (committed, then also still in the tree). */
 async function repo(): Promise<string> {

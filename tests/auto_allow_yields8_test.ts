@@ -14,15 +14,7 @@ import { Policy } from "../core/policy/policy.ts";
 import { detectBackend, sandboxGuard } from "../core/policy/sandbox/mod.ts";
 import { SANDBOX_ON } from "./support/sandbox_world.ts";
 import { headlessAttack } from "./support/headless_attack.ts";
-
-async function git(ws: string, ...args: string[]): Promise<string> {
-  const o = await new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@e", ...args],
-    cwd: ws,
-  }).output();
-  assert.ok(o.success, new TextDecoder().decode(o.stderr));
-  return new TextDecoder().decode(o.stdout).trim();
-}
+import { git } from "./support/journeys.ts";
 
 /** A repository with secret.txt committed; resolves the workspace and the blob's loose path. */
 async function repo(): Promise<{ ws: string; obj: string }> {
@@ -32,7 +24,7 @@ async function repo(): Promise<{ ws: string; obj: string }> {
   await Deno.writeTextFile(join(ws, "README.md"), "readme\n");
   await git(ws, "add", ".");
   await git(ws, "commit", "-qm", "one");
-  const id = await git(ws, "rev-parse", "HEAD:secret.txt");
+  const id = (await git(ws, "rev-parse", "HEAD:secret.txt")).trim();
   return { ws, obj: `.git/objects/${id.slice(0, 2)}/${id.slice(2)}` };
 }
 

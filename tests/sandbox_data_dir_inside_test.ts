@@ -12,17 +12,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { detectBackend } from "../core/policy/sandbox/mod.ts";
 import { headlessTurns } from "./support/headless_attack.ts";
+import { git } from "./support/journeys.ts";
 
 async function run(ws: string, extra: Record<string, string>): Promise<string> {
   const r = await headlessTurns(ws, [[{ id: "c1", command: "echo made > f.txt; pwd; ls" }]], [], {
     extra,
   });
   return r.result("c1");
-}
-
-async function git(cwd: string, ...args: string[]): Promise<void> {
-  const o = await new Deno.Command("git", { args, cwd, stdout: "null", stderr: "null" }).output();
-  assert.ok(o.success, `git ${args.join(" ")}`);
 }
 
 Deno.test("sandbox: commands run in a workspace holding Coyote's data dir with checkpoint stores", async () => {
