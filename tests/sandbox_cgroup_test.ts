@@ -17,6 +17,7 @@ import {
   cgroupsOffHere,
   counter,
   findCgroupHost as probe,
+  OWN_CGROUP_PREFIX,
 } from "../core/policy/sandbox/cgroup.ts";
 import type { SandboxLimits } from "../core/policy/sandbox/limits.ts";
 import { limitsWorld } from "./support/sandbox_world.ts";
@@ -29,14 +30,17 @@ function world(limits: SandboxLimits = LIMITS) {
   return limitsWorld("coyote-cgroup-", limits);
 }
 
-/** The `coyote-*` cgroups in this machine's hierarchies (optionally only those of `pid`). */
-function coyoteCgroups(pid?: number): string[] {
+/**
+ * The `coyote-*` cgroups in this machine's hierarchies; with `own` only those this test module made
+ * (`deno test --parallel` runs other modules in this process, with the same pid, at the same time).
+ */
+function coyoteCgroups(own = false): string[] {
   const h = cgroupHost();
   assert.ok(h, "this machine has a writable cgroup");
   const out: string[] = [];
   for (const dir of new Set([h.memory, h.pids])) {
     for (const e of Deno.readDirSync(dir)) {
-      if (e.isDirectory && e.name.startsWith(pid ? `coyote-${pid}-` : "coyote-")) {
+      if (e.isDirectory && e.name.startsWith(own ? OWN_CGROUP_PREFIX : "coyote-")) {
         out.push(`${dir}/${e.name}`);
       }
     }
@@ -44,12 +48,16 @@ function coyoteCgroups(pid?: number): string[] {
   return out;
 }
 
-/** The `coyote-*` cgroups still there once background teardowns had up to 3 s to end. */
-async function leftAfter(pid?: number): Promise<string[]> {
-  for (let i = 0; i < 150 && coyoteCgroups(pid).length; i++) {
+/**
+ * The `coyote-*` cgroups (`own`: of this module; else those `keep` accepts) still there once
+ * background teardowns had up to 3 s to end.
+ */
+async function leftAfter(own = false, keep = (_d: string) => true): Promise<string[]> {
+  const left = () => coyoteCgroups(own).filter(keep);
+  for (let i = 0; i < 150 && left().length; i++) {
     await new Promise((r) => setTimeout(r, 20));
   }
-  return coyoteCgroups(pid);
+  return left();
 }
 
 const ms = (r: { rawOutput?: unknown }) => (r.rawOutput as { durationMs: number }).durationMs;
@@ -74,7 +82,7 @@ Deno.test("cgroup: this machine has one (v1, writable), and policy show names it
   } finally {
     await w.cleanup();
   }
-  assert.deepEqual(await leftAfter(Deno.pid), [], "removed after the command");
+  assert.deepEqual(await leftAfter(true), [], "removed after the command");
 });
 
 Deno.test("cgroup: a fork bomb of 2000 with limit 64 ends with the process limit; a silent one too; the session goes on", async () => {
@@ -105,7 +113,7 @@ Deno.test("cgroup: a fork bomb of 2000 with limit 64 ends with the process limit
   } finally {
     await w.cleanup();
   }
-  assert.deepEqual(await leftAfter(Deno.pid), []);
+  assert.deepEqual(await leftAfter(true), []);
 });
 
 Deno.test("cgroup: memory RLIMIT_DATA misses (tmpfs, shared anonymous mmap) ends with the memory limit", async () => {
@@ -140,7 +148,7 @@ Deno.test("cgroup: memory RLIMIT_DATA misses (tmpfs, shared anonymous mmap) ends
   } finally {
     await w.cleanup();
   }
-  assert.deepEqual(await leftAfter(Deno.pid), []);
+  assert.deepEqual(await leftAfter(true), []);
   // Without a cgroup (COYOTE_CGROUP=off: the fallback) the shared mapping is not bounded by
   // RLIMIT_DATA — the gap the cgroup closes (a bounded 300 MB here).
   cgroupsOffHere(true);
@@ -173,7 +181,7 @@ Deno.test("cgroup: a caller that only runs the plan and its after() (hooks, the 
     assert.equal(o.code, 3);
     assert.match(new TextDecoder().decode(o.stdout), new RegExp(`pids:.*/coyote-${Deno.pid}-`));
     plan.after?.();
-    assert.deepEqual(await leftAfter(Deno.pid), []);
+    assert.deepEqual(await leftAfter(true), []);
   } finally {
     await w.cleanup();
   }
@@ -182,16 +190,16 @@ Deno.test("cgroup: a caller that only runs the plan and its after() (hooks, the 
 Deno.test("cgroup: closing the session with a command running removes its cgroup", async () => {
   const w = await world();
   const live = w.run("sleep 30");
-  for (let i = 0; i < 250 && coyoteCgroups(Deno.pid).length < 2; i++) {
+  for (let i = 0; i < 250 && coyoteCgroups(true).length < 2; i++) {
     await new Promise((r) => setTimeout(r, 20));
   }
-  assert.equal(coyoteCgroups(Deno.pid).length, 2, "memory and pids cgroups while it runs");
+  assert.equal(coyoteCgroups(true).length, 2, "memory and pids cgroups while it runs");
   await w.cleanup();
   await live;
-  for (let i = 0; i < 100 && coyoteCgroups(Deno.pid).length; i++) {
+  for (let i = 0; i < 100 && coyoteCgroups(true).length; i++) {
     await new Promise((r) => setTimeout(r, 20));
   }
-  assert.deepEqual(await leftAfter(Deno.pid), []);
+  assert.deepEqual(await leftAfter(true), []);
 });
 
 Deno.test("cgroup e2e: headless, guard forced open: bomb and shared-memory hog are tool errors, the session goes on, nothing left behind", async () => {
@@ -247,7 +255,9 @@ Deno.test("cgroup e2e: headless, guard forced open: bomb and shared-memory hog a
     );
     assert.match(text.get("next")!, /alive/);
     assert.match(r.stdout, /done/);
-    assert.deepEqual((await leftAfter()).filter((d) => !before.has(d)), []);
+    // The run's own cgroups (named by its pid; other tests' coyote runs come and go meanwhile).
+    const child = (d: string) => !before.has(d) && d.includes(`/coyote-${r.pid}-`);
+    assert.deepEqual(await leftAfter(false, child), []);
   } finally {
     await server.close();
     await env.cleanup();

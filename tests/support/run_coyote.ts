@@ -94,6 +94,8 @@ export interface RunResult {
   code: number;
   stdout: string;
   stderr: string;
+  /** The process id the run had (of bash when `inherit` was given: it `exec`s coyote). */
+  pid: number;
 }
 
 /** Runs coyote to completion (stdin: `stdin` text or /dev/null). */
@@ -137,6 +139,7 @@ export async function runCoyote(
       code: out.code,
       stdout: new TextDecoder().decode(out.stdout),
       stderr: new TextDecoder().decode(out.stderr),
+      pid: child.pid,
     };
   } finally {
     clearTimeout(timer);

@@ -162,6 +162,9 @@ let seq = 0;
 /** This isolate's random part of its cgroup names (see {@link commandCgroup}). */
 const ISOLATE = crypto.randomUUID().slice(0, 8);
 
+/** The prefix of every cgroup name this isolate makes: `coyote-<pid>-<random>-` (tests count their own). */
+export const OWN_CGROUP_PREFIX = `coyote-${Deno.pid}-${ISOLATE}-`;
+
 /** One command's cgroup: its directories (v1: memory then pids; v2: one) and limits. */
 export interface CommandCgroup {
   host: CgroupHost;
@@ -177,7 +180,7 @@ export interface CommandCgroup {
  * share the pid: equal names made one command's setup fail and another's counters be read.
  */
 export function commandCgroup(h: CgroupHost, memoryMb: number, processes: number): CommandCgroup {
-  const name = `coyote-${Deno.pid}-${ISOLATE}-${++seq}`;
+  const name = `${OWN_CGROUP_PREFIX}${++seq}`;
   return {
     host: h,
     dirs: h.version === 2 ? [`${h.memory}/${name}`] : [`${h.memory}/${name}`, `${h.pids}/${name}`],
