@@ -11,6 +11,10 @@ if (args[0] === "__coyote_plugin_host") {
   // A plugin's own process (core/extensions/plugin_host/process.ts); a literal import keeps it in a compiled binary.
   await (await import("./core/extensions/plugin_host/host_main.ts")).runPluginHost();
 }
+if (args[0] === "__coyote_home_scan") {
+  // The sandbox's home-scan helper (core/policy/sandbox/home_prescan.ts); literal: in the binary.
+  await (await import("./core/policy/sandbox/home_scan_main.ts")).runHomeScan();
+}
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   Deno.stdout.writeSync(new TextEncoder().encode(`${versionLine()}\n`));
   Deno.exit(0);

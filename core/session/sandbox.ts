@@ -87,6 +87,8 @@ export function sandboxExec(
   const execTool = ws.protectTool(lazyTool(EXEC, {
     module: loadExec,
     tool: (m) => m.makeExecuteCommandTool(sandbox, note) as AnyTool,
+    // The home view's store scan, in a helper process, while the model answers.
+    warm: () => void sandbox.ready(),
   }, EXEC.description + (note ? ` ${note}` : "")));
   if (!like) return execTool;
   const astGrep = ws.protectTool(lazyTool(AST_GREP, {

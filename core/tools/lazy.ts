@@ -50,6 +50,8 @@ type Loader = () => Promise<AnyTool>;
 
 /** Module imports of every stub made so far (each a shared, memoised `import()`). */
 const modules = new Set<() => Promise<unknown>>();
+/** The stubs' `warm` functions (each once per warm-up). */
+const warmers = new Set<() => void>();
 
 /**
  * A stub of a built-in tool. `module` imports the defining module (memoise it: it is shared by
@@ -59,10 +61,16 @@ const modules = new Set<() => Promise<unknown>>();
  */
 export function lazyTool<M>(
   data: ToolStubData,
-  load: { module: () => Promise<M>; tool: (m: M) => AnyTool },
+  load: {
+    module: () => Promise<M>;
+    tool: (m: M) => AnyTool;
+    /** Run by {@link warmLazyTools} too: work the tool's first call would wait for (not awaited). */
+    warm?: () => void;
+  },
   description: string = data.description,
 ): AnyTool {
   modules.add(load.module);
+  if (load.warm) warmers.add(load.warm);
   let real: AnyTool | undefined;
   let loading: Promise<AnyTool> | undefined;
   const loader: Loader = () =>
@@ -96,7 +104,15 @@ export function realTool(t: AnyTool): Promise<AnyTool> | undefined {
   return (t as { [REAL]?: Loader })[REAL]?.();
 }
 
-/** Imports the modules of every stub made so far, in the background; failures wait for use. */
+/**
+ * Imports the modules of every stub made so far and runs their `warm` functions, in the
+ * background; failures wait for use.
+ */
 export function warmLazyTools(): void {
   for (const m of modules) m().catch(() => {});
+  for (const w of warmers) {
+    try {
+      w();
+    } catch { /* the first call does it */ }
+  }
 }

@@ -187,6 +187,8 @@ export type LaunchPlan =
  */
 export interface CommandLauncher {
   prepare(command: string, cwd: string, shell: string): LaunchPlan | Promise<LaunchPlan>;
+  /** Awaited before {@link prepare} when present: work the plan needs done first (never rejects). */
+  ready?(): Promise<void>;
   /** Told about each live process tree (to end it when the session closes). */
   started?(tree: ProcessTree): void;
   finished?(tree: ProcessTree): void;
@@ -226,6 +228,7 @@ async function runOnce(
   const started = performance.now();
   const sh = await shell();
   const launcher = opts.launcher ?? directLauncher;
+  await launcher.ready?.();
   const plan = await launcher.prepare(command, opts.cwd, sh);
   if ("refused" in plan) throw new CommandRefused(plan.refused);
   const marker = newMarker();
@@ -439,6 +442,7 @@ export function makeExecuteCommandTool(
         let after: (() => string | undefined) | undefined;
         let cgroup: { finish(): Promise<unknown> } | undefined;
         if (launcher !== directLauncher) {
+          await launcher.ready?.();
           const plan = await launcher.prepare(input.command, ctx.cwd, await shell());
           if ("refused" in plan) return { content: plan.refused, isError: true };
           after = plan.after;

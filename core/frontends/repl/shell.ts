@@ -24,6 +24,7 @@ export async function shell(ctx: ReplContext, command: string): Promise<void> {
     return;
   }
   const sb = ctx.session.commandSandbox;
+  await sb?.ready();
   const plan = sb
     ? sb.prepare(command, ctx.session.cwd, "bash", { dotEntries: false })
     : { program: "bash", args: ["-c", command], env: Deno.env.toObject(), sandboxed: false };

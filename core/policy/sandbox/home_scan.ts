@@ -99,6 +99,23 @@ function hashBuckets(entries: Deno.DirEntry[]): boolean {
 
 const scans = new Map<string, { at: number; found: string[] }>();
 
+/**
+ * What {@link scanSecrets} found in `dir` within the last {@link SCAN_TTL_MS} − `marginMs`
+ * (this process's own scan or one taken over by {@link takeScans}), else undefined.
+ */
+export function recentScan(dir: string, marginMs = 0): string[] | undefined {
+  const hit = scans.get(dir);
+  return hit && Date.now() - hit.at < SCAN_TTL_MS - marginMs ? hit.found : undefined;
+}
+
+/**
+ * Takes over scans made elsewhere (./home_prescan.ts, a helper process): `found` per store (its
+ * real path), made no earlier than `at` (ms since the epoch: when the helper was started).
+ */
+export function takeScans(found: Record<string, string[]>, at: number): void {
+  for (const [dir, f] of Object.entries(found)) scans.set(dir, { at, found: f });
+}
+
 /** How deep the name rules ({@link SECRET_NAME_RE}, {@link PRIVATE_DIR_RE}) look: deeper, names are a package's files (`cookie`, `session.js`). */
 export const NAME_DEPTH = 3;
 

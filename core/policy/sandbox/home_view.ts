@@ -29,9 +29,11 @@ import { isInside } from "../rules.ts";
 import {
   NAME_DEPTH,
   openScanCache,
+  recentScan,
   saveScanCache,
   SCAN_DEPTH,
   SCAN_TTL_MS,
+  type ScanCache,
   scanSecrets,
   SECRET_NAME_RE,
 } from "./home_scan.ts";
@@ -122,6 +124,36 @@ function expand(base: string, segs: readonly string[]): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * The real paths of the stores {@link homeView} may mount for `home` (the folders of
+ * {@link HOME_STORES} and {@link ENV_STORES} that exist, none holding the home), before the
+ * filters that depend on the workspace: what ./home_prescan.ts scans ahead.
+ */
+export function storeSources(
+  home: string,
+  env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+): string[] {
+  const realHome = real(home);
+  if (!realHome || home === "/" || realHome === "/") return [];
+  const out = new Set<string>();
+  const add = (path: string) => {
+    const source = real(path);
+    try {
+      if (
+        source && !isInside(realHome, source) && ![...out].some((o) => isInside(source, o)) &&
+        Deno.statSync(source).isDirectory
+      ) out.add(source);
+    } catch { /* gone meanwhile */ }
+  };
+  for (const s of HOME_STORES) add(`${home}/${s.path}`);
+  for (const e of ENV_STORES) {
+    const v = env(e.name);
+    if (!v || !isAbsolute(v) || !isInside(v, home) || v === home) continue;
+    for (const sub of e.sub ?? [""]) add(sub ? join(v, sub) : v);
+  }
+  return [...out];
 }
 
 /** One store mounted read-only: `path` inside the home (as the command names it), `source` its real path. */
@@ -294,9 +326,13 @@ function computeView(
     }
   }
   const hidden: string[] = [];
-  const disk = cacheDir ? openScanCache(cacheDir) : undefined;
+  // Scans a helper process made (./home_prescan.ts) are taken as they are; the cache file is
+  // read only when a store must be scanned here.
+  let disk: ScanCache | undefined;
   for (const s of stores) {
-    for (const rel of scanSecrets(s.source, disk)) hidden.push(`${s.path}/${rel}`);
+    const found = recentScan(s.source) ??
+      scanSecrets(s.source, disk ??= cacheDir ? openScanCache(cacheDir) : undefined);
+    for (const rel of found) hidden.push(`${s.path}/${rel}`);
     for (const d of DEEP_SECRETS) {
       if (d.startsWith(`${s.path.slice(home.length + 1)}/`)) {
         hidden.push(...expand(home, d.split("/")));

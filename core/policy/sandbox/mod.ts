@@ -41,6 +41,7 @@ import { NodeModulesWatch } from "./node_modules_scan.ts";
 import { protectedBefore, removeCreated } from "./cleanup.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 import { describeHome } from "./home_view.ts";
+import { prescanHome } from "./home_prescan.ts";
 import { unixSocketFilterFile } from "./seccomp.ts";
 import {
   cgroupHost,
@@ -372,6 +373,15 @@ export class CommandSandbox {
       ? "network only through an HTTP(S) proxy to the hosts the user allowed"
       : "network on";
     return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), the home shows only toolchain caches (read-only), ${net}, no unix sockets (docker, ssh-agent, D-Bus unreachable), background processes end with the command.`;
+  }
+
+  /**
+   * `CommandLauncher.ready`: on bwrap, the home's store scan in a helper (./home_prescan.ts) unless
+   * fresh; never rejects (a failed helper leaves the scan to {@link prepare}, in this process).
+   */
+  ready(): Promise<void> {
+    if (this.backend?.name !== "bwrap") return Promise.resolve();
+    return prescanHome(this.policy.home, this.policy.dataDir).then(() => {});
   }
 
   /**

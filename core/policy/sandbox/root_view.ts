@@ -198,8 +198,13 @@ const ETC_CONTENT_TTL_MS = 60_000;
 
 /** The masked files among `texts` (see {@link RootView.etcMasked}). */
 function masked(texts: readonly FileStamp[], cacheDir?: string): RootView["etcMasked"] {
+  return maskedOf(etcCredentialFiles(texts, cacheDir));
+}
+
+/** Masked copies of `credentials` (files of `/etc` holding a credential line). */
+function maskedOf(credentials: readonly string[]): RootView["etcMasked"] {
   const out: RootView["etcMasked"] = [];
-  for (const path of etcCredentialFiles(texts, cacheDir)) {
+  for (const path of credentials) {
     const source = maskedCopy(path);
     if (source) out.push({ path, source });
   }
@@ -232,13 +237,44 @@ const mtimeOf = (p: string) => {
   }
 };
 
+/** The stamp of the folders whose entries the view lists: a change in one makes it again. */
+export function rootViewKey(): string {
+  return ["/etc", "/", "/home", "/run"].map(mtimeOf).join(" ");
+}
+
+/**
+ * The `/etc` part of the view as a helper process makes it (./home_prescan.ts): the
+ * {@link rootViewKey} taken before the scan, what {@link scanEtc} hides, its candidate files and
+ * which of them hold a credential (./secret_lines.ts `etcCredentialFiles`).
+ */
+export interface EtcScan {
+  key: string;
+  hidden: { path: string; dir: boolean }[];
+  texts: FileStamp[];
+  credentials: string[];
+}
+
+/** The `/etc` scan now, for a helper process (`cacheDir`: where the content verdicts are kept). */
+export function etcScanNow(cacheDir?: string): EtcScan {
+  const key = rootViewKey();
+  const texts: FileStamp[] = [];
+  const hidden = scanEtc("/etc", texts);
+  return { key, hidden, texts, credentials: etcCredentialFiles(texts, cacheDir) };
+}
+
+let taken: EtcScan | undefined;
+
+/** Takes a helper's `/etc` scan: {@link rootView} uses it while the view's key is the scan's. */
+export function takeEtcScan(scan: EtcScan): void {
+  taken = scan;
+}
+
 /**
  * The root view of this machine now (cached; see the module doc). `cacheDir` (Coyote's data
  * dir): where the content verdicts of `/etc` are kept across processes (./secret_lines.ts).
  */
 export function rootView(cacheDir?: string): RootView {
-  // The folders whose entries the view lists: a change in one makes it again.
-  const key = ["/etc", "/", "/home", "/run"].map(mtimeOf).join(" ");
+  const key = rootViewKey();
   if (cache?.key === key) {
     if (Date.now() - cache.at >= ETC_CONTENT_TTL_MS) {
       cache.texts = restat(cache.texts);
@@ -262,9 +298,13 @@ export function rootView(cacheDir?: string): RootView {
       files.push(r);
     }
   } catch { /* none */ }
-  const texts: FileStamp[] = [];
-  const etcHidden = scanEtc("/etc", texts);
-  const view = { entries, files, etcHidden, etcMasked: masked(texts, cacheDir) };
+  // A helper's scan of the same `/etc` (./home_prescan.ts) is taken as it is; else scanned here.
+  const pre = taken?.key === key ? taken : undefined;
+  taken = undefined;
+  const texts: FileStamp[] = pre?.texts ?? [];
+  const etcHidden = pre?.hidden ?? scanEtc("/etc", texts);
+  const etcMasked = pre ? maskedOf(pre.credentials) : masked(texts, cacheDir);
+  const view = { entries, files, etcHidden, etcMasked };
   cache = { key, view, texts, at: Date.now() };
   return view;
 }
