@@ -6,10 +6,12 @@
  * (`web_fetch`).
  *
  * Heavy dependencies (npm `ignore`, `picomatch`, `html-to-text`) load lazily
- * on first use, so importing this module costs only zod and the tool objects.
+ * on first use, so importing this module costs only the tool objects. Their inputs are the
+ * generated JSON Schemas of core/tools/builtin_tools.gen.json, typed by the zod schemas of each
+ * pack's `inputs.ts` (imported as types only: zod does not load with them; core/tools/lazy.ts).
  * @module
  */
-import { z } from "zod";
+import { ToolRegistry } from "../core/tools/registry.ts";
 import type { PluginDefinition } from "../sdk/mod.ts";
 import { fsPlugin } from "./fs/mod.ts";
 import { execPlugin } from "./exec/mod.ts";
@@ -28,7 +30,7 @@ export const corePlugins: PluginDefinition[] = [
 
 /**
  * The core tools as an OpenAI `tools` array (`{type: "function", function:
- * {name, description, parameters}}`, parameters via `z.toJSONSchema`), and
+ * {name, description, parameters}}`, parameters as `ToolRegistry.schema` gives them), and
  * the size of its JSON text in chars and in tokens (chars/4, the estimate
  * issue 2 asks for). The budget for all core tools is ~10k chars.
  */
@@ -37,15 +39,7 @@ export function toolSchemasSize(plugins: PluginDefinition[] = corePlugins): {
   tokens: number;
   tools: unknown[];
 } {
-  const tools = plugins.flatMap((p) => p.tools ?? []).map((t) => ({
-    type: "function",
-    function: {
-      name: t.name,
-      description: t.description,
-      // deno-lint-ignore no-explicit-any
-      parameters: z.toJSONSchema(t.input as any),
-    },
-  }));
+  const tools = new ToolRegistry(plugins.flatMap((p) => p.tools ?? [])).openAITools();
   const chars = JSON.stringify(tools).length;
   return { chars, tokens: Math.ceil(chars / 4), tools };
 }

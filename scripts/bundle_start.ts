@@ -48,10 +48,13 @@ const FROM_SOURCES = new Set([
  * npm specifiers our start paths import, bundled too (by `deno bundle`, which resolves npm
  * packages as `deno run` does, into `npm/`, one entry each, code-split so a package they share —
  * zod under the ACP SDK — has one instance): zod's ~95 files and the ACP SDK load as a few
- * chunks. Pure ES modules only; every other npm package stays an import of Deno's npm cache.
+ * chunks; `@cfworker/json-schema` validates the built-in tools' calls (core/tools/registry.ts),
+ * so the first tool call costs no npm resolution. Pure ES modules only; every other npm package
+ * stays an import of Deno's npm cache.
  */
 export const NPM_BUNDLED = [
   "zod",
+  "@cfworker/json-schema",
   "openai/core/streaming",
   "openai/core/error",
   "@agentclientprotocol/sdk",

@@ -1,10 +1,11 @@
 /**
  * Writes core/tools/builtin_tools.gen.json (run by `deno task gen`, scripts/gen_builtins.ts): for
  * every built-in tool — `corePlugins` (plugins/mod.ts), the supervisor's `agent__*`, the skill
- * tools — its name, description, `kind`, `readOnly`, `concurrency` and the JSON Schema of its
- * zod input exactly as `ToolRegistry.schema` converts it. Sessions register stubs made from it
- * (core/tools/lazy.ts), so no run imports zod before its first tool call;
- * tests/tool_stubs_test.ts fails while the file is stale.
+ * tools — its name, description, `kind`, `readOnly`, `concurrency` (from the real tool) and the
+ * JSON Schema of its zod input (from the `inputs.ts` module of its pack, {@link BUILTIN_ZOD})
+ * exactly as `ToolRegistry.schema` converts it. Sessions register stubs made from it, and the
+ * real tools take their `input` from it (core/tools/lazy.ts), so no run imports zod for the
+ * built-in tools; tests/tool_stubs_test.ts fails while the file is stale.
  * @module
  */
 import { corePlugins } from "../plugins/mod.ts";
@@ -13,6 +14,14 @@ import { skillTools } from "../core/extensions/skills/tool_defs.ts";
 import { ToolRegistry } from "../core/tools/registry.ts";
 import type { AnyTool } from "../core/protocol/types.ts";
 import type { ToolStubData } from "../core/tools/lazy.ts";
+import type { ZodLike } from "../sdk/mod.ts";
+import { FS_INPUTS } from "../plugins/fs/inputs.ts";
+import { EXEC_INPUTS } from "../plugins/exec/inputs.ts";
+import { USER_INPUTS } from "../plugins/user/inputs.ts";
+import { TODO_INPUTS } from "../plugins/todo/inputs.ts";
+import { WEB_INPUTS } from "../plugins/web/inputs.ts";
+import { SUPERVISOR_INPUTS } from "../core/supervisor/inputs.ts";
+import { SKILL_INPUTS } from "../core/extensions/skills/inputs.ts";
 
 /** Where the data goes. */
 export const TOOLS_OUT = new URL("../core/tools/builtin_tools.gen.json", import.meta.url);
@@ -29,9 +38,27 @@ export function realBuiltinTools(): Record<"plugins" | "supervisor" | "skills", 
   };
 }
 
-/** One tool's entry, through the registry's real conversion. */
+/** The zod schemas of the built-in tools' inputs by tool name (the packs' `inputs.ts`). */
+export const BUILTIN_ZOD: Record<string, ZodLike> = {
+  ...FS_INPUTS,
+  ...EXEC_INPUTS,
+  ...USER_INPUTS,
+  ...TODO_INPUTS,
+  ...WEB_INPUTS,
+  ...SUPERVISOR_INPUTS,
+  ...SKILL_INPUTS,
+};
+
+/** The zod schema of built-in tool `name`. @throws Error when no `inputs.ts` has one. */
+export function zodInput(name: string): ZodLike {
+  const z = BUILTIN_ZOD[name];
+  if (!z) throw new Error(`no inputs.ts has a zod schema for the built-in tool ${name}`);
+  return z;
+}
+
+/** One tool's entry, through the registry's real conversion of its zod schema. */
 function entry(t: AnyTool): ToolStubData {
-  const registry = new ToolRegistry([t]);
+  const registry = new ToolRegistry([{ ...t, input: zodInput(t.name) }]);
   return {
     name: t.name,
     description: t.description,

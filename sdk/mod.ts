@@ -30,7 +30,7 @@
  * assert.equal(plugin.sdkVersion, SDK_VERSION);
  * ```
  */
-export const SDK_VERSION = "1.3.0";
+export const SDK_VERSION = "1.4.0";
 
 /**
  * A JSON Schema object (draft 2020-12 subset understood by OpenAI tool calling).
@@ -100,7 +100,8 @@ export interface ZodLike<T = unknown> {
 }
 
 /**
- * Infers the input type of a tool from its schema (zod) or falls back to a record.
+ * Infers the input type of a tool from its schema (zod, or a {@link TypedJsonSchema}) or falls back
+ * to a record.
  *
  * @example The input type `run` receives
  * ```ts
@@ -118,7 +119,43 @@ export interface ZodLike<T = unknown> {
  * const loose: InferInput<{ type: "object" }> = { pattern: "TODO", limit: 10 };
  * ```
  */
-export type InferInput<S> = S extends ZodLike<infer T> ? T : { [key: string]: unknown };
+export type InferInput<S> = S extends ZodLike<infer T> ? T
+  : S extends { readonly _output?: infer T } ? unknown extends T ? { [key: string]: unknown } : T
+  : { [key: string]: unknown };
+
+/**
+ * A plain JSON Schema that carries, at the type level only, the type of the values it accepts
+ * (`_output`, the marker zod's schemas carry too; never set at run time). {@link InferInput} and
+ * {@link defineTool} read it, so a tool with a JSON Schema input gets a typed `run(input)` without
+ * loading zod. The type is a promise the author makes: the host validates against the schema,
+ * nothing checks that the two agree. Added in SDK 1.4.
+ *
+ * @example A typed JSON Schema input
+ * ```ts
+ * import { defineTool, type InferInput, type TypedJsonSchema } from "@coyote/sdk";
+ * import assert from "node:assert/strict";
+ *
+ * const input: TypedJsonSchema<{ path: string; limit?: number }> = {
+ *   type: "object",
+ *   properties: { path: { type: "string" }, limit: { type: "integer", minimum: 1 } },
+ *   required: ["path"],
+ * };
+ * const head = defineTool({
+ *   name: "notes_head",
+ *   description: "Shows the first lines of a note.",
+ *   input,
+ *   readOnly: true,
+ *   title: ({ path, limit }) => `Head ${path} (${limit ?? 10} lines)`, // `path` is a string
+ *   run: ({ path }) => `nothing in ${path}`,
+ * });
+ * assert.equal(head.title?.({ path: "a.md" }), "Head a.md (10 lines)");
+ *
+ * type HeadInput = InferInput<typeof input>; // { path: string; limit?: number }
+ * // @ts-expect-error: `path` is a string
+ * const bad: HeadInput["path"] = 42;
+ * ```
+ */
+export type TypedJsonSchema<T> = JsonSchema & { readonly _output?: T };
 
 /**
  * What a tool does, as ACP's `ToolKind` (agent-client-protocol, schema `ToolKind`).

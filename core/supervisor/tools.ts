@@ -10,7 +10,8 @@
  * A refused spawn or an unknown id is a tool error that says why.
  * @module
  */
-import { z } from "zod";
+import { builtinInputs } from "../tools/lazy.ts";
+import type { SUPERVISOR_INPUTS } from "./inputs.ts";
 import { defineTool } from "../../sdk/mod.ts";
 import type { AnyTool } from "../protocol/types.ts";
 import { type ChildRun, SpawnRefused, type Supervisor } from "./supervisor.ts";
@@ -27,24 +28,8 @@ export const SUPERVISOR_TOOLS = [
   "agent__list",
 ] as const;
 
-/** Input schemas, built once (every session that may spawn gets its own tool objects). */
-const SPAWN_INPUT = z.object({
-  agent: z.string().min(1).describe("agent name (see agent__list)"),
-  prompt: z.string().min(1).describe("the task, self-contained"),
-  worktree: z.boolean().optional().describe(
-    "run it in its own git worktree; its change comes back as a patch applied to your tree, or reported with its conflicts (default: a coder spawned while another coder runs)",
-  ),
-});
-const ID_INPUT = z.object({ id: z.string().min(1) });
-const COLLECT_INPUT = z.object({
-  id: z.string().min(1).optional(),
-  timeout_ms: z.number().int().positive().max(3_600_000).optional(),
-});
-const SEND_INPUT = z.object({
-  agent_id: z.string().min(1).describe("the id agent__spawn returned"),
-  message: z.string().min(1).describe("the follow-up, e.g. a reviewer's complaints verbatim"),
-});
-const NO_INPUT = z.object({});
+/** The generated JSON Schemas of the tools (core/tools/lazy.ts), typed by ./inputs.ts. */
+const agentInput = builtinInputs<typeof SUPERVISOR_INPUTS>("supervisor");
 
 function refused(e: unknown) {
   if (e instanceof SpawnRefused) return { content: `error: ${e.message}`, isError: true };
@@ -61,7 +46,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     name: "agent__spawn",
     description:
       "Start a sub-agent on a task. Returns its id at once; it runs in parallel with you and with other sub-agents. Give it a complete, self-contained prompt. Collect its result with agent__collect before you answer.",
-    input: SPAWN_INPUT,
+    input: agentInput("agent__spawn"),
     kind: "other",
     concurrency: "parallel",
     title: (i) => `Spawn ${i.agent}: ${i.prompt.split("\n")[0].slice(0, 80)}`,
@@ -85,7 +70,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     name: "agent__check",
     description:
       "Status of a sub-agent (queued, running, completed, failed, cancelled); its result when it has ended.",
-    input: ID_INPUT,
+    input: agentInput("agent__check"),
     kind: "read",
     readOnly: true,
     title: (i) => `Check ${i.id}`,
@@ -103,7 +88,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     name: "agent__collect",
     description:
       "Wait for a sub-agent's result (with id), or for every sub-agent not yet collected (without id). Returns when they ended or after timeout_ms.",
-    input: COLLECT_INPUT,
+    input: agentInput("agent__collect"),
     kind: "other",
     concurrency: "serial",
     title: (i) => (i.id ? `Collect ${i.id}` : "Collect sub-agents"),
@@ -125,7 +110,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
   const cancel = defineTool({
     name: "agent__cancel",
     description: "Cancel a sub-agent (and the sub-agents it started).",
-    input: ID_INPUT,
+    input: agentInput("agent__cancel"),
     kind: "other",
     concurrency: "serial",
     title: (i) => `Cancel ${i.id}`,
@@ -143,7 +128,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
     name: "agent__send",
     description:
       "Send a follow-up message to a sub-agent that has ended (completed or failed): it continues in the same conversation, with everything it did and said so far, e.g. to fix what a reviewer found. Returns at once; collect its new result with agent__collect.",
-    input: SEND_INPUT,
+    input: agentInput("agent__send"),
     kind: "other",
     concurrency: "serial",
     title: (i) => `Send to ${i.agent_id}: ${i.message.split("\n")[0].slice(0, 80)}`,
@@ -163,7 +148,7 @@ export function supervisorTools(sup: () => Supervisor): AnyTool[] {
   const list = defineTool({
     name: "agent__list",
     description: "Sub-agents of this turn with their status, and the agents you may spawn.",
-    input: NO_INPUT,
+    input: agentInput("agent__list"),
     kind: "read",
     readOnly: true,
     title: () => "List sub-agents",

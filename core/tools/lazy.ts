@@ -1,15 +1,18 @@
 /**
- * Built-in tools without zod at start-up (issue 22 item 5). The model-facing part of every
+ * Built-in tools without zod at run time (issue 22 item 5). The model-facing part of every
  * built-in tool (name, description, `kind`, `readOnly`, `concurrency` and the JSON Schema the
  * registry sends) is generated data, `./builtin_tools.gen.json` (`deno task gen`,
- * scripts/gen_tools.ts; tests/tool_stubs_test.ts fails while it is stale). A session registers
- * stubs made from it ({@link lazyTool}); the module that defines the real tool (with its zod
- * schema) is imported at the first validation of a call (`ToolRegistry.validate` awaits
- * {@link realTool}), or earlier by {@link warmLazyTools}, which the workspace runs once its first
- * model request is on its way. Validation, `title`, `access` and `run` are the real tool's.
+ * scripts/gen_tools.ts converts the zod schemas of the `inputs.ts` modules;
+ * tests/tool_stubs_test.ts fails while it is stale). A session registers stubs made from it
+ * ({@link lazyTool}); the module that defines the real tool is imported at the first validation
+ * of a call (`ToolRegistry.validate` awaits {@link realTool}), or earlier by
+ * {@link warmLazyTools}, which the workspace runs once its first model request is on its way.
+ * The real tool's `input` is that same generated JSON Schema ({@link builtinInputs}: the tool
+ * modules import their zod schemas as types only), validated by the registry with
+ * `@cfworker/json-schema`; `title`, `access` and `run` are the real tool's.
  * @module
  */
-import type { JsonSchema } from "../../sdk/mod.ts";
+import type { InferInput, JsonSchema, TypedJsonSchema, ZodLike } from "../../sdk/mod.ts";
 import type { AnyTool } from "../protocol/types.ts";
 import generated from "./builtin_tools.gen.json" with { type: "json" };
 
@@ -37,13 +40,45 @@ export function stubData(group: keyof typeof BUILTIN_TOOLS, name: string): ToolS
   return d;
 }
 
-/** The `input` of a stub: its generated JSON Schema, recognised by the registry and redaction. */
-export class LazyInput {
-  constructor(readonly parameters: JsonSchema) {}
+/**
+ * The generated JSON Schemas of the built-in tools, and those {@link builtinSchema} marked: the
+ * registry validates them with `@cfworker/json-schema` and strips unknown keys (as zod's
+ * `z.object` did), redaction leaves them as they are (fixed text of ours).
+ */
+const builtin = new WeakSet<object>();
+for (const g of Object.values(BUILTIN_TOOLS)) for (const d of g) builtin.add(d.parameters);
+
+/** Whether `input` is a built-in tool's JSON Schema (generated, or marked by {@link builtinSchema}). */
+export function isBuiltinInput(input: unknown): input is JsonSchema {
+  return !!input && typeof input === "object" && builtin.has(input);
 }
 
-/** One input object per generated entry: the registry's caches are keyed by input object. */
-const inputs = new WeakMap<ToolStubData, LazyInput>();
+/**
+ * Marks a hand-written JSON Schema of a built-in tool that is not in the generated data (the
+ * config-dependent `web_search`) as one: validated and stripped like the generated ones.
+ * Returns `schema` itself.
+ */
+export function builtinSchema<T>(schema: TypedJsonSchema<T>): TypedJsonSchema<T> {
+  builtin.add(schema);
+  return schema;
+}
+
+/**
+ * The run-time `input` of built-in tools of `group`: `builtinInputs<typeof FS_INPUTS>("plugins")`
+ * gives a function from a tool name (a key of the zod schemas' map `M`, imported with
+ * `import type`) to the tool's generated JSON Schema — the very object its stub sends — typed as
+ * the zod schema's input type, so `run(input)` stays precise while zod never loads. A name not
+ * in the generated data yet gives `{type: "object"}` (so `deno task gen` can import the tool
+ * modules; tests/tool_stubs_test.ts fails until it has run).
+ */
+export function builtinInputs<M extends Record<string, ZodLike>>(
+  group: keyof typeof BUILTIN_TOOLS,
+) {
+  return <N extends keyof M & string>(name: N): TypedJsonSchema<InferInput<M[N]>> =>
+    BUILTIN_TOOLS[group].find((t) => t.name === name)?.parameters ?? builtinSchema({
+      type: "object",
+    });
+}
 
 const REAL = Symbol("coyote.realTool");
 type Loader = () => Promise<AnyTool>;
@@ -82,8 +117,7 @@ export function lazyTool<M>(
   const stub: AnyTool & { [REAL]: Loader } = {
     name: data.name,
     description,
-    input: inputs.get(data) ??
-      (inputs.set(data, new LazyInput(data.parameters)), inputs.get(data)!),
+    input: data.parameters,
     ...(data.kind !== undefined ? { kind: data.kind } : {}),
     ...(data.readOnly !== undefined ? { readOnly: data.readOnly } : {}),
     ...(data.concurrency !== undefined ? { concurrency: data.concurrency } : {}),

@@ -15,7 +15,7 @@
  */
 import type { ToolContext, ToolResult } from "../../sdk/mod.ts";
 import type { AnyTool } from "../protocol/types.ts";
-import { LazyInput } from "./lazy.ts";
+import { isBuiltinInput } from "./lazy.ts";
 import { credentialValue } from "./secret_value.ts";
 
 /** The replacement text. */
@@ -168,8 +168,8 @@ function redactJson(v: unknown, redact: (t: string) => string): unknown {
 }
 
 function isPlainSchema(v: unknown): boolean {
-  // A built-in tool's stub (./lazy.ts) stands for a zod schema: left as it is, like one.
-  return !!v && typeof v === "object" && !(v instanceof LazyInput) &&
+  // A built-in tool's generated JSON Schema (./lazy.ts) is our fixed text: left as it is.
+  return !!v && typeof v === "object" && !isBuiltinInput(v) &&
     typeof (v as { safeParse?: unknown }).safeParse !== "function";
 }
 
@@ -190,7 +190,7 @@ export function redactingTool(
       ? { description: redact(tool.description) }
       : {}),
     // An MCP tool's input is the server's plain JSON Schema (its descriptions reach the model too);
-    // first-party tools have zod schemas, left as they are.
+    // first-party tools have generated JSON Schemas (or zod schemas), left as they are.
     ...(!opts.ownText && isPlainSchema(tool.input)
       ? { input: redactJson(tool.input, redact) as AnyTool["input"] }
       : {}),

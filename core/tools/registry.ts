@@ -5,17 +5,20 @@
  * - zod (v4) inputs are converted with the schema's own `toJSONSchema` method (once per tool;
  *   the same converter as `z.toJSONSchema`, so this module does not import zod) and validated
  *   with `safeParse`.
- * - built-in tools are stubs (./lazy.ts): their JSON Schema is generated data, and the real
- *   tool (with its zod schema) is imported at its first validation.
+ * - built-in tools are stubs (./lazy.ts): their JSON Schema is generated data (from zod schemas
+ *   that only the generator and tests load), the real tool is imported at its first validation,
+ *   and its input is that same JSON Schema.
  * - plain JSON Schema inputs are sent as-is and validated with
  *   `@cfworker/json-schema`
- *   (loaded lazily, only when such a tool is first called).
+ *   (loaded lazily, only when such a tool is first called). For built-in tools, top-level and
+ *   nested keys a schema's `properties` do not name are then dropped, as zod's `z.object` did
+ *   ({@link stripUnknown}).
  * - Validation errors are returned as text the model can act on; they never throw.
  * @module
  */
 import type { JsonSchema, ZodLike } from "../../sdk/mod.ts";
 import type { AnyTool } from "../protocol/types.ts";
-import { LazyInput, realTool } from "./lazy.ts";
+import { isBuiltinInput, realTool } from "./lazy.ts";
 
 /** An OpenAI Chat Completions `tools[]` entry. */
 export interface OpenAITool {
@@ -121,8 +124,8 @@ export class ToolRegistry {
     let s = this.#schemas.get(name) ?? (key ? schemaCache.get(key) : undefined);
     if (!s) {
       const input = this.tools.get(name)!.input;
-      if (input instanceof LazyInput) {
-        s = input.parameters;
+      if (isBuiltinInput(input)) {
+        s = input;
       } else if (isZod(input)) {
         s = tidy(zodToJson(input));
       } else {
@@ -188,10 +191,12 @@ export class ToolRegistry {
         };
       } else {
         const { Validator } = await jsonSchemaLib();
-        const validator = new Validator(this.schema(name) as never, "2020-12", false);
+        const schema = this.schema(name);
+        const validator = new Validator(schema as never, "2020-12", false);
+        const strip = isBuiltinInput(input);
         v = (value) => {
           const r = validator.validate(value);
-          if (r.valid) return { ok: true, value };
+          if (r.valid) return { ok: true, value: strip ? stripUnknown(value, schema) : value };
           // The deepest errors say what is wrong; the wrapper errors only repeat "failed validation".
           const msgs = r.errors.filter((e) =>
             !/^Property .* does not match schema\.$|^Items did not match schema\.$/.test(e.error)
@@ -206,6 +211,39 @@ export class ToolRegistry {
     }
     return v;
   }
+}
+
+/**
+ * `value` (valid against `schema`) without the object keys the schema's `properties` do not
+ * name, at every level `properties` / `items` reach (objects whose schema sets
+ * `additionalProperties` are kept whole): what zod's `z.object` parse returned for the built-in
+ * tools, whose `run`s were written against it. Copies only what changes.
+ */
+export function stripUnknown(value: unknown, schema: JsonSchema): unknown {
+  if (Array.isArray(value)) {
+    const items = schema.items;
+    if (!items || typeof items !== "object") return value;
+    const out = value.map((x) => stripUnknown(x, items as JsonSchema));
+    return out.some((x, i) => x !== value[i]) ? out : value;
+  }
+  const props = schema.properties as Record<string, JsonSchema> | undefined;
+  if (
+    !value || typeof value !== "object" || !props || typeof props !== "object" ||
+    schema.additionalProperties !== undefined
+  ) return value;
+  const inp = value as Record<string, unknown>;
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(inp)) {
+    if (!Object.hasOwn(props, k)) {
+      changed = true;
+      continue;
+    }
+    const y = stripUnknown(x, props[k]);
+    if (y !== x) changed = true;
+    out[k] = y;
+  }
+  return changed ? out : value;
 }
 
 /** `z.toJSONSchema(input, {io: "input", unrepresentable: "any"})`, through the schema's method. */

@@ -27,7 +27,8 @@
  * streams.
  * @module
  */
-import { z } from "zod";
+import { builtinInputs } from "../../core/tools/lazy.ts";
+import type { EXEC_INPUTS } from "./inputs.ts";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { commandEnvironment } from "../../core/policy/sandbox/env.ts";
@@ -423,10 +424,7 @@ export function makeExecuteCommandTool(
     description:
       "Run a shell command (bash -c) in the working directory. Returns exit code, stdout and stderr (long output keeps head and tail). No stdin. Default timeout 120000 ms, max 600000." +
       (note ? ` ${note}` : ""),
-    input: z.object({
-      command: z.string().min(1).describe("Shell command"),
-      timeout_ms: z.number().int().min(1).optional().describe("Timeout in ms"),
-    }),
+    input: builtinInputs<typeof EXEC_INPUTS>("plugins")("execute_command"),
     kind: "execute",
     title: (i) => i.command.length > 80 ? `${i.command.slice(0, 77)}...` : i.command,
     access: (i) => [{ type: "execute", command: i.command }],

@@ -21,7 +21,7 @@
  * - Without ast-grep on PATH (exit 127) the result says how to install it and to use fs_grep.
  * @module
  */
-import { z } from "zod";
+import { fsInput } from "./schemas.ts";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import {
@@ -67,17 +67,7 @@ export function makeAstGrepTool(launcher: CommandLauncher = directLauncher) {
   return defineTool({
     name: "ast_grep",
     description,
-    input: z.object({
-      pattern: z.string().min(1).describe(
-        "AST pattern, valid code in the language; $NAME one node, $$$ any number",
-      ),
-      language: z.string().min(1).optional().describe(
-        "Language of the files: typescript, tsx, javascript, python, rust, go, java, c, cpp, ruby, … (default: by file extension)",
-      ),
-      paths: z.array(z.string().min(1)).optional().describe(
-        "Files or directories to search (default .)",
-      ),
-    }),
+    input: fsInput("ast_grep"),
     kind: "search",
     readOnly: true,
     title: (i) => `AST search ${i.pattern}${i.paths?.length ? ` in ${i.paths.join(", ")}` : ""}`,

@@ -8,7 +8,7 @@
  * The model-facing description is `cat.txt`.
  * @module
  */
-import { z } from "zod";
+import { fsInput } from "./schemas.ts";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { decodeBytes, encodingName } from "./text.ts";
@@ -23,9 +23,7 @@ export const CAT_MAX_BYTES = 256 * 1024;
 export const fsCatTool = defineTool({
   name: "fs_cat",
   description,
-  input: z.object({
-    path: z.string().describe("File path (relative to the working directory, or absolute)"),
-  }),
+  input: fsInput("fs_cat"),
   kind: "read",
   readOnly: true,
   title: (i) => `Read ${i.path}`,

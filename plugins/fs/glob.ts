@@ -3,7 +3,7 @@
  * ({@link globAccesses}, judged by the guard). The model-facing description is `glob.txt`.
  * @module
  */
-import { z } from "zod";
+import { fsInput } from "./schemas.ts";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolAccess, ToolResult } from "../../sdk/mod.ts";
 import { describeFsError, displayPath, resolvePath, toolError } from "./paths.ts";
@@ -49,10 +49,7 @@ export function globAccesses(pattern: string, path?: string): ToolAccess[] {
 export const fsGlobTool = defineTool({
   name: "fs_glob",
   description,
-  input: z.object({
-    pattern: z.string().min(1).describe("Glob pattern"),
-    path: z.string().optional().describe("Directory to search (default .)"),
-  }),
+  input: fsInput("fs_glob"),
   kind: "search",
   readOnly: true,
   title: (i) => `Glob ${i.pattern}${i.path ? ` in ${i.path}` : ""}`,

@@ -3,7 +3,7 @@
  * `grep_engine.ts`. The model-facing description is `grep.txt`.
  * @module
  */
-import { z } from "zod";
+import { fsInput } from "./schemas.ts";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { describeFsError, displayPath, resolvePath, toolError } from "./paths.ts";
@@ -20,12 +20,7 @@ export const GREP_MAX_CHARS = 40_000;
 export const fsGrepTool = defineTool({
   name: "fs_grep",
   description,
-  input: z.object({
-    pattern: z.string().min(1).describe("Regular expression"),
-    path: z.string().optional().describe("File or directory to search (default .)"),
-    glob: z.string().optional().describe("Only files matching this glob, e.g. *.ts or src/**/*.py"),
-    ignore_case: z.boolean().optional().describe("Case-insensitive search"),
-  }),
+  input: fsInput("fs_grep"),
   kind: "search",
   readOnly: true,
   title: (i) => `Grep ${i.pattern}${i.path ? ` in ${i.path}` : ""}`,

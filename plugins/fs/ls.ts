@@ -3,7 +3,7 @@
  * The model-facing description is `ls.txt`.
  * @module
  */
-import { z } from "zod";
+import { fsInput } from "./schemas.ts";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { describeFsError, displayPath, resolvePath, toolError } from "./paths.ts";
@@ -17,9 +17,7 @@ export const LS_LIMIT = 1000;
 export const fsLsTool = defineTool({
   name: "fs_ls",
   description,
-  input: z.object({
-    path: z.string().optional().describe("Directory path (default .)"),
-  }),
+  input: fsInput("fs_ls"),
   kind: "read",
   readOnly: true,
   title: (i) => `List ${i.path ?? "."}`,

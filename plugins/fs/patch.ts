@@ -3,7 +3,7 @@
  * miss is reported as such (text.ts). The model-facing description is `patch.txt`.
  * @module
  */
-import { z } from "zod";
+import { fsInput } from "./schemas.ts";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { nearMiss, UnencodableError, withEol } from "./text.ts";
@@ -40,12 +40,7 @@ function snippet(text: string, from: number, to: number): { body: string; line: 
 export const fsPatchTool = defineTool({
   name: "fs_patch",
   description,
-  input: z.object({
-    path: z.string().describe("File path"),
-    old_string: z.string().describe("Exact text to replace"),
-    new_string: z.string().describe("Replacement text"),
-    replace_all: z.boolean().optional().describe("Replace every occurrence"),
-  }),
+  input: fsInput("fs_patch"),
   kind: "edit",
   title: (i) => `Edit ${i.path}`,
   // A read too (eighth attacker pass): the result shows the lines around the edit, and whether

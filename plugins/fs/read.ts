@@ -4,7 +4,7 @@
  * The model-facing description is `read.txt`.
  * @module
  */
-import { z } from "zod";
+import { fsInput } from "./schemas.ts";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { decodeBytes, type Encoding, encodingName } from "./text.ts";
@@ -161,11 +161,7 @@ async function sniffEncoding(abs: string): Promise<Encoding> {
 export const fsReadTool = defineTool({
   name: "fs_read",
   description,
-  input: z.object({
-    path: z.string().describe("File path (relative to the working directory, or absolute)"),
-    offset: z.number().int().min(1).optional().describe("First line to read, 1-based"),
-    limit: z.number().int().min(1).optional().describe("Number of lines (default 2000)"),
-  }),
+  input: fsInput("fs_read"),
   kind: "read",
   readOnly: true,
   title: (i) => `Read ${i.path}`,

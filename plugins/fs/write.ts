@@ -4,7 +4,7 @@
  * The model-facing description is `write.txt`.
  * @module
  */
-import { z } from "zod";
+import { fsInput } from "./schemas.ts";
 import { defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { encodingName, UnencodableError, withEol } from "./text.ts";
@@ -23,10 +23,7 @@ function countLines(text: string): number {
 export const fsWriteTool = defineTool({
   name: "fs_write",
   description,
-  input: z.object({
-    path: z.string().describe("File path"),
-    content: z.string().describe("Full new content"),
-  }),
+  input: fsInput("fs_write"),
   kind: "edit",
   title: (i) => `Write ${i.path}`,
   access: (i) => [{ type: "write", path: i.path }],

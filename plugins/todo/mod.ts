@@ -5,7 +5,8 @@
  * update (`PlanEntry[]`, priority defaulting to `medium`).
  * @module
  */
-import { z } from "zod";
+import { builtinInputs } from "../../core/tools/lazy.ts";
+import type { TODO_INPUTS } from "./inputs.ts";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
 import type { PlanItem, ToolResult } from "../../sdk/mod.ts";
 
@@ -14,13 +15,7 @@ export const todoWriteTool = defineTool({
   name: "todo__write",
   description:
     "Replace your task list (send the whole list each time). Use for multi-step work; keep one item in_progress.",
-  input: z.object({
-    todos: z.array(z.object({
-      content: z.string().min(1),
-      status: z.enum(["pending", "in_progress", "completed"]),
-      priority: z.enum(["high", "medium", "low"]).optional(),
-    })),
-  }),
+  input: builtinInputs<typeof TODO_INPUTS>("plugins")("todo__write"),
   kind: "think",
   readOnly: true,
   title: (i) => `Update plan (${i.todos.length} items)`,

@@ -10,7 +10,8 @@
  * default, report the question in its final answer, or stop.
  * @module
  */
-import { z } from "zod";
+import { builtinInputs } from "../../core/tools/lazy.ts";
+import type { USER_INPUTS } from "./inputs.ts";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
 import type { ToolContext, ToolResult, UserQuestion } from "../../sdk/mod.ts";
 
@@ -61,14 +62,14 @@ async function ask(q: UserQuestion, ctx: ToolContext): Promise<ToolResult> {
   }
 }
 
-const question = z.string().min(1).describe("Question for the user");
-const options = z.array(z.string()).min(1).describe("Choices");
+/** The generated JSON Schemas of the `user` tools (core/tools/lazy.ts). */
+const userInput = builtinInputs<typeof USER_INPUTS>("plugins");
 
 /** `user__select {question, options}` → the chosen option. */
 export const userSelectTool = defineTool({
   name: "user__select",
   description: "Ask the user to pick one option. Headless: returns needs_human JSON at once.",
-  input: z.object({ question, options }),
+  input: userInput("user__select"),
   kind: "other",
   readOnly: true,
   title: (i) => i.question,
@@ -79,7 +80,7 @@ export const userSelectTool = defineTool({
 export const userConfirmTool = defineTool({
   name: "user__confirm",
   description: "Ask the user a yes/no question. Headless: returns needs_human JSON at once.",
-  input: z.object({ question, default: z.boolean().optional().describe("Default answer") }),
+  input: userInput("user__confirm"),
   kind: "other",
   readOnly: true,
   title: (i) => i.question,
@@ -90,7 +91,7 @@ export const userConfirmTool = defineTool({
 export const userInputTool = defineTool({
   name: "user__input",
   description: "Ask the user for free text. Headless: returns needs_human JSON at once.",
-  input: z.object({ question, default: z.string().optional().describe("Default answer") }),
+  input: userInput("user__input"),
   kind: "other",
   readOnly: true,
   title: (i) => i.question,
@@ -102,7 +103,7 @@ export const userCheckboxTool = defineTool({
   name: "user__checkbox",
   description:
     "Ask the user to pick any number of options. Headless: returns needs_human JSON at once.",
-  input: z.object({ question, options }),
+  input: userInput("user__checkbox"),
   kind: "other",
   readOnly: true,
   title: (i) => i.question,

@@ -16,13 +16,14 @@
  *   the whole request times out after {@link FETCH_TIMEOUT_MS}.
  * @module
  */
-import { z } from "zod";
+import { builtinInputs } from "../../core/tools/lazy.ts";
+import type { WEB_INPUTS } from "./inputs.ts";
 import { definePlugin, defineTool } from "../../sdk/mod.ts";
 import type { ToolResult } from "../../sdk/mod.ts";
 import { headText } from "../../core/util/text.ts";
 
 export const DEFAULT_MAX_CHARS = 20_000;
-export const MAX_MAX_CHARS = 100_000;
+export { MAX_MAX_CHARS } from "./limits.ts";
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
 export const FETCH_TIMEOUT_MS = 30_000;
 const MAX_REDIRECTS = 5;
@@ -96,12 +97,7 @@ export const webFetchTool = defineTool({
   name: "web_fetch",
   description:
     "Fetch an http(s) URL and return its content as text (HTML converted to readable text).",
-  input: z.object({
-    url: z.string().describe("http:// or https:// URL"),
-    max_chars: z.number().int().min(100).max(MAX_MAX_CHARS).optional().describe(
-      "Max characters returned (default 20000)",
-    ),
-  }),
+  input: builtinInputs<typeof WEB_INPUTS>("plugins")("web_fetch"),
   kind: "fetch",
   readOnly: true,
   title: (i) => `Fetch ${i.url}`,

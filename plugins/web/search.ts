@@ -29,17 +29,18 @@
  * {@link SEARCH_TIMEOUT_MS}.
  * @module
  */
-import { z } from "zod";
+import { builtinSchema } from "../../core/tools/lazy.ts";
+import type { webSearchInput } from "./inputs.ts";
 import { defineTool } from "../../sdk/mod.ts";
-import type { ToolResult } from "../../sdk/mod.ts";
+import type { InferInput, ToolResult } from "../../sdk/mod.ts";
 import { headText } from "../../core/util/text.ts";
 import { hostOf } from "./mod.ts";
+import { DEFAULT_RESULTS, MAX_RESULTS } from "./limits.ts";
 import type { WebSearchSettings } from "../../core/config/config.ts";
 
 export type { WebSearchSettings };
 
-export const DEFAULT_RESULTS = 5;
-export const MAX_RESULTS = 20;
+export { DEFAULT_RESULTS, MAX_RESULTS };
 export const SNIPPET_CHARS = 400;
 export const MAX_TEXT_CHARS = 12_000;
 export const SEARCH_TIMEOUT_MS = 20_000;
@@ -237,6 +238,27 @@ export function formatResults(query: string, backend: string, results: SearchRes
   return out.trimEnd();
 }
 
+/**
+ * `web_search`'s input as JSON Schema (it is not generated data: its description names the
+ * configured default), as `z.toJSONSchema` makes ./inputs.ts `webSearchInput(defaultResults)`
+ * (tests/web_search_test.ts compares them), so zod does not load with the tool.
+ */
+export function webSearchSchema(defaultResults: number) {
+  return builtinSchema<InferInput<ReturnType<typeof webSearchInput>>>({
+    type: "object",
+    properties: {
+      query: { type: "string", minLength: 1, description: "What to search for" },
+      max_results: {
+        description: `Results wanted (default ${defaultResults}, at most ${MAX_RESULTS})`,
+        type: "integer",
+        minimum: 1,
+        maximum: MAX_RESULTS,
+      },
+    },
+    required: ["query"],
+  });
+}
+
 /** The `web_search` tool for these settings (see the module doc). */
 export function webSearchTool(s: WebSearchSettings) {
   const name = BACKENDS[s.backend].name;
@@ -245,12 +267,7 @@ export function webSearchTool(s: WebSearchSettings) {
     name: "web_search",
     description:
       "Search the web; returns up to max_results results (title, URL, snippet). Fetch a result's page with web_fetch.",
-    input: z.object({
-      query: z.string().min(1).describe("What to search for"),
-      max_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe(
-        `Results wanted (default ${s.max_results ?? DEFAULT_RESULTS}, at most ${MAX_RESULTS})`,
-      ),
-    }),
+    input: webSearchSchema(s.max_results ?? DEFAULT_RESULTS),
     kind: "fetch",
     readOnly: true,
     title: (i) => `Search the web: ${i.query}`,

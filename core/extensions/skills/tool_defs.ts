@@ -1,17 +1,17 @@
 /**
  * The real `skill__list`, `skill__load {name}` and `skill__unload {name}` of one session's skill
- * state (./tools.ts registers stubs of them, core/tools/lazy.ts; this module and zod load at
- * the first call).
+ * state (./tools.ts registers stubs of them, core/tools/lazy.ts; this module loads at the first
+ * call; its input schemas are generated data, typed by ./inputs.ts).
  * @module
  */
-import { z } from "zod";
+import { builtinInputs } from "../../tools/lazy.ts";
+import type { SKILL_INPUTS } from "./inputs.ts";
 import { defineTool } from "../../../sdk/mod.ts";
 import type { AnyTool } from "../../protocol/types.ts";
 import type { SkillEntry } from "./load.ts";
 
-/** Input schemas, built once: every session gets its own tool objects over these. */
-const NO_INPUT = z.object({});
-const NAME_INPUT = z.object({ name: z.string().describe("skill name from the skill index") });
+/** The generated JSON Schemas of the tools (core/tools/lazy.ts), typed by ./inputs.ts. */
+const skillInput = builtinInputs<typeof SKILL_INPUTS>("skills");
 
 /** The tools over `state` (`unknown(name)`: the error text for a name that is not a skill). */
 export function skillTools(
@@ -32,7 +32,7 @@ export function skillTools(
     defineTool({
       name: "skill__list",
       description: "List the skills you can load, with descriptions and whether each is loaded.",
-      input: NO_INPUT,
+      input: skillInput("skill__list"),
       kind: "read",
       readOnly: true,
       title: () => "List skills",
@@ -45,7 +45,7 @@ export function skillTools(
       name: "skill__load",
       description:
         "Load a skill: its instructions join your system prompt and its tools become available from your next step.",
-      input: NAME_INPUT,
+      input: skillInput("skill__load"),
       kind: "read",
       readOnly: true,
       title: (i) => `Load skill ${i.name}`,
@@ -64,7 +64,7 @@ export function skillTools(
     defineTool({
       name: "skill__unload",
       description: "Unload a skill you no longer need (removes its instructions and tools).",
-      input: NAME_INPUT,
+      input: skillInput("skill__unload"),
       kind: "read",
       readOnly: true,
       title: (i) => `Unload skill ${i.name}`,
