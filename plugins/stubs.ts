@@ -1,7 +1,7 @@
 /**
  * The built-in plugins' tools as the session registers them: stubs from the generated data
- * (core/tools/lazy.ts, `deno task gen`), so a run does not import zod and the tool modules before
- * its first request. `./mod.ts` (the real tools, `corePlugins`) is imported at the first
+ * (core/tools/lazy.ts, `deno task gen`), so a run does not import the tool modules before its
+ * first request (and never zod for them: their inputs are that generated JSON Schema). `./mod.ts` (the real tools, `corePlugins`) is imported at the first
  * validation of a call, or in the background once the first request is on its way.
  * @module
  */

@@ -27,7 +27,7 @@ function loadFs(): Promise<typeof import("../../plugins/fs/mod.ts")> {
   return fsModule ??= import("../../plugins/fs/mod.ts");
 }
 let execModule: Promise<typeof import("../../plugins/exec/mod.ts")> | undefined;
-/** Imports plugins/exec/mod.ts (zod) once: at the first call, or warmed after the first request. */
+/** Imports plugins/exec/mod.ts once: at the first call, or warmed after the first request. */
 function loadExec(): Promise<typeof import("../../plugins/exec/mod.ts")> {
   return execModule ??= import("../../plugins/exec/mod.ts");
 }

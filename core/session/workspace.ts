@@ -512,9 +512,9 @@ export async function acquireWorkspace(
  * the background (core/tools/lazy.ts `warmLazyTools`) while the first request waits for the
  * model: {@link WARM_AFTER_MS} after it was handed over (it is out by then; started at once, the
  * import's evaluation on the one JS thread delayed the request's own send), or when its response
- * arrives if that is sooner. The first request never waits for zod, the first tool call rarely
- * does, and the evaluation lands in the model's time to first token, not on its first chunk
- * (bench repl: first token → first visible character).
+ * arrives if that is sooner. The first request never waits for the tool modules, the first tool
+ * call rarely does, and the evaluation lands in the model's time to first token, not on its first
+ * chunk (bench repl: first token → first visible character).
  */
 function warmAfterFirstResponse(inner: typeof fetch | undefined): typeof fetch {
   let warmed = false;

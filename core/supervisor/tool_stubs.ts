@@ -1,6 +1,6 @@
 /**
  * The `agent__*` tools of one session as stubs (core/tools/lazy.ts): their schemas are generated
- * data, and ./tools.ts (zod) is imported at the first validation of a call, or in the background
+ * data, and ./tools.ts is imported at the first validation of a call, or in the background
  * once the first model request is on its way.
  * @module
  */

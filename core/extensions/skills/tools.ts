@@ -20,7 +20,7 @@ export class SkillUsageError extends Error {
 }
 
 let defs: Promise<typeof import("./tool_defs.ts")> | undefined;
-/** Imports ./tool_defs.ts (the real skill tools, zod) once. */
+/** Imports ./tool_defs.ts (the real skill tools) once. */
 function loadDefs(): Promise<typeof import("./tool_defs.ts")> {
   return defs ??= import("./tool_defs.ts");
 }
@@ -109,7 +109,7 @@ export function createSkillState(
   }
   if (!visible.length) return state;
 
-  // Stubs (core/tools/lazy.ts): ./tool_defs.ts (zod) loads at the first call.
+  // Stubs (core/tools/lazy.ts): ./tool_defs.ts loads at the first call.
   let real: AnyTool[] | undefined;
   (state.tools as AnyTool[]).push(...BUILTIN_TOOLS.skills.map((d) =>
     lazyTool(d, {
