@@ -15,6 +15,8 @@ import {
 } from "../core/policy/sandbox/home_prescan.ts";
 import { recentScan } from "../core/policy/sandbox/home_scan.ts";
 import { homeView, storeSources } from "../core/policy/sandbox/home_view.ts";
+import { startModelServer } from "./support/model_server.ts";
+import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
 
 /** A home with two stores (`~/.cache`, `~/.npm`) holding a token file, a browser profile and a clone's token URL. */
 async function fakeHome(): Promise<{ root: string; home: string; data: string }> {
@@ -120,6 +122,57 @@ Deno.test("home prescan: the helper under its own flags reads the stores, writes
     assert.equal(out.code, 0);
     await assert.rejects(Deno.stat(join(elsewhere, "home-scan.json")), Deno.errors.NotFound);
   } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+/** Processes whose command line contains `needle` (this machine's /proc). */
+function processesWith(needle: string): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`).replaceAll("\0", " ");
+      if (cmd.includes(needle)) out.push(`${e.name}: ${cmd}`);
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+Deno.test("home prescan: a session that ends while the helper still scans leaves no helper behind", async () => {
+  const { root, home } = await fakeHome();
+  // A store big enough that the cold scan outlasts the session (≈ 4000 folders).
+  for (let i = 0; i < 400; i++) {
+    await Deno.mkdir(join(home, ".cache", "big", `d${i}`, "a", "b", "c", "e", "f", "g", "h", "i"), {
+      recursive: true,
+    });
+  }
+  const env = await makeCoyoteEnv();
+  // The model answers once the helper is running (started 60 ms after the request is out), so
+  // the session ends while it still starts or scans.
+  const helper = `--allow-write=${env.dataDir}`;
+  let seen: string[] = [];
+  const server = await startModelServer({
+    script: async () => {
+      for (let i = 0; i < 500 && !seen.length; i++) {
+        seen = processesWith(helper);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      return { text: "done" };
+    },
+  });
+  try {
+    const r = await runCoyote(["--headless", "--output-format", "json", "hello"], {
+      cwd: root,
+      env: childEnv(env, { baseURL: server.baseURL, extra: { HOME: home } }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).text, "done");
+    assert.equal(seen.length, 1, "the helper ran while the model answered");
+    assert.deepEqual(processesWith(helper), [], "no helper left running");
+  } finally {
+    await server.close();
+    await env.cleanup();
     await Deno.remove(root, { recursive: true });
   }
 });

@@ -51,6 +51,17 @@ const RENEW_MARGIN_MS = 5_000;
 
 let running: Promise<boolean> | undefined;
 let last: { key: string; at: number } | undefined;
+/** The helper now running, killed when Coyote exits (it must not write the data dir after). */
+let live: Deno.ChildProcess | undefined;
+let unloadHooked = false;
+
+/** Kills the running helper, if any (at exit: a session that ended before its first command). */
+function killLive(): void {
+  try {
+    live?.kill("SIGKILL");
+  } catch { /* gone */ }
+  live = undefined;
+}
 
 /** The helper's command line (compiled: the binary itself; else `deno run` of {@link ENTRY}). */
 export function homeScanCommand(cacheDir: string | undefined): { cmd: string; args: string[] } {
@@ -144,6 +155,11 @@ async function run(request: HomeScanRequest): Promise<HomeScanReply | undefined>
   } catch {
     return undefined;
   }
+  live = child;
+  if (!unloadHooked) {
+    unloadHooked = true;
+    globalThis.addEventListener("unload", killLive);
+  }
   const timer = setTimeout(() => {
     try {
       child.kill("SIGKILL");
@@ -161,5 +177,6 @@ async function run(request: HomeScanRequest): Promise<HomeScanReply | undefined>
     return undefined;
   } finally {
     clearTimeout(timer);
+    if (live === child) live = undefined;
   }
 }
