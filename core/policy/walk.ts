@@ -19,7 +19,7 @@
  */
 import { basename } from "../util/path.ts";
 import { CODE_VARIABLE } from "./shell/programs/runners.ts";
-import { commandMatch, resolvePath, type Rule, WILD } from "./rules.ts";
+import { commandMatch, resolvePath, type Rule, starMatch, WILD } from "./rules.ts";
 import {
   guardOnlyPathRule,
   hasRules,
@@ -374,7 +374,7 @@ export function simpleParts(
   if (y) {
     // What the command line itself evaluates asks even under an allow rule on the program; the
     // project's code (scripts, build files, repository configuration) only without one.
-    const why = c.opaque ??
+    const why = c.opaque ?? restrictedMention(core, c.mentions, name) ??
       (allow || chosen ? undefined : c.projectCode ??
         (name === "git" ? (gitWhy === null ? gitUnsafe(core, ctx) : gitWhy) : undefined));
     if (why) {
@@ -506,6 +506,30 @@ export function yieldsTo(core: PolicyCore, level: Level): Rule | undefined {
   return ex.find((r) => r.decision === "deny") ??
     (level === "skip" ? undefined : ex.find((r) => r.decision === "ask")) ??
     guardOnlyPathRule(core, level);
+}
+
+/**
+ * Why a program without a rule may run what an `Execute` deny or ask rule restricts: one of the
+ * words of its arguments (`mentions`, ./shell/classification.ts) is that rule's program (its
+ * first word, a `*` pattern matched). Undefined when none is.
+ */
+function restrictedMention(
+  core: PolicyCore,
+  mentions: readonly string[] | undefined,
+  name: string,
+): string | undefined {
+  if (!mentions?.length) return undefined;
+  for (const r of rulesOf(core, "execute")) {
+    if (r.decision === "allow" || r.pattern === undefined) continue;
+    const prog = r.pattern.trim().split(/\s+/)[0];
+    const hit = prog && mentions.find((m) => starMatch(prog, m));
+    if (hit) {
+      return `"${name}" has no rule in the guard and its arguments name "${hit}", which ${
+        by(r)
+      } restricts: it may run it`;
+    }
+  }
+  return undefined;
 }
 
 export const yieldNote = (r: Rule) =>

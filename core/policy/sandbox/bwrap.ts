@@ -122,6 +122,8 @@ export function bwrapArgs(
     pidMaxWritable?: boolean;
     /** `--size BYTES` put before every `--tmpfs` (./limits.ts `tmpfsSize`); none: no cap. */
     tmpfsSize?: string[];
+    /** Files of `/proc` shown empty (./probe.ts `SandboxBackend.procMasks`: those this kernel has). */
+    procMasks?: readonly string[];
   },
 ): string[] {
   const a = [
@@ -168,6 +170,7 @@ export function bwrapArgs(
   );
   a.push("--proc", "/proc");
   a.push(...PROC_READ_ONLY);
+  for (const f of opts.procMasks ?? []) a.push("--ro-bind", emptyFilePath(), `/proc/${f}`);
   if (opts.pidMaxWritable) {
     a.push("--bind", "/proc/sys/kernel/pid_max", "/proc/sys/kernel/pid_max");
   }

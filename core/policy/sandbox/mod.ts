@@ -39,6 +39,7 @@ import { GlobEngineNotLoaded } from "../rules.ts";
 import { addProtectedPatterns, protectedShowLines } from "./protected.ts";
 import { NodeModulesWatch } from "./node_modules_scan.ts";
 import { protectedBefore, removeCreated } from "./cleanup.ts";
+import { withDeniedCreated } from "./deny_created.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 import { describeHome } from "./home_view.ts";
 import { prescanHome } from "./home_prescan.ts";
@@ -226,6 +227,7 @@ export function sandboxedCommand(
       keepCaps,
       pidMaxWritable: procs.pidMax,
       tmpfsSize: tmpfsSize(limits),
+      procMasks: opts.backend.procMasks,
     });
     // The mount plan (everything before `--chdir`) is read by bwrap from fd 4 (`--args`), so
     // bwrap's argv — /proc/1/cmdline inside the sandbox — names no hidden or masked path
@@ -375,10 +377,7 @@ export class CommandSandbox {
     return `Runs in an OS sandbox: only the workspace and /tmp are writable (.git/ is read-only), the home shows only toolchain caches (read-only), ${net}, no unix sockets (docker, ssh-agent, D-Bus unreachable), background processes end with the command.`;
   }
 
-  /**
-   * `CommandLauncher.ready`: on bwrap, the home's store scan in a helper (./home_prescan.ts) unless
-   * fresh; never rejects (a failed helper leaves the scan to {@link prepare}, in this process).
-   */
+  /** `CommandLauncher.ready`: on bwrap, the host scans in a helper (./home_prescan.ts); never rejects. */
   ready(): Promise<void> {
     if (this.backend?.name !== "bwrap") return Promise.resolve();
     return prescanHome(this.policy.home, this.policy.dataDir).then(() => {});
@@ -476,7 +475,8 @@ export class CommandSandbox {
         after: () => {
           // Callers that do not tear the cgroup down themselves (hooks, `!cmd`): in the background.
           void live?.finish();
-          return removeCreated(this.policy, ws, before, watch);
+          const note = removeCreated(this.policy, ws, before, watch);
+          return withDeniedCreated(note, c.profile, this.policy.dataDir);
         },
       };
     } catch (e) {

@@ -11,7 +11,28 @@ export interface SandboxBackend {
   name: "bwrap" | "sandbox-exec";
   /** Absolute path of the program. */
   path: string;
+  /**
+   * bwrap: the files of {@link PROC_MASK_CANDIDATES} this kernel's `/proc` has (found by the
+   * probe inside its sandbox), each shown as an empty file to commands (./bwrap.ts).
+   */
+  procMasks?: string[];
 }
+
+/**
+ * `/proc` files that tell a command about the host and are masked as Docker's `MaskedPaths`
+ * does (plus `key-users`; issue 16, ninth attacker pass: as root there is no user namespace, so
+ * `/proc/keys` listed the user's keyring — ids and descriptions naming services and accounts).
+ */
+export const PROC_MASK_CANDIDATES = [
+  "keys",
+  "key-users",
+  "kcore",
+  "timer_list",
+  "timer_stats",
+  "sched_debug",
+  "latency_stats",
+  "interrupts",
+] as const;
 
 /** `name` on `PATH`, or undefined. */
 export function which(name: string): string | undefined {
@@ -56,8 +77,16 @@ const PROBE_ARGS = [
   "--proc",
   "/proc",
   "--",
-  "true",
+  "/bin/sh",
+  "-c",
+  `for f in ${PROC_MASK_CANDIDATES.join(" ")}; do [ -f "/proc/$f" ] && echo "$f"; done; exit 0`,
 ];
+
+/** The probe's output as {@link SandboxBackend.procMasks}: candidates only, one per line. */
+function procMasksOf(stdout: string): string[] {
+  const got = new Set(stdout.split("\n").map((l) => l.trim()));
+  return PROC_MASK_CANDIDATES.filter((f) => got.has(f));
+}
 
 /**
  * What a successful probe depends on: the bwrap binary (path, size, mtime), the kernel release
@@ -115,8 +144,9 @@ export function detectBackend(
     if (cacheFile) {
       try {
         const c = JSON.parse(await Deno.readTextFile(cacheFile));
-        if (c?.key === key && c?.ok === true) {
-          return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
+        if (c?.key === key && c?.ok === true && Array.isArray(c.procMasks)) {
+          const procMasks = PROC_MASK_CANDIDATES.filter((f) => c.procMasks.includes(f));
+          return { backend: { name: "bwrap" as const, path: bwrap, procMasks }, reason: "bwrap" };
         }
       } catch { /* no entry yet */ }
     }
@@ -124,19 +154,20 @@ export function detectBackend(
       const o = await new Deno.Command(bwrap, {
         args: PROBE_ARGS,
         stdin: "null",
-        stdout: "null",
+        stdout: "piped",
         stderr: "piped",
         clearEnv: true,
         env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
       }).output();
       if (o.success) {
+        const procMasks = procMasksOf(new TextDecoder().decode(o.stdout));
         if (cacheFile) {
           try {
             await Deno.mkdir(opts.cacheDir!, { recursive: true });
-            await writeTextAtomic(cacheFile, JSON.stringify({ key, ok: true }));
+            await writeTextAtomic(cacheFile, JSON.stringify({ key, ok: true, procMasks }));
           } catch { /* a read-only data dir: probe at every start */ }
         }
-        return { backend: { name: "bwrap" as const, path: bwrap }, reason: "bwrap" };
+        return { backend: { name: "bwrap" as const, path: bwrap, procMasks }, reason: "bwrap" };
       }
       const msg = new TextDecoder().decode(o.stderr).trim().split("\n")[0];
       return { reason: `bwrap cannot create namespaces here (${msg || `exit ${o.code}`})` };

@@ -61,6 +61,11 @@ export interface SandboxProfile {
   network: { mode: "none" | "proxy" | "host"; why: string };
   /** Rules only the guard enforces (the sandbox cannot express them), with the reason. */
   notes: string[];
+  /**
+   * `Write` deny rules whose path does not exist when the command starts (nothing to mount
+   * read-only): what a command creates there is taken out after it (./deny_created.ts).
+   */
+  writeDeniedMissing?: { path: string; rule: string }[];
   /** Env allow/deny rules, for {@link envDecision}. */
   envRules: Rule[];
   /**
@@ -233,6 +238,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
   const readable: ProfilePath[] = [];
   if (plan) add(readable, ws, "the workspace (read-only: plan mode)");
 
+  const writeDeniedMissing: { path: string; rule: string }[] = [];
   // Writable roots from Write allow rules.
   for (const r of rules) {
     if (plan) break;
@@ -316,6 +322,11 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     }
     const rp = real(root);
     if (rp && writable.some((w) => isInside(rp, w.path))) add(readOnly, rp, `${r.text}`);
+    else if (
+      !rp && [policy.workspace, ...writable.map((w) => w.path)].some((w) => isInside(root, w))
+    ) {
+      writeDeniedMissing.push({ path: root, rule: r.text });
+    }
   }
 
   // Hidden: credential stores, Coyote's dirs, daemon sockets, Read deny rules.
@@ -395,6 +406,7 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     envRules: rules.filter((r) => r.kind === "env"),
     protectedPaths,
     protectedUnchecked,
+    ...(writeDeniedMissing.length ? { writeDeniedMissing } : {}),
     nodeModules,
     dotEntries,
     dotScan,

@@ -48,6 +48,13 @@ export interface Classification {
    * chose to run the project's code; auto-allow alone does not).
    */
   projectCode?: string;
+  /**
+   * A program the guard has no rule for: the words inside its arguments (split at blanks and
+   * shell punctuation, paths to their last part). It may run what they name, so while an
+   * `Execute` deny or ask rule names one of them as its program (`Execute(rm *)` and
+   * `hyperfine 'rm -rf v'`) the command asks, as {@link opaque} does (core/policy/walk.ts).
+   */
+  mentions?: string[];
 }
 
 /** A command run by another one. */

@@ -41,7 +41,7 @@ import { find, wrapper, WRAPPERS } from "./programs/wrappers.ts";
 import { COMMAND_READERS, COMMAND_RUNNERS, loader, runner } from "./programs/runners.ts";
 import { evalCommand, shell, SHELLS } from "./programs/shells.ts";
 import { sort, tee, uniq } from "./programs/writers.ts";
-import { namesAProgramItRuns, OTHER_PROGRAMS } from "./programs/unknown.ts";
+import { NAMES_PROGRAMS, namesAProgramItRuns, OTHER_PROGRAMS } from "./programs/unknown.ts";
 export { secretName };
 export type { Classification, InnerCommand };
 export { anyLongOpt, cdTarget, gitNormalized, gitRepoHost, longOpt, readOnlySedScript };
@@ -158,6 +158,15 @@ export function safePrefixName(name: string): boolean {
  * default policy. `words[0]` is a literal program name.
  */
 export function classify(words: string[]): Classification {
+  // A variant's name is judged as the program it stands for only where that is stricter or
+  // analyses what it runs (`python3.11 -c`, `rbash -c 'rm …'`); else it is an unknown program,
+  // never a read-only one (`grep2` may be anything).
+  const canon = canonicalProgram(words[0]);
+  if (canon !== words[0]) {
+    const c = classify([canon, ...words.slice(1)]);
+    if (c.opaque || c.projectCode || c.scripts.length || c.inner.length) return c;
+    return unknownProgram(words);
+  }
   const name = words[0];
   const args = words.slice(1);
   if (name.includes("/")) {
@@ -280,7 +289,48 @@ export function classify(words: string[]): Classification {
   }
   const wraps = namesAProgramItRuns(name, args, isKnownProgram);
   if (wraps) return opaque(words, wraps);
+  if (!isKnownProgram(name)) return unknownProgram(words);
   return ask(words, `"${name}" is not a read-only command`);
+}
+
+/**
+ * A program the guard has no rule for: a default question, with the words inside its arguments
+ * ({@link Classification.mentions}): it may run what they name (`hyperfine 'rm -rf v'`, `gosu
+ * root rm -rf v`, `duckdb -c '.shell rm -rf v'`; issue 16, ninth attacker pass).
+ */
+function unknownProgram(words: string[]): Classification {
+  const mentions = new Set<string>();
+  // Programs that only name programs (`man rm`, `apt-cache show git`) run none of them.
+  for (const a of NAMES_PROGRAMS.has(words[0]) ? [] : words.slice(1)) {
+    for (const w of a.split(/[\s;|&(){}<>"'`!$=,:\\]+/)) {
+      const b = w.slice(w.lastIndexOf("/") + 1);
+      if (/^[A-Za-z_][\w.+-]*$/.test(b)) mentions.add(b);
+    }
+  }
+  return ask(words, `"${words[0]}" is not a read-only command`, {
+    ...(mentions.size ? { mentions: [...mentions] } : {}),
+  });
+}
+
+/**
+ * The program a name stands for when the name itself has no rule but a variant the guard knows
+ * does (issue 16, ninth attacker pass): a versioned interpreter (`python3.11` → `python3`,
+ * `perl5.36.0`, `ruby3.1`, `tclsh8.6`, `ksh93` → the name without the version), a Debian
+ * alternative or build (`vim.basic`, `bash.static`, `mksh-static`, `gdb-multiarch`), a
+ * restricted or text-UI variant (`rbash`, `rvim`, `gdbtui`). Else `name` itself.
+ */
+export function canonicalProgram(name: string): string {
+  if (name.includes("/") || isKnownProgram(name)) return name;
+  const candidates: string[] = [];
+  const v = /^([A-Za-z][A-Za-z+_-]*?)(\d+)((?:\.\d+)*)$/.exec(name);
+  if (v) candidates.push(`${v[1]}${v[2]}`, v[1]);
+  const alt = /^(.+?)(?:[.-](?:basic|tiny|nox|gtk\d*|athena|static|multiarch|minimal|full))$/.exec(
+    name,
+  );
+  if (alt) candidates.push(alt[1]);
+  if (/^r[a-z]/.test(name)) candidates.push(name.slice(1));
+  if (/tui$/.test(name)) candidates.push(name.slice(0, -3));
+  return candidates.find((c) => c !== name && isKnownProgram(c)) ?? name;
 }
 
 let knownPrograms: Set<string> | undefined;
