@@ -55,8 +55,12 @@ let last: { key: string; at: number } | undefined;
 let live: Deno.ChildProcess | undefined;
 let unloadHooked = false;
 
-/** Kills the running helper, if any (at exit: a session that ended before its first command). */
-function killLive(): void {
+/**
+ * Kills the running helper, if any: at exit (a session that ended before its first command), and
+ * when a sandbox closes (./mod.ts: its data dir may be removed next). A session still waiting for
+ * it then scans in-process.
+ */
+export function killLive(): void {
   try {
     live?.kill("SIGKILL");
   } catch { /* gone */ }

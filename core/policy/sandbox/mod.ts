@@ -42,7 +42,7 @@ import { protectedBefore, removeCreated } from "./cleanup.ts";
 import { withDeniedCreated } from "./deny_created.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 import { describeHome } from "./home_view.ts";
-import { prescanHome } from "./home_prescan.ts";
+import { killLive, prescanHome } from "./home_prescan.ts";
 import { unixSocketFilterFile } from "./seccomp.ts";
 import {
   cgroupHost,
@@ -510,6 +510,7 @@ export class CommandSandbox {
 
   /** Ends the session's live commands, the network proxy, and removes the private temp dir. */
   close(): void {
+    killLive();
     this.#proxy?.close();
     this.#proxy = undefined;
     for (const t of this.#trees) this.#killTree?.(t);
