@@ -15,6 +15,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { denoInfo } from "./support/module_graph.ts";
 import { join, relative } from "node:path";
 import { REPO_ROOT } from "./support/run_coyote.ts";
 
@@ -57,16 +58,7 @@ async function programFiles(): Promise<string[]> {
 }
 
 Deno.test("binary: every file of the program is in main.ts's module graph (what deno compile embeds)", async () => {
-  const o = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "--config", join(REPO_ROOT, "deno.json"), "main.ts"],
-    cwd: REPO_ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(o.code, 0, new TextDecoder().decode(o.stderr));
-  const info = JSON.parse(new TextDecoder().decode(o.stdout)) as {
-    modules: { specifier: string }[];
-  };
+  const info = await denoInfo("main.ts") as { modules: { specifier: string }[] };
   const inGraph = new Set(
     info.modules.filter((m) => m.specifier.startsWith("file://")).map((m) =>
       relative(REPO_ROOT, decodeURIComponent(new URL(m.specifier).pathname))

@@ -7,6 +7,18 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REPO_ROOT } from "./run_coyote.ts";
 
+/** `deno info --json ROOT` with the project's deno.json (asserts it succeeds), parsed. */
+export async function denoInfo(root: string): Promise<unknown> {
+  const o = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--config", join(REPO_ROOT, "deno.json"), root],
+    cwd: REPO_ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(o.code, 0, new TextDecoder().decode(o.stderr));
+  return JSON.parse(new TextDecoder().decode(o.stdout));
+}
+
 /**
  * zod in `root`'s static module graph (literal dynamic imports not followed): an import of zod, or
  * of an npm package that depends on zod (the ACP SDK, openai), as "<importer> imports <specifier>".
@@ -30,14 +42,7 @@ export async function staticImports(
   root: string,
   hit: (specifier: string, zodUsers: Set<string>) => boolean,
 ): Promise<string[]> {
-  const o = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "--config", join(REPO_ROOT, "deno.json"), root],
-    cwd: REPO_ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(o.code, 0, new TextDecoder().decode(o.stderr));
-  const info = JSON.parse(new TextDecoder().decode(o.stdout)) as {
+  const info = await denoInfo(root) as {
     roots: string[];
     npmPackages?: Record<string, { dependencies?: string[] }>;
     modules: {

@@ -35,6 +35,7 @@
  */
 import { PLUGIN_HOST_ARG } from "./host_main.ts";
 import { CHILD_BASE_ENV } from "./grant.ts";
+import { selfCommand } from "../../util/self_command.ts";
 
 /**
  * Variables every plugin process gets (when set) besides its `env` grant: those its child
@@ -92,22 +93,12 @@ export function pluginHostCommand(
   perms: Deno.PermissionOptionsObject,
   maxHeapMB: number,
 ): { cmd: string; args: string[] } {
-  if (IS_COMPILED) return { cmd: Deno.execPath(), args: [PLUGIN_HOST_ARG] };
   const v8 = maxHeapMB > 0 ? [`--v8-flags=--max-old-space-size=${maxHeapMB}`] : [];
-  return {
-    cmd: Deno.execPath(),
-    args: [
-      "run",
-      "--quiet",
-      "--no-config",
-      "--no-lock",
-      "--no-prompt",
-      "--unstable-worker-options",
-      ...grantFlags(perms),
-      ...v8,
-      HOST_ENTRY.protocol === "file:" ? HOST_ENTRY.pathname : HOST_ENTRY.href,
-    ],
-  };
+  return selfCommand(PLUGIN_HOST_ARG, HOST_ENTRY, [
+    "--unstable-worker-options",
+    ...grantFlags(perms),
+    ...v8,
+  ]);
 }
 
 /** Plugin processes still running; killed when Coyote exits (`unload`). */

@@ -18,6 +18,7 @@
  * @module
  */
 import { SCAN_TTL_MS, takeScans } from "./home_scan.ts";
+import { selfCommand } from "../../util/self_command.ts";
 import { storeSources } from "./home_view.ts";
 import { type EtcScan, takeEtcScan } from "./root_view.ts";
 
@@ -69,20 +70,10 @@ export function killLive(): void {
 
 /** The helper's command line (compiled: the binary itself; else `deno run` of {@link ENTRY}). */
 export function homeScanCommand(cacheDir: string | undefined): { cmd: string; args: string[] } {
-  if (Deno.build.standalone === true) return { cmd: Deno.execPath(), args: [HOME_SCAN_ARG] };
-  return {
-    cmd: Deno.execPath(),
-    args: [
-      "run",
-      "--quiet",
-      "--no-config",
-      "--no-lock",
-      "--no-prompt",
-      "--allow-read",
-      ...(cacheDir ? [`--allow-write=${cacheDir}`] : []),
-      ENTRY.protocol === "file:" ? decodeURIComponent(ENTRY.pathname) : ENTRY.href,
-    ],
-  };
+  return selfCommand(HOME_SCAN_ARG, ENTRY, [
+    "--allow-read",
+    ...(cacheDir ? [`--allow-write=${cacheDir}`] : []),
+  ]);
 }
 
 /**
