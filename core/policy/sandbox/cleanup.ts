@@ -15,7 +15,7 @@ import {
   runsLaterPath,
 } from "./protected.ts";
 import type { NodeModulesWatch } from "./node_modules_scan.ts";
-import { hostRunCleanup } from "./host_run.ts";
+import { bytecodeCleanup, hostRunCleanup } from "./host_run.ts";
 import { quarantine, quarantineUnreadable } from "./quarantine.ts";
 
 export { quarantine };
@@ -366,10 +366,15 @@ export function removeCreated(
     }
   }
   if (before.dots && dots) {
+    // Python bytecode first (a cache: removed, not quarantined; dot-folders' too).
+    const pyc = before.hostRun && hostRun
+      ? bytecodeCleanup(before.hostRun, hostRun, allowed, rel)
+      : { lines: [], removed: [] };
+    out.push(...pyc.lines);
     const review = reviewDotEntries(
       before.dots,
       dots,
-      [...removed, ...capMoved.map(([p]) => p)],
+      [...removed, ...capMoved.map(([p]) => p), ...pyc.removed],
       allowed,
     );
     const moved: [string, string][] = [];
@@ -413,7 +418,12 @@ export function removeCreated(
     }
     if (before.hostRun && hostRun) {
       // Inside the folders kept above (inert, CACHEDIR.TAG, non-dot): what loaders run later.
-      const gone = [...removed, ...capMoved.map(([p]) => p), ...moved.map(([p]) => p)];
+      const gone = [
+        ...removed,
+        ...capMoved.map(([p]) => p),
+        ...moved.map(([p]) => p),
+        ...pyc.removed,
+      ];
       out.push(
         ...hostRunCleanup(
           before.hostRun,

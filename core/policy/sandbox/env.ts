@@ -29,6 +29,19 @@ export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
   DEBIAN_FRONTEND: "noninteractive",
 };
 
+/**
+ * Set on top inside the bwrap sandbox: `TMPDIR` is the private /tmp, and Python writes and reads
+ * its bytecode caches under /tmp/pycache instead of `__pycache__/` beside the sources (tenth
+ * attacker pass: a pyc a command wrote into the workspace is what Python on the host loads instead
+ * of the source beside it; honest runs then leave none there, and the after-command review,
+ * ./host_run.ts `bytecodeCleanup`, removes any a command still writes). The cache lives for the
+ * session like the rest of /tmp.
+ */
+export const BWRAP_ENV: Readonly<Record<string, string>> = {
+  TMPDIR: "/tmp",
+  PYTHONPYCACHEPREFIX: "/tmp/pycache",
+};
+
 /** Names of variables that point at a daemon or a socket (issue 16 §1). */
 export const DAEMON_NAME =
   /^(DOCKER_HOST|CONTAINER_HOST|DBUS_SESSION_BUS_ADDRESS|DBUS_SYSTEM_BUS_ADDRESS|XDG_RUNTIME_DIR|SSH_AUTH_SOCK|.*_SOCK|.*_SOCKET)$/i;

@@ -24,10 +24,15 @@
  * @module
  */
 
-/** A host-run entry's kind in the scan's map: `p` a `.pth`, `r` an entry a loader runs. */
-export type HostRunKind = "p" | "r";
+/**
+ * A host-run entry's kind in the scan's map: `p` a `.pth`, `r` an entry a loader runs, `y` Python
+ * bytecode ({@link isBytecode}), and the configs of ./code_configs.ts (`c`, `j`, `k`, `b`).
+ */
+export type HostRunKind = "p" | "r" | "y" | ConfigKind | "b";
 
-/** Host-run entries fingerprinted per scan at most (past that: said so). */
+import { changedKeys, type ConfigKind, configKind } from "./code_configs.ts";
+
+/** Host-run entries fingerprinted per scan at most, and bytecode files apart (past that: said so). */
 export const HOST_RUN_LIMIT = 5_000;
 
 const LOADER_FILES = new Set([".pnp.cjs", ".pnp.loader.mjs", ".terraform.lock.hcl"]);
@@ -48,6 +53,7 @@ const OPENED_BY_EDITORS = new Set([
   "settings.gradle.kts",
   "cmakelists.txt",
   "cmakepresets.json",
+  "cmakeuserpresets.json",
   "directory.build.props",
   "directory.build.targets",
 ]);
@@ -65,15 +71,31 @@ export function execFolder(dirName: string, name: string, venv: boolean, exec: b
   return (d === ".terraform" && n === "providers") || (d === ".yarn" && YARN_EXEC.has(n));
 }
 
-/** The host-run kind of a file `name` in a folder (see {@link execFolder}), or undefined. */
-export function hostRunFile(name: string, venv: boolean, exec: boolean): HostRunKind | undefined {
+/**
+ * The host-run kind of a file `name` in a folder (see {@link execFolder}), or undefined; the
+ * configs of ./code_configs.ts only when `configs` (the project's own folders: not inert, cache
+ * or venv folders, whose files are installed or built output).
+ */
+export function hostRunFile(
+  name: string,
+  venv: boolean,
+  exec: boolean,
+  configs = true,
+): HostRunKind | undefined {
   const n = name.toLowerCase();
   if (n.endsWith(".pth")) return "p";
   if (exec || LOADER_FILES.has(n) || OPENED_BY_EDITORS.has(n) || (venv && n === "pyvenv.cfg")) {
     return "r";
   }
-  return undefined;
+  return configs ? configKind(n) : undefined;
 }
+
+/**
+ * True for Python bytecode (`*.pyc`, `*.pyo`, any case; `name` lower case): Python loads a
+ * `__pycache__/<mod>.cpython-3XX.pyc` instead of its source when the pyc's header matches the
+ * source's mtime and size (or it is an unchecked-hash pyc), and a lone `<mod>.pyc` with no source.
+ */
+export const isBytecode = (lower: string) => lower.endsWith(".pyc") || lower.endsWith(".pyo");
 
 /**
  * True when a `.pth` file's text has a line Python's `site` executes (`import ` or `import\t`;
@@ -97,14 +119,29 @@ export function reviewHostRun(
   after: ReadonlyMap<string, string>,
   gone: readonly string[],
   allowed: (p: string) => boolean,
-): { quarantine: string[]; flagged: string[] } {
+): { quarantine: string[]; flagged: string[]; configs: string[] } {
   const quarantine: string[] = [];
   const flagged: string[] = [];
+  const configs: string[] = [];
   const under = (p: string) => gone.some((r) => p === r || p.startsWith(r + "/"));
   for (const [p, f] of [...after].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) {
     if (before.get(p) === f || under(p) || allowed(p)) continue;
+    const kind = f[0];
+    if (kind === "y") continue; // ./cleanup.ts removes bytecode first ({@link bytecodeCleanup})
+    if (kind === "j" || kind === "k") {
+      // Only when a key that runs code changed (./code_configs.ts), a created file's from none.
+      const was = before.get(p);
+      const keys = changedKeys(was?.slice(was.indexOf("|", 2) + 1), f.slice(f.indexOf("|", 2) + 1));
+      if (keys === "unknown") configs.push(`${p}\0not compared`);
+      else if (keys.length) configs.push(`${p}\0${keys.join(", ")}`);
+      continue;
+    }
+    if (kind === "c" || kind === "b") {
+      configs.push(kind === "b" ? `${p}\0the build script or proc-macro a Cargo.toml names` : p);
+      continue;
+    }
     let code = false;
-    if (f.startsWith("p|")) {
+    if (kind === "p") {
       try {
         const st = Deno.statSync(p);
         code = st.isFile && (st.size > PTH_READ_LIMIT || pthRunsCode(Deno.readTextFileSync(p)));
@@ -112,7 +149,53 @@ export function reviewHostRun(
     }
     (code ? quarantine : flagged).push(p);
   }
-  return { quarantine, flagged };
+  return { quarantine, flagged, configs };
+}
+
+/**
+ * The after-command step for Python bytecode (before the dot-entry rule, ./cleanup.ts): every
+ * `y` entry of `after` that is new or changed since `before` and that no `Write` allow rule names
+ * is removed (a cache Python regenerates from the source). Returns the result's lines and the
+ * paths removed.
+ */
+export function bytecodeCleanup(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+  allowed: (p: string) => boolean,
+  rel: (p: string) => string,
+): { lines: string[]; removed: string[] } {
+  const removed: string[] = [];
+  const left: string[] = [];
+  for (const [p, f] of after) {
+    if (f[0] !== "y" || before.get(p) === f || allowed(p)) continue;
+    try {
+      Deno.removeSync(p);
+      removed.push(p);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) left.push(p);
+    }
+  }
+  removed.sort();
+  const lines: string[] = [];
+  const list = (l: string[]) =>
+    `${l.slice(0, 20).map(rel).join(", ")}${l.length > 20 ? `, … (+${l.length - 20} more)` : ""}`;
+  if (removed.length) {
+    lines.push(
+      `the OS sandbox removed ${removed.length} Python bytecode file${
+        removed.length > 1 ? "s" : ""
+      } the command created or changed (Python on the host would load one instead of the source beside it; it regenerates them from the source): ${
+        list(removed)
+      }`,
+    );
+  }
+  if (left.length) {
+    lines.push(
+      `Python bytecode the command created or changed that could not be removed (the user should delete it): ${
+        list(left)
+      }`,
+    );
+  }
+  return { lines, removed };
 }
 
 /**
@@ -146,6 +229,17 @@ export function hostRunCleanup(
       }\nallow it with --allow 'Write(${rel(moved[0][0])})', or install on the host`,
     );
   }
+  if (r.configs.length) {
+    const c = r.configs.map((e) => {
+      const [p, note] = e.split("\0");
+      return note ? `${rel(p)} (${note})` : rel(p);
+    });
+    lines.push(
+      `configs that are code or name code, which editors, dev servers and build tools run on open or at the next build, that the command created or changed (kept; the user should review them before opening the folder in an editor or building on the host): ${
+        c.slice(0, 20).join(", ")
+      }${c.length > 20 ? `, … (+${c.length - 20} more)` : ""}`,
+    );
+  }
   const f = r.flagged;
   if (f.length) {
     lines.push(
@@ -156,7 +250,7 @@ export function hostRunCleanup(
   }
   if (truncated) {
     lines.push(
-      `the OS sandbox reviewed the first ${HOST_RUN_LIMIT} host-run files (.pth, venv bin/, …) only; the rest was not checked`,
+      `the OS sandbox reviewed the first ${HOST_RUN_LIMIT} host-run files (.pth, venv bin/, configs that are code, …) and ${HOST_RUN_LIMIT} Python bytecode files only; the rest was not checked`,
     );
   }
   return { lines, moved: moved.map(([p]) => p) };

@@ -34,7 +34,7 @@ import {
   tmpfsSize,
 } from "./limits.ts";
 import { sbplProfile } from "./sbpl.ts";
-import { commandEnvironment } from "./env.ts";
+import { BWRAP_ENV, commandEnvironment } from "./env.ts";
 import { GlobEngineNotLoaded } from "../rules.ts";
 import { addProtectedPatterns, protectedShowLines } from "./protected.ts";
 import { NodeModulesWatch } from "./node_modules_scan.ts";
@@ -164,7 +164,7 @@ export function sandboxedCommand(
     cwd = Deno.realPathSync(opts.cwd);
   } catch { /* bwrap reports it */ }
   if (opts.backend.name === "bwrap") {
-    env.TMPDIR = "/tmp";
+    Object.assign(env, BWRAP_ENV);
     // Git reads the generated global config only (./home_view.ts), wherever the variable pointed.
     if (profile.home) env.GIT_CONFIG_GLOBAL = `${profile.home.path}/.gitconfig`;
     // No unix sockets (./seccomp.ts) unless a Net(unix:…) rule names one.

@@ -22,7 +22,14 @@
  */
 
 import { gitTracks, isGitDirEntries, rememberRepos, repoHooks } from "./git_dirs.ts";
-import { execFolder, HOST_RUN_LIMIT, hostRunFile } from "./host_run.ts";
+import {
+  execFolder,
+  HOST_RUN_LIMIT,
+  hostRunFile,
+  type HostRunKind,
+  isBytecode,
+} from "./host_run.ts";
+import { addConfigKeys } from "./code_configs.ts";
 
 export {
   gitIncludedFiles,
@@ -61,11 +68,14 @@ export const RUNS_LATER: readonly string[] = [
   // managers' project configs that run code on every call (`.npmrc` node-options/script-shell,
   // `.yarnrc.yml` yarnPath, `.pnpmfile.cjs`, `bunfig.toml` preload), mise tasks and hooks, editor
   // files run on open, more agents' settings.
-  ".pre-commit-config.yaml",
-  "lefthook.yml",
-  ".lefthook.yml",
-  "lefthook-local.yml",
-  ".lefthook-local.yml",
+  ".pre-commit-config.y*ml",
+  // Tenth attacker pass: lefthook's whole name family (`lefthook` or `lefthook-local`, with or
+  // without a dot, also in `.config/`; YAML, JSON(C), TOML; lefthook.dev "Config file name") and
+  // its script folders `.lefthook/`, `.lefthook-local/` (`source_dir`).
+  "lefthook*.y*ml",
+  "lefthook*.json*",
+  "lefthook*.toml",
+  ".lefthook*",
   ".overcommit.yml",
   ".lintstagedrc*",
   "lint-staged.config.*",
@@ -169,6 +179,24 @@ export const RUNS_LATER: readonly string[] = [
   ".luarc.json",
   ".luarc.jsonc",
   ".ycm_extra_conf.py",
+  // Tenth attacker pass (class 3): the rest of the hook runners' config families — commitlint's
+  // (JS/TS run by the commit-msg hook husky installs; commitlint.js.org "Configuration", also
+  // cosmiconfig's `.config/` places), simple-git-hooks', nano-staged's, overcommit's hook folder —
+  // and rust-analyzer's project files (`rust-analyzer.toml`: `cargo.buildScripts.overrideCommand`,
+  // `check.overrideCommand` run when the folder opens; `rust-project.json`: flycheck runnables,
+  // `proc_macro_dylib_path`), coc.nvim's workspace settings (language-server commands).
+  ".commitlintrc*",
+  "commitlint.config.*",
+  ".config/commitlintrc*",
+  ".simple-git-hooks*",
+  "simple-git-hooks.*",
+  ".nano-staged*",
+  "nano-staged.*",
+  ".git-hooks",
+  "rust-analyzer.toml",
+  ".rust-analyzer.toml",
+  "rust-project.json",
+  ".vim/coc-settings.json",
   // asdf and mise take `<tool> path:/dir` in `.tool-versions`: the shims then run that folder's
   // binaries (as `rust-toolchain.toml`'s `path` does for rustup).
   ".tool-versions",
@@ -225,7 +253,9 @@ export function protectedShowLines(): string[] {
     `  dot-entries: new ones a command makes are moved to <data dir>/quarantine/, changed ones flagged (not: ${
       [...INERT_DOT_NAMES].join(" ")
     }, folders with CACHEDIR.TAG, node_modules)`,
-    `  host-run files in kept folders: a created or changed .pth with an import line is quarantined; venv bin/ and pyvenv.cfg, .yarn/{releases,plugins,sdks}, .pnp.cjs, .pnp.loader.mjs, .terraform/providers, .terraform.lock.hcl flagged; new names that are not valid UTF-8 quarantined`,
+    `  host-run files in kept folders: a created or changed .pth with an import line is quarantined; venv bin/ and pyvenv.cfg, .yarn/{releases,plugins,sdks}, .pnp.cjs, .pnp.loader.mjs, .terraform/providers, .terraform.lock.hcl, build.rs conftest.py build.gradle(.kts) settings.gradle(.kts) CMakeLists.txt CMakePresets.json CMakeUserPresets.json Directory.Build.props/.targets flagged; new names that are not valid UTF-8 quarantined`,
+    `  configs that are code (created or changed, kept and flagged): *.config.{js,cjs,mjs,ts,cts,mts} karma/wdio/protractor.conf.* gulpfile.* gruntfile.* mypy.ini setup.cfg tox.ini pytest.ini pyproject.toml Gemfile; package.json when its lifecycle scripts or hook keys change (husky simple-git-hooks pre-commit lint-staged commitlint gitHooks packageManager jest …); Cargo.toml when [package] build/links or [lib] proc-macro/path change, and the build script or proc-macro root it names`,
+    `  Python bytecode: *.pyc/*.pyo a command created or changed outside venvs and inert folders are removed; Python in the sandbox caches bytecode in /tmp/pycache (PYTHONPYCACHEPREFIX)`,
   ];
 }
 
@@ -408,12 +438,13 @@ export function findProtected(
   const dots = extras.dots;
   const repos: string[] = [];
   // Modes: 0 ordinary, 1 inside a reviewed dot-folder (every entry fingerprinted), 2 not reviewed;
-  // `exec`: inside an execution folder (./host_run.ts).
-  const stack: [string, number, boolean][] = [[root, 0, false]];
+  // `exec`: inside an execution folder (./host_run.ts); `site`: inside a venv (its installed code,
+  // bytecode included, is not reviewed, like node_modules).
+  const stack: [string, number, boolean, boolean][] = [[root, 0, false, false]];
   const hostRun = extras.hostRun;
-  let scanned = 0;
+  let scanned = 0, bytecode = 0;
   while (stack.length && scanned < limit) {
-    const [dir, mode, exec] = stack.pop()!;
+    const [dir, mode, exec, site] = stack.pop()!;
     scanned++;
     let entries: Deno.DirEntry[];
     try {
@@ -463,12 +494,18 @@ export function findProtected(
         add(path);
         continue;
       }
-      const kind = hostRun && mode !== 1 && !e.isDirectory
-        ? hostRunFile(e.name, venv, exec)
-        : undefined;
+      let kind: HostRunKind | undefined;
+      if (hostRun && !e.isDirectory) {
+        // Bytecode in the project's own folders, dot-folders too (tenth attacker pass).
+        if (mode !== 2 && !site && isBytecode(lower)) kind = "y";
+        else if (mode !== 1) kind = hostRunFile(e.name, venv, exec, mode === 0 && !site);
+      }
       if (kind) {
-        if (hostRun!.size >= HOST_RUN_LIMIT) extras.hostRunTruncated = true;
-        else {
+        const y = kind === "y";
+        if (y ? bytecode >= HOST_RUN_LIMIT : hostRun!.size - bytecode >= HOST_RUN_LIMIT) {
+          extras.hostRunTruncated = true;
+        } else {
+          if (y) bytecode++;
           const f = fingerprint(path);
           if (f) hostRun!.set(path, `${kind}|${f}`);
         }
@@ -502,12 +539,15 @@ export function findProtected(
             path,
             sub,
             !!hostRun && sub !== 1 && execFolder(dirName, e.name, venv, exec),
+            site || venv,
           ]);
         } else nodeModules?.push(path);
       }
     }
   }
   unchecked?.push(...stack.map(([d]) => d));
+  // package.json and Cargo.toml: the keys that run code, and the files a Cargo.toml names.
+  if (hostRun) addConfigKeys(hostRun, fingerprint);
   rememberRepos(root, repos);
   if (repos.length) {
     for (const [p, why] of repoHooks(root, repos)) if (!top.has(p) && exists(p)) add(p, why);
