@@ -54,7 +54,7 @@ const HOOK_CREATED = [
   "commitlint.config.mts",
   "rust-project.json",
   "sub/rust-analyzer.toml",
-  "simple-git-hooks.cjs",
+  ".simple-git-hooks.json",
   ".pre-commit-config.yml",
   "node_modules/dep/lefthook.yml",
   "node_modules/dep/commitlint.config.js",
@@ -90,9 +90,17 @@ Deno.test("runs later 10: hook runners' and rust-analyzer's config families are 
       const v = policy.decide({ type: "write", path: join(w.ws, f) });
       assert.equal(v.decision, "ask", `fs_write ${f}: ${v.reason}`);
     }
-    // Near names that are not configs stay ordinary files.
-    const out2 = await w.run(`echo x > lefthook.md && echo x > commitlint.md && echo ok`);
+    // Near names that are not configs stay ordinary files; a hook installer's own main file in
+    // node_modules stays (its config without a dot is flagged, not protected).
+    const out2 = await w.run(
+      `echo x > lefthook.md && echo x > commitlint.md && mkdir -p node_modules/simple-git-hooks && echo x > node_modules/simple-git-hooks/simple-git-hooks.js && echo ok`,
+    );
     assert.match(out2, /ok/);
+    assert.equal(
+      await exists(join(w.ws, "node_modules/simple-git-hooks/simple-git-hooks.js")),
+      true,
+      out2,
+    );
     assert.equal(await exists(join(w.ws, "lefthook.md")), true, out2);
     assert.equal(await exists(join(w.ws, "commitlint.md")), true, out2);
   } finally {
@@ -133,7 +141,7 @@ Deno.test("runs later 10: configs that are code are kept and flagged; package.js
         `echo 'require("child_process").execSync("touch PWNED")' >> vite.config.ts`,
         `echo 'module.exports={}' > tailwind.config.cjs && echo 'export default {}' > sub/playwright.config.mts`,
         `printf '[mypy]\\nplugins = evil_plugin\\n' > mypy.ini && echo '[tool.mypy]' >> pyproject.toml`,
-        `echo '{}' > CMakeUserPresets.json && echo 'x' > tox.ini`,
+        `echo '{}' > CMakeUserPresets.json && echo 'x' > tox.ini && echo '{}' > simple-git-hooks.json`,
         edit(
           "package.json",
           `p.scripts.postinstall="touch PWNED";p["simple-git-hooks"]={"pre-commit":"touch PWNED"}`,
@@ -155,6 +163,7 @@ Deno.test("runs later 10: configs that are code are kept and flagged; package.js
         "pyproject.toml",
         "CMakeUserPresets.json",
         "tox.ini",
+        "simple-git-hooks.json",
         "package.json (scripts.postinstall, simple-git-hooks)",
         "pkgs/d/package.json (husky)",
       ]

@@ -8,7 +8,9 @@
  * - **By name** ({@link configKind} `c`): `*.config.{js,cjs,mjs,ts,cts,mts}` (webpack, vite,
  *   rollup, tailwind, postcss, babel, next, nuxt, astro, svelte, playwright, cypress, … — editor
  *   plugins and dev servers import them), `karma.conf.*`, `wdio.conf.*`, `gulpfile.*`,
- *   `gruntfile.*` (VS Code's task detection runs them), Python tool configs whose settings import code (`mypy.ini`, `setup.cfg`,
+ *   `gruntfile.*` (VS Code's task detection runs them), `simple-git-hooks.*` and `nano-staged.*`
+ *   (hook installers' configs without a dot: also the packages' own file names in node_modules, so
+ *   not protected names), Python tool configs whose settings import code (`mypy.ini`, `setup.cfg`,
  *   `tox.ini`, `pytest.ini`, `pyproject.toml`: mypy's `plugins`, pylint's `init-hook` and
  *   `load-plugins`, pytest's `-p`), `Gemfile` (ruby-lsp runs bundler on it when the folder opens).
  * - **By the keys that run code** (only when they changed, compared parsed, before and after):
@@ -32,7 +34,7 @@
 export type ConfigKind = "c" | "j" | "k";
 
 const CODE_CONFIG =
-  /\.config\.[cm]?[jt]s$|^(karma|wdio|protractor)\.conf\.[cm]?[jt]s$|^(gulpfile|gruntfile)\./;
+  /\.config\.[cm]?[jt]s$|^(karma|wdio|protractor)\.conf\.[cm]?[jt]s$|^(gulpfile|gruntfile|simple-git-hooks|nano-staged)\./;
 const CODE_CONFIG_NAMES = new Set([
   "mypy.ini",
   "setup.cfg",

@@ -181,17 +181,18 @@ export const RUNS_LATER: readonly string[] = [
   ".ycm_extra_conf.py",
   // Tenth attacker pass (class 3): the rest of the hook runners' config families — commitlint's
   // (JS/TS run by the commit-msg hook husky installs; commitlint.js.org "Configuration", also
-  // cosmiconfig's `.config/` places), simple-git-hooks', nano-staged's, overcommit's hook folder —
+  // cosmiconfig's `.config/` places), simple-git-hooks' and nano-staged's dot-configs, overcommit's
+  // hook folder —
   // and rust-analyzer's project files (`rust-analyzer.toml`: `cargo.buildScripts.overrideCommand`,
   // `check.overrideCommand` run when the folder opens; `rust-project.json`: flycheck runnables,
   // `proc_macro_dylib_path`), coc.nvim's workspace settings (language-server commands).
   ".commitlintrc*",
   "commitlint.config.*",
   ".config/commitlintrc*",
+  // (Their names without a dot are also the packages' own main files in node_modules —
+  // `simple-git-hooks.js` —: flagged instead, ./code_configs.ts.)
   ".simple-git-hooks*",
-  "simple-git-hooks.*",
   ".nano-staged*",
-  "nano-staged.*",
   ".git-hooks",
   "rust-analyzer.toml",
   ".rust-analyzer.toml",
