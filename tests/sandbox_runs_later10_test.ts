@@ -149,6 +149,8 @@ Deno.test("runs later 10: configs that are code are kept and flagged; package.js
         edit("pkgs/b/package.json", `p.version="1.0.1";p.scripts.test="node u.js"`),
         `mkdir -p pkgs/c pkgs/d && echo '{"name":"c"}' > pkgs/c/package.json`,
         `echo '{"name":"d","husky":{"hooks":{"pre-commit":"x"}}}' > pkgs/d/package.json`,
+        `printf '{\n  // lint\n  "lint": {"plugins": ["./evil.ts"]},\n}\n' > deno.jsonc`,
+        `echo '{"tasks": {"dev": "deno run main.ts"}}' > pkgs/b/deno.json`,
         `echo 'x' > notes.config.md && echo done`,
       ].join(" && "),
     );
@@ -166,11 +168,19 @@ Deno.test("runs later 10: configs that are code are kept and flagged; package.js
         "simple-git-hooks.json",
         "package.json (scripts.postinstall, simple-git-hooks)",
         "pkgs/d/package.json (husky)",
+        "deno.jsonc (lint.plugins)",
       ]
     ) {
       assert.ok(flagged.includes(p) || out.includes(p), `${p} flagged: ${out}`);
     }
-    for (const p of ["pkgs/b/package.json", "pkgs/c/package.json", "notes.config.md"]) {
+    for (
+      const p of [
+        "pkgs/b/package.json",
+        "pkgs/c/package.json",
+        "pkgs/b/deno.json",
+        "notes.config.md",
+      ]
+    ) {
       assert.ok(!out.includes(p), `${p} not flagged: ${out}`);
     }
     // Kept: ordinary project files.

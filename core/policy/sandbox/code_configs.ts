@@ -17,7 +17,8 @@
  *   `package.json` (`j`: the install and prepare lifecycle scripts, git-hook installers and their
  *   configs — `husky`, `simple-git-hooks`, `pre-commit`, `lint-staged`, `commitlint`, `gitHooks`,
  *   `ghooks` … — `packageManager`, which corepack downloads and runs, and the configs of tools
- *   editors run on open: `jest`, `prettier`, `eslintConfig`, `stylelint`, `babel`) and `Cargo.toml`
+ *   editors run on open: `jest`, `prettier`, `eslintConfig`, `stylelint`, `babel`), `deno.json(c)`
+ *   (`j` too: `lint.plugins`, which the Deno language server runs when a file opens) and `Cargo.toml`
  *   (`k`: `[package] build` and `links`, `[lib] proc-macro` and `path`). The file Cargo.toml's
  *   `build` names, and a proc-macro crate's library root (Cargo builds and runs both at build time;
  *   rust-analyzer does when the folder opens), is fingerprinted too (`b`) and flagged when created
@@ -46,7 +47,7 @@ const CODE_CONFIG_NAMES = new Set([
 
 /** The config kind of a file named `lower` (lower case), or undefined. */
 export function configKind(lower: string): ConfigKind | undefined {
-  if (lower === "package.json") return "j";
+  if (lower === "package.json" || lower === "deno.json" || lower === "deno.jsonc") return "j";
   if (lower === "cargo.toml") return "k";
   if (CODE_CONFIG_NAMES.has(lower) || CODE_CONFIG.test(lower)) return "c";
   return undefined;
@@ -96,6 +97,10 @@ const SIZE_LIMIT = 1 << 20;
 /** Not compared: unread (over the limits) or not parsed. */
 export const UNKNOWN = "?";
 
+/** JSON of `o` with its top-level keys sorted. */
+const sorted = (o: Record<string, unknown>) =>
+  JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => a < b ? -1 : 1)));
+
 /** The code-running keys of a package.json's text, as sorted JSON, or {@link UNKNOWN}. */
 export function packageProjection(text: string): string {
   let j: unknown;
@@ -117,6 +122,41 @@ export function packageProjection(text: string): string {
     out["config.ghooks"] = config.ghooks;
   }
   return sorted(out);
+}
+
+/** JSONC text as JSON: comments outside strings removed, then trailing commas. */
+function stripJsonc(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const end = /^"(?:[^"\\]|\\.)*"/.exec(text.slice(i));
+      const str = end ? end[0] : text.slice(i);
+      out += str;
+      i += str.length - 1;
+    } else if (c === "/" && text[i + 1] === "/") {
+      while (i < text.length && text[i] !== "\n") i++;
+      out += "\n";
+    } else if (c === "/" && text[i + 1] === "*") {
+      const end = text.indexOf("*/", i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else out += c;
+  }
+  return out.replace(/,(\s*[}\]])/g, "$1");
+}
+
+/**
+ * The code-running keys of a deno.json(c): `lint.plugins` (the Deno language server loads and runs
+ * them when a file opens), as JSON, or {@link UNKNOWN}.
+ */
+export function denoProjection(text: string): string {
+  try {
+    const o = JSON.parse(stripJsonc(text)) as { lint?: { plugins?: unknown } };
+    const plugins = o?.lint?.plugins;
+    return sorted(plugins === undefined ? {} : { "lint.plugins": plugins });
+  } catch {
+    return UNKNOWN;
+  }
 }
 
 /**
@@ -148,10 +188,6 @@ export function cargoProjection(text: string): string {
   if (out["lib.proc-macro"] !== "true") delete out["lib.path"];
   return sorted(out);
 }
-
-/** JSON of `o` with its top-level keys sorted. */
-const sorted = (o: Record<string, unknown>) =>
-  JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => a < b ? -1 : 1)));
 
 const unquote = (v: string | undefined) => {
   const m = v && /^(["'])(.*)\1$/.exec(v);
@@ -186,7 +222,11 @@ function projection(path: string, kind: "j" | "k", fp: string, budget: { n: numb
   try {
     if (Deno.lstatSync(path).size <= SIZE_LIMIT) {
       const text = Deno.readTextFileSync(path);
-      proj = kind === "j" ? packageProjection(text) : cargoProjection(text);
+      proj = kind === "k"
+        ? cargoProjection(text)
+        : path.toLowerCase().endsWith("/package.json")
+        ? packageProjection(text)
+        : denoProjection(text);
     }
   } catch { /* gone or unreadable: not compared */ }
   if (cache.size >= CACHE_LIMIT) cache.clear();
