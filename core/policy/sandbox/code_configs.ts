@@ -270,9 +270,13 @@ export function addConfigKeys(
 
 /** The keys whose values differ between two projections (`[]` when neither is known). */
 export function changedKeys(before: string | undefined, after: string): string[] | "unknown" {
-  if (after === UNKNOWN || before === UNKNOWN) return "unknown";
-  const a = JSON.parse(after) as Record<string, unknown>;
-  const b = before === undefined ? {} : JSON.parse(before) as Record<string, unknown>;
+  let a: Record<string, unknown>, b: Record<string, unknown>;
+  try {
+    a = JSON.parse(after);
+    b = before === undefined ? {} : JSON.parse(before);
+  } catch {
+    return "unknown"; // UNKNOWN, or no projection
+  }
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
 }

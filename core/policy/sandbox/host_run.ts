@@ -21,16 +21,22 @@
  *   `pip install`, `yarn install` or `terraform init` makes them — and flagged by name.
  * - **Build files editors run on open** (`build.rs`, `conftest.py`, Gradle and CMake files, …;
  *   `OPENED_BY_EDITORS`): kept and flagged by name the same way.
+ * - **Configs that are code** (./code_configs.ts, tenth attacker pass: `*.config.*`, Python tool
+ *   configs, package.json's and deno.json's code-running keys, Cargo.toml's build settings and the
+ *   files they name): kept and flagged on their own line, in the project's own folders only.
+ * - **Python bytecode** (`*.pyc`, `*.pyo`, tenth attacker pass) in the project's folders, dot-folders
+ *   included, outside venvs and inert or cache folders: created or changed ones are removed
+ *   ({@link bytecodeCleanup}) — Python on the host would load one instead of the source beside it.
  * @module
  */
+
+import { changedKeys, type ConfigKind, configKind } from "./code_configs.ts";
 
 /**
  * A host-run entry's kind in the scan's map: `p` a `.pth`, `r` an entry a loader runs, `y` Python
  * bytecode ({@link isBytecode}), and the configs of ./code_configs.ts (`c`, `j`, `k`, `b`).
  */
 export type HostRunKind = "p" | "r" | "y" | ConfigKind | "b";
-
-import { changedKeys, type ConfigKind, configKind } from "./code_configs.ts";
 
 /** Host-run entries fingerprinted per scan at most, and bytecode files apart (past that: said so). */
 export const HOST_RUN_LIMIT = 5_000;
