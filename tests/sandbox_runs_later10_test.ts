@@ -20,7 +20,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
 import { detectBackend } from "../core/policy/sandbox/mod.ts";
-import { addProtectedPatterns } from "../core/policy/sandbox/protected.ts";
+import { addProtectedPatterns, protectedShowLines } from "../core/policy/sandbox/protected.ts";
 import { commandWorld, exists, sh } from "./support/sandbox_world.ts";
 import { headlessTurns } from "./support/headless_attack.ts";
 
@@ -120,6 +120,21 @@ Deno.test("runs later 10: sandbox.protected_paths still adds patterns beside the
   } finally {
     await w.cleanup();
   }
+});
+
+Deno.test("runs later 10: policy show lists the families, the flagged configs and the bytecode rule", () => {
+  addProtectedPatterns(["ops/*.hook"]);
+  const text = protectedShowLines().join("\n");
+  for (const p of ["lefthook*.toml", ".lefthook*", "commitlint.config.*", "rust-analyzer.toml"]) {
+    assert.ok(text.includes(` ${p} `), `${p}: ${text}`);
+  }
+  assert.match(text, /from sandbox\.protected_paths: ops\/\*\.hook/);
+  assert.match(
+    text,
+    /configs that are code .*\*\.config\.\{js,cjs,mjs,ts,cts,mts\}.*package\.json when/,
+  );
+  assert.match(text, /Python bytecode: .* removed; .*PYTHONPYCACHEPREFIX/);
+  assert.match(text, /CMakeUserPresets\.json/);
 });
 
 const PKG = JSON.stringify({ name: "a", version: "1.0.0", scripts: { test: "node t.js" } });
