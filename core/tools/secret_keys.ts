@@ -7,8 +7,8 @@
  *
  * A key is split into words ({@link keyWords}: snake, kebab, dotted and camel case, and a glued
  * lower-case suffix such as `apikey`, `privatekey`, `authtoken`). It names a secret when its LAST
- * word is a secret word ({@link SECRET_WORDS}: password, passwd, pass, pwd, passphrase, secret,
- * token, psk, credential(s), auth) or is `key` right after a qualifier ({@link KEY_QUALIFIERS}:
+ * word is a secret word ({@link SECRET_WORDS}: password, passwd, pass, passphrase, secret,
+ * token, psk, credential(s), auth; not `pwd`, a shell's working dir) or is `key` right after a qualifier ({@link KEY_QUALIFIERS}:
  * private, secret, api, access, preshared, signing, …). A later word makes it a setting about the
  * secret, not the secret (`password_file`, `token_url`, `PasswordAuthentication`, `max_tokens`,
  * `PublicKey`, `aws_access_key_id`). The value must look like a value: not empty, not a boolean
@@ -23,7 +23,6 @@ export const SECRET_WORDS: ReadonlySet<string> = new Set([
   "password",
   "passwd",
   "pass",
-  "pwd",
   "passphrase",
   "secret",
   "token",
@@ -97,7 +96,7 @@ const ASSIGNMENT =
 
 /** Values that are no secret: booleans, `none`, expansions, placeholders, paths, helpers, `a|b` choices. */
 const NOT_A_VALUE =
-  /^(true|false|yes|no|on|off|none|null|nil|undefined|required|optional|disabled?|enabled?|\*+|x+|-+|\.+)$|^[$%{<(]|^~?\/[^\s+=]*$|^\.\.?\/|^(env|file|fd|pass|keyring|vault|op|cmd|exec):|^\$\(|^!|^\w+(\|\w+)+$/i;
+  /^(true|false|yes|no|on|off|none|null|nil|undefined|required|optional|disabled?|enabled?|\*+|x+|-+|\.+)$|^\\?[$%{<(]|^~?\/[^\s+=]*$|^\.\.?\/|^(env|file|fd|pass|keyring|vault|op|cmd|exec):|^\$\(|^!|^\w+(\|\w+)+$/i;
 
 /**
  * Why `text` holds an assignment to a secret-named key (see the module doc), or undefined.

@@ -345,7 +345,21 @@ function computeView(
     }
   }
   if (disk) saveScanCache(disk);
-  return { path: home, stores, hidden, gitconfig: gitconfigFile(workspace) };
+  // What lies inside another hidden entry is hidden with it (and a mount inside the emptied,
+  // read-only folder could not be made).
+  const set = new Set(hidden);
+  const outer = (h: string) => {
+    for (let i = h.lastIndexOf("/"); i > home.length; i = h.lastIndexOf("/", i - 1)) {
+      if (set.has(h.slice(0, i))) return false;
+    }
+    return true;
+  };
+  return {
+    path: home,
+    stores,
+    hidden: [...set].filter(outer),
+    gitconfig: gitconfigFile(workspace),
+  };
 }
 
 /**
