@@ -186,7 +186,7 @@ export function credentialValue(
     return "its value is a connection string with a password";
   }
   if (
-    /(^|[;\s,&?-])(token|secret|api[_-]?key|access[_-]?key|client[_-]?secret)\s*=\s*[^;\s&]{8,}/i
+    /(^|[;\s,&?-])(token|secret|api[_-]?key|access[_-]?key|client[_-]?secret)\s*=\s*(?![$%{<])[^;\s&]{8,}/i
       .test(value) &&
     !(plain && /(^|[;\s,&?-])(token|secret)\s*=\s*(pass|env|file|fd):/i.test(value))
   ) {
