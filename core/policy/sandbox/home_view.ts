@@ -418,7 +418,9 @@ export function describeHome(view: HomeView | undefined): string[] {
   l.push(`            ${view.path}/.gitconfig  (generated: identity and safe settings only)`);
   l.push("            and what the workspace, Read and Write allow rules open");
   if (view.hidden.length) {
-    l.push("  hidden inside those stores (look like credentials):");
+    l.push(
+      "  hidden inside those stores (credentials by name or content, histories, web storage, browser profiles):",
+    );
     for (const h of view.hidden) l.push(`            ${h}`);
   }
   return l;
