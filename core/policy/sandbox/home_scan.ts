@@ -14,6 +14,7 @@ import {
   CONFIG_MAX_BYTES,
   configHoldsCredential,
   configShaped,
+  CONTENT_READ_BYTES,
   CONTENT_READ_LIMIT,
   historyFile,
   PREFIX_CODE_DIRS,
@@ -136,6 +137,7 @@ export function scanSecrets(dir: string, disk?: ScanCache): string[] {
   const now = Date.now();
   if (hit && now - hit.at < SCAN_TTL_MS) return hit.found;
   readBudget = CONTENT_READ_LIMIT;
+  byteBudget = CONTENT_READ_BYTES;
   // The cached tree is updated in place: each queued folder carries its slot in its parent's
   // `sub` (the store's own slot is `top`); an unchanged folder keeps its record object.
   const top: Slot = ["", (disk && folderRecord(disk.stores[dir])) ? disk.stores[dir] : 0];
@@ -211,8 +213,9 @@ export function scanSecrets(dir: string, disk?: ScanCache): string[] {
   return found;
 }
 
-/** Files left to read in the running store scan ({@link CONTENT_READ_LIMIT}). */
+/** Files and bytes left to read in the running store scan ({@link CONTENT_READ_LIMIT}, {@link CONTENT_READ_BYTES}). */
 let readBudget = CONTENT_READ_LIMIT;
+let byteBudget = CONTENT_READ_BYTES;
 
 /**
  * A config file's stamp and whether it holds a credential (read when it is a plain small text
@@ -226,8 +229,9 @@ function configStamp(dir: string, rel: string): ConfigStamp {
   try {
     const st = Deno.lstatSync(p);
     if (st.isFile && st.size <= CONFIG_MAX_BYTES && st.size > 0) {
-      if (readBudget <= 0) return [rel, -2, -2, -1, 1];
+      if (readBudget <= 0 || byteBudget < st.size) return [rel, -2, -2, -1, 1];
       readBudget--;
+      byteBudget -= st.size;
       const b = Deno.readFileSync(p);
       if (
         !b.includes(0) &&
@@ -412,6 +416,7 @@ function scanCacheKey(): string {
     configShaped,
     historyFile,
     CONTENT_READ_LIMIT,
+    CONTENT_READ_BYTES,
     WEB_STORAGE_RE.source,
     PREFIX_CODE_DIRS.source,
   ].map(String).join("\0");

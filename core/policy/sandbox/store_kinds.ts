@@ -37,6 +37,13 @@ export const CONFIG_MAX_BYTES = 64 * 1024;
  */
 export const CONTENT_READ_LIMIT = 5000;
 
+/**
+ * At most this many bytes are read per store scan (the rules cost about 100 µs per KiB, so a
+ * scan's reading stays within about 2 s, well inside the helper's timeout); past it the scan
+ * fails closed as past {@link CONTENT_READ_LIMIT}.
+ */
+export const CONTENT_READ_BYTES = 16 * 1024 * 1024;
+
 /** Extensions of configuration and text files whose content the scan reads. */
 const CONFIG_EXT =
   /\.(conf|cfg|cnf|ini|toml|ya?ml|json5?|jsonc|properties|props|xml|env|txt|log|rc|netrc|credentials?|creds|secrets?|tokens?|auth|pass|pwd|config|settings|boto|s3cfg)$/i;
