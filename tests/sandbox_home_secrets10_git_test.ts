@@ -10,7 +10,8 @@
  * forced open; git keeps working.
  */
 import assert from "node:assert/strict";
-import { commandWorld, GIT_ID } from "./support/sandbox_world.ts";
+import { commandWorld, GIT_ID, SANDBOX_ON } from "./support/sandbox_world.ts";
+import { deriveProfile, describeSandbox } from "../core/policy/sandbox/mod.ts";
 import { repoConfigFiles } from "../core/policy/sandbox/repo_configs.ts";
 import { commandBatch, startModelServer } from "./support/model_server.ts";
 import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
@@ -144,6 +145,11 @@ Deno.test("sandbox git configs: in the main worktree, .git/worktrees/*/config.wo
     assert.ok(!out.includes(TOKEN), out);
     assert.match(out, /insteadOf = https:\/\/gitlab\.example\//);
     assert.match(out, /rc=0/);
+    // `policy show` lists each under `masked:`.
+    const show = describeSandbox(deriveProfile(w.policy), SANDBOX_ON);
+    for (const f of [".git/worktrees/side/config.worktree", ".git/config.worktree"]) {
+      assert.ok(show.includes(`${w.ws}/${f}  (git config holding a credential (masked))`), show);
+    }
   } finally {
     await w.cleanup();
   }
