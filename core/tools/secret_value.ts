@@ -12,7 +12,8 @@
  *   a scheme-less `user:password@host` (scp, rsync; not `npm:pkg@1.2.3`);
  * - from the config-file pass: mysql `-pSECRET`, Java `-D…password=…`, npm `_authToken=`/`_auth=`,
  *   a netrc `machine … password …`, an XML `<password>…</password>` (Maven's `settings.xml`), a key ending in `token`/`secret`/`password` set with `=`/`:`
- *   (not to an expansion, a path or a boolean); Tailscale `tskey-…` and age `AGE-SECRET-KEY-1…`;
+ *   (not to an expansion, a path or a boolean); any key whose words name a secret
+ *   (./secret_keys.ts: `aws_secret_access_key`, `PrivateKey`, `db_pass`, `psk`); Tailscale `tskey-…` and age `AGE-SECRET-KEY-1…`;
  * - a connection-string password (`Password=…`, `Pwd=…`, `AccountKey=…`, `--password=…`), a
  *   `token=`/`secret=`/`api_key=`/`client_secret=` assignment of 8 characters or more, a PEM
  *   private key, a JSON Web Token;
@@ -30,6 +31,7 @@
  * secret_lines.ts: `/etc`, a repository's git config).
  * @module
  */
+import { secretAssignment } from "./secret_keys.ts";
 
 /** Schemes whose user name alone is an account, not a credential. */
 const SSH_SCHEMES = /^(ssh|git\+ssh|ssh\+git|sftp|scp)$/i;
@@ -184,13 +186,15 @@ export function credentialValue(
     return "its value is a connection string with a password";
   }
   if (
-    /(^|[;\s,&?-])(token|secret|api[_-]?key|access[_-]?key|client[_-]?secret)\s*=\s*[^;\s&]{8,}/i
+    /(^|[;\s,&?-])(token|secret|api[_-]?key|access[_-]?key|client[_-]?secret)\s*=\s*(?![$%{<])[^;\s&]{8,}/i
       .test(value) &&
     !(plain && /(^|[;\s,&?-])(token|secret)\s*=\s*(pass|env|file|fd):/i.test(value))
   ) {
     return "its value is a `token=…` assignment";
   }
   for (const [re, why] of PASSWORD_OPTIONS) if (re.test(value)) return why;
+  const key = secretAssignment(value);
+  if (key) return key;
   if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value)) return "its value is a private key";
   if (/(^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\./.test(value)) {
     return "its value is a JSON Web Token";

@@ -42,28 +42,58 @@ export const BWRAP_ENV: Readonly<Record<string, string>> = {
   PYTHONPYCACHEPREFIX: "/tmp/pycache",
 };
 
-/** Names of variables that point at a daemon or a socket (issue 16 §1). */
+/**
+ * Names of variables that point at a daemon or a socket (issue 16 §1; class 2 gap D: by shape,
+ * not a list): any name with `SOCK` in it (`SSH_AUTH_SOCK`, `SWAYSOCK`, `I3SOCK`,
+ * `DOCKER_SOCKET`), an `IPC` word (`HYPRLAND_IPC_…`, `IPC_PATH`), `LISTEN` (`KITTY_LISTEN_ON`,
+ * `NVIM_LISTEN_ADDRESS`), `DBUS…`, a display server (`WAYLAND_DISPLAY`, `DISPLAY`), a terminal
+ * multiplexer's server (`TMUX`, `TMUX_PANE`, `STY`, `ZELLIJ…`), an agent's address
+ * (`GPG_AGENT_INFO`, `*_AGENT_SOCK`…), `DOCKER_HOST`/`CONTAINER_HOST`, `XDG_RUNTIME_DIR`.
+ */
 export const DAEMON_NAME =
-  /^(DOCKER_HOST|CONTAINER_HOST|DBUS_SESSION_BUS_ADDRESS|DBUS_SYSTEM_BUS_ADDRESS|XDG_RUNTIME_DIR|SSH_AUTH_SOCK|.*_SOCK|.*_SOCKET)$/i;
+  /SOCK|(^|_)IPC(_|$)|LISTEN|^DBUS_|DBUS_SESSION|(^|_)DISPLAY$|^TMUX(_|$)|^STY$|^ZELLIJ|^GPG_AGENT_INFO$|^(DOCKER|CONTAINER|PODMAN)_HOST$|^XDG_RUNTIME_DIR$/i;
+
+/** A socket address in a value: a `unix:` address in any spelling, or an abstract `@/…` name. */
+const SOCKET_VALUE = /(^|[\s,;=])unix:|^@\/|^@[\w.-]+$/i;
 
 /**
- * Why `name=value` points at a daemon or a unix socket — by name ({@link DAEMON_NAME}), or a
- * value that is a `unix://` URL, a D-Bus `unix:path=`/`unix:abstract=` address, or the path of an
- * existing socket file — or undefined when it does not. Such variables do not enter the sandbox
- * (its unix sockets are closed, core/policy/sandbox/seccomp.ts; a path would only tell a command
- * where to knock) unless an `Env` allow rule passes them.
+ * Why `name=value` points at a daemon or a unix socket, or undefined when it does not:
+ * - by name ({@link DAEMON_NAME});
+ * - by value: a `unix:` address (`unix:///run/x.sock`, `unix:path=…`, `unix:abstract=…`,
+ *   `unix:/tmp/x`), an abstract socket name (`@/tmp/.X11-unix/X0`, `@name` as the whole value);
+ * - any absolute path in the value — the value split at `:`, `,`, `;`, `=` and blanks, so lists
+ *   (`GPG_AGENT_INFO`'s `path:pid:1`, `TMUX`'s `path,pid,n`, a `PATH`-like list) count part by
+ *   part — that is a socket on the host (`lstat`, links not followed) or lies inside the user's
+ *   runtime dir (`runtimeDir`: `XDG_RUNTIME_DIR`, `/run/user/<uid>`, where session sockets live).
+ * Such variables do not enter the sandbox (its unix sockets are closed, core/policy/sandbox/
+ * seccomp.ts; a path would only tell a command where to knock) unless an `Env` allow rule passes
+ * them. Cost: one `lstat` per absolute path in the value.
  */
-export function daemonPointer(name: string, value: string): string | undefined {
+export function daemonPointer(
+  name: string,
+  value: string,
+  runtimeDir: string | undefined = runtimeDirOf(Deno.env.get("XDG_RUNTIME_DIR")),
+): string | undefined {
   if (DAEMON_NAME.test(name)) return "it names a daemon or socket";
-  if (/^unix:(\/\/|path=|abstract=|tmpdir=)/i.test(value)) {
-    return "its value is a unix socket address";
-  }
-  if (value.startsWith("/") && !value.includes(":") && value.length < 4096) {
+  if (SOCKET_VALUE.test(value)) return "its value is a unix socket address";
+  if (value.length > 65536 || !value.includes("/")) return undefined;
+  for (const part of value.split(/[:,;=\s]+/)) {
+    if (!part.startsWith("/") || part.length > 4096) continue;
+    if (runtimeDir && (part === runtimeDir || part.startsWith(`${runtimeDir}/`))) {
+      return "its value names the user's runtime dir (session sockets)";
+    }
     try {
-      if (Deno.statSync(value).isSocket) return "its value is a socket file";
+      if (Deno.lstatSync(part).isSocket) return "its value is a socket file";
     } catch { /* not a path */ }
   }
   return undefined;
+}
+
+/** The user's runtime dir: `xdg` (`XDG_RUNTIME_DIR`) when absolute and not `/`, else `/run/user/<uid>`. */
+export function runtimeDirOf(xdg: string | undefined): string | undefined {
+  if (xdg && xdg.startsWith("/") && xdg.replace(/\/+$/, "")) return xdg.replace(/\/+$/, "");
+  const uid = Deno.uid?.();
+  return uid === null || uid === undefined ? undefined : `/run/user/${uid}`;
 }
 
 /**
@@ -93,13 +123,14 @@ export function commandEnvironment(
   const env: Record<string, string> = {};
   const dropped: string[] = [];
   const rules = opts.rules ?? [];
+  const runtimeDir = runtimeDirOf(base.XDG_RUNTIME_DIR);
   for (const [k, v] of Object.entries(base)) {
     const d = envDecision(rules, k, v, opts.secrets);
     if (!d.pass) {
       dropped.push(k);
     } else if (
       opts.sandboxed && !d.why.endsWith("passes it") &&
-      (GIT_ENV_CONFIG.test(k) || daemonPointer(k, v) !== undefined)
+      (GIT_ENV_CONFIG.test(k) || daemonPointer(k, v, runtimeDir) !== undefined)
     ) {
       dropped.push(k);
     } else env[k] = v;

@@ -6,8 +6,20 @@
  */
 import { dirname, join } from "../../util/path.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
+import { secretAssignment } from "../../tools/secret_keys.ts";
 import { writeTextAtomicSync } from "../../util/files.ts";
 import { packageFolder, packageTree } from "./store_packages.ts";
+import {
+  CONFIG_FILE_RE,
+  CONFIG_MAX_BYTES,
+  configHoldsCredential,
+  configShaped,
+  CONTENT_READ_BYTES,
+  CONTENT_READ_LIMIT,
+  historyFile,
+  PREFIX_CODE_DIRS,
+  WEB_STORAGE_RE,
+} from "./store_kinds.ts";
 
 /**
  * Entry names inside a store that look like credentials and stay hidden: words `token`,
@@ -72,23 +84,6 @@ export const PROFILE_MARKERS: ReadonlySet<string> = new Set([
 export const PRIVATE_DIR_RE =
   /^\.?(evolution|thunderbird|icedove|mozilla|mutt|neomutt|aerc|geary|claws-mail|kmail2?|akonadi|mailspring|keyrings?|gnome-keyring|kwallet\w*|1password|bitwarden|keepassxc|password-store|gnupg|ssh|google-chrome\w*|chromium|bravesoftware|microsoft-edge\w*|vivaldi|opera|chrome-profile\w*|user-data-dir)$/i;
 
-/**
- * Files whose text the scan reads for credentials, at any depth and at the top of a package
- * folder (which is not entered): git configs of clones kept in stores, and the config files
- * package tools read a registry token from (`.npmrc`, `.yarnrc.yml`, `.pypirc`, `pip.conf`,
- * Maven's `settings.xml`, `gradle.properties`, Cargo's `credentials.toml`, `.netrc`).
- */
-const CONFIG_FILE_RE =
-  /^(config|\.?gitconfig|\.git-credentials|FETCH_HEAD|\.?npmrc|\.yarnrc(\.yml)?|\.pypirc|pip\.(conf|ini)|settings\.xml|gradle\.properties|credentials(\.toml)?|\.?netrc)$/;
-/** Larger files named {@link CONFIG_FILE_RE} are not read (a git config is small). */
-const CONFIG_MAX_BYTES = 64 * 1024;
-
-/** Whether `text` (a config file) holds a credential: one of its lines by the value rule, or a credential key. */
-function configHoldsCredential(text: string): boolean {
-  if (/^\s*\[credential|^\s*(extraheader|password|token|helper)\s*=/im.test(text)) return true;
-  return text.split("\n").some((l) => credentialValue(l) !== undefined);
-}
-
 /** A folder of content-addressed blobs: many entries, all hex names of one length. */
 function hashBuckets(entries: Deno.DirEntry[]): boolean {
   if (entries.length < 16) return false;
@@ -123,19 +118,26 @@ export const NAME_DEPTH = 3;
  * What to hide below `dir` (relative paths), breadth first to {@link SCAN_DEPTH} levels and
  * {@link SCAN_LIMIT} entries:
  * - by structure, at every depth: browser profiles and mail caches ({@link PROFILE_MARKERS}; a
- *   Maildir's `cur`/`new`/`tmp`; keyring files `*.keyring`, `*.kwl`, `pubring.kbx`), and config
- *   files holding a credential ({@link CONFIG_FILE_RE}: a clone's `.git/config`, a bare clone's
- *   `config` with a token URL or an auth header — the value rule of core/tools/secret_value.ts);
+ *   Maildir's `cur`/`new`/`tmp`; keyring files `*.keyring`, `*.kwl`, `pubring.kbx`), config
+ *   files holding a credential (named ones, {@link CONFIG_FILE_RE}: a clone's `.git/config`, a
+ *   bare clone's `config` with a token URL or an auth header; and any configuration-shaped text
+ *   file, ./store_kinds.ts `configShaped`: a virtualenv's `pip.conf`, a `gradle.properties`, a
+ *   tool's `config.json` — the value and key rules of core/tools/secret_value.ts; at most
+ *   {@link CONTENT_READ_LIMIT} reads, past it such files are hidden unread), history files and
+ *   web storage (./store_kinds.ts `historyFile`, {@link WEB_STORAGE_RE});
  * - by name, to {@link NAME_DEPTH} levels: credential-looking names ({@link SECRET_NAME_RE}) and
  *   private folders ({@link PRIVATE_DIR_RE}), except a folder that is a package tree
  *   ({@link packageTree}: the npm packages `cookie`, `google-auth-library` in Deno's cache).
  * Not entered: hash-bucket folders, git object stores, package folders ({@link packageFolder};
- * their `.git/config` is still read). Symbolic links are not followed; only plain files are read.
+ * their `.git/config` and named config files are still read) — except an install prefix (`bin`
+ * next to `lib`), whose folders other than its code ({@link PREFIX_CODE_DIRS}) are entered. Symbolic links are not followed; only plain files are read.
  */
 export function scanSecrets(dir: string, disk?: ScanCache): string[] {
   const hit = scans.get(dir);
   const now = Date.now();
   if (hit && now - hit.at < SCAN_TTL_MS) return hit.found;
+  readBudget = CONTENT_READ_LIMIT;
+  byteBudget = CONTENT_READ_BYTES;
   // The cached tree is updated in place: each queued folder carries its slot in its parent's
   // `sub` (the store's own slot is `top`); an unchanged folder keeps its record object.
   const top: Slot = ["", (disk && folderRecord(disk.stores[dir])) ? disk.stores[dir] : 0];
@@ -211,16 +213,31 @@ export function scanSecrets(dir: string, disk?: ScanCache): string[] {
   return found;
 }
 
-/** A config file's stamp and whether it holds a credential (read when it is a plain small file). */
+/** Files and bytes left to read in the running store scan ({@link CONTENT_READ_LIMIT}, {@link CONTENT_READ_BYTES}). */
+let readBudget = CONTENT_READ_LIMIT;
+let byteBudget = CONTENT_READ_BYTES;
+
+/**
+ * A config file's stamp and whether it holds a credential (read when it is a plain small text
+ * file). Past the scan's read budget the file is not read: it counts as holding one (hidden) and
+ * its stamp as unknown, so a later scan reads it.
+ */
 function configStamp(dir: string, rel: string): ConfigStamp {
   const p = `${dir}/${rel}`;
   const [m, c, size] = stampOf(p, false);
   let holds = 0 as 0 | 1;
   try {
     const st = Deno.lstatSync(p);
-    if (
-      st.isFile && st.size <= CONFIG_MAX_BYTES && configHoldsCredential(Deno.readTextFileSync(p))
-    ) holds = 1;
+    if (st.isFile && st.size <= CONFIG_MAX_BYTES && st.size > 0) {
+      if (readBudget <= 0 || byteBudget < st.size) return [rel, -2, -2, -1, 1];
+      readBudget--;
+      byteBudget -= st.size;
+      const b = Deno.readFileSync(p);
+      if (
+        !b.includes(0) &&
+        configHoldsCredential(new TextDecoder().decode(b), rel.slice(rel.lastIndexOf("/") + 1))
+      ) holds = 1;
+    }
   } catch { /* absent or unreadable (then not inside the sandbox either) */ }
   return [rel, m, c, size, holds];
 }
@@ -277,17 +294,24 @@ function scanFolder(
     note(r, false);
     return [...Deno.readDirSync(a)];
   };
+  // An install prefix (a Python or Node version, a virtualenv): its code folders are not
+  // entered, the rest is (`envs/<name>`, `etc/`), and its top files are read like any folder's.
+  const prefix = pkg && names.has("bin") && names.has("lib");
   for (const e of entries) {
     const r = rel ? `${rel}/${e.name}` : e.name;
+    const byKind = (e.isFile && historyFile(e.name)) || WEB_STORAGE_RE.test(e.name);
     if (
-      depth <= NAME_DEPTH &&
-      (SECRET_NAME_RE.test(e.name) || (e.isDirectory && PRIVATE_DIR_RE.test(e.name))) &&
+      (byKind ||
+        (depth <= NAME_DEPTH &&
+          (SECRET_NAME_RE.test(e.name) || (e.isDirectory && PRIVATE_DIR_RE.test(e.name))))) &&
       !(e.isDirectory && packageTree(`${abs}/${e.name}`, r, listDir, note))
     ) {
       f.push(r);
-    } else if (e.isFile && CONFIG_FILE_RE.test(e.name)) {
+    } else if (
+      e.isFile && (CONFIG_FILE_RE.test(e.name) || ((!pkg || prefix) && configShaped(e.name)))
+    ) {
       cfg.push(configStamp(dir, r));
-    } else if (e.isDirectory && pkg) {
+    } else if (e.isDirectory && pkg && !(prefix && !PREFIX_CODE_DIRS.test(e.name))) {
       if (e.name === ".git") cfg.push(configStamp(dir, `${r}/config`));
     } else if (
       e.isDirectory && depth < SCAN_DEPTH && !(e.name === "objects" && names.has("HEAD"))
@@ -346,7 +370,7 @@ function stampOf(p: string, follow: boolean): [number, number, number] {
 /** A store with more folders than this is not kept in the cache file (its size stays bounded). */
 export const SCAN_CACHE_MAX_FOLDERS = 30000;
 /** Bump when the scan's rules change in a way the key below does not see (it hashes the scan's code and rule constants). */
-const SCAN_CACHE_VERSION = 2;
+const SCAN_CACHE_VERSION = 3;
 
 /**
  * The home scan's cache across processes: `<dataDir>/home-scan.json`, `{key, stores: {<store's
@@ -388,6 +412,13 @@ function scanCacheKey(): string {
     hashBuckets,
     configHoldsCredential,
     credentialValue,
+    secretAssignment,
+    configShaped,
+    historyFile,
+    CONTENT_READ_LIMIT,
+    CONTENT_READ_BYTES,
+    WEB_STORAGE_RE.source,
+    PREFIX_CODE_DIRS.source,
   ].map(String).join("\0");
   let h = 0x811c9dc5; // FNV-1a, 32 bits
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);

@@ -345,7 +345,21 @@ function computeView(
     }
   }
   if (disk) saveScanCache(disk);
-  return { path: home, stores, hidden, gitconfig: gitconfigFile(workspace) };
+  // What lies inside another hidden entry is hidden with it (and a mount inside the emptied,
+  // read-only folder could not be made).
+  const set = new Set(hidden);
+  const outer = (h: string) => {
+    for (let i = h.lastIndexOf("/"); i > home.length; i = h.lastIndexOf("/", i - 1)) {
+      if (set.has(h.slice(0, i))) return false;
+    }
+    return true;
+  };
+  return {
+    path: home,
+    stores,
+    hidden: [...set].filter(outer),
+    gitconfig: gitconfigFile(workspace),
+  };
 }
 
 /**
@@ -404,7 +418,9 @@ export function describeHome(view: HomeView | undefined): string[] {
   l.push(`            ${view.path}/.gitconfig  (generated: identity and safe settings only)`);
   l.push("            and what the workspace, Read and Write allow rules open");
   if (view.hidden.length) {
-    l.push("  hidden inside those stores (look like credentials):");
+    l.push(
+      "  hidden inside those stores (credentials by name or content, histories, web storage, browser profiles):",
+    );
     for (const h of view.hidden) l.push(`            ${h}`);
   }
   return l;

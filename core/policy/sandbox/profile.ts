@@ -41,6 +41,7 @@ import { compilePath, isInside, type Rule, starMatch } from "../rules.ts";
 import { findProtected } from "./protected.ts";
 import { type HomeView, homeView, outsideGitDirs } from "./home_view.ts";
 import { maskedCopy } from "./secret_lines.ts";
+import { repoConfigFiles } from "./repo_configs.ts";
 import { type RootView, rootView } from "./root_view.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
 
@@ -415,23 +416,6 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     root: sysRoot,
     masked,
   };
-}
-
-/**
- * The config files git reads for the workspace's repository that a command sees: `<ws>/.git/config`
- * and, for a linked worktree or submodule, its git dir's `config.worktree` and the common dir's
- * `config` (./home_view.ts `outsideGitDirs`), as real paths that exist.
- */
-function repoConfigFiles(ws: string): string[] {
-  const dirs = [`${ws}/.git`, ...outsideGitDirs(ws)];
-  const out: string[] = [];
-  for (const d of dirs) {
-    for (const f of [`${d}/config`, `${d}/config.worktree`]) {
-      const r = real(f);
-      if (r && !out.includes(r)) out.push(r);
-    }
-  }
-  return out;
 }
 
 const isUnix = (r: Rule) => r.pattern?.startsWith("unix:") ?? false;

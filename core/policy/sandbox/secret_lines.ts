@@ -16,6 +16,7 @@
  */
 import { dirname, join } from "../../util/path.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
+import { secretAssignment } from "../../tools/secret_keys.ts";
 import { writeTextAtomicSync } from "../../util/files.ts";
 
 /** Larger files are not read (configuration is small). */
@@ -102,13 +103,18 @@ export interface FileStamp {
 }
 
 /** Bump when the verdicts of {@link maskCredentialLines} change in a way the key does not see. */
-const ETC_CACHE_VERSION = 1;
+const ETC_CACHE_VERSION = 2;
 let etcKey: string | undefined;
 
 function cacheKey(): string {
   if (etcKey) return etcKey;
-  const text = [ETC_CACHE_VERSION, MASK_MAX_BYTES, maskCredentialLines, credentialValue]
-    .map(String).join("\0");
+  const text = [
+    ETC_CACHE_VERSION,
+    MASK_MAX_BYTES,
+    maskCredentialLines,
+    credentialValue,
+    secretAssignment,
+  ].map(String).join("\0");
   let h = 0x811c9dc5; // FNV-1a, 32 bits
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return etcKey = `${(h >>> 0).toString(16)}-${text.length}`;

@@ -1,0 +1,121 @@
+/**
+ * The key rule of configuration text (issue 16 class 2, gap C; docs/permissions.md "The host
+ * root inside the sandbox"): an assignment whose KEY names a secret, whatever the spelling —
+ * `aws_secret_access_key = …`, WireGuard `PrivateKey = …`, `db_pass=…`, `psk="…"`,
+ * `wpa_passphrase=…`, `client_secret: …`, `"apiKey": "…"`, `export SMTP_PASSWD=…` — judged by the
+ * key's words, not by a list of keys.
+ *
+ * A key is split into words ({@link keyWords}: snake, kebab, dotted and camel case, and a glued
+ * lower-case suffix such as `apikey`, `privatekey`, `authtoken`). It names a secret when its LAST
+ * word is a secret word ({@link SECRET_WORDS}: password, passwd, pass, passphrase, secret,
+ * token, psk, credential(s), auth; not `pwd`, a shell's working dir) or is `key` right after a qualifier ({@link KEY_QUALIFIERS}:
+ * private, secret, api, access, preshared, signing, …). A later word makes it a setting about the
+ * secret, not the secret (`password_file`, `token_url`, `PasswordAuthentication`, `max_tokens`,
+ * `PublicKey`, `aws_access_key_id`). The value must look like a value: not empty, not a boolean
+ * or `none`, not an expansion (`$X`, `${X}`, `%(x)s`, `{{x}}`, `<placeholder>`), not a path, one
+ * word unless quoted (a path: `/` or `~/` then no `+` or `=`, which a base64 key has); for
+ * `auth` 8 characters or more and not a lower-case method name (`auth = plain`, `scram-sha-256`).
+ * @module
+ */
+
+/** Words that name a secret when a key ends in them. */
+export const SECRET_WORDS: ReadonlySet<string> = new Set([
+  "password",
+  "passwd",
+  "pass",
+  "passphrase",
+  "secret",
+  "token",
+  "psk",
+  "credential",
+  "credentials",
+  "auth",
+]);
+
+/** Words that make a following `key` a secret key (`PrivateKey`, `api_key`, `PresharedKey`). */
+export const KEY_QUALIFIERS: ReadonlySet<string> = new Set([
+  "private",
+  "secret",
+  "api",
+  "access",
+  "preshared",
+  "shared",
+  "signing",
+  "encryption",
+  "master",
+  "client",
+  "auth",
+  "license",
+  "account",
+  "session",
+]);
+
+/** Glued lower-case endings split off a longer word (`apikey` → `api key`, `authtoken`). */
+const GLUED =
+  /^(.+?)(password|passwd|passphrase|secret|token|credentials?|(?<=private|secret|api|access|preshared|shared|signing|encryption|master|client|auth|license|account|session)key)$/;
+
+/** The lower-case words of a key: `aws_secret_access_key`, `PrivateKey`, `HTTPPassword`, `apikey`. */
+export function keyWords(key: string): string[] {
+  const out: string[] = [];
+  const spaced = key
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2");
+  for (const w of spaced.split(/[^A-Za-z0-9]+/)) {
+    if (!w) continue;
+    let word = w.toLowerCase();
+    const tail: string[] = [];
+    for (let m = GLUED.exec(word); m && m[1].length >= 2; m = GLUED.exec(word)) {
+      tail.unshift(m[2]);
+      word = m[1];
+    }
+    out.push(word, ...tail);
+  }
+  return out;
+}
+
+/** Whether a key's words (see {@link keyWords}) name a secret; `"weak"` for an `auth` key. */
+export function secretKey(key: string): "strong" | "weak" | undefined {
+  const w = keyWords(key);
+  const last = w.at(-1);
+  if (!last) return undefined;
+  if (last === "key") return w.length >= 2 && KEY_QUALIFIERS.has(w.at(-2)!) ? "strong" : undefined;
+  if (!SECRET_WORDS.has(last)) return undefined;
+  // nsswitch.conf's `passwd: files systemd` names a database, not a password.
+  if (w.length === 1 && last === "passwd") return "weak";
+  return last === "auth" ? "weak" : "strong";
+}
+
+/**
+ * `key = value` / `key: value` / `"key": "value"` / `export KEY=value`, anywhere in a line
+ * (minified JSON holds many): group 1 a quoted key, 2 a bare one, 3 the value (quoted or one
+ * word). A bare key's `:` must be followed by a blank (YAML's rule), so `pass:insta` (an
+ * OpenSSL source spec) or `host:port` is no assignment.
+ */
+const ASSIGNMENT =
+  /(?:^|[\s{,;(])(?:export\s+)?(?:["']([A-Za-z_][\w.-]*)["']\s*[=:]|([A-Za-z_][\w.-]*)\s*(?:=|:(?=[ \t])))[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;}\]"'#]+)/g;
+
+/** Values that are no secret: booleans, `none`, expansions, placeholders, paths, helpers, `a|b` choices. */
+const NOT_A_VALUE =
+  /^(true|false|yes|no|on|off|none|null|nil|undefined|required|optional|disabled?|enabled?|\*+|x+|-+|\.+)$|^\\?[$%{<(]|^~?\/[^\s+=]*$|^\.\.?\/|^(env|file|fd|pass|keyring|vault|op|cmd|exec):|^\$\(|^!|^\w+(\|\w+)+$/i;
+
+/**
+ * Why `text` holds an assignment to a secret-named key (see the module doc), or undefined.
+ * One line or many; the first hit counts.
+ */
+export function secretAssignment(text: string): string | undefined {
+  if (text.length < 6) return undefined;
+  for (const m of text.matchAll(ASSIGNMENT)) {
+    const name = m[1] ?? m[2];
+    const kind = secretKey(name);
+    if (!kind) continue;
+    const quoted = /^["']/.test(m[3]);
+    const v = quoted ? m[3].slice(1, -1) : m[3];
+    if (v.length < 4 || NOT_A_VALUE.test(v)) continue;
+    if (kind === "weak") {
+      if (v.length < 8 || (v.length < 20 && /^[a-z][a-z0-9-]*$/.test(v))) continue;
+      if (/^(files|compat|systemd|sss|ldap|nis|db|winbind|extrausers)\b/.test(v)) continue;
+    }
+    return `its value sets ${name}, a key naming a secret`;
+  }
+  return undefined;
+}
