@@ -94,6 +94,25 @@ export function secretKey(key: string): "strong" | "weak" | undefined {
 const ASSIGNMENT =
   /(?:^|[\s{,;(])(?:export\s+)?(?:["']([A-Za-z_][\w.-]*)["']\s*[=:]|([A-Za-z_][\w.-]*)\s*(?:=|:(?=[ \t])))[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;}\]"'#]+)/g;
 
+/**
+ * `text` with the value of every assignment ({@link ASSIGNMENT}) whose key names a secret
+ * ({@link secretKey}) or whose value `isSecret` flags replaced by `mask`, in the value's own
+ * quotes (a masked copy of a config file keeps its keys and its format: one-line JSON stays
+ * JSON, OpenSSL's `$section::name` references still resolve).
+ */
+export function maskSecretValues(
+  text: string,
+  mask: string,
+  isSecret: (value: string) => boolean,
+): string {
+  return text.replace(ASSIGNMENT, (all, quotedKey, bareKey, v: string) => {
+    const q = /^["']/.test(v) ? v[0] : "";
+    const value = q ? v.slice(1, -1) : v;
+    if (!secretKey(quotedKey ?? bareKey) && !isSecret(value)) return all;
+    return `${all.slice(0, all.length - v.length)}${q}${mask}${q}`;
+  });
+}
+
 /** Values that are no secret: booleans, `none`, expansions, placeholders, paths, helpers, `a|b` choices. */
 const NOT_A_VALUE =
   /^(true|false|yes|no|on|off|none|null|nil|undefined|required|optional|disabled?|enabled?|\*+|x+|-+|\.+)$|^\\?[$%{<(]|^~?\/[^\s+=]*$|^\.\.?\/|^(env|file|fd|pass|keyring|vault|op|cmd|exec):|^\$\(|^!|^\w+(\|\w+)+$/i;

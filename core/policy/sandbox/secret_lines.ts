@@ -6,7 +6,8 @@
  * common `config`, with `url = https://user:TOKEN@host/…`). Judged by content — the value rule of
  * core/tools/secret_value.ts in its `{entropy: false}` mode, line by line — not by a list of
  * names. Such a file is replaced, read-only, by a copy ({@link maskedCopy}) in which a URL's user
- * info is removed (`https://host/…`) and any other flagged line is emptied (the line count stays);
+ * info is removed (`https://host/…`), a flagged assignment keeps its key with {@link MASK} for a
+ * value, and any other flagged line is emptied (the line count stays);
  * the rest of the file works as before.
  *
  * Only plain text files of at most {@link MASK_MAX_BYTES} are read. The `/etc` verdicts are cached
@@ -16,8 +17,16 @@
  */
 import { dirname, join } from "../../util/path.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
-import { secretAssignment } from "../../tools/secret_keys.ts";
+import { maskSecretValues, secretAssignment } from "../../tools/secret_keys.ts";
 import { writeTextAtomicSync } from "../../util/files.ts";
+
+/**
+ * What a masked value reads as: valid as a plain value in INI, YAML, shell and OpenSSL files,
+ * quoted where the secret was (JSON, TOML). Emptying the line instead left a key other lines
+ * refer to undefined: OpenSSL then refuses the whole config (`secret = pass:…` in Debian's
+ * openssl.cnf, used by `$insta::secret`), and with it node, curl and every TLS client.
+ */
+export const MASK = "xxxxxxxx";
 
 /** Larger files are not read (configuration is small). */
 export const MASK_MAX_BYTES = 64 * 1024;
@@ -31,19 +40,29 @@ const USERINFO = /(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)[^/\s@?#'"]+@/gi;
 export function maskCredentialLines(text: string): { text: string; masked: number } | undefined {
   if (credentialValue(text, { entropy: false }) === undefined) return undefined;
   const lines = text.split("\n");
+  // What is left of the text without the masked lines' values (the placeholder is no value).
+  const left = [...lines];
   let masked = 0;
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i];
     if (credentialValue(l, { entropy: false }) === undefined) continue;
     const stripped = l.replace(USERINFO, "$1");
-    lines[i] = credentialValue(stripped, { entropy: false }) === undefined ? stripped : "";
+    if (credentialValue(stripped, { entropy: false }) === undefined) lines[i] = left[i] = stripped;
+    else {
+      // Its secret values replaced, when that leaves nothing flagged; else the line is emptied.
+      const secret = (v: string) => credentialValue(v, { entropy: false }) !== undefined;
+      const probe = maskSecretValues(stripped, "", secret);
+      const ok = probe !== stripped && credentialValue(probe, { entropy: false }) === undefined;
+      lines[i] = ok ? maskSecretValues(stripped, MASK, secret) : "";
+      left[i] = ok ? probe : "";
+    }
     masked++;
   }
   // A shape spread over lines (a netrc `machine …` / `password …`): its password lines go too.
-  if (credentialValue(lines.join("\n"), { entropy: false }) !== undefined) {
+  if (credentialValue(left.join("\n"), { entropy: false }) !== undefined) {
     for (let i = 0; i < lines.length; i++) {
-      if (/\bpassword\b/i.test(lines[i])) {
-        lines[i] = "";
+      if (/\bpassword\b/i.test(left[i])) {
+        lines[i] = left[i] = "";
         masked++;
       }
     }
