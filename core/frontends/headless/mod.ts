@@ -29,7 +29,6 @@ import type {
   DeniedAction,
   EventEnvelope,
   HostFactory,
-  PermissionOutcome,
   PermissionResolver,
   PromptInput,
   TurnEndedEvent,
@@ -245,23 +244,20 @@ function terminalPermission(
   return (req, signal) =>
     oneAtATime(async () => {
       if (signal.aborted) return "cancelled";
-      const { outcomeForKey, outcomeLabel, permissionText, readKey, rememberAnswer } = await import(
+      const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
         "../render/permission.ts"
       );
+      const { answerKey } = await import("../render/keys.ts");
       const { colorFor, terminalWidth } = await import("../render/style.ts");
       const color = colorFor(Deno.stderr.isTerminal());
       ui.renderer?.suspend(req);
       try {
         const trusted = ui.trusted();
         err(`\n${permissionText(req, { color, width: terminalWidth(), cwd: ui.cwd, trusted })}`);
-        let outcome: PermissionOutcome | null = null;
-        while (!outcome) {
-          const key = await readKey(signal);
-          if (key === null || signal.aborted) {
-            err("\n");
-            return "cancelled";
-          }
-          outcome = outcomeForKey(key);
+        const outcome = await answerKey(outcomeForKey, signal);
+        if (outcome === null || signal.aborted) {
+          err("\n");
+          return "cancelled";
         }
         err(`${outcomeLabel(outcome, trusted)}\n`);
         // Ctrl+C at a prompt is an interrupt of the run (exit 130), also when the prompt is a
