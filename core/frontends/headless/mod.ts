@@ -537,13 +537,14 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       ? costUsd(result.usage, modelInfo(app.config, session.model).price)
       : undefined;
     // json/stream-json: the failure on stderr too, for people reading a CI log (text mode's
-    // renderer printed it as `error: …`; an internal error was printed above with its stack).
+    // renderer printed it as `coyote: …`; an internal error was printed above with its stack).
     if (o.format !== "text" && result.error && result.error.code !== "internal") {
       err(`coyote: ${safeText(result.error.message)}\n`);
     }
     if (result.stopReason === "cancelled" && o.format !== "text") err("coyote: cancelled\n");
     else if (result.stopReason === "max_turn_requests") {
-      err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);
+      const n = result.usage.requests;
+      err(`coyote: stopped after ${n} model request${n === 1 ? "" : "s"} (--max-turns)\n`);
     } else if (result.stopReason === "max_budget") {
       err(
         `coyote: budget reached after ${result.usage.total_tokens} tokens${

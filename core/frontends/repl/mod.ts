@@ -327,7 +327,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       usage.total_tokens += r.usage.total_tokens;
       usage.requests += r.usage.requests;
     } catch (e) {
-      err(s.red(`error: ${safeText(String((e as Error)?.message ?? e))}\n`));
+      err(s.red(`coyote: ${safeText(String((e as Error)?.message ?? e))}\n`));
     } finally {
       renderer.close();
       turn = null;
