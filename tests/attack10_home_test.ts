@@ -133,12 +133,36 @@ Deno.test(
   async () => {
     const w = await world();
     try {
-      const r = await run(w, [...PLANTS, "touch ~/x; ls -A ~"], DENY, FORCED);
+      const r = await run(
+        w,
+        [...PLANTS, "touch ~/x; ls -A ~", 'echo "cache=$XDG_CACHE_HOME"'],
+        DENY,
+        FORCED,
+      );
       assert.deepEqual(await kept(w.ws, PLANTS.length), [], r.sent);
       const last = r.result(`c${PLANTS.length}`);
       assert.match(last, /Read-only file system/, last);
       // Only the generated .gitconfig and the .local store's parent (result text is JSON).
       assert.ok(last.includes("--- stdout ---\\n.gitconfig\\n.local\\n--- stderr"), last);
+      // No ~/.cache store in this home: tools get a writable cache in the private /tmp.
+      assert.match(r.result(`c${PLANTS.length + 1}`), /cache=\/tmp\/\.cache/);
+      // With one, XDG_CACHE_HOME stays unset (the store is what tools read); policy show says so.
+      await Deno.mkdir(join(w.home, ".cache"));
+      const p = Policy.create({}, { allow: [], deny: [] }, {
+        workspace: w.ws,
+        configDir: join(w.root, "cfg"),
+        home: w.home,
+      });
+      await p.globsReady();
+      const { deriveProfile } = await import("../core/policy/sandbox/mod.ts");
+      const { describeHome } = await import("../core/policy/sandbox/home_view.ts");
+      const { applyBwrapEnv } = await import("../core/policy/sandbox/env.ts");
+      const prof = deriveProfile(p);
+      const env: Record<string, string> = { PATH: "/usr/bin" };
+      applyBwrapEnv(env, prof);
+      assert.equal(env.XDG_CACHE_HOME, undefined, JSON.stringify(env));
+      assert.equal(env.PYTHONNOUSERSITE, "1");
+      assert.match(describeHome(prof.home).join("\n"), /the home itself is read-only/);
     } finally {
       await w.cleanup();
     }
