@@ -113,14 +113,16 @@ Deno.test(
     try {
       const r = await run(w, PLANTS, DENY);
       assert.deepEqual(await kept(w.ws, PLANTS.length), [], r.sent);
-      // The shells that read start-up files are not auto-allowed under the Execute deny.
-      for (const id of ["c0", "c1", "c2"]) assert.ok(r.denied.has(id), `${id}: ${r.result(id)}`);
-      // The planted git and the user site never came to exist (the home is read-only).
+      // Every plant writes a start-up place of the home, and the shells read start-up files:
+      // none is auto-allowed under the Execute deny (the forced-open test below shows the
+      // sandbox holds without the guard).
+      for (let i = 0; i < PLANTS.length; i++) {
+        assert.ok(r.denied.has(`c${i}`), `c${i}: ${r.result(`c${i}`)}`);
+      }
+      assert.match(r.result("c0"), /start-up files|load code from when they start/);
       for (const p of ["bin/git", ".local/bin/git", ".config/git/config", ".bashrc", ".profile"]) {
         assert.equal(await exists(join(w.home, p)), false, p);
       }
-      assert.match(r.result("c3"), /yq 4\.0/);
-      assert.match(r.result("c5"), /On branch|No commits yet/);
     } finally {
       await w.cleanup();
     }
@@ -318,6 +320,30 @@ Deno.test("attack10 home: the guard counts interactive and login shells as runni
   for (const c of ["bash -c 'ls'", "zsh -f -c ls", "exec bash -c ls", "bash -x -c ls"]) {
     assert.equal(await decide(denying, c), "allow", c);
   }
+  // Writes to the home's start-up places yield to the Execute rule (matter where the home is
+  // writable: the workspace, a Write rule); other writes there ask by default only.
+  const home = Policy.create({}, { allow: [], deny: ["Execute(rm *)"] }, {
+    workspace: "/nonexistent-a10-home",
+    configDir: "/nonexistent-a10",
+    home: "/nonexistent-a10-home",
+  });
+  await home.globsReady();
+  for (
+    const c of [
+      "echo x >> ~/.bashrc",
+      "cp a ~/.profile",
+      "mkdir -p ~/.local/lib/python3.12/site-packages",
+      "echo x > ~/bin/git",
+      "echo x > ~/.config/git/config",
+      "echo x > ~/.config/fish/config.fish",
+    ]
+  ) {
+    assert.equal((await home.evaluate({ type: "execute", command: c })).rule, "Execute(rm *)", c);
+  }
+  assert.notEqual(
+    (await home.evaluate({ type: "execute", command: "echo x > ~/notes.txt" })).rule,
+    "Execute(rm *)",
+  );
   // Without an Execute rule nothing changes: `bash -lc 'ls'` stays allowed (guard_test's row).
   assert.equal(await decide(open, "bash -lc 'ls'"), "allow");
 });
@@ -359,5 +385,30 @@ Deno.test(
     await server.close();
     await env.cleanup();
     await w.cleanup();
+  },
+);
+
+Deno.test(
+  "attack10 home: Coyote started in the home (the home is the workspace, writable): planting start-up files and PATH programs yields under --deny 'Execute(rm *)'",
+  opts,
+  async () => {
+    const w = await world();
+    try {
+      await sh(`cd ${w.home} && git init -q && mkdir -p v0 v1 && echo x > v0/f && echo x > v1/f`);
+      const turns = [
+        `printf '${rm("v0")}\\n' > ~/.bashrc`,
+        `mkdir -p ~/bin && printf '#!/bin/sh\\n${rm("v1")}\\n' > ~/bin/git && chmod +x ~/bin/git`,
+        "bash -i -c true 2>/dev/null; git status",
+      ].map((command, i) => [{ id: `c${i}`, command }]);
+      const PATH = `${w.home}/bin:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`;
+      const r = await headlessTurns(w.home, turns, DENY, { extra: { HOME: w.home, PATH } });
+      const denied = new Set(r.out.denied.map((d) => d.toolCallId));
+      assert.ok(denied.has("c0") && denied.has("c1"), [...denied].join(","));
+      assert.equal(await exists(join(w.home, ".bashrc")), false);
+      assert.equal(await exists(join(w.home, "bin/git")), false);
+      for (const v of ["v0", "v1"]) assert.ok(await exists(join(w.home, v)), `${v} deleted`);
+    } finally {
+      await w.cleanup();
+    }
   },
 );
