@@ -11,7 +11,7 @@
  *    (core/policy/sandbox/code_configs.ts);
  * 3. Python bytecode a command created or changed is removed (an unchecked-hash pyc is what the
  *    host's Python would load instead of the source), and Python in the sandbox writes none into
- *    the workspace (`PYTHONPYCACHEPREFIX`);
+ *    the workspace (`PYTHONDONTWRITEBYTECODE`);
  * 4. Cargo.toml is flagged when its `build`, `links` or `proc-macro` settings changed, and so is the
  *    file its `build` names (and a proc-macro crate's root) when created or changed.
  * @module
@@ -133,7 +133,7 @@ Deno.test("runs later 10: policy show lists the families, the flagged configs an
     text,
     /configs that are code .*\*\.config\.\{js,cjs,mjs,ts,cts,mts\}.*package\.json when/,
   );
-  assert.match(text, /Python bytecode: .* removed; .*PYTHONPYCACHEPREFIX/);
+  assert.match(text, /Python bytecode: .* removed; .*PYTHONDONTWRITEBYTECODE.*PYTHONNOUSERSITE/);
   assert.match(text, /CMakeUserPresets\.json/);
 });
 
@@ -249,11 +249,12 @@ Deno.test("runs later 10: Python bytecode a command wrote is removed (the host's
     );
     assert.match(host, /^1 1$/m, host);
     assert.equal(await exists(join(w.ws, "PWNED")), false, host);
-    // An honest import in the sandbox compiles into the private /tmp, not beside the source.
+    // An honest import in the sandbox writes no bytecode, and reads none from a prefix in the
+    // writable /tmp (a pyc planted there ran in any Python program: tests/attack10_home_test.ts).
     const out2 = await w.run(
-      `echo 'Z = 2' > fresh.py && env -u PYTHONDONTWRITEBYTECODE ${PY} -c 'import fresh, sys; print(fresh.Z, sys.pycache_prefix)'`,
+      `echo 'Z = 2' > fresh.py && ${PY} -c 'import fresh, sys; print(fresh.Z, sys.pycache_prefix, sys.dont_write_bytecode, sys.flags.no_user_site)'`,
     );
-    assert.match(out2, /2 \/tmp\/pycache/, out2);
+    assert.match(out2, /2 None True 1/, out2);
     assert.equal(await exists(join(w.ws, `__pycache__/fresh.${tag}.pyc`)), false, out2);
     assert.doesNotMatch(out2, /bytecode/, out2);
   } finally {

@@ -17,7 +17,7 @@
 import { maskCredentialLines, readSmallText } from "./sandbox/secret_lines.ts";
 import { basename, dirname, normalize } from "../util/path.ts";
 import { isInside, pathsOverlap, resolvePath, type Rule } from "./rules.ts";
-import { type Level, matcher, type PolicyCore } from "./context.ts";
+import { type Level, matcher, type PolicyCore, rulesOf } from "./context.ts";
 import { HIDDEN_HOME_PATHS } from "./home.ts";
 import { repoHooksFor, runsLaterPath } from "./sandbox/protected.ts";
 import type { GuardPart } from "./types.ts";
@@ -356,6 +356,8 @@ function pathPartOne(core: PolicyCore, kind: "read" | "write", p: string, level:
       subject: p,
     };
   }
+  const startup = kind === "write" && !allow ? startupFileYield(core, p, level) : undefined;
+  if (startup) return startup;
   const store = kind === "read" ? objectStoreRule(core, p) : undefined;
   if (store) {
     return {
@@ -423,4 +425,36 @@ function objectStoreRule(core: PolicyCore, p: string): Rule | undefined {
     r.kind === "read" && r.decision !== "allow" &&
     (r.pattern === undefined || pathsOverlap(matcher(core, r).base, top))
   );
+}
+
+/**
+ * Files and folders of the home that shells and programs load code from when they start, relative
+ * to the home: shell start-up files (bash, zsh, ksh, fish), readline's `.inputrc`, Python's user
+ * site (`.local/lib/python*`), PATH folders (`bin/`, `.local/bin/`), configuration that names
+ * programs (`.gitconfig`, `.config/git/`, `.npmrc`, `.ssh/config`).
+ */
+export const HOME_STARTUP =
+  /^(\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshenv|zshrc|zprofile|zlogin|zlogout|kshrc|mkshrc|inputrc|gitconfig|npmrc)|\.config\/(fish|git|zsh)(\/.*)?|\.local\/lib\/python[^/]*(\/.*)?|\.local\/bin(\/.*)?|bin(\/.*)?|\.ssh\/config)$/;
+
+/**
+ * A write of `p` to a start-up place of the home ({@link HOME_STARTUP}) while an `Execute` deny
+ * or ask rule exists: asks with that rule (issue 16, tenth attacker pass — code planted there runs
+ * for a plain `bash -i` or `git status` the guard allows). Inside the OS sandbox the home is
+ * read-only, so this matters where the home is writable: Coyote started in `~` (the home is the
+ * workspace) or a `Write` rule opens it.
+ */
+function startupFileYield(core: PolicyCore, p: string, level: Level): GuardPart | undefined {
+  if (!core.home || core.home === "/" || !p.startsWith(`${core.home}/`)) return undefined;
+  if (!HOME_STARTUP.test(p.slice(core.home.length + 1))) return undefined;
+  const ex = rulesOf(core, "execute");
+  const y = ex.find((r) => r.decision === "deny") ??
+    (level === "skip" ? undefined : ex.find((r) => r.decision === "ask"));
+  if (!y) return undefined;
+  return {
+    decision: "ask",
+    reason:
+      `${p} is a file shells or programs load code from when they start (a start-up file, Python's user site, a PATH folder, a config naming programs); ${y.text} restricts what commands run, so the guard asks (auto-allow yields)`,
+    rule: y.text,
+    subject: p,
+  };
 }

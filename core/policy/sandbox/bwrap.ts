@@ -241,8 +241,9 @@ export function bwrapArgs(
   mounts.push(...own);
   mounts.sort((x, y) => depth(x.path) - depth(y.path) || x.order - y.order);
   for (const m of mounts) a.push(...m.args);
-  // Plan mode: the home's tmpfs goes read-only once everything inside it is mounted.
-  if (profile.home?.readOnly) a.push("--remount-ro", profile.home.path);
+  // The home's tmpfs goes read-only once everything inside it is mounted (tenth attacker pass:
+  // start-up files, Python's user site and PATH folders planted there ran within the command).
+  if (profile.home) a.push("--remount-ro", profile.home.path);
   // bwrap's root tmpfs (mount points only) read-only: nothing to create at `/`.
   if (view) a.push("--remount-ro", "/");
   a.push("--chdir", opts.cwd, "--", ...argv);

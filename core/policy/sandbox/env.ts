@@ -30,17 +30,73 @@ export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
 };
 
 /**
- * Set on top inside the bwrap sandbox: `TMPDIR` is the private /tmp, and Python writes and reads
- * its bytecode caches under /tmp/pycache instead of `__pycache__/` beside the sources (tenth
- * attacker pass: a pyc a command wrote into the workspace is what Python on the host loads instead
- * of the source beside it; honest runs then leave none there, and the after-command review,
- * ./host_run.ts `bytecodeCleanup`, removes any a command still writes). The cache lives for the
- * session like the rest of /tmp.
+ * Set on top inside the bwrap sandbox: `TMPDIR` is the private /tmp; Python neither writes
+ * bytecode (`PYTHONDONTWRITEBYTECODE`: tenth attacker pass, a pyc a command wrote into the
+ * workspace is what Python on the host loads instead of the source beside it; the after-command
+ * review, ./host_run.ts `bytecodeCleanup`, removes any a command still writes) nor reads a user
+ * site (`PYTHONNOUSERSITE`: a `.pth` or `usercustomize.py` there runs in every Python program).
+ * No `PYTHONPYCACHEPREFIX` in the writable /tmp: Python reads bytecode for every module, the
+ * standard library's too, from there, so a pyc planted there ran inside any Python program the
+ * guard allows (issue 16, tenth attacker pass, class 5 "writable code-loading places").
  */
 export const BWRAP_ENV: Readonly<Record<string, string>> = {
   TMPDIR: "/tmp",
-  PYTHONPYCACHEPREFIX: "/tmp/pycache",
+  PYTHONDONTWRITEBYTECODE: "1",
+  PYTHONNOUSERSITE: "1",
 };
+
+/** Folders writable inside the bwrap sandbox besides its writable roots: the private /tmp, /dev/shm. */
+const SCRATCH = ["/tmp", "/dev/shm"];
+
+/**
+ * `PATH` for a command inside the bwrap sandbox: `path` without the entries a command could plant
+ * a program in that would then run for a plain `git` (tenth attacker pass, class 5): relative or
+ * empty ones (they resolve against the working directory) and those inside the private /tmp or
+ * /dev/shm, unless inside one of `keep` (the workspace and `Write` allow roots: the user's own
+ * folders, e.g. `$PWD/node_modules/.bin`; kept and documented). Entries inside the home need no
+ * filter: its tmpfs is read-only and shows only read-only stores (./bwrap.ts, ./home_view.ts).
+ */
+export function sandboxPath(path: string, keep: readonly string[]): string {
+  const inside = (p: string, r: string) => p === r || p.startsWith(r.endsWith("/") ? r : `${r}/`);
+  return path.split(":").filter((e) => {
+    if (!e.startsWith("/")) return false;
+    const n = e.replace(/\/+/g, "/").replace(/(.)\/$/, "$1");
+    if (/(^|\/)\.\.?(\/|$)/.test(n)) return false; // `/usr/../tmp/x`: not judged, dropped
+    // A link into /tmp on the host leads into the private /tmp inside (one realpath an entry).
+    let r = n;
+    try {
+      r = Deno.realPathSync(n);
+    } catch { /* absent on the host: judged as written */ }
+    return ![n, r].some((p) => SCRATCH.some((s) => inside(p, s))) ||
+      keep.some((k) => inside(n, k) || inside(r, k));
+  }).join(":");
+}
+
+/**
+ * Applies the bwrap sandbox's environment to `env` (a command's, from {@link commandEnvironment}):
+ * {@link BWRAP_ENV}; `PATH` through {@link sandboxPath}; with a home view, `GIT_CONFIG_GLOBAL`
+ * naming the generated `.gitconfig`, and — when the home shows no `~/.cache` store and
+ * `XDG_CACHE_HOME` is unset — `XDG_CACHE_HOME=/tmp/.cache`, so tools that need a writable cache
+ * (Deno, go, uv) find one though the home is read-only (the session's private /tmp; a cache is
+ * not where `XDG_CONFIG_HOME`/`XDG_DATA_HOME` point, which are left alone: programs load
+ * configuration and code from those).
+ */
+export function applyBwrapEnv(
+  env: Record<string, string>,
+  profile: {
+    writable: readonly { path: string }[];
+    home?: { path: string; stores: readonly { path: string }[] };
+  },
+): void {
+  Object.assign(env, BWRAP_ENV);
+  if (env.PATH !== undefined) env.PATH = sandboxPath(env.PATH, profile.writable.map((w) => w.path));
+  const home = profile.home;
+  if (!home) return;
+  env.GIT_CONFIG_GLOBAL = `${home.path}/.gitconfig`;
+  if (!env.XDG_CACHE_HOME && !home.stores.some((s) => s.path === `${home.path}/.cache`)) {
+    env.XDG_CACHE_HOME = "/tmp/.cache";
+  }
+}
 
 /**
  * Names of variables that point at a daemon or a socket (issue 16 §1; class 2 gap D: by shape,

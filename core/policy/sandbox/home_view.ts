@@ -1,8 +1,9 @@
 /**
  * What a sandboxed command sees of the user's home directory (issue 16 "A home that shows only
  * what is safe", docs/permissions.md "The home directory inside the sandbox"): an allow list, not
- * a deny list. The home is an empty, writable tmpfs (discarded with the command) and only these
- * appear in it, read-only:
+ * a deny list. The home is an empty tmpfs, made read-only once the mounts below are in it (tenth
+ * attacker pass: start-up files, Python's user site and PATH programs a command planted in a
+ * writable home ran within the same command), and only these appear in it, read-only:
  *
  * - the toolchain stores of {@link HOME_STORES} that exist (package-manager caches and stores,
  *   language toolchains), plus the stores the environment names (`DENO_DIR`, `CARGO_HOME`, …,
@@ -172,7 +173,10 @@ export interface HomeView {
   hidden: string[];
   /** Host file mounted read-only at `<home>/.gitconfig`. */
   gitconfig: string;
-  /** Plan mode (core/policy/mode.ts): the empty home is read-only too (./bwrap.ts remounts it). */
+  /**
+   * Plan mode (core/policy/mode.ts). The home's tmpfs is read-only in every mode now
+   * (./bwrap.ts remounts it once the stores are in); kept for `policy show` and callers.
+   */
   readOnly?: boolean;
 }
 
@@ -364,8 +368,9 @@ function computeView(
 
 /**
  * The bwrap mounts of `view` (./bwrap.ts sorts every mount shallowest first; `order` breaks
- * ties): the home as a tmpfs, each store read-only, hidden entries emptied, the generated
- * `.gitconfig`. `emptyFile`: an empty read-only host file.
+ * ties): the home as a tmpfs (./bwrap.ts remounts it read-only after every mount), each store
+ * read-only, hidden entries emptied, the generated `.gitconfig`. `emptyFile`: an empty read-only
+ * host file.
  */
 export function homeMounts(
   view: HomeView,
@@ -417,6 +422,7 @@ export function describeHome(view: HomeView | undefined): string[] {
   for (const s of view.stores) l.push(`            ${s.path}  (${s.why})`);
   l.push(`            ${view.path}/.gitconfig  (generated: identity and safe settings only)`);
   l.push("            and what the workspace, Read and Write allow rules open");
+  l.push("            (the home itself is read-only: a command cannot create files in it)");
   if (view.hidden.length) {
     l.push(
       "  hidden inside those stores (credentials by name or content, histories, web storage, browser profiles):",

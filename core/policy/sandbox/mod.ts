@@ -34,7 +34,7 @@ import {
   tmpfsSize,
 } from "./limits.ts";
 import { sbplProfile } from "./sbpl.ts";
-import { BWRAP_ENV, commandEnvironment } from "./env.ts";
+import { applyBwrapEnv, commandEnvironment } from "./env.ts";
 import { GlobEngineNotLoaded } from "../rules.ts";
 import { addProtectedPatterns, protectedShowLines } from "./protected.ts";
 import { NodeModulesWatch } from "./node_modules_scan.ts";
@@ -164,9 +164,8 @@ export function sandboxedCommand(
     cwd = Deno.realPathSync(opts.cwd);
   } catch { /* bwrap reports it */ }
   if (opts.backend.name === "bwrap") {
-    Object.assign(env, BWRAP_ENV);
-    // Git reads the generated global config only (./home_view.ts), wherever the variable pointed.
-    if (profile.home) env.GIT_CONFIG_GLOBAL = `${profile.home.path}/.gitconfig`;
+    // Python's user site off, PATH without plantable folders, git's generated global config.
+    applyBwrapEnv(env, profile);
     // No unix sockets (./seccomp.ts) unless a Net(unix:…) rule names one.
     const filter = profile.unixSockets.length ? undefined : unixSocketFilterFile();
     const limits = opts.limits ?? DEFAULT_LIMITS;

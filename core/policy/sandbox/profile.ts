@@ -11,7 +11,7 @@
  * - `readable`: roots of `Read` allow rules, and the git dirs of a linked worktree or submodule
  *   workspace that lie outside it (./home_view.ts `outsideGitDirs`), re-mounted read-only
  *   (visible even under `/tmp` and the hidden home);
- * - `home`: the home directory as an empty tmpfs with the toolchain stores read-only and a
+ * - `home`: the home directory as an empty read-only tmpfs with the toolchain stores read-only and a
  *   generated `.gitconfig` (./home_view.ts; Linux);
  * - `readOnly`: protected paths inside a writable root (`.git/`, `.coyote/`, `.mcp.json` at any
  *   depth of the workspace, any case (./protected.ts); the config and data dirs) and literal `Write` deny
@@ -91,9 +91,9 @@ export interface SandboxProfile {
     hostRun: Map<string, string>;
   };
   /**
-   * The home as commands see it (./home_view.ts): an empty tmpfs with the toolchain stores and a
-   * generated `.gitconfig`; undefined when a visible root contains the home (then the
-   * credential stores of core/policy/home.ts are hidden instead).
+   * The home as commands see it (./home_view.ts): an empty read-only tmpfs with the toolchain
+   * stores and a generated `.gitconfig`; undefined when a visible root contains the home (then
+   * the credential stores of core/policy/home.ts are hidden instead).
    */
   home?: HomeView;
   /**

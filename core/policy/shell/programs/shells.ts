@@ -43,6 +43,7 @@ export function shell(name: string, args: string[]): Classification {
   }
   let i = 0;
   let stdin = false;
+  const rc = startupFiles(name, args);
   for (; i < args.length; i++) {
     const a = args[i];
     if (a.startsWith(WILD)) return opaque(words, `${name} with unknown arguments`);
@@ -72,6 +73,7 @@ export function shell(name: string, args: string[]): Classification {
         return allow(`${name} -c runs its command string`, {
           readOnly: false,
           scripts: [{ via: `${name} -c`, src: hasWild(src) ? null : src }],
+          ...(rc ? { projectCode: rc } : {}),
         });
       }
       if (a.startsWith("-") && a.includes("s")) stdin = true;
@@ -86,4 +88,40 @@ export function shell(name: string, args: string[]): Classification {
     return opaque(words, `"${name}" reads the commands it runs from its input`);
   }
   return projectCode(words, `"${name}" runs a script or reads commands from its input`);
+}
+
+/**
+ * Why `name ARGS` runs start-up files the guard does not see, or undefined: an interactive or
+ * login shell (`-i`, `-l`, `--login`, `--interactive`, also bundled as `-lc`/`-ic`; `-o login` /
+ * `-o interactive` are not safe options and ask already) reads `~/.bashrc`, `~/.profile`,
+ * `~/.bash_profile`, `~/.bash_login`, `~/.bash_logout`, `$ENV`, zsh's `~/.zshrc`/`~/.zlogin`; zsh
+ * reads `$ZDOTDIR/.zshenv` always (unless `-f`/`--no-rcs`/`-d`). Counted as the project's code
+ * ({@link projectCode}: asks while an `Execute` deny or ask rule exists; issue 16, tenth attacker
+ * pass — such files planted in a writable home or workspace ran a denied program).
+ */
+export function startupFiles(name: string, args: readonly string[]): string | undefined {
+  let login = false, interactive = false, norc = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (/^[-+][oO]$/.test(a)) {
+      i++; // the option's name (`-o posix`)
+      continue;
+    }
+    if (a === "--" || !/^[-+]/.test(a) || a === "-") break;
+    if (a === "--login") login = true;
+    else if (a === "--interactive") interactive = true;
+    else if (a === "--no-rcs" && name === "zsh") norc = true;
+    else if (/^-[a-zA-Z]+$/.test(a)) {
+      if (a.includes("l")) login = true;
+      if (a.includes("i")) interactive = true;
+      if (name === "zsh" && /[fd]/.test(a)) norc = true;
+    }
+  }
+  if (login || interactive) {
+    return `${name} ${login ? "-l" : "-i"} runs start-up files the guard does not see (${
+      login ? "~/.profile, ~/.bash_profile, ~/.zlogin" : "~/.bashrc, ~/.zshrc, $ENV"
+    })`;
+  }
+  if (name === "zsh" && !norc) return "zsh runs ~/.zshenv, a start-up file the guard does not see";
+  return undefined;
 }

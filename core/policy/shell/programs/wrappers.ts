@@ -316,7 +316,21 @@ export function wrapper(name: string, args: string[]): Classification {
   }
   const inner = args.slice(at);
   if (inner[0].startsWith(WILD)) return opaque(words, `"${name}" runs an unknown command`);
-  return base([{ words: inner, assigns: [] }], `"${name}" runs the command after it`);
+  // `exec -l sh`, `exec -a -sh sh`: a program named `-…` is a login shell (start-up files).
+  const pre = args.slice(0, at);
+  const login = name === "exec" &&
+    (pre.some((a) => /^-[a-z]*l/.test(a)) ||
+      pre.some((a, k) => pre[k - 1] === "-a" && /^-/.test(a)));
+  return base(
+    [{ words: inner, assigns: [] }],
+    `"${name}" runs the command after it`,
+    login
+      ? {
+        projectCode:
+          "exec -l / -a -NAME starts a login shell, which runs start-up files the guard does not see",
+      }
+      : {},
+  );
 }
 
 /** `find`: `-exec`/`-ok` commands checked on their own, `-fprint` files written, `-delete` asks. */
