@@ -19,7 +19,8 @@ import { basename, dirname, normalize } from "../util/path.ts";
 import { isInside, pathsOverlap, resolvePath, type Rule } from "./rules.ts";
 import { type Level, matcher, type PolicyCore, rulesOf } from "./context.ts";
 import { HIDDEN_HOME_PATHS } from "./home.ts";
-import { repoHooksFor, runsLaterPath } from "./sandbox/protected.ts";
+import { isGitDirEntries, repoHooksFor, runsLaterPath } from "./sandbox/protected.ts";
+import { isRepoGitDir } from "./sandbox/git_dir_tree.ts";
 import type { GuardPart } from "./types.ts";
 import { by, SEVERITY } from "./verdict.ts";
 import { planWritePart } from "./mode.ts";
@@ -218,20 +219,27 @@ function credentialRead(core: PolicyCore, p: string): string | undefined {
 
 /**
  * Why reading `p` would show a credential line the OS sandbox masks from commands
- * (./sandbox/secret_lines.ts): a file in `/etc`, or a git dir's `config` / `config.worktree`
- * (a folder with `HEAD`), whose text holds a credential by the value rule. Reads the file only
- * for those paths.
+ * (./sandbox/secret_lines.ts; ./sandbox/profile.ts masks the same set): a file in `/etc`; a git
+ * dir's `config` / `config.worktree` — in a `.git` folder at any depth, in a submodule's or
+ * linked worktree's git dir below one (`.git/modules/<name>/`, `.git/worktrees/<name>/`), or in a
+ * folder that is a git dir by git's test (an embedded bare repository); Mercurial's `.hg/hgrc`
+ * and Jujutsu's `.jj/repo/config.toml` — whose text holds a credential by the value rule. Reads
+ * the file only for those paths.
  */
 function maskedRead(p: string): string | undefined {
   const base = p.slice(p.lastIndexOf("/") + 1);
   const dir = p.slice(0, p.lastIndexOf("/")) || "/";
   let what: string | undefined;
   if (p.startsWith("/etc/")) what = "a system config file";
+  else if (/\/\.hg\/hgrc$/i.test(p)) what = "a Mercurial config";
+  else if (/\/\.jj\/repo\/config\.toml$/i.test(p)) what = "a Jujutsu config";
   else if (base === "config" || base === "config.worktree") {
-    try {
-      Deno.lstatSync(`${dir}/HEAD`);
-      what = "a git config";
-    } catch { /* not a git dir */ }
+    if (isRepoGitDir(dir)) what = "a git config";
+    else {
+      try {
+        if (isGitDirEntries([...Deno.readDirSync(dir)], dir)) what = "a git config";
+      } catch { /* not a folder */ }
+    }
   }
   if (!what) return undefined;
   const text = readSmallText(p);

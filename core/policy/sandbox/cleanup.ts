@@ -16,7 +16,7 @@ import {
 } from "./protected.ts";
 import type { NodeModulesWatch } from "./node_modules_scan.ts";
 import { bytecodeCleanup, hostRunCleanup } from "./host_run.ts";
-import { quarantine, quarantineUnreadable } from "./quarantine.ts";
+import { movedAway, quarantine, quarantineUnreadable } from "./quarantine.ts";
 
 export { quarantine };
 
@@ -299,6 +299,7 @@ export function removeCreated(
     }
   }
   const rel = (p: string) => p.slice(ws.length + 1) || ".";
+  const where = (to: string) => movedAway(to) ? `moved to ${to}` : to;
   const out: string[] = [];
   if (removed.length) {
     const first = rel(removed[0]);
@@ -308,7 +309,7 @@ export function removeCreated(
         replaced.has(p) ? "; the original was moved or removed and this put in its place" : ""
       }${
         quarantined.find(([q]) => q === p)
-          ? `; moved to ${quarantined.find(([q]) => q === p)![1]}`
+          ? `; ${where(quarantined.find(([q]) => q === p)![1])}`
           : ""
       })`
     );
@@ -396,7 +397,14 @@ export function removeCreated(
         })'`,
       );
     }
-    const flagged = [...review.changed, ...failed];
+    if (failed.length) {
+      out.push(
+        `new dot-entries the command created that the OS sandbox could not quarantine, delete or make inert (still in the workspace; the user should delete them before any tool runs there): ${
+          failed.slice(0, 20).map(rel).join(", ")
+        }${failed.length > 20 ? `, … (+${failed.length - 20} more)` : ""}`,
+      );
+    }
+    const flagged = review.changed;
     if (flagged.length) {
       out.push(
         `dot-files the command changed (kept; the user should review them — another tool may run them later, outside the sandbox): ${

@@ -8,7 +8,7 @@
  * @module
  */
 import type { SandboxProfile } from "./profile.ts";
-import { quarantine } from "./quarantine.ts";
+import { movedAway, quarantine } from "./quarantine.ts";
 import { lexistsSync } from "../../util/files.ts";
 
 /**
@@ -36,7 +36,7 @@ export function removeDeniedCreated(
       lexistsSync(path)
         ? `could not take out ${path}, which the command created although ${rule} denies writing it`
         : `took out ${path}${
-          to ? ` (moved to ${to})` : ""
+          movedAway(to) ? ` (moved to ${to})` : to ? ` ${to}` : ""
         }: the command created it, and ${rule} denies writing it`,
     );
   }

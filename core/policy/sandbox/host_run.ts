@@ -47,8 +47,10 @@ const LOADER_FILES = new Set([".pnp.cjs", ".pnp.loader.mjs", ".terraform.lock.hc
  * Build files an editor runs when the folder opens, before anyone names a command (sixth attacker
  * pass): rust-analyzer runs `build.rs` build scripts, VS Code's Python test discovery imports
  * `conftest.py`, Gradle and CMake imports evaluate `build.gradle(.kts)`/`settings.gradle(.kts)`
- * and `CMakeLists.txt` (`exec`, `execute_process`), and MSBuild design-time builds run `Directory.Build.*`.
- * Created or changed ones are kept (writing them is ordinary work) and flagged by name.
+ * and `CMakeLists.txt` (`exec`, `execute_process`), and MSBuild design-time builds run
+ * `Directory.Build.*` and every project file (names ending in {@link OPENED_BY_EDITORS_SUFFIXES}:
+ * `app.csproj`). Created or changed ones are kept (writing them is ordinary work) and flagged by
+ * name.
  */
 const OPENED_BY_EDITORS = new Set([
   "build.rs",
@@ -62,7 +64,43 @@ const OPENED_BY_EDITORS = new Set([
   "cmakeuserpresets.json",
   "directory.build.props",
   "directory.build.targets",
+  // Tenth attacker pass: SourceKit-LSP runs `Package.swift`, ElixirLS compiles `mix.exs`, Metals
+  // loads `build.sbt`/`project/*.sbt`, Meson and ZLS run `meson.build`/`build.zig`, the Haskell
+  // language server runs cabal/stack (`Setup.hs` is code), dune, rebar3, Perl's build scripts and
+  // Leiningen evaluate theirs; MSBuild resolves SDKs by `global.json` and imports
+  // `Directory.Packages.props`; the Bazel LSPs evaluate `MODULE.bazel`.
+  "package.swift",
+  "mix.exs",
+  "meson.build",
+  "meson.options",
+  "meson_options.txt",
+  "build.zig",
+  "build.zig.zon",
+  "cabal.project",
+  "cabal.project.local",
+  "setup.hs",
+  "stack.yaml",
+  "dune-project",
+  "makefile.pl",
+  "build.pl",
+  "rebar.config",
+  "project.clj",
+  "directory.packages.props",
+  "directory.solution.props",
+  "directory.solution.targets",
+  "global.json",
+  "module.bazel",
 ]);
+/** Name endings of build files editors evaluate on open (MSBuild projects, cabal, sbt). */
+const OPENED_BY_EDITORS_SUFFIXES = [
+  ".csproj",
+  ".fsproj",
+  ".vbproj",
+  ".vcxproj",
+  ".proj",
+  ".cabal",
+  ".sbt",
+];
 const YARN_EXEC = new Set(["releases", "plugins", "sdks"]);
 
 /**
@@ -90,7 +128,10 @@ export function hostRunFile(
 ): HostRunKind | undefined {
   const n = name.toLowerCase();
   if (n.endsWith(".pth")) return "p";
-  if (exec || LOADER_FILES.has(n) || OPENED_BY_EDITORS.has(n) || (venv && n === "pyvenv.cfg")) {
+  if (
+    exec || LOADER_FILES.has(n) || OPENED_BY_EDITORS.has(n) || (venv && n === "pyvenv.cfg") ||
+    OPENED_BY_EDITORS_SUFFIXES.some((x) => n.endsWith(x) && n.length > x.length)
+  ) {
     return "r";
   }
   return configs ? configKind(n) : undefined;

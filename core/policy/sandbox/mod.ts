@@ -22,7 +22,7 @@
  * @module
  */
 import type { Policy } from "../policy.ts";
-import { deriveProfile, networkOf, type SandboxProfile } from "./profile.ts";
+import { deriveProfile, networkOf, type ProfileOptions, type SandboxProfile } from "./profile.ts";
 import { bwrapArgs, PROC_READ_ONLY, setupRaced } from "./bwrap.ts";
 import { planFile } from "./plan_file.ts";
 import {
@@ -143,9 +143,9 @@ export function sandboxedCommand(
      * joins it before bwrap starts, and its `pids.max` replaces the `pid_max` way.
      */
     cgroup?: CommandCgroup;
-  },
+  } & ProfileOptions,
 ): SandboxedCommand {
-  let profile = deriveProfile(policy);
+  let profile = deriveProfile(policy, opts);
   if (opts.network === "host" && profile.network.mode === "proxy") {
     profile = {
       ...profile,
@@ -447,6 +447,7 @@ export class CommandSandbox {
         shell,
         network,
         limits: this.limits,
+        nodeModulesGitDirs: this.#watch.gitDirsOf,
       });
       const live = cg ? this.#live(cg) : undefined;
       const ws = c.profile.workspace;
@@ -557,8 +558,7 @@ export function describeSandbox(profile: SandboxProfile, status: SandboxStatus):
   l.push("  hidden:");
   if (!profile.hidden.length) l.push("            (none)");
   for (const h of profile.hidden) l.push(`            ${h.path}  (${h.why})`);
-  // Shown, but with their credential lines masked (./secret_lines.ts): a copy is bound over each.
-  if (status.backend !== "sandbox-exec") {
+  if (status.backend !== "sandbox-exec") { // shown, a masked copy bound over each (./secret_lines.ts)
     l.push("  masked:   (shown with credential lines masked)");
     if (!profile.masked?.length) l.push("            (none)");
     for (const m of profile.masked ?? []) l.push(`            ${m.path}  (${m.why})`);

@@ -221,13 +221,22 @@ function add(list: ProfilePath[], p: string | undefined, why: string): void {
   if (!list.some((x) => x.path === r)) list.push({ path: r, why });
 }
 
+/** What {@link deriveProfile} takes besides the policy. */
+export interface ProfileOptions {
+  /**
+   * Called with the `node_modules` folders the scan met; returns the `.git` entries and git dirs
+   * under them (./node_modules_scan.ts `NodeModulesWatch.gitDirsOf`), whose configs are masked.
+   */
+  nodeModulesGitDirs?: (roots: readonly string[]) => readonly string[];
+}
+
 /**
  * Derives the sandbox profile of `policy` (view (d)). Reads the file system to resolve real
  * paths and find nested protected names; cheap enough to run per command (< 1 ms typical).
  * @throws GlobEngineNotLoaded (core/policy/rules.ts) when a rule's glob cannot compile yet
  *   (await `policy.globsReady()` first; `CommandSandbox` does, and refuses the command if not).
  */
-export function deriveProfile(policy: Policy): SandboxProfile {
+export function deriveProfile(policy: Policy, opts: ProfileOptions = {}): SandboxProfile {
   const ws = real(policy.workspace) ?? policy.workspace;
   // Plan mode (core/policy/mode.ts) is read-only: nothing but the private /tmp is writable.
   const plan = policy.mode === "plan";
@@ -295,9 +304,11 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     cacheTags: new Set<string>(),
     hostRun: new Map<string, string>(),
   };
+  const vcs = { gitDirs: [] as string[], configs: [] as string[] };
   const protectedPaths = findProtected(ws, undefined, nodeModules, protectedUnchecked, {
     dots: dotEntries,
     ...dotScan,
+    vcs,
   });
   const prot: [string | undefined, string][] = [
     ...protectedPaths.map((
@@ -365,9 +376,19 @@ export function deriveProfile(policy: Policy): SandboxProfile {
     masked.push({ ...m, why: "holds a credential line (masked), in /etc" });
   }
   if (sysRoot) {
-    for (const p of repoConfigFiles(ws)) {
+    // Every git config the scans met (nested repositories, submodules' and worktrees' git dirs,
+    // node_modules repositories) and Mercurial's and Jujutsu's: what fs_read asks about
+    // (core/policy/paths.ts `maskedRead`), a command does not read unmasked.
+    const nested = [...vcs.gitDirs, ...opts.nodeModulesGitDirs?.(nodeModules) ?? []];
+    for (const p of repoConfigFiles(ws, undefined, nested)) {
       const source = maskedCopy(p);
       if (source) masked.push({ path: p, source, why: "git config holding a credential (masked)" });
+    }
+    for (const c of vcs.configs) {
+      const p = real(c), source = p && maskedCopy(p);
+      if (p && source) {
+        masked.push({ path: p, source, why: "VCS config holding a credential (masked)" });
+      }
     }
   }
   for (const e of sysRoot?.etcHidden ?? []) {

@@ -391,6 +391,12 @@ export interface ScanExtras {
    * does not turn the folder's entries into new ones.
    */
   honourTags?: ReadonlySet<string>;
+  /**
+   * Filled with every nested `.git` entry and embedded git dir met, and the Mercurial and
+   * Jujutsu configs (`.hg/hgrc`, `.jj/repo/config.toml`, where their folder is): what
+   * ./profile.ts masks credential lines in (./repo_configs.ts; tenth attacker pass).
+   */
+  vcs?: { gitDirs: string[]; configs: string[] };
 }
 
 const fingerprint = (p: string): string | undefined => {
@@ -462,6 +468,7 @@ export function findProtected(
           add(`${root}/HEAD`, "makes the workspace a git dir (with objects/ and refs/)");
         }
       } else {
+        extras.vcs?.gitDirs.push(dir);
         add(
           dir,
           "a git dir (HEAD, objects/, refs/): git runs its hooks and core.fsmonitor when started in it",
@@ -490,8 +497,14 @@ export function findProtected(
         continue;
       }
       const lower = e.name.toLowerCase();
+      if (extras.vcs && e.isDirectory && (lower === ".hg" || lower === ".jj")) {
+        extras.vcs.configs.push(lower === ".hg" ? `${path}/hgrc` : `${path}/repo/config.toml`);
+      }
       if (PROTECTED_NAMES.has(lower) || runsLater(dir, e.name)) {
-        if (lower === ".git" && dir !== root) repos.push(dir);
+        if (lower === ".git" && dir !== root) {
+          repos.push(dir);
+          extras.vcs?.gitDirs.push(path);
+        }
         add(path);
         continue;
       }

@@ -19,9 +19,31 @@
 import { dirname, isAbsolute, join } from "../../util/path.ts";
 import { isInside } from "../rules.ts";
 import { outsideGitDirs } from "./home_view.ts";
+import { gitDirsBelow } from "./git_dir_tree.ts";
 
-/** How many git dirs below one (`worktrees/*`, `modules/**`) are looked at, at most. */
-const MAX_SUB_GIT_DIRS = 500;
+/** Config files taken at most (a workspace with thousands of vendored repositories). */
+export const MAX_CONFIG_FILES = 2_000;
+
+/** A `.git` file's git dir (`gitdir: <path>`, relative to the file's folder); else `p` itself. */
+function gitFileTarget(p: string): string {
+  try {
+    if (!Deno.lstatSync(p).isFile) return p;
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readHead(p));
+    if (m) return isAbsolute(m[1]) ? m[1] : join(dirname(p), m[1]);
+  } catch { /* gone */ }
+  return p;
+}
+
+function readHead(p: string): string {
+  const f = Deno.openSync(p);
+  try {
+    const b = new Uint8Array(4096);
+    const n = f.readSync(b) ?? 0;
+    return new TextDecoder().decode(b.subarray(0, n));
+  } finally {
+    f.close();
+  }
+}
 
 function real(p: string): string | undefined {
   try {
@@ -51,34 +73,32 @@ export function includePaths(text: string): string[] {
   return out;
 }
 
-/** `dir` and the git dirs below it (`worktrees/<name>`, `modules/<name>`, nested), bounded. */
-function gitDirsBelow(dir: string): string[] {
-  const out = [dir];
-  for (let i = 0; i < out.length && out.length < MAX_SUB_GIT_DIRS; i++) {
-    for (const sub of ["worktrees", "modules"]) {
-      try {
-        for (const e of Deno.readDirSync(`${out[i]}/${sub}`)) {
-          if (e.isDirectory && out.length < MAX_SUB_GIT_DIRS) {
-            out.push(`${out[i]}/${sub}/${e.name}`);
-          }
-        }
-      } catch { /* none */ }
-    }
-  }
-  return out;
-}
-
 /**
  * The config files (real paths, existing) of the workspace `ws`'s repository that a command
- * sees; see the module doc. `home`: what `~/` in an include means.
+ * sees; see the module doc. `home`: what `~/` in an include means. `nested`: more git dirs or
+ * `.git` entries to take the same way (tenth attacker pass: nested repositories, embedded bare
+ * ones and repositories under `node_modules`, as the protected-path scan and ./node_modules_scan.ts
+ * met them; a `.git` file is followed to the git dir it names); at most
+ * {@link MAX_CONFIG_FILES} files in all.
  */
-export function repoConfigFiles(ws: string, home = Deno.env.get("HOME") ?? "/"): string[] {
-  const roots = [`${ws}/.git`, ...outsideGitDirs(ws)].map(real).filter((d): d is string => !!d);
-  const visible = [real(ws) ?? ws, ...roots];
+export function repoConfigFiles(
+  ws: string,
+  home = Deno.env.get("HOME") ?? "/",
+  nested: readonly string[] = [],
+): string[] {
+  const rws = real(ws) ?? ws;
+  // Nested ones only inside the workspace (a `.git` file may name any folder).
+  const inner = nested.map((p) => real(gitFileTarget(p))).filter((d) => !!d && isInside(d, rws));
+  const roots = [`${ws}/.git`, ...outsideGitDirs(ws)].map(real).concat(inner)
+    .filter((d, i, a): d is string => !!d && a.indexOf(d) === i);
+  const visible = [rws, ...roots];
   const out: string[] = [];
   const add = (p: string, depth: number) => {
     const r = real(p);
-    if (!r || out.includes(r) || !visible.some((v) => isInside(r, v))) return;
+    if (
+      !r || out.length >= MAX_CONFIG_FILES || out.includes(r) ||
+      !visible.some((v) => isInside(r, v))
+    ) return;
     let text: string;
     try {
       if (!Deno.statSync(r).isFile) return;
