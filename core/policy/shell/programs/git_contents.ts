@@ -126,6 +126,24 @@ const PATCH_LONG =
   /^--(patch|unified|word-diff|color-words|cc|patch-with-stat|patch-with-raw|function-context|binary|check|remerge-diff|ext-diff|textconv|full-diff|pickaxe)/;
 /** Short letters of the same (`-p`, `-u`, `-U3`, `-W`, `-L…`, `-S…`, `-G…`, `-c`). */
 const PATCH_SHORT = /^-[a-zA-Z0-9]*[puUWLSGc]/;
+/**
+ * Options of commands that otherwise print no contents that make them print hunks or lines of
+ * files (tenth attacker pass): `status -v` (the staged diff; `-v -v` also the unstaged one), the
+ * `-p`/`--patch`/`-i` modes of `add`, `checkout`, `restore`, `reset`, `stash`, `commit` (git shows
+ * each hunk before asking), `commit -v`, and `blame`/`annotate` at all (the file's stored lines).
+ */
+const HUNKS: Record<string, RegExp> = {
+  status: /^(-[a-zA-Z]*v|--verbose)$/,
+  add: /^(-[a-zA-Z]*[pie]|--(patch|interactive|edit))$/,
+  checkout: /^(-[a-zA-Z]*p|--patch)$/,
+  restore: /^(-[a-zA-Z]*p|--patch)$/,
+  reset: /^(-[a-zA-Z]*p|--patch)$/,
+  stash: /^(-[a-zA-Z]*p|--patch)$/,
+  commit: /^(-[a-zA-Z]*[pv]|--(patch|interactive|verbose))/,
+  blame: /^-/,
+  annotate: /^-/,
+};
+
 /** Options that turn `git show`/`git diff`'s patch off. */
 const NO_PATCH =
   /^(-s|--no-patch|--stat.*|--name-only|--name-status|--raw|--shortstat|--numstat|--summary|--dirstat.*|--compact-summary|-q|--quiet|--exit-code)$/;
@@ -209,6 +227,15 @@ function contents(words: string[], world: GitWorld): GitContents | undefined {
     if (!out.paths.length && (commits || !out.rootPaths.length)) return whole(what);
     return out;
   };
+  const hunks = HUNKS[sub];
+  const always = sub === "blame" || sub === "annotate";
+  if (hunks && (always || opts.some((a) => hunks.test(a)))) {
+    // `add -p`, `checkout -p`, `status -v`, `blame`: the diff or the stored lines of every file
+    // the pathspecs match (all of them without one); a tree-ish operand names commits.
+    sort(pos.filter((w, k) => !(sub === "stash" && k === 0 && /^(push|save|show)$/.test(w))));
+    const how = always ? "" : ` ${opts.find((a) => hunks.test(a))}`;
+    return limited(`git ${sub}${how} prints the diff or stored lines of every file it covers`);
+  }
   switch (sub) {
     case "log":
     case "whatchanged":
@@ -230,6 +257,7 @@ function contents(words: string[], world: GitWorld): GitContents | undefined {
         return out.rootPaths.length ? out : undefined;
       }
       return limited(`git show prints the whole commit's patch`);
+    case "difftool":
     case "diff":
       if (opts.includes("--no-index")) {
         out.paths.push(...positional, ...specs);

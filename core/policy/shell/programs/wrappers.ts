@@ -316,7 +316,10 @@ export function wrapper(name: string, args: string[]): Classification {
   }
   const inner = args.slice(at);
   if (inner[0].startsWith(WILD)) return opaque(words, `"${name}" runs an unknown command`);
-  return base([{ words: inner, assigns: [] }], `"${name}" runs the command after it`);
+  // `sudo -D DIR` / `--chdir=DIR` runs it in another directory.
+  const elsewhere = name === "sudo" &&
+      args.slice(0, at).some((a) => /^(-[A-Za-z]*D|--chdir(=|$))/.test(a)) || undefined;
+  return base([{ words: inner, assigns: [], elsewhere }], `"${name}" runs the command after it`);
 }
 
 /** `find`: `-exec`/`-ok` commands checked on their own, `-fprint` files written, `-delete` asks. */
@@ -337,7 +340,9 @@ export function find(args: string[]): Classification {
         return opaque(words, `find ${a} without a complete command`);
       }
       if (cmd[0].startsWith(WILD)) return opaque(words, `find ${a} runs an unknown command`);
-      inner.push({ words: cmd, assigns: [], findItems: true });
+      // -execdir/-okdir run it in the folder of each found item, not in find's directory.
+      const elsewhere = a.endsWith("dir") || undefined;
+      inner.push({ words: cmd, assigns: [], findItems: true, elsewhere });
       i = j;
     } else if (a === "-delete") return opaque(words, `find -delete deletes files (as rm does)`);
     else if (a === "-fprint" || a === "-fprint0" || a === "-fls" || a === "-fprintf") {
