@@ -144,6 +144,19 @@ const HUNKS: Record<string, RegExp> = {
   annotate: /^-/,
 };
 
+/** Options of the {@link HUNKS} commands whose value is the next word. */
+const VALUED: Record<string, RegExp> = {
+  commit:
+    /^(-[a-zA-Z]*[mFCct]|--(message|file|author|date|template|reuse-message|reedit-message|fixup|squash|cleanup|trailer|pathspec-from-file))$/,
+  stash: /^(-[a-zA-Z]*m|--(message|pathspec-from-file))$/,
+  blame: /^(-[LS]|--(contents|ignore-rev|ignore-revs-file|date|abbrev))$/,
+  annotate: /^(-[LS]|--(contents|ignore-rev|ignore-revs-file|date|abbrev))$/,
+  checkout: /^(-[bB]|--orphan|--conflict|--pathspec-from-file)$/,
+  restore: /^(-[s]|--source|--conflict|--pathspec-from-file)$/,
+  add: /^--(chmod|pathspec-from-file)$/,
+  status: /^--(ignored|untracked-files|ignore-submodules|column|find-renames)$/,
+};
+
 /** Options that turn `git show`/`git diff`'s patch off. */
 const NO_PATCH =
   /^(-s|--no-patch|--stat.*|--name-only|--name-status|--raw|--shortstat|--numstat|--summary|--dirstat.*|--compact-summary|-q|--quiet|--exit-code)$/;
@@ -232,7 +245,12 @@ function contents(words: string[], world: GitWorld): GitContents | undefined {
   if (hunks && (always || opts.some((a) => hunks.test(a)))) {
     // `add -p`, `checkout -p`, `status -v`, `blame`: the diff or the stored lines of every file
     // the pathspecs match (all of them without one); a tree-ish operand names commits.
-    sort(pos.filter((w, k) => !(sub === "stash" && k === 0 && /^(push|save|show)$/.test(w))));
+    // The value of an option that takes one (`-m msg`, `-L 1,2`) is no operand.
+    const valued = VALUED[sub];
+    const operands = before.filter((w, k) =>
+      !w.startsWith("-") && !(valued && k > 0 && valued.test(before[k - 1]))
+    );
+    sort(operands.filter((w, k) => !(sub === "stash" && k === 0 && /^(push|save|show)$/.test(w))));
     const how = always ? "" : ` ${opts.find((a) => hunks.test(a))}`;
     return limited(`git ${sub}${how} prints the diff or stored lines of every file it covers`);
   }
