@@ -166,6 +166,24 @@ Deno.test("a10 finding 3: an allow rule naming the program covers the project's 
   }
 });
 
+Deno.test("a10 finding 3: without the sandbox, find -execdir git asks while find -execdir cat {} stays allowed (its items are beneath find's folders)", async () => {
+  const ws = await workspace("mkdir -p n && touch n/mark");
+  try {
+    const p = Policy.create({}, { allow: [], deny: [] }, { workspace: ws, configDir: "/c" });
+    const d = async (command: string) => (await p.evaluate({ type: "execute", command })).decision;
+    assert.equal(await d("find . -name '*.txt' -execdir cat {} \\;"), "allow");
+    assert.equal(await d("find . -name x -execdir ls \\;"), "allow");
+    assert.equal(await d("find n -name mark -execdir git status \\;"), "ask");
+    assert.equal(
+      await d("find n -name mark -execdir cat ../../x \\;"),
+      "ask",
+      "climbs: folder unknown",
+    );
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
+});
+
 /** Finding 4 and siblings: each prints hunks or stored lines of files `Read(secret.txt)` covers. */
 const PRINTS = [
   "git status -v -v",

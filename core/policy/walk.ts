@@ -411,7 +411,7 @@ export function simpleParts(
       i.words,
       i.assigns,
       "",
-      i.elsewhere ? { ...ctx, cwds: null } : ctx,
+      i.elsewhere ? elsewhereCtx(ctx, i.words) : ctx,
       inner,
       parts,
       unknownArgs,
@@ -458,6 +458,7 @@ export function simpleParts(
       level: inner,
       approved: ctx.approved,
       gitEnv: ctx.gitEnv,
+      elsewhere: ctx.elsewhere,
     }, parts);
   }
   const wlevel: Level = inner;
@@ -533,6 +534,13 @@ function restrictedMention(
   }
   return undefined;
 }
+
+/** The context of a command run beneath `ctx`'s folders (a word that climbs: folder unknown). */
+const elsewhereCtx = (ctx: ScriptCtx, words: string[]): ScriptCtx => ({
+  ...ctx,
+  elsewhere: true,
+  cwds: words.some((w) => /(^|\/)\.\.(\/|$)/.test(w)) ? null : ctx.cwds,
+});
 
 export const yieldNote = (r: Rule) =>
   `; the guard cannot see what it runs and ${

@@ -73,8 +73,9 @@ export interface InnerCommand {
   findItems?: boolean;
   /**
    * True when it runs in another working directory than the outer command (`find -execdir`,
-   * `-okdir`, `sudo -D DIR`): it is walked with the working directory unknown, so `git` there
-   * counts as git after `cd` (a repository configuration written in the workspace).
+   * `-okdir`, `sudo -D DIR`): it is walked as run beneath the outer folders (core/policy/
+   * context.ts `ScriptCtx.elsewhere`), so `git` there counts as git after `cd` (a repository
+   * configuration written in the workspace).
    */
   elsewhere?: boolean;
   /**
