@@ -320,3 +320,19 @@ Deno.test("resolveProvider: precedence flag > env > config, defaults applied", (
     DEFAULT_BASE_URL,
   );
 });
+
+Deno.test("the README's config example parses with the config loader, its commented keys uncommented too", async () => {
+  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const section = readme.slice(readme.indexOf("\n## Configuration\n"));
+  const example = section.match(/```yaml\n([\s\S]*?)```/)?.[1];
+  assert.ok(example, "README.md ## Configuration has a yaml example");
+  // `  # stream_options: false   # …` → `  stream_options: false   # …` (at its own indentation).
+  const uncommented = example.replace(/^(\s*)# ([a-z_]+:)/gm, "$1$2");
+  assert.notEqual(uncommented, example, "the example has commented keys");
+  await withConfig(uncommented, async (dir) => {
+    const { config } = await loadConfig(dir);
+    assert.equal(config.provider?.stream_options, false);
+    assert.equal(config.provider?.text_tool_calls, false);
+    assert.equal(config.provider?.api_key, "...");
+  });
+});

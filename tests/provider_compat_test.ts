@@ -176,7 +176,7 @@ const SHAPES: [string, ScriptedReply, RegExp][] = [
   [
     "FastAPI {detail}",
     { status: 404, error_body: { detail: "Not Found" } },
-    /HTTP 404\): Not Found$/,
+    /HTTP 404\): Not Found from http:\S+\/v1\/chat\/completions — check the base URL \(OPENAI_BASE_URL, /,
   ],
   ["FastAPI detail list", {
     status: 422,
@@ -189,8 +189,12 @@ const SHAPES: [string, ScriptedReply, RegExp][] = [
     status: 403,
     error_body: "<html><head><title>403 Forbidden</title></head><body><h1>403</h1></body></html>",
     error_content_type: "text/html",
-  }, /HTTP 403\): 403 Forbidden$/],
-  ["empty body", { status: 404, error_body: "" }, /HTTP 404\): 404 Not Found \(empty body\)$/],
+  }, /HTTP 403\): 403 Forbidden — check the API key \(OPENAI_API_KEY, /],
+  [
+    "empty body",
+    { status: 404, error_body: "" },
+    /HTTP 404\): 404 Not Found \(empty body\) from http:/,
+  ],
   ["OpenRouter metadata.raw", {
     status: 400,
     error_body: {

@@ -357,8 +357,18 @@ Deno.test("e2e: an unreachable server is retried once, said on stderr in text mo
     assert.equal(r.stdout, "");
     const retries = r.stderr.split("\n").filter((x) => /retrying in/.test(x));
     assert.equal(retries.length, 1, r.stderr);
-    assert.match(retries[0], /cannot reach the model server \(connection refused\).*\(once\)/);
-    assert.match(r.stderr, /after 2 attempts/);
+    const at = `at http://127.0.0.1:${port}/v1: connection refused`;
+    assert.match(
+      retries[0],
+      /^coyote: cannot reach the model server at \S+: connection refused; retrying in 0\.\d s \(once\)$/,
+    );
+    assert.ok(retries[0].includes(at), retries[0]);
+    // The failure: one `coyote:` line (README "Output"), without fetch's internals.
+    const failed = r.stderr.split("\n").filter((x) =>
+      /cannot reach/.test(x) && !/retrying/.test(x)
+    );
+    assert.deepEqual(failed, [`coyote: cannot reach the model server ${at} (after 2 attempts)`]);
+    assert.doesNotMatch(r.stderr, /os error|tcp connect|error sending request|^error:/m);
   } finally {
     await env.cleanup();
     await Deno.remove(cwd, { recursive: true });

@@ -118,8 +118,10 @@ Deno.test("repl: Tab completes a custom command and runs it expanded; /status; d
     await t.keys("Enter");
     await t.waitFor(/resumed session/);
     await t.type("which word?");
+    const asked = server.requests.length;
     await t.keys("Enter");
-    await t.waitFor(/REPLY-\d+[\s\S]*› $/m);
+    // This turn's own reply (an earlier REPLY on the screen would match a looser pattern).
+    await t.waitFor(new RegExp(`REPLY-${asked}[\\s\\S]*› $`, "m"));
     const sent = JSON.stringify(requestMessages(server.requests.at(-1)!));
     assert.match(sent, /ALPHA-SESSION/);
     assert.doesNotMatch(sent, /BETA-SESSION/);

@@ -225,7 +225,7 @@ Deno.test("renderer: plain text mode shows every hostile piece escaped", async (
   // A path outside the workspace heads the diff as is (no `b/` prefix before its `/`).
   assert.match(err, /\+\+\+ "\/w\/f\\+u001b\]52;c;ZXZpbA==\\+u0007\.txt"/);
   assert.match(err, /↳ explore-11111111 failed: boom \\u001b\[2K/);
-  assert.match(err, /error: provider said \\u001b\]52/);
+  assert.match(err, /coyote: provider said \\u001b\]52/);
 });
 
 Deno.test("renderer: colour + markdown: the answer cannot emit raw escapes, Coyote's styling stays", async () => {

@@ -47,6 +47,8 @@ interface ProviderFault {
   partial?: ModelResponse;
   /** The window a `context_overflow` error named (tokens). */
   contextWindow?: number;
+  /** The HTTP status the server answered (none: no answer, or a failure of our own). */
+  status?: number;
 }
 function asProviderFault(e: unknown): ProviderFault | null {
   if (e && typeof e === "object" && typeof (e as ProviderFault).code === "string") {
@@ -286,14 +288,21 @@ export class Engine implements AgentRunner {
         }
         const msg = (e as Error)?.message ?? String(e);
         // Not logged here: the turn's `turn_ended.error` carries it, and each frontend shows it
-        // once (text/REPL renderer `error:`, headless json/stream-json on stderr, ACP as the
+        // once (text/REPL renderer `coyote:`, headless json/stream-json on stderr, ACP as the
         // prompt's JSON-RPC error and on stderr); a log line here printed it twice on a terminal.
-        if (f?.code === "bad_request" || f?.code === "context_overflow") {
-          // The server refuses this request and would refuse every later one that carries it:
-          // the turn leaves the history (its transcript `turn_end` says so for loading).
+        if (
+          f?.code === "context_overflow" ||
+          (f?.code === "bad_request" && f.status !== undefined && f.status !== 404 &&
+            f.status !== 405)
+        ) {
+          // The server refuses what this turn sent and would refuse every later request that
+          // carries it: the turn leaves the history (its transcript `turn_end` says so for
+          // loading). Not for a 404/405 (the base URL or the model name is wrong, README
+          // "Configuration") nor a failure without a status: the turn is not to blame. Said in
+          // the error itself, so it comes with it (a log line came before it).
           this.messages.splice(turnStart);
-          this.#log("coyote: this turn is not kept in the conversation; send it again, changed");
-          return finish("end_turn", { code: f.code, message: msg }, true);
+          const note = "; this turn is not kept in the conversation: send it again, changed";
+          return finish("end_turn", { code: f.code, message: msg + note }, true);
         }
         return finish("end_turn", { code: f?.code ?? "internal", message: msg });
       }

@@ -72,7 +72,8 @@ export const BUILTIN_COMMANDS: readonly SlashCommand[] = [
   { name: "clear", description: "Start over with an empty conversation", source: "builtin" },
   {
     name: "rewind",
-    description: "Back to before a turn: files, conversation or both (no argument: list turns)",
+    description:
+      "Back to before a turn: files, conversation or both (no argument: a picker of turns)",
     hint: "turn [files|conversation]",
     source: "builtin",
   },

@@ -210,8 +210,11 @@ export async function attemptOnce(
     if (timedOut) {
       return { ok: false, error: timeoutError(cfg, partial(), attemptNo), retryable: false };
     }
-    const r = classify(e, shown, partial(), redact, attemptNo, sent);
-    if (!r.ok && r.error.status === 404) r.error.message += baseUrlHint(cfg.baseURL);
+    const r = classify(e, shown, partial(), redact, attemptNo, sent, shownURL(cfg.baseURL));
+    if (!r.ok && r.error.status !== undefined) {
+      const said = r.error.message.replace(/^.*?\(HTTP [^)]*\): /, ""); // the server's words
+      r.error.message += statusHint(r.error.status, said, cfg.baseURL);
+    }
     return r;
   } finally {
     clearTimeout(timer);
@@ -233,17 +236,40 @@ function timeoutError(cfg: ProviderConfig, partial: ModelResponse, attemptNo: nu
   );
 }
 
+/** A URL as shown in a message: scheme, host and path (no user info, query or fragment). */
+function shownURL(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
+  } catch {
+    return url;
+  }
+}
+
 /**
- * For a 404 on `<baseURL>/chat/completions`: a hint when the base URL has no path, the common
- * slip with servers that serve the OpenAI API under `/v1` (Ollama, vLLM, LM Studio, llama.cpp);
- * else "".
+ * What to check after an HTTP error status (appended to the message; "" for none; `said`: the
+ * server's error text), naming where the setting comes from (env, config, flag; README
+ * "Configuration"):
+ * - 401/403: the API key;
+ * - 404 naming a model ("model … not found", "does not exist"): the model name;
+ * - another 404 on `<baseURL>/chat/completions`: the base URL, with the URL tried — when it has no
+ *   path, the common slip with servers that serve the OpenAI API under `/v1` (Ollama, vLLM,
+ *   LM Studio, llama.cpp), the `/v1` URL to try.
  */
-export function baseUrlHint(baseURL: string): string {
+export function statusHint(status: number, said: string, baseURL: string): string {
+  if (status === 401 || status === 403) {
+    return " — check the API key (OPENAI_API_KEY, provider.api_key or --api-key)";
+  }
+  if (status !== 404) return "";
+  if (/\bmodel\b.*(not found|does not exist|no such|unknown)/i.test(said)) {
+    return " — check the model name (COYOTE_MODEL, model: in config.yaml or --model)";
+  }
+  const tried = `${shownURL(baseURL)}/chat/completions`;
   try {
     const u = new URL(baseURL);
-    if (u.pathname.replace(/\/+$/, "") !== "") return "";
-    return ` (the base URL ${u.origin} has no path: OpenAI-compatible servers usually answer under /v1 — try ${u.origin}/v1)`;
-  } catch {
-    return "";
-  }
+    if (u.pathname.replace(/\/+$/, "") === "") {
+      return ` from ${tried} (the base URL ${u.origin} has no path: OpenAI-compatible servers usually answer under /v1 — try ${u.origin}/v1)`;
+    }
+  } catch { /* not a URL: fetch failed before any status */ }
+  return ` from ${tried} — check the base URL (OPENAI_BASE_URL, provider.base_url or --base-url; it usually ends in /v1)`;
 }

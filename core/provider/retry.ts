@@ -74,7 +74,9 @@ export class HttpFault {
 
 /**
  * A failed attempt as a {@link ProviderError} and a retry decision. `shown`: content already
- * reached the callbacks (then never retried); `sent`: the optional fields this request carried.
+ * reached the callbacks (then never retried); `sent`: the optional fields this request carried;
+ * `endpoint`: the server's base URL as shown to the user, named by a connection failure
+ * (`cannot reach the model server at http://127.0.0.1:8080/v1: connection refused`).
  */
 export function classify(
   e: unknown,
@@ -83,6 +85,7 @@ export function classify(
   redact: (s: string) => string,
   attemptNo: number,
   sent: OptionalField[],
+  endpoint?: string,
 ): Attempt {
   let status: number | undefined;
   let headers: Headers | undefined;
@@ -146,16 +149,17 @@ export function classify(
       );
       return { ok: false, error, retryable: true };
     }
-    // A transport failure (fetch TypeError: refused, reset, DNS).
+    // A transport failure (fetch TypeError: refused, reset, DNS). A refused connection or a
+    // failed DNS lookup is said in those words; fetch's own chain of causes is kept for the rest.
     const kind = transportKind(text);
     const why = kind === "dns"
-      ? " (DNS lookup failed)"
+      ? "DNS lookup failed"
       : kind === "refused"
-      ? " (connection refused)"
-      : "";
+      ? "connection refused"
+      : detail;
     const error = new ProviderError(
       "connection",
-      `cannot reach the model server${why}: ${detail}`,
+      `cannot reach the model server${endpoint ? ` at ${endpoint}` : ""}: ${why}`,
       partial,
       undefined,
       attemptNo,

@@ -267,13 +267,14 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (pickResume) {
     const { pick, sessionChoices } = await import("../slash/picker.ts");
-    const { readKey } = await import("../render/permission.ts");
+    const { openTerminalKeys } = await import("../render/keys.ts");
     const choices = await sessionChoices(app.dataDir, app.cwd);
     if (!choices.length) {
       return await usageExit(`no earlier session for ${app.cwd} to resume`, false);
     }
     const write = (t: string) => Deno.stderr.writeSync(new TextEncoder().encode(t));
-    const id = await pick(choices, () => readKey(new AbortController().signal), write);
+    const keys = openTerminalKeys();
+    const id = await pick(choices, () => keys.read(), write).finally(() => keys.close());
     if (!id) return 130;
     o.continue = false;
     o.session = id;

@@ -29,7 +29,6 @@ import type {
   DeniedAction,
   EventEnvelope,
   HostFactory,
-  PermissionOutcome,
   PermissionResolver,
   PromptInput,
   TurnEndedEvent,
@@ -245,23 +244,20 @@ function terminalPermission(
   return (req, signal) =>
     oneAtATime(async () => {
       if (signal.aborted) return "cancelled";
-      const { outcomeForKey, outcomeLabel, permissionText, readKey, rememberAnswer } = await import(
+      const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
         "../render/permission.ts"
       );
+      const { answerKey } = await import("../render/keys.ts");
       const { colorFor, terminalWidth } = await import("../render/style.ts");
       const color = colorFor(Deno.stderr.isTerminal());
       ui.renderer?.suspend(req);
       try {
         const trusted = ui.trusted();
         err(`\n${permissionText(req, { color, width: terminalWidth(), cwd: ui.cwd, trusted })}`);
-        let outcome: PermissionOutcome | null = null;
-        while (!outcome) {
-          const key = await readKey(signal);
-          if (key === null || signal.aborted) {
-            err("\n");
-            return "cancelled";
-          }
-          outcome = outcomeForKey(key);
+        const outcome = await answerKey(outcomeForKey, signal);
+        if (outcome === null || signal.aborted) {
+          err("\n");
+          return "cancelled";
         }
         err(`${outcomeLabel(outcome, trusted)}\n`);
         // Ctrl+C at a prompt is an interrupt of the run (exit 130), also when the prompt is a
@@ -541,13 +537,14 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
       ? costUsd(result.usage, modelInfo(app.config, session.model).price)
       : undefined;
     // json/stream-json: the failure on stderr too, for people reading a CI log (text mode's
-    // renderer printed it as `error: …`; an internal error was printed above with its stack).
+    // renderer printed it as `coyote: …`; an internal error was printed above with its stack).
     if (o.format !== "text" && result.error && result.error.code !== "internal") {
       err(`coyote: ${safeText(result.error.message)}\n`);
     }
     if (result.stopReason === "cancelled" && o.format !== "text") err("coyote: cancelled\n");
     else if (result.stopReason === "max_turn_requests") {
-      err(`coyote: stopped after ${result.usage.requests} model requests (--max-turns)\n`);
+      const n = result.usage.requests;
+      err(`coyote: stopped after ${n} model request${n === 1 ? "" : "s"} (--max-turns)\n`);
     } else if (result.stopReason === "max_budget") {
       err(
         `coyote: budget reached after ${result.usage.total_tokens} tokens${

@@ -404,7 +404,7 @@ export class Renderer {
       case "turn_ended": {
         this.#endMessage();
         this.#stopSpinner();
-        if (ev.error) this.#statusLine(s.red(`error: ${ev.error.message}`));
+        if (ev.error) this.#statusLine(s.red(`coyote: ${ev.error.message}`));
         if (ev.stopReason === "cancelled") this.#statusLine(s.yellow("cancelled"));
         if (this.o.footer !== false) {
           const ctx = this.context && this.context.size

@@ -183,23 +183,3 @@ export async function rememberAnswer(
   }
   return path ? `saved to ${path}` : null;
 }
-
-/**
- * Reads one key from the terminal (stdin in raw mode, restored afterwards); null at end of
- * input or when `signal` aborts. For one-shot runs; the REPL reads keys through its line editor.
- */
-export async function readKey(signal: AbortSignal): Promise<string | null> {
-  const raw = Deno.stdin.isTerminal();
-  if (raw) Deno.stdin.setRaw(true);
-  try {
-    const buf = new Uint8Array(16);
-    const aborted = new Promise<null>((res) =>
-      signal.addEventListener("abort", () => res(null), { once: true })
-    );
-    const n = await Promise.race([Deno.stdin.read(buf), aborted]);
-    if (n === null || signal.aborted) return null;
-    return new TextDecoder().decode(buf.subarray(0, n));
-  } finally {
-    if (raw) Deno.stdin.setRaw(false);
-  }
-}

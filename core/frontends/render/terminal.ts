@@ -15,7 +15,6 @@ export {
   outcomeForKey,
   outcomeLabel,
   permissionText,
-  readKey,
   rememberAnswer,
   verbFor,
 } from "./permission.ts";

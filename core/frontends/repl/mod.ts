@@ -37,6 +37,7 @@ import { BUILTIN_COMMANDS, unknownCommandNote } from "../slash_commands.ts";
 // is on screen): literal dynamic imports, compile-ready.
 import type { Renderer } from "../render/terminal.ts";
 import { colorFor, styles, terminalWidth } from "../render/style.ts";
+import { KeyHandoff } from "../render/keys.ts";
 import { hasControls, safeLine, safeText } from "../../util/terminal_safe.ts";
 import { err, out, type ReplContext, writeAll } from "./context.ts";
 import { shell } from "./shell.ts";
@@ -84,7 +85,6 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   let session!: AgentSession;
   let renderer!: Renderer;
   let turn: AbortController | null = null;
-  let keyWaiter: ((key: string) => void) | null = null;
   let lineWaiter: ((line: string) => void) | null = null;
   let exiting = false;
   let resolveDone!: (code: number) => void;
@@ -105,19 +105,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     return next;
   };
 
-  const waitKey = (signal: AbortSignal) =>
-    new Promise<string | null>((res) => {
-      if (signal.aborted) return res(null);
-      const onAbort = () => {
-        keyWaiter = null;
-        res(null);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      keyWaiter = (k) => {
-        signal.removeEventListener("abort", onAbort);
-        res(k);
-      };
-    });
+  // One-key prompts and pickers: the keys of one read are handed over in order (../render/keys.ts).
+  const keys = new KeyHandoff();
+  const waitKey = (signal: AbortSignal) => keys.next(signal);
 
   const permission = (req: PermissionRequest, signal: AbortSignal) =>
     serial(async (): Promise<PermissionOutcome> => {
@@ -337,7 +327,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       usage.total_tokens += r.usage.total_tokens;
       usage.requests += r.usage.requests;
     } catch (e) {
-      err(s.red(`error: ${safeText(String((e as Error)?.message ?? e))}\n`));
+      err(s.red(`coyote: ${safeText(String((e as Error)?.message ?? e))}\n`));
     } finally {
       renderer.close();
       turn = null;
@@ -473,7 +463,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       w(line);
       return;
     }
-    if (keyWaiter || (busy && !line)) return;
+    if (keys.active || (busy && !line)) return;
     if (altEnter) {
       altEnter = false;
       entryLines.push(line);
@@ -492,13 +482,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       str: string | undefined,
       key: { sequence?: string; name?: string; meta?: boolean; ctrl?: boolean; shift?: boolean },
     ) => {
-      if (keyWaiter) {
-        const w = keyWaiter;
-        keyWaiter = null;
-        clearLine();
-        w(key?.sequence ?? str ?? "");
-        return;
-      }
+      if (keys.offer(key?.sequence ?? str ?? "")) return clearLine();
       if (key?.name === "tab" && key.shift && started && !lineWaiter) {
         modeSwitched(modes.cycle(session));
         return;

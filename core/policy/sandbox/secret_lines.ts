@@ -88,7 +88,7 @@ const copies = new Map<string, string>();
 /**
  * A read-only host temp file holding `p`'s text with its credential lines masked, or undefined
  * when `p` holds none (or is not a small text file). One file per distinct masked text per
- * process, removed when the process ends.
+ * process (made again when it no longer holds that text), removed when the process ends.
  */
 export function maskedCopy(p: string): string | undefined {
   const text = readSmallText(p);
@@ -96,7 +96,9 @@ export function maskedCopy(p: string): string | undefined {
   const m = maskCredentialLines(text);
   if (!m) return undefined;
   const hit = copies.get(m.text);
-  if (hit) return hit;
+  // Reused while it still holds that text: a copy removed or changed on the host (its temp dir
+  // cleaned) would make bwrap refuse the command, or show what it was changed to.
+  if (hit && readSmallText(hit) === m.text) return hit;
   const f = Deno.makeTempFileSync({ prefix: "coyote-masked-" });
   Deno.writeTextFileSync(f, m.text);
   Deno.chmodSync(f, 0o444);
