@@ -63,6 +63,12 @@ export interface ScriptCtx {
    * git may then read other paths than its words name (core/policy/git.ts `gitContentParts`).
    */
   gitEnv?: string;
+  /**
+   * True for a command run in a folder other than `cwds` names (`find -execdir`/`-okdir`, `sudo
+   * -D`; tenth attacker pass): a folder beneath them, so `git` there is git after `cd`
+   * (core/policy/git.ts). Paths it names are resolved against `cwds` unless they climb (`..`).
+   */
+  elsewhere?: boolean;
 }
 
 export function rulesOf(core: PolicyCore, kind: RuleKind): Rule[] {

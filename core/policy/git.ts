@@ -32,7 +32,7 @@ import { by, q, worstPart } from "./verdict.ts";
  * workspace would otherwise be picked up).
  */
 export function gitUnsafe(core: PolicyCore, ctx: ScriptCtx): string | undefined {
-  if (!ctx.cwds || ctx.cwds.length !== 1 || ctx.cwds[0] !== core.workspace) {
+  if (ctx.elsewhere || !ctx.cwds || ctx.cwds.length !== 1 || ctx.cwds[0] !== core.workspace) {
     return "git after cd may pick up a repository configuration written in the workspace";
   }
   if (!gitDir(core)) {
@@ -190,9 +190,10 @@ export function gitContentParts(
       rule: r.text,
       subject: display,
     });
-  if (c.whole || ctx.cwds === null) {
+  const unknownDir = ctx.cwds === null || ctx.elsewhere;
+  if (c.whole || unknownDir) {
     if (ctx.approved) return;
-    const r = ctx.cwds === null ? rules[0] : [core.workspace, ...cwds].map(covering).find((x) => x);
+    const r = unknownDir ? rules[0] : [core.workspace, ...cwds].map(covering).find((x) => x);
     if (r) {
       yieldPart(r, c.whole ?? `git runs in a working directory only known at run time`);
     }

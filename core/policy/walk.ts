@@ -32,6 +32,7 @@ import { argParts, globReadParts, pathTargetParts, readPathParts, urlParts } fro
 import { gitConfig, gitContentParts, gitNetPart, gitUnsafe } from "./git.ts";
 import { envSetPart, namePart } from "./names.ts";
 import { physical } from "./paths.ts";
+import { projectFileOperand } from "./project_files.ts";
 import { cdTarget, classify, gitNormalized, safePrefixName, secretName } from "./shell/commands.ts";
 import { parseShell } from "./shell/parse.ts";
 import type { ShellScript } from "./shell/script.ts";
@@ -376,6 +377,7 @@ export function simpleParts(
     // project's code (scripts, build files, repository configuration) only without one.
     const why = c.opaque ?? restrictedMention(core, c.mentions, name) ??
       (allow || chosen ? undefined : c.projectCode ??
+        projectFileOperand(name, c.operands, ctx.cwds, core.home) ??
         (name === "git" ? (gitWhy === null ? gitUnsafe(core, ctx) : gitWhy) : undefined));
     if (why) {
       parts.push({
@@ -409,7 +411,7 @@ export function simpleParts(
       i.words,
       i.assigns,
       "",
-      ctx,
+      i.elsewhere ? elsewhereCtx(ctx, i.words) : ctx,
       inner,
       parts,
       unknownArgs,
@@ -456,6 +458,7 @@ export function simpleParts(
       level: inner,
       approved: ctx.approved,
       gitEnv: ctx.gitEnv,
+      elsewhere: ctx.elsewhere,
     }, parts);
   }
   const wlevel: Level = inner;
@@ -531,6 +534,13 @@ function restrictedMention(
   }
   return undefined;
 }
+
+/** The context of a command run beneath `ctx`'s folders (a word that climbs: folder unknown). */
+const elsewhereCtx = (ctx: ScriptCtx, words: string[]): ScriptCtx => ({
+  ...ctx,
+  elsewhere: true,
+  cwds: words.some((w) => /(^|\/)\.\.(\/|$)/.test(w)) ? null : ctx.cwds,
+});
 
 export const yieldNote = (r: Rule) =>
   `; the guard cannot see what it runs and ${

@@ -17,6 +17,7 @@ import type { ToolContext, ToolResult } from "../../sdk/mod.ts";
 import type { AnyTool } from "../protocol/types.ts";
 import { isBuiltinInput } from "./lazy.ts";
 import { credentialValue } from "./secret_value.ts";
+import { secretKey } from "./secret_keys.ts";
 
 /** The replacement text. */
 export const REDACTED = "[redacted]";
@@ -42,12 +43,13 @@ export function secretValues(candidates: (string | undefined)[]): string[] {
  * `*PASSWORD*`, `*PASSWD*`, `*PASSPHRASE*`, `*CREDENTIAL*`, `*CREDS*`, `*PRIVATE*`, `*COOKIE*`,
  * `*WEBHOOK*` (any case), and `PWD`, `PASS`, `PAT`, `JWT`, `TKN`, `DSN` as a whole
  * `_`/`-`/`.`-separated part (`MYSQL_PWD`, `GH_PAT`, `SENTRY_DSN`; not `PWD`/`OLDPWD`, the
- * working directories). The guard asks before a command expands one (`echo $GITHUB_TOKEN`);
- * their values are redacted from tool results.
+ * working directories), and any name the key rule of ./secret_keys.ts `secretKey` calls a
+ * secret (`SSHPASS`, `SMTP_PASSCODE`, `WALLET_MNEMONIC`, `TOTP_SEED`). The guard asks before a
+ * command expands one (`echo $GITHUB_TOKEN`); their values are redacted from tool results.
  */
 export function secretName(name: string): boolean {
-  return /TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|PRIVATE|COOKIE|WEBHOOK|(^|[_.-])(PWD|PASS|PAT|JWT|TKN|DSN)($|[_.-])/i
-    .test(name) && !/^(PWD|OLDPWD)$/i.test(name);
+  return (/TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|PRIVATE|COOKIE|WEBHOOK|(^|[_.-])(PWD|PASS|PAT|JWT|TKN|DSN)($|[_.-])/i
+    .test(name) || secretKey(name) === "strong") && !/^(PWD|OLDPWD)$/i.test(name);
 }
 
 /**

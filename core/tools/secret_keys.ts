@@ -7,9 +7,13 @@
  *
  * A key is split into words ({@link keyWords}: snake, kebab, dotted and camel case, and a glued
  * lower-case suffix such as `apikey`, `privatekey`, `authtoken`). It names a secret when its LAST
- * word is a secret word ({@link SECRET_WORDS}: password, passwd, pass, passphrase, secret,
- * token, psk, credential(s), auth; not `pwd`, a shell's working dir) or is `key` right after a qualifier ({@link KEY_QUALIFIERS}:
- * private, secret, api, access, preshared, signing, …). A later word makes it a setting about the
+ * word is a secret word ({@link SECRET_WORDS}: password, passwd, pass, passphrase, passcode,
+ * secret, token, psk, credential(s), auth, mnemonic, otp/totp/hotp, pin (not alone: apt's
+ * `Pin:`), bearer; not `pwd`, a shell's working dir), is `key` right after a qualifier ({@link KEY_QUALIFIERS}: private,
+ * secret, api, access, preshared, signing, …), or `seed` / `phrase` right after one of theirs
+ * ({@link SEED_QUALIFIERS}: `TOTP_SEED`, `WALLET_SEED`; `SEED_PHRASE`; not `SEED` or
+ * `RANDOM_SEED`). A glued `pass` splits off only after a service word (`sshpass`, `dbpass`,
+ * `smtppass`; not `compass`, `bypass`). A later word makes it a setting about the
  * secret, not the secret (`password_file`, `token_url`, `PasswordAuthentication`, `max_tokens`,
  * `PublicKey`, `aws_access_key_id`). The value must look like a value: not empty, not a boolean
  * or `none`, not an expansion (`$X`, `${X}`, `%(x)s`, `{{x}}`, `<placeholder>`), not a path, one
@@ -30,6 +34,46 @@ export const SECRET_WORDS: ReadonlySet<string> = new Set([
   "credential",
   "credentials",
   "auth",
+  // Tenth attacker pass: `SMTP_PASSCODE`, `WALLET_MNEMONIC`, `AWS_OTP`, `SIM_PIN`, `API_BEARER`.
+  "passcode",
+  "mnemonic",
+  "otp",
+  "totp",
+  "hotp",
+  "pin",
+  "bearer",
+]);
+
+/**
+ * Words that make a following `seed` a secret (`TOTP_SEED`, `WALLET_SEED`, `MFA_SEED`: the key a
+ * one-time-password app or a wallet derives everything from); a plain `SEED=42` or `RANDOM_SEED`
+ * (a test's random seed) is not one.
+ */
+export const SEED_QUALIFIERS: ReadonlySet<string> = new Set([
+  "totp",
+  "hotp",
+  "otp",
+  "mfa",
+  "2fa",
+  "wallet",
+  "mnemonic",
+  "recovery",
+  "bip39",
+  "hd",
+  "master",
+  "private",
+  "secret",
+  "crypto",
+]);
+
+/** Words that make a following `phrase` a secret (`SEED_PHRASE`, `RECOVERY_PHRASE`). */
+const PHRASE_QUALIFIERS: ReadonlySet<string> = new Set([
+  "seed",
+  "recovery",
+  "mnemonic",
+  "secret",
+  "backup",
+  "wallet",
 ]);
 
 /** Words that make a following `key` a secret key (`PrivateKey`, `api_key`, `PresharedKey`). */
@@ -52,7 +96,7 @@ export const KEY_QUALIFIERS: ReadonlySet<string> = new Set([
 
 /** Glued lower-case endings split off a longer word (`apikey` → `api key`, `authtoken`). */
 const GLUED =
-  /^(.+?)(password|passwd|passphrase|secret|token|credentials?|(?<=private|secret|api|access|preshared|shared|signing|encryption|master|client|auth|license|account|session)key)$/;
+  /^(.+?)(password|passwd|passphrase|passcode|secret|token|credentials?|mnemonic|(?<=private|secret|api|access|preshared|shared|signing|encryption|master|client|auth|license|account|session)key|(?<=^(?:ssh|sudo|db|smtp|mail|root|admin|user|vnc|redis|ftp|ldap|wifi|bind|rpc|login|pg|sql|mysql|vault|ansible|become|proxy|http|imap|pop))pass)$/;
 
 /** The lower-case words of a key: `aws_secret_access_key`, `PrivateKey`, `HTTPPassword`, `apikey`. */
 export function keyWords(key: string): string[] {
@@ -79,7 +123,13 @@ export function secretKey(key: string): "strong" | "weak" | undefined {
   const last = w.at(-1);
   if (!last) return undefined;
   if (last === "key") return w.length >= 2 && KEY_QUALIFIERS.has(w.at(-2)!) ? "strong" : undefined;
+  if (last === "seed" || last === "phrase") {
+    const q = last === "seed" ? SEED_QUALIFIERS : PHRASE_QUALIFIERS;
+    return w.length >= 2 && q.has(w.at(-2)!) ? "strong" : undefined;
+  }
   if (!SECRET_WORDS.has(last)) return undefined;
+  // A lone `pin` is apt's `Pin: release a=stable`; `SIM_PIN`, `PKCS11_PIN` are PINs.
+  if (last === "pin" && w.length < 2) return undefined;
   // nsswitch.conf's `passwd: files systemd` names a database, not a password.
   if (w.length === 1 && last === "passwd") return "weak";
   return last === "auth" ? "weak" : "strong";

@@ -213,6 +213,7 @@ export function credentialValue(
   if (WEBHOOK.test(value)) return "its value is a webhook URL";
   if (PREFIXED.test(value)) return "its value looks like an access token";
   if (plain) return undefined;
+  if (mnemonicShape(value)) return "its value looks like a wallet's recovery phrase (BIP-39)";
   for (const u of urls(value)) {
     for (const [k, v] of u.searchParams) {
       if (v.length >= 8 && SECRET_PARAM.test(k)) {
@@ -236,4 +237,15 @@ export function credentialValue(
     }
   }
   return undefined;
+}
+
+/**
+ * A BIP-39 recovery phrase's shape (tenth attacker pass, `WALLET_MNEMONIC=abandon ability …`):
+ * 12, 15, 18, 21 or 24 lower-case words of 3 to 8 letters (the word list's lengths), one blank
+ * apart, at least 8 of them different. A sentence of that shape in a variable is dropped too.
+ */
+function mnemonicShape(value: string): boolean {
+  const words = value.trim().split(/ +/);
+  if (![12, 15, 18, 21, 24].includes(words.length)) return false;
+  return words.every((w) => /^[a-z]{3,8}$/.test(w)) && new Set(words).size >= 8;
 }

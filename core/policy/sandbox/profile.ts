@@ -44,6 +44,7 @@ import { maskedCopy } from "./secret_lines.ts";
 import { repoConfigFiles } from "./repo_configs.ts";
 import { type RootView, rootView } from "./root_view.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
+import { secretKey } from "../../tools/secret_keys.ts";
 
 /** One path entry of a profile, with why it is there (printed by `policy show`). */
 export interface ProfilePath {
@@ -136,7 +137,10 @@ export const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
  * `*WEBHOOK*`, `*COOKIE*`), or one of the short words `PWD`, `PASS`, `PAT`, `JWT`, `TKN`, `DSN`
  * as a whole `_`/`-`/`.`-separated part of the name (`MYSQL_PWD`, `DB_PASS`, `GH_PAT`,
  * `CI_JOB_JWT`, `HF_HUB_TKN`, `SENTRY_DSN`) — but not `PWD` and `OLDPWD` themselves (the shell's
- * working directory). Issue 16, attack trial 2 item 6.
+ * working directory). Issue 16, attack trial 2 item 6. The key rule of core/tools/secret_keys.ts
+ * (`secretKey`, by the name's last words) drops more (tenth attacker pass): `SSHPASS`,
+ * `SMTP_PASSCODE`, `WALLET_MNEMONIC`, `TOTP_SEED`, `SEED_PHRASE`, `MFA_OTP`, `SIM_PIN`,
+ * `API_BEARER` — not `SEED`, `RANDOM_SEED`, `PIN_MEMORY`, `TERM_SESSION_ID`, `GPG_TTY`.
  */
 export const SECRET_NAME =
   /TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|AUTH|PRIVATE|WEBHOOK|COOKIE|(^|[_.-])(PWD|PASS|PAT|JWT|TKN|DSN)($|[_.-])/i;
@@ -484,7 +488,7 @@ export function envDecision(
     if (r.decision === "allow") allow ??= r;
   }
   if (allow) return { pass: true, why: `${allow.text} passes it` };
-  if (SECRET_NAME.test(name) && !ORDINARY_NAME.test(name)) {
+  if ((SECRET_NAME.test(name) || secretKey(name) === "strong") && !ORDINARY_NAME.test(name)) {
     return { pass: false, why: "its name looks secret" };
   }
   // `DATABASE_URL=postgres://app:s3cret@db/x`, `CONN=…;Password=…`, `X=ghp_…`: a credential in

@@ -55,6 +55,12 @@ export interface Classification {
    * `hyperfine 'rm -rf v'`) the command asks, as {@link opaque} does (core/policy/walk.ts).
    */
   mentions?: string[];
+  /**
+   * A program the guard has no rule for: its operands and option values as written. One that
+   * names an executable, a folder of executables or a module in the working directory is the
+   * project's code it may run (core/policy/project_files.ts `projectFileOperand`).
+   */
+  operands?: string[];
 }
 
 /** A command run by another one. */
@@ -65,6 +71,13 @@ export interface InnerCommand {
   unknownArgs?: boolean;
   /** True for `find -exec`: a word that is only WILD is a path `find` found beneath its start paths. */
   findItems?: boolean;
+  /**
+   * True when it runs in another working directory than the outer command (`find -execdir`,
+   * `-okdir`, `sudo -D DIR`): it is walked as run beneath the outer folders (core/policy/
+   * context.ts `ScriptCtx.elsewhere`), so `git` there counts as git after `cd` (a repository
+   * configuration written in the workspace).
+   */
+  elsewhere?: boolean;
   /**
    * True when a package manager or runner runs it (`uv run pytest`): an allow rule that covers
    * the outer command also covers the project's code it runs (its {@link Classification.projectCode}

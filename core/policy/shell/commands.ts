@@ -42,6 +42,7 @@ import { COMMAND_READERS, COMMAND_RUNNERS, loader, runner } from "./programs/run
 import { evalCommand, shell, SHELLS } from "./programs/shells.ts";
 import { sort, tee, uniq } from "./programs/writers.ts";
 import { NAMES_PROGRAMS, namesAProgramItRuns, OTHER_PROGRAMS } from "./programs/unknown.ts";
+import { codeLoader, LOADER_PROGRAMS, MORE_INTERPRETERS } from "./programs/loaders.ts";
 export { secretName };
 export type { Classification, InnerCommand };
 export { anyLongOpt, cdTarget, gitNormalized, gitRepoHost, longOpt, readOnlySedScript };
@@ -193,7 +194,7 @@ export function classify(words: string[]): Classification {
   }
   const b = builtin(name, args);
   if (b) return b;
-  const r = runner(name, args);
+  const r = runner(name, args) ?? codeLoader(name, args);
   if (r) return r;
   switch (name) {
     case "jq":
@@ -307,8 +308,11 @@ function unknownProgram(words: string[]): Classification {
       if (/^[A-Za-z_][\w.+-]*$/.test(b)) mentions.add(b);
     }
   }
+  // Its operands and option values, which may name the project's code it runs (project_files.ts).
+  const operands = words.slice(1).map((a) => a.startsWith("-") ? a.slice(a.indexOf("=") + 1) : a);
   return ask(words, `"${words[0]}" is not a read-only command`, {
     ...(mentions.size ? { mentions: [...mentions] } : {}),
+    operands: operands.filter((a) => a && !a.startsWith("-")),
   });
 }
 
@@ -345,6 +349,7 @@ function isKnownProgram(word: string): boolean {
     ...COMMAND_RUNNERS,
     ...COMMAND_READERS,
     ...OTHER_PROGRAMS,
+    ...LOADER_PROGRAMS,
   ]);
   return knownPrograms.has(word) || /(^|\/)s?bin\/[^/]+$/.test(word);
 }
@@ -398,6 +403,7 @@ const INTERPRETERS = new Set([
   "pdb",
   "pdb3",
   "ipdb",
+  ...MORE_INTERPRETERS,
 ]);
 /**
  * Build tools, package managers and runners that run a project's scripts or build code

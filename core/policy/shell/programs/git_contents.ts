@@ -126,6 +126,37 @@ const PATCH_LONG =
   /^--(patch|unified|word-diff|color-words|cc|patch-with-stat|patch-with-raw|function-context|binary|check|remerge-diff|ext-diff|textconv|full-diff|pickaxe)/;
 /** Short letters of the same (`-p`, `-u`, `-U3`, `-W`, `-L…`, `-S…`, `-G…`, `-c`). */
 const PATCH_SHORT = /^-[a-zA-Z0-9]*[puUWLSGc]/;
+/**
+ * Options of commands that otherwise print no contents that make them print hunks or lines of
+ * files (tenth attacker pass): `status -v` (the staged diff; `-v -v` also the unstaged one), the
+ * `-p`/`--patch`/`-i` modes of `add`, `checkout`, `restore`, `reset`, `stash`, `commit` (git shows
+ * each hunk before asking), `commit -v`, and `blame`/`annotate` at all (the file's stored lines).
+ */
+const HUNKS: Record<string, RegExp> = {
+  status: /^(-[a-zA-Z]*v|--verbose)$/,
+  add: /^(-[a-zA-Z]*[pie]|--(patch|interactive|edit))$/,
+  checkout: /^(-[a-zA-Z]*p|--patch)$/,
+  restore: /^(-[a-zA-Z]*p|--patch)$/,
+  reset: /^(-[a-zA-Z]*p|--patch)$/,
+  stash: /^(-[a-zA-Z]*p|--patch)$/,
+  commit: /^(-[a-zA-Z]*[pv]|--(patch|interactive|verbose))/,
+  blame: /^-/,
+  annotate: /^-/,
+};
+
+/** Options of the {@link HUNKS} commands whose value is the next word. */
+const VALUED: Record<string, RegExp> = {
+  commit:
+    /^(-[a-zA-Z]*[mFCct]|--(message|file|author|date|template|reuse-message|reedit-message|fixup|squash|cleanup|trailer|pathspec-from-file))$/,
+  stash: /^(-[a-zA-Z]*m|--(message|pathspec-from-file))$/,
+  blame: /^(-[LS]|--(contents|ignore-rev|ignore-revs-file|date|abbrev))$/,
+  annotate: /^(-[LS]|--(contents|ignore-rev|ignore-revs-file|date|abbrev))$/,
+  checkout: /^(-[bB]|--orphan|--conflict|--pathspec-from-file)$/,
+  restore: /^(-[s]|--source|--conflict|--pathspec-from-file)$/,
+  add: /^--(chmod|pathspec-from-file)$/,
+  status: /^--(ignored|untracked-files|ignore-submodules|column|find-renames)$/,
+};
+
 /** Options that turn `git show`/`git diff`'s patch off. */
 const NO_PATCH =
   /^(-s|--no-patch|--stat.*|--name-only|--name-status|--raw|--shortstat|--numstat|--summary|--dirstat.*|--compact-summary|-q|--quiet|--exit-code)$/;
@@ -209,6 +240,20 @@ function contents(words: string[], world: GitWorld): GitContents | undefined {
     if (!out.paths.length && (commits || !out.rootPaths.length)) return whole(what);
     return out;
   };
+  const hunks = HUNKS[sub];
+  const always = sub === "blame" || sub === "annotate";
+  if (hunks && (always || opts.some((a) => hunks.test(a)))) {
+    // `add -p`, `checkout -p`, `status -v`, `blame`: the diff or the stored lines of every file
+    // the pathspecs match (all of them without one); a tree-ish operand names commits.
+    // The value of an option that takes one (`-m msg`, `-L 1,2`) is no operand.
+    const valued = VALUED[sub];
+    const operands = before.filter((w, k) =>
+      !w.startsWith("-") && !(valued && k > 0 && valued.test(before[k - 1]))
+    );
+    sort(operands.filter((w, k) => !(sub === "stash" && k === 0 && /^(push|save|show)$/.test(w))));
+    const how = always ? "" : ` ${opts.find((a) => hunks.test(a))}`;
+    return limited(`git ${sub}${how} prints the diff or stored lines of every file it covers`);
+  }
   switch (sub) {
     case "log":
     case "whatchanged":
@@ -230,6 +275,7 @@ function contents(words: string[], world: GitWorld): GitContents | undefined {
         return out.rootPaths.length ? out : undefined;
       }
       return limited(`git show prints the whole commit's patch`);
+    case "difftool":
     case "diff":
       if (opts.includes("--no-index")) {
         out.paths.push(...positional, ...specs);

@@ -63,6 +63,8 @@ export const NAMES_PROGRAMS: ReadonlySet<string> = new Set([
   "chgrp",
   "truncate",
   "shred",
+  // Names lexers (`-l python3`); its code-loading `-x` has a rule (./loaders.ts).
+  "pygmentize",
 ]);
 
 /** Program names the guard knows beyond its tables, as another program's operand (`foo rm -rf v`). */

@@ -321,8 +321,11 @@ export function wrapper(name: string, args: string[]): Classification {
   const login = name === "exec" &&
     (pre.some((a) => /^-[a-z]*l/.test(a)) ||
       pre.some((a, k) => pre[k - 1] === "-a" && /^-/.test(a)));
+  // `sudo -D DIR` / `--chdir=DIR` runs it in another directory.
+  const elsewhere = name === "sudo" &&
+      pre.some((a) => /^(-[A-Za-z]*D|--chdir(=|$))/.test(a)) || undefined;
   return base(
-    [{ words: inner, assigns: [] }],
+    [{ words: inner, assigns: [], elsewhere }],
     `"${name}" runs the command after it`,
     login
       ? {
@@ -351,7 +354,9 @@ export function find(args: string[]): Classification {
         return opaque(words, `find ${a} without a complete command`);
       }
       if (cmd[0].startsWith(WILD)) return opaque(words, `find ${a} runs an unknown command`);
-      inner.push({ words: cmd, assigns: [], findItems: true });
+      // -execdir/-okdir run it in the folder of each found item, not in find's directory.
+      const elsewhere = a.endsWith("dir") || undefined;
+      inner.push({ words: cmd, assigns: [], findItems: true, elsewhere });
       i = j;
     } else if (a === "-delete") return opaque(words, `find -delete deletes files (as rm does)`);
     else if (a === "-fprint" || a === "-fprint0" || a === "-fls" || a === "-fprintf") {
