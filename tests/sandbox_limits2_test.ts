@@ -88,17 +88,16 @@ Deno.test("limits: RLIMIT_NOFILE is hard in the sandbox (root cannot raise it) a
   }
 });
 
-Deno.test("limits: a file past RLIMIT_FSIZE fails with the file size message (workspace, /tmp, home), the cap is hard", async () => {
+Deno.test("limits: a file past RLIMIT_FSIZE fails with the file size message (workspace, /tmp, /dev/shm), the cap is hard", async () => {
   const w = await limitsWorld("coyote-limits2-", LIMITS);
   try {
-    const home = deriveProfile(w.policy).home!.path;
     const cap = 8 * 1024 * 1024;
     // A program killed by SIGXFSZ (head), one that ignores it (python: EFBIG), a sparse file.
     for (
       const [dir, cmd] of [
         [w.ws, `head -c 20M /dev/zero > ${w.ws}/big`],
         ["/tmp", "dd if=/dev/zero of=/tmp/big bs=1M count=20"],
-        [home, `python3 -c 'open("${home}/big", "wb").write(b"x" * (20 << 20))'`],
+        ["/dev/shm", `python3 -c 'open("/dev/shm/big", "wb").write(b"x" * (20 << 20))'`],
         [w.ws, `truncate -s 1G ${w.ws}/big`],
       ]
     ) {

@@ -270,6 +270,10 @@ Deno.test("supervisor: cancelling the root turn cancels the whole tree and kills
     const ctrl = new AbortController();
     const running = e.run(lead, "go", ctrl.signal);
     await sleeping;
+    // The command starts once the sandbox is ready (its home scan may still run under load).
+    for (let i = 0; i < 100 && !alive(`sleep ${marker}`); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
     assert.ok(alive(`sleep ${marker}`), "the leaf's command runs");
     ctrl.abort();
     const { ended, events } = await running;
