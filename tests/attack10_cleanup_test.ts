@@ -408,3 +408,34 @@ for (const forced of [false, true]) {
     },
   );
 }
+
+Deno.test(
+  "attack10 cleanup: replaced build output a tool runs as it is (cargo target/ under CACHEDIR.TAG) is flagged, also in a new target/",
+  opts,
+  async () => {
+    const w = await world(
+      `mkdir -p target/debug/build/x-1 target/x86_64-unknown-linux-gnu/release && echo 'Signature: 8a477f597d28d172789f06886806bc55' > target/CACHEDIR.TAG && printf '#!/bin/sh\\necho ok\\n' > target/debug/build/x-1/build-script-build && printf '#!/bin/sh\\necho app\\n' > target/debug/app && chmod +x target/debug/app target/debug/build/x-1/build-script-build`,
+    );
+    try {
+      const r = await run(w, [
+        {
+          command:
+            "printf '#!/bin/sh\\nid > /tmp/pwned\\n' | tee target/debug/build/x-1/build-script-build > target/debug/app; printf x > target/debug/notes.txt; printf '#!/bin/sh\\n' > target/x86_64-unknown-linux-gnu/release/tool; chmod +x target/x86_64-unknown-linux-gnu/release/tool",
+        },
+        {
+          command:
+            "mkdir -p out2/release && echo 'Signature: 8a477f597d28d172789f06886806bc55' > out2/CACHEDIR.TAG && printf '#!/bin/sh\\n' > out2/release/app && chmod +x out2/release/app",
+        },
+      ]);
+      const c0 = r.result("c0");
+      for (const f of ["build-script-build", "target/debug/app", "release/tool"]) {
+        assert.ok(c0.includes(f), `${f} not flagged: ${c0}`);
+      }
+      assert.ok(!c0.includes("notes.txt"), "a file that is not executable is not named");
+      assert.match(r.result("c1"), /out2\/release\/app/);
+      assert.ok(await exists(join(w.ws, "target/debug/app")), "kept");
+    } finally {
+      await w.cleanup();
+    }
+  },
+);

@@ -104,6 +104,52 @@ const OPENED_BY_EDITORS_SUFFIXES = [
 const YARN_EXEC = new Set(["releases", "plugins", "sdks"]);
 
 /**
+ * Build output a tool runs later as it is (issue 16, tenth attacker pass): in a folder tagged
+ * `CACHEDIR.TAG` (cargo's `target/`, whose entries the dot-entry rule does not review), the
+ * executables cargo runs without rebuilding when their fingerprints look fresh — each
+ * `PROFILE/NAME` (`target/debug/app`, `cargo run`), `TRIPLE/PROFILE/NAME`, and the build scripts
+ * `PROFILE/build/PKG/build-script-build*` (run at the next build). Not a list of names: every
+ * executable regular file at those depths. Added to `out` as `r|fingerprint` (path → value), at
+ * most {@link HOST_RUN_LIMIT} in all; the review flags created or changed ones, kept. Cost: one
+ * listing per profile folder and one `lstat` per file in it.
+ */
+export function cacheOutputs(tagDir: string, out: Map<string, string>): void {
+  const list = (d: string) => {
+    try {
+      return [...Deno.readDirSync(d)];
+    } catch {
+      return [];
+    }
+  };
+  const exe = (p: string) => {
+    if (out.size >= HOST_RUN_LIMIT) return;
+    try {
+      const st = Deno.lstatSync(p);
+      if (st.isFile && (st.mode ?? 0) & 0o111) {
+        out.set(p, `r|${st.ino}:${st.size}:${st.mtime?.getTime()}`);
+      }
+    } catch { /* gone */ }
+  };
+  const profile = (d: string, depth: number) => {
+    for (const e of list(d)) {
+      const p = `${d}/${e.name}`;
+      if (e.isFile) exe(p);
+      else if (e.isDirectory && e.name === "build") {
+        for (const pkg of list(p)) {
+          if (!pkg.isDirectory) continue;
+          for (const f of list(`${p}/${pkg.name}`)) {
+            if (f.isFile && f.name.startsWith("build-script-")) exe(`${p}/${pkg.name}/${f.name}`);
+          }
+        }
+      } else if (e.isDirectory && depth === 0 && !e.name.startsWith(".")) profile(p, 1);
+    }
+  };
+  for (const e of list(tagDir)) {
+    if (e.isDirectory && !e.name.startsWith(".")) profile(`${tagDir}/${e.name}`, 0);
+  }
+}
+
+/**
  * Whether the child folder `name` of folder `dirName` (last segment, any case) is an execution
  * folder: inside one (`exec`), a venv's `bin`/`Scripts` (`venv`: the folder holds `pyvenv.cfg`),
  * `.terraform/providers`, `.yarn/{releases,plugins,sdks}`.
@@ -290,7 +336,7 @@ export function hostRunCleanup(
   const f = r.flagged;
   if (f.length) {
     lines.push(
-      `files a tool runs later that the command created or changed in kept folders (kept; the user should review them before running the venv, yarn or terraform on the host or opening the folder in an editor): ${
+      `files a tool runs later that the command created or changed in kept folders (kept; the user should review them before running the venv, yarn, terraform or the build output on the host or opening the folder in an editor): ${
         f.slice(0, 20).map(rel).join(", ")
       }${f.length > 20 ? `, … (+${f.length - 20} more)` : ""}`,
     );

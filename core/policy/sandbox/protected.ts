@@ -23,6 +23,7 @@
 
 import { gitTracks, isGitDirEntries, rememberRepos, repoHooks } from "./git_dirs.ts";
 import {
+  cacheOutputs,
   execFolder,
   HOST_RUN_LIMIT,
   hostRunFile,
@@ -484,6 +485,7 @@ export function findProtected(
         ? extras.honourTags.has(dir)
         : hasTag && !gitTracks(root, dir.slice(root.length + 1)));
     if (cacheDir) extras.cacheTags?.add(dir);
+    if (hasTag && extras.hostRun && mode !== 2 && dir !== root) cacheOutputs(dir, extras.hostRun);
     const venv = !!hostRun && mode !== 1 && entries.some((e) => e.name === "pyvenv.cfg");
     const dirName = dir.slice(dir.lastIndexOf("/") + 1);
     for (const e of entries) {
