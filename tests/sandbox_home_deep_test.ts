@@ -11,11 +11,9 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
-import { CommandSandbox, DEFAULT_SANDBOX } from "../core/policy/sandbox/mod.ts";
-import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
-import { runTool, toolContext } from "./support/fixtures.ts";
+import { sandboxOutputs } from "./support/sandbox_world.ts";
 import { commandBatch, startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { childEnv, makeCoyoteEnv, runCoyote, toolCallTexts } from "./support/run_coyote.ts";
 
 const TOKEN = "SECRETq7Rz2Lm9Xv4Kp1Wt8";
 
@@ -127,18 +125,10 @@ Deno.test("sandbox home deep: profiles, mail, keyrings and token git configs dee
     configDir: join(w.root, "cfg"),
     home: w.home,
   });
-  await policy.globsReady();
-  const sb = await CommandSandbox.create(policy, DEFAULT_SANDBOX);
   try {
-    assert.ok(sb.status.active, sb.status.reason);
-    const out: Record<string, string> = {};
-    for (const [id, command] of Object.entries(commands(w.home))) {
-      const r = await runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: w.ws }));
-      out[id] = String(r.content);
-    }
+    const out = await sandboxOutputs(policy, commands(w.home), w.ws);
     check(out);
   } finally {
-    sb.close();
     for (const k of Object.keys(ENV)) Deno.env.delete(k);
     await w.cleanup();
   }
@@ -160,15 +150,7 @@ Deno.test("sandbox home deep: the same with the guard forced open, in a headless
     });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /TEST MODE/);
-    const out: Record<string, string> = {};
-    for (const l of r.stdout.trim().split("\n").map((x) => JSON.parse(x))) {
-      const u = l.update;
-      if (u?.sessionUpdate === "tool_call_update" && u.content) {
-        out[u.toolCallId] = JSON.parse(JSON.stringify(u.content)).map((
-          c: { content?: { text?: string } },
-        ) => c.content?.text ?? "").join("");
-      }
-    }
+    const out = toolCallTexts(r.stdout);
     assert.equal(Object.keys(out).length, Object.keys(calls).length, r.stdout);
     check(out);
   } finally {

@@ -14,7 +14,7 @@ import { commandWorld, GIT_ID, SANDBOX_ON } from "./support/sandbox_world.ts";
 import { deriveProfile, describeSandbox } from "../core/policy/sandbox/mod.ts";
 import { repoConfigFiles } from "../core/policy/sandbox/repo_configs.ts";
 import { commandBatch, startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { childEnv, makeCoyoteEnv, runCoyote, toolCallTexts } from "./support/run_coyote.ts";
 
 const TOKEN = "glpat-Q7rZ2lM9xV4kP1wT8yB3";
 const INSTEAD =
@@ -109,14 +109,7 @@ Deno.test("sandbox git configs: the same with the guard forced open, in a headle
       env: e,
     });
     assert.equal(r.code, 0, r.stderr);
-    const out: Record<string, string> = {};
-    for (const l of r.stdout.trim().split("\n").map((x) => JSON.parse(x))) {
-      const u = l.update;
-      if (u?.sessionUpdate === "tool_call_update" && u.content) {
-        out[u.toolCallId] = (u.content as { content?: { text?: string } }[])
-          .map((c) => c.content?.text ?? "").join("");
-      }
-    }
+    const out = toolCallTexts(r.stdout);
     assert.equal(Object.keys(out).length, Object.keys(calls).length, r.stdout);
     check(out);
   } finally {

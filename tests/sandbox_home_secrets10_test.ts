@@ -12,7 +12,6 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { Policy } from "../core/policy/policy.ts";
-import { CommandSandbox, DEFAULT_SANDBOX } from "../core/policy/sandbox/mod.ts";
 import {
   openScanCache,
   saveScanCache,
@@ -20,10 +19,9 @@ import {
   takeScans,
 } from "../core/policy/sandbox/home_scan.ts";
 import { CONTENT_READ_LIMIT } from "../core/policy/sandbox/store_kinds.ts";
-import { makeExecuteCommandTool } from "../plugins/exec/mod.ts";
-import { runTool, toolContext } from "./support/fixtures.ts";
+import { sandboxOutputs } from "./support/sandbox_world.ts";
 import { commandBatch, startModelServer } from "./support/model_server.ts";
-import { childEnv, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { childEnv, makeCoyoteEnv, runCoyote, toolCallTexts } from "./support/run_coyote.ts";
 
 const TOKEN = "Zq7Rz2Lm9Xv4Kp1Wt8SECRET";
 
@@ -129,21 +127,13 @@ Deno.test("sandbox home secrets10: credentials by content, histories and web sto
     configDir: join(w.root, "cfg"),
     home: w.home,
   });
-  await policy.globsReady();
-  const sb = await CommandSandbox.create(policy, DEFAULT_SANDBOX);
   try {
-    assert.ok(sb.status.active, sb.status.reason);
-    const out: Record<string, string> = {};
-    for (const [id, command] of Object.entries(commands(w.home))) {
-      const r = await runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: w.ws }));
-      out[id] = String(r.content);
-    }
+    const out = await sandboxOutputs(policy, commands(w.home), w.ws);
     check(out);
     // The check is not vacuous: outside the sandbox the files hold the token.
     const txt = await Deno.readTextFile(join(w.home, ".pyenv/versions/3.12.1/envs/foo/pip.conf"));
     assert.ok(txt.includes(TOKEN));
   } finally {
-    sb.close();
     await w.cleanup();
   }
 });
@@ -164,14 +154,7 @@ Deno.test("sandbox home secrets10: the same with the guard forced open, in a hea
     });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /TEST MODE/);
-    const out: Record<string, string> = {};
-    for (const l of r.stdout.trim().split("\n").map((x) => JSON.parse(x))) {
-      const u = l.update;
-      if (u?.sessionUpdate === "tool_call_update" && u.content) {
-        out[u.toolCallId] = (u.content as { content?: { text?: string } }[])
-          .map((c) => c.content?.text ?? "").join("");
-      }
-    }
+    const out = toolCallTexts(r.stdout);
     assert.equal(Object.keys(out).length, Object.keys(calls).length, r.stdout);
     check(out);
   } finally {

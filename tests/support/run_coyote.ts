@@ -156,3 +156,19 @@ export function parseJsonLines(stdout: string): Record<string, unknown>[] {
     }
   });
 }
+
+/**
+ * The text of each tool call's final `tool_call_update` in a `stream-json` run's stdout, by
+ * `toolCallId` (ACP `session/update` content blocks joined).
+ */
+export function toolCallTexts(stdout: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const l of stdout.trim().split("\n").filter(Boolean).map((x) => JSON.parse(x))) {
+    const u = l.update;
+    if (u?.sessionUpdate === "tool_call_update" && u.content) {
+      out[u.toolCallId] = (u.content as { content?: { text?: string } }[])
+        .map((c) => c.content?.text ?? "").join("");
+    }
+  }
+  return out;
+}

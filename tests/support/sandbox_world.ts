@@ -114,3 +114,28 @@ export async function limitsWorld(prefix: string, limits: SandboxLimits) {
     },
   };
 }
+
+/**
+ * Runs each of `commands` (id → shell command) through `execute_command` in a fresh session
+ * sandbox of `policy` (the default `sandbox:` setting; bwrap must work), in `cwd`; returns the
+ * tool results' text by id. The sandbox is closed afterwards.
+ */
+export async function sandboxOutputs(
+  policy: Policy,
+  commands: Record<string, string>,
+  cwd: string,
+): Promise<Record<string, string>> {
+  await policy.globsReady();
+  const sb = await CommandSandbox.create(policy, DEFAULT_SANDBOX);
+  try {
+    if (!sb.status.active) throw new Error(`the sandbox is off: ${sb.status.reason}`);
+    const out: Record<string, string> = {};
+    for (const [id, command] of Object.entries(commands)) {
+      const r = await runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd }));
+      out[id] = String(r.content);
+    }
+    return out;
+  } finally {
+    sb.close();
+  }
+}
