@@ -296,3 +296,13 @@ Deno.test("sandbox env: the same with the guard forced open, in a headless sessi
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("masking: a value continued with a backslash is judged whole and loses its continuation lines", () => {
+  const cont =
+    "[http]\n\textraheader = AUTHORIZATION: basic \\\ndXNlcjpzZWNyZXRwYXNzd29yZDEyMw==\n[core]\n\tbare = false\n";
+  const m = maskCredentialLines(cont)!;
+  assert.ok(!m.text.includes("dXNlcjpzZWNyZXRwYXNzd29yZDEyMw"), m.text);
+  assert.match(m.text, /bare = false/);
+  const split = '[remote "o"]\n\turl = https://user:\\\nsecretpassword99@host/x\n';
+  assert.ok(!maskCredentialLines(split)!.text.includes("secretpassword99"));
+});

@@ -38,7 +38,11 @@ const USERINFO = /(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)[^/\s@?#'"]+@/gi;
  * `masked`: how many lines changed.
  */
 export function maskCredentialLines(text: string): { text: string; masked: number } | undefined {
-  if (credentialValue(text, { entropy: false }) === undefined) return undefined;
+  // Judged with continued lines joined (a trailing backslash), as git and shells read them.
+  if (
+    credentialValue(text, { entropy: false }) === undefined &&
+    credentialValue(text.replace(/\\\n/g, ""), { entropy: false }) === undefined
+  ) return undefined;
   const lines = text.split("\n");
   // What is left of the text without the masked lines' values (the placeholder is no value).
   const left = [...lines];
@@ -57,6 +61,25 @@ export function maskCredentialLines(text: string): { text: string; masked: numbe
       left[i] = ok ? probe : "";
     }
     masked++;
+  }
+  // A value continued with a trailing backslash (git config, shell, INI): the logical line is
+  // judged whole, and a masked one loses its continuation lines too.
+  const orig = text.split("\n");
+  for (let i = 0; i < orig.length; i++) {
+    if (!orig[i].endsWith("\\")) continue;
+    let j = i;
+    while (j + 1 < orig.length && orig[j].endsWith("\\")) j++;
+    const joined = orig.slice(i, j + 1).map((l) => l.slice(0, l.endsWith("\\") ? -1 : undefined))
+      .join("");
+    const hit = lines[i] !== orig[i] ||
+      credentialValue(joined, { entropy: false }) !== undefined;
+    if (hit) {
+      for (let k = i; k <= j; k++) {
+        if (lines[k] !== "") masked++;
+        lines[k] = left[k] = "";
+      }
+    }
+    i = j;
   }
   // A shape spread over lines (a netrc `machine …` / `password …`): its password lines go too.
   if (credentialValue(left.join("\n"), { entropy: false }) !== undefined) {
