@@ -258,15 +258,17 @@ export function bwrapArgs(
  * filter or plan, or read another session's files. Files get `/dev/null` read-only over them,
  * folders an empty read-only tmpfs; an entry holding a root (a workspace made as
  * `/tmp/coyote-x`) stays. bwrap resolves every bind source on the host side, so the copies still
- * mount where they belong.
+ * mount where they belong. `tmpDir` defaults to `$TMPDIR` or `/tmp` (tests pass their own rather
+ * than change the process-wide variable other test modules share).
  */
 export function ownFilesHidden(
   roots: readonly string[],
   size: readonly string[] = [],
+  tmpDir: string = Deno.env.get("TMPDIR") || "/tmp",
 ): { path: string; order: number; args: string[] }[] {
   let tmp: string;
   try {
-    tmp = Deno.realPathSync(Deno.env.get("TMPDIR") || "/tmp");
+    tmp = Deno.realPathSync(tmpDir);
   } catch {
     return [];
   }
