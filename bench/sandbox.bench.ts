@@ -2,7 +2,10 @@
  * OS sandbox benchmarks (issue 11, "Benchmarks"; `deno task bench sandbox`):
  *
  * - sandbox overhead per command: median wall time of `execute_command`'s runner for `true`
- *   inside the session sandbox (bwrap) minus outside it (target ≤ 15 ms);
+ *   inside the session sandbox (bwrap) minus outside it (target ≤ 15 ms), the two alternating: each
+ *   sandboxed command finds its launching shell started ahead after the previous one
+ *   (core/policy/sandbox/launch_ahead.ts), as a session's commands do between model turns; the
+ *   same started cold (a session's first command) is reported without a target;
  * - a 2-turn headless session with one shell call, in process: `createSession` → prompt → the
  *   scripted model asks for `execute_command {true}` → it runs sandboxed → the model answers;
  *   median wall time (target ≤ 150 ms). Against tests/support/model_server.ts (no latency).
@@ -45,13 +48,19 @@ export default async function (): Promise<BenchResult[]> {
     const sb = await CommandSandbox.create(policy, { mode: "required", autoAllow: true });
     if (!sb.status.active) throw new Error(`no OS sandbox here: ${sb.status.reason}`);
     const signal = new AbortController().signal;
-    const once = async (sandboxed: boolean) => {
+    // The same sandbox without the launching shell started ahead (core/policy/sandbox/
+    // launch_ahead.ts): what the first command of a session pays.
+    const cold = {
+      ready: () => sb.ready(),
+      prepare: (c: string, cwd: string, sh: string) => sb.prepare(c, cwd, sh),
+    };
+    const once = async (sandboxed: boolean, launcher: typeof cold | CommandSandbox = sb) => {
       const t0 = performance.now();
       const o = await runCommand("true", {
         cwd: ws,
         timeoutMs: 10_000,
         signal,
-        launcher: sandboxed ? sb : undefined,
+        launcher: sandboxed ? launcher : undefined,
       });
       if (o.exitCode !== 0 || o.sandboxed !== sandboxed) {
         throw new Error(`true failed: ${o.exitCode} ${o.stderr}`);
@@ -62,10 +71,12 @@ export default async function (): Promise<BenchResult[]> {
     await once(false);
     const inside: number[] = [];
     const outside: number[] = [];
+    const coldInside: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       inside.push(await once(true));
       outside.push(await once(false));
     }
+    for (let i = 0; i < RUNS; i++) coldInside.push(await once(true, cold));
     sb.close();
     // The machine's floor: bwrap with nothing but a read-only root and a PID namespace, spawned
     // directly (no Coyote code), against the same shell outside — what no profile can undercut.
@@ -99,6 +110,11 @@ export default async function (): Promise<BenchResult[]> {
         unit: "ms",
         target: "≤ 15 ms",
         pass: overhead <= 15,
+      },
+      {
+        name: "sandbox overhead, started cold (a session's first command; median)",
+        value: median(coldInside) - median(outside),
+        unit: "ms",
       },
     );
 

@@ -179,6 +179,14 @@ export type LaunchPlan =
      * meanwhile), so the command never ran: {@link runCommand} prepares and runs it once more.
      */
     setupRaced?: (exitCode: number | null, stderr: string) => boolean;
+    /**
+     * Given only to a caller that passed `ahead` to `prepare`: the command's launching
+     * shell was started ahead of time (core/policy/sandbox/launch_ahead.ts: its cgroup join, which
+     * waits for an RCU grace period, happened while the model thought). Starts the command and
+     * returns that child — stdout and stderr piped, its own process group, `env[TREE_MARKER]` =
+     * `marker` — to use instead of spawning `program`.
+     */
+    started?: () => { child: Deno.ChildProcess; marker: string };
   }
   | { refused: string };
 
@@ -187,7 +195,16 @@ export type LaunchPlan =
  * `sh`; the plan must run `shell -c command` in `cwd`.
  */
 export interface CommandLauncher {
-  prepare(command: string, cwd: string, shell: string): LaunchPlan | Promise<LaunchPlan>;
+  /**
+   * `opts.ahead`: the caller spawns through the plan's `started` when given, and calls `finished`;
+   * `markerVar` names its process-tree variable (./tree.ts `TREE_MARKER`).
+   */
+  prepare(
+    command: string,
+    cwd: string,
+    shell: string,
+    opts?: { ahead?: { markerVar: string } },
+  ): LaunchPlan | Promise<LaunchPlan>;
   /** Awaited before {@link prepare} when present: work the plan needs done first (never rejects). */
   ready?(): Promise<void>;
   /** Told about each live process tree (to end it when the session closes). */
@@ -230,12 +247,13 @@ async function runOnce(
   const sh = await shell();
   const launcher = opts.launcher ?? directLauncher;
   await launcher.ready?.();
-  const plan = await launcher.prepare(command, opts.cwd, sh);
+  const plan = await launcher.prepare(command, opts.cwd, sh, { ahead: { markerVar: TREE_MARKER } });
   if ("refused" in plan) throw new CommandRefused(plan.refused);
-  const marker = newMarker();
+  const ahead = plan.started?.();
+  const marker = ahead?.marker ?? newMarker();
   // `detached` spawns the shell with setsid(2): it leads a new session and
   // process group, so the whole group can be killed.
-  const child = new Deno.Command(plan.program, {
+  const child = ahead?.child ?? new Deno.Command(plan.program, {
     args: plan.args,
     cwd: opts.cwd,
     stdin: "null",

@@ -41,9 +41,11 @@ import { protectedBefore, removeCreated } from "./cleanup.ts";
 import { withDeniedCreated } from "./deny_created.ts";
 import { NetProxy, proxyPrelude, SOCKET_NAME } from "./netproxy.ts";
 import { netWord, type SandboxStatus } from "./describe.ts";
+import { aheadKey, type AheadLaunch, LaunchAhead } from "./launch_ahead.ts";
 import { killLive, prescanHome } from "./home_prescan.ts";
 import { unixSocketFilterFile } from "./seccomp.ts";
 import {
+  type CgroupHost,
   cgroupHost,
   checkCgroup,
   type CommandCgroup,
@@ -73,7 +75,15 @@ export interface SandboxedCommand {
   args: string[];
   env: Record<string, string>;
   profile: SandboxProfile;
+  /**
+   * bwrap: the launch's tail as POSIX sh text (open the filter as fd 3 and the plan as fd 4, exec
+   * bwrap), for a launching shell started ahead whose set-up already ran (./launch_ahead.ts).
+   */
+  aheadTail?: string;
 }
+
+/** POSIX shell quoting of one word. */
+const shq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /**
  * Bash text the sandboxed command's shell runs first (eighth attacker pass): it closes every
@@ -212,20 +222,14 @@ export function sandboxedCommand(
     const plan = planFile(args.slice(0, at));
     const pre = (opts.cgroup ? setupLines(opts.cgroup) : "") + rlimitLine(limits) +
       (filter ? 'exec 3<"$0" && ' : "") + 'exec 4<"$1" && shift && ';
+    const bwrap = [opts.backend.path, "--args", "4", ...args.slice(at)];
     return {
       program: "/bin/sh",
-      args: [
-        "-c",
-        `${pre}exec "$@"`,
-        filter ?? "sh",
-        plan,
-        opts.backend.path,
-        "--args",
-        "4",
-        ...args.slice(at),
-      ],
+      args: ["-c", `${pre}exec "$@"`, filter ?? "sh", plan, ...bwrap],
       env,
       profile,
+      aheadTail: (filter ? `exec 3<${shq(filter)} && ` : "") +
+        `exec 4<${shq(plan)} && exec ${bwrap.map(shq).join(" ")}`,
     };
   }
   if (opts.tmpDir) env.TMPDIR = opts.tmpDir;
@@ -261,6 +265,20 @@ export class CommandSandbox {
   #killTree?: (t: { pid: number; marker: string }) => void;
   #watch = new NodeModulesWatch();
   #cgroups = new Set<LiveCgroup>();
+  #ahead = new LaunchAhead();
+  /** What the last `ahead` command ran with: the next launching shell is started for it. */
+  #next?: {
+    key: string;
+    host: CgroupHost;
+    limits: SandboxLimits;
+    env: Record<string, string>;
+    markerVar: string;
+  };
+
+  /** The PID of the launching shell waiting for the next command (./launch_ahead.ts), if any. */
+  get aheadPid(): number | undefined {
+    return this.#ahead.pid;
+  }
 
   /** The process and memory limits of each command (`sandbox.limits`, ./limits.ts). */
   get limits(): SandboxLimits {
@@ -360,8 +378,16 @@ export class CommandSandbox {
   /**
    * The exec plugin's `CommandLauncher.prepare`. `opts.dotEntries: false` (the user's own `!cmd`
    * in the REPL) turns the dot-entry rule of ./cleanup.ts off for this command: the user ran it.
+   * `opts.ahead` (the exec plugin's runner, which calls `started` and then {@link finished}; its
+   * process-tree variable): the plan may come with `started`, a launching shell started ahead (./launch_ahead.ts); spawn that
+   * instead of `program`, whose cgroup the plan's `cgroup` is not.
    */
-  prepare(command: string, cwd: string, shell: string, opts: { dotEntries?: boolean } = {}):
+  prepare(
+    command: string,
+    cwd: string,
+    shell: string,
+    opts: { dotEntries?: boolean; ahead?: { markerVar: string } } = {},
+  ):
     | {
       program: string;
       args: string[];
@@ -370,6 +396,7 @@ export class CommandSandbox {
       after?: () => string | undefined;
       limits?: SandboxLimits;
       cgroup?: LiveCgroup;
+      started?: () => { child: Deno.ChildProcess; marker: string };
     }
     | { refused: string } {
     if (!this.backend) {
@@ -424,7 +451,16 @@ export class CommandSandbox {
         limits: this.limits,
         nodeModulesGitDirs: this.#watch.gitDirsOf,
       });
-      const live = cg ? this.#live(cg) : undefined;
+      // The launching shell started ahead for this environment and these limits, if one waits;
+      // the next command's is started when this one has finished (./launch_ahead.ts).
+      let ahead: AheadLaunch | undefined;
+      if (opts.ahead && h && c.aheadTail) {
+        const key = aheadKey(c.env, h, l.memoryMb, l.processes, rlimitLine(l));
+        ahead = this.#ahead.take(key);
+        this.#next = { key, host: h, limits: l, env: c.env, markerVar: opts.ahead.markerVar };
+      }
+      const live = ahead ? this.#live(ahead.cg) : cg ? this.#live(cg) : undefined;
+      const tail = c.aheadTail!;
       const ws = c.profile.workspace;
       const before = protectedBefore(
         c.profile.protectedPaths,
@@ -441,6 +477,7 @@ export class CommandSandbox {
         sandboxed: true,
         limits: this.backend.name === "bwrap" ? this.limits : undefined,
         ...(live ? { cgroup: live } : {}),
+        ...(ahead ? { started: () => ahead.go(tail) } : {}),
         ...(this.backend.name === "bwrap"
           ? {
             setupRaced: (code: number | null, stderr: string) =>
@@ -479,12 +516,18 @@ export class CommandSandbox {
   started(t: { pid: number; marker: string }): void {
     this.#trees.add(t);
   }
+  /** Also starts the next command's launching shell ahead (./launch_ahead.ts). */
   finished(t: { pid: number; marker: string }): void {
     this.#trees.delete(t);
+    const n = this.#next;
+    if (!n) return;
+    const cg = commandCgroup(n.host, n.limits.memoryMb, n.limits.processes);
+    this.#ahead.start(n.key, cg, setupLines(cg) + rlimitLine(n.limits), n.env, n.markerVar);
   }
 
   /** Ends the session's live commands, the network proxy, and removes the private temp dir. */
   close(): void {
+    this.#ahead.close();
     killLive();
     this.#proxy?.close();
     this.#proxy = undefined;

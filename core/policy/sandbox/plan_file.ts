@@ -27,6 +27,25 @@ export function planFile(args: readonly string[]): string {
   const text = args.map((a) => `${a}\0`).join("");
   const known = files.get(text);
   if (known && intact(known, text)) return known;
+  const p = `${ownDir()}/plan-${++n}`;
+  Deno.writeTextFileSync(p, text, { mode: 0o400 });
+  files.set(text, p);
+  return p;
+}
+
+/**
+ * A one-use file in the same private folder holding `text` (mode 0600): the rest of a launching
+ * shell's script that was started ahead of its command (./launch_ahead.ts); that shell sources it
+ * and removes it before it execs bwrap. Throws what `Deno.writeFileSync` throws.
+ */
+export function scriptFile(text: string): string {
+  const p = `${ownDir()}/run-${++n}`;
+  Deno.writeTextFileSync(p, text, { mode: 0o600 });
+  return p;
+}
+
+/** The private folder (mode 0700, made at first use, removed at exit). */
+function ownDir(): string {
   if (!dir) {
     const d = Deno.makeTempDirSync({ prefix: "coyote-plan-" });
     Deno.chmodSync(d, 0o700);
@@ -37,10 +56,7 @@ export function planFile(args: readonly string[]): string {
     });
     dir = d;
   }
-  const p = `${dir}/plan-${++n}`;
-  Deno.writeTextFileSync(p, text, { mode: 0o400 });
-  files.set(text, p);
-  return p;
+  return dir;
 }
 
 /** Whether file `p` still holds exactly `text`. */
