@@ -99,7 +99,7 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
 /**
  * Closes the root session of a CLI run (one-shot, headless, REPL) and says whether its stored
  * session stays: a fresh one that never got a model reply (core/transcript/store.ts
- * `removeUnanswered`: the server was never reached, or refused every request) is removed, so
+ * `removeUnanswered`: the server was never reached, or answered with errors only) is removed, so
  * nothing offers to continue it; a resumed one (`resumed`) is always kept. ACP does not call
  * this: its client was given the session id. Never throws (a failed close keeps the file).
  */

@@ -114,8 +114,9 @@ export async function removeSession(dataDir: string, id: string): Promise<boolea
  * and the ends of turns that failed or were cancelled before the model answered — a run that
  * never reached the model server (connection refused, HTTP 401, 404) — so `--list-sessions`
  * does not fill with rows of failed runs. Any other line keeps it: an assistant or tool message,
- * a model event, a checkpoint, a compaction, a rewind, a graph state, a gate. A file that cannot
- * be read or parsed is kept.
+ * a model event, a checkpoint, a compaction, a rewind, a graph state, a gate, and a turn the
+ * server read and refused (`rejected`: a 400 or an overflow, recorded so `--continue` leaves it
+ * out). A file that cannot be read or parsed is kept.
  */
 export async function removeUnanswered(dataDir: string, id: string): Promise<boolean> {
   if (!ID_RE.test(id)) return false;
@@ -141,7 +142,8 @@ export async function removeUnanswered(dataDir: string, id: string): Promise<boo
 
 /** True for a transcript line that records no model reply (see {@link removeUnanswered}). */
 function promptOnly(line: TranscriptLine): boolean {
-  if (line.type === "session" || line.type === "turn_end") return true;
+  if (line.type === "session") return true;
+  if (line.type === "turn_end") return !line.rejected;
   if (line.type === "message") return line.message.role === "user";
   if (line.type !== "update") return false;
   const u = line.update as { sessionUpdate: string; _meta?: { coyote?: unknown } };
