@@ -244,7 +244,7 @@ function terminalPermission(
   return (req, signal) =>
     oneAtATime(async () => {
       if (signal.aborted) return "cancelled";
-      const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
+      const { answerLine, outcomeForKey, permissionText, rememberAnswer } = await import(
         "../render/permission.ts"
       );
       const { answerKey } = await import("../render/keys.ts");
@@ -259,7 +259,7 @@ function terminalPermission(
           err("\n");
           return "cancelled";
         }
-        err(`${outcomeLabel(outcome, trusted)}\n`);
+        err(answerLine(outcome, trusted));
         // Ctrl+C at a prompt is an interrupt of the run (exit 130), also when the prompt is a
         // sub-agent's (its "cancelled" alone would end only that child).
         if (outcome === "cancelled") ui.interrupt();

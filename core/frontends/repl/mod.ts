@@ -112,7 +112,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const permission = (req: PermissionRequest, signal: AbortSignal) =>
     serial(async (): Promise<PermissionOutcome> => {
       if (signal.aborted) return "cancelled";
-      const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
+      const { answerLine, outcomeForKey, permissionText, rememberAnswer } = await import(
         "../render/permission.ts"
       );
       renderer.suspend(req);
@@ -137,7 +137,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
           }
           outcome = outcomeForKey(key);
         }
-        err(`${outcomeLabel(outcome, trusted)}\n`);
+        err(answerLine(outcome, trusted));
         const note = await rememberAnswer(req, outcome, { cwd: session.cwd, trusted });
         if (note) err(s.dim(`  ${safeText(note)}\n`));
         return outcome;
