@@ -421,14 +421,7 @@ export class Renderer {
             : "";
           this.#statusLine(
             s.dim(
-              `─ ${
-                turnFooter(
-                  ev.usage,
-                  this.#now() - this.#turnStart,
-                  this.o.price?.(),
-                  ev.stopReason === "cancelled",
-                )
-              }${ctx}`,
+              `─ ${turnFooter(ev.usage, this.#now() - this.#turnStart, this.o.price?.())}${ctx}`,
             ),
           );
         }

@@ -301,7 +301,12 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
       const u = ctx.usage;
       const c = costUsd(u, modelInfo(ctx.app.config, session.model).price);
       say(
-        `${u.total_tokens} tokens (${u.prompt_tokens} in, ${u.completion_tokens} out) in ${u.requests} model request(s)` +
+        // No usage from the server: "tokens not reported", as the turn footers say.
+        `${
+          u.total_tokens || !u.requests
+            ? `${u.total_tokens} tokens (${u.prompt_tokens} in, ${u.completion_tokens} out)`
+            : "tokens not reported"
+        } in ${u.requests} model request(s)` +
           (c !== undefined
             ? ` · $${c.toFixed(4)}`
             : " · no price for this model (models: in config.yaml)") +
