@@ -102,7 +102,7 @@ Deno.test("journey (REPL): the seeds' flow from sisyphus — a dim line per gate
     assert.equal(linesOf(screen, /coyote wants to write/).length, 2);
     assert.equal(linesOf(screen, /sub-agent coder-[0-9a-f]{8} wants to write/).length, 1);
     assert.match(screen, new RegExp(`sub-agent ${coder} wants to write`));
-    assert.ok(linesOf(screen, /deny always\s*allowed once\s*$/).length >= 3, screen);
+    assert.ok(linesOf(screen, /^ {2}→ allowed once\s*$/).length >= 3, screen);
 
     // The work is on disk; the coder's check failed then passed (its collected result).
     assert.equal(await Deno.readTextFile(join(dir, "src.txt")), "fixed\n");

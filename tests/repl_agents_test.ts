@@ -84,7 +84,7 @@ Deno.test("repl: a child's permission prompt is not interleaved with its parent'
     assert.match(legend, /deny always\s*$/, `nothing after the key legend:\n${during}`);
     await t.keys("n");
     const after = await t.waitFor(/ALL-DONE[\s\S]*› $/m);
-    assert.match(after, /deny always\s*denied\s*$/m);
+    assert.match(after, /deny always\s*\n {2}→ denied\s*$/m);
     assert.match(after, /^. List/m, "the held tool line is shown once the prompt is answered");
 
     await t.type("/agent checker");

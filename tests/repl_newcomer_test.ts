@@ -170,25 +170,39 @@ Deno.test("render: rows above the cursor after raw text, for erasing it in place
   assert.equal(lineColumns("e\u0301"), 1, "a combining mark takes none");
 });
 
-Deno.test("repl: a session that cannot open (no provider) shows its error and exits 2, with no welcome banner or prompt after it", async () => {
+Deno.test("repl: no provider (or no model) is checked before anything is drawn: the error alone, exit 2", async () => {
   const env = await makeCoyoteEnv();
   const cwd = await Deno.makeTempDir({ prefix: "coyote-repl-" });
-  const t = new Tmux();
+  const cases: { args: string[]; extra: Record<string, string>; error: RegExp }[] = [
+    { args: [], extra: {}, error: /^coyote: no model provider configured\. Set one of:$/m },
+    {
+      args: [],
+      extra: { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" },
+      error: /^coyote: no model chosen\. Pass -m\/--model NAME/m,
+    },
+    // The `--resume` picker is not drawn either.
+    { args: ["--resume"], extra: {}, error: /^coyote: no model provider configured/m },
+  ];
   try {
-    const { cmd, args } = coyoteCommand([]);
-    await t.start([cmd, ...args], { cwd, env: childEnv(env) });
-    const screen = await t.waitFor(/\[exited \d+\]/);
-    assert.match(screen, /no model provider configured/);
-    assert.match(screen, /\[exited 2\]/);
-    // The session opens in the background: the banner may come first, never after the error.
-    const after = screen.slice(screen.indexOf("no model provider configured"));
-    assert.doesNotMatch(
-      after,
-      /\/help for commands|› /,
-      `nothing after the fatal error:\n${screen}`,
-    );
+    for (const c of cases) {
+      const t = new Tmux();
+      try {
+        const { cmd, args } = coyoteCommand(c.args);
+        await t.start([cmd, ...args], { cwd, env: childEnv(env, { extra: c.extra }) });
+        const screen = await t.waitFor(/\[exited \d+\]/);
+        assert.match(screen, c.error, screen);
+        assert.match(screen, /\[exited 2\]/);
+        // Neither the welcome banner nor a prompt, before or after the error.
+        assert.doesNotMatch(
+          screen,
+          /\/help for commands|› |coyote · /,
+          `nothing drawn:\n${screen}`,
+        );
+      } finally {
+        await t.kill();
+      }
+    }
   } finally {
-    await t.kill();
     await env.cleanup();
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
   }

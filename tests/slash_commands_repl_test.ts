@@ -83,6 +83,7 @@ Deno.test("repl: Tab completes a custom command and runs it expanded; /status; d
     await t.keys("Enter");
     const status = await t.waitFor(/commands\s+2 custom/);
     assert.match(status, /^model\s+scripted \(context window \d+ tokens\)/m);
+    assert.match(status, new RegExp(`^provider\\s+${server.baseURL}$`, "m"));
     assert.match(status, /^agent\s+\S+/m);
     assert.match(
       status,
@@ -110,13 +111,17 @@ Deno.test("repl: Tab completes a custom command and runs it expanded; /status; d
     // older one (ALPHA), and the next turn carries its conversation.
     await t.type("/resume");
     await t.keys("Enter");
-    await t.waitFor(
+    const picker = await t.waitFor(
       /Resume which session\?[\s\S]*1\. \S{8} .*remember BETA-SESSION[\s\S]*2\. \S{8} .*remember ALPHA-SESSION/,
     );
+    // It names the session it would leave, and after the pick the one it resumed.
+    const here = picker.match(/^session\s+([0-9a-f-]{36})$/m)?.[1];
+    assert.ok(here, picker);
+    assert.match(picker, new RegExp(`Resume which session\\? \\(this one is ${here.slice(0, 8)};`));
     await t.keys("Down");
     await t.waitFor(/› 2\. \S{8} .*remember ALPHA-SESSION/);
     await t.keys("Enter");
-    await t.waitFor(/resumed session/);
+    await t.waitFor(/^resumed session [0-9a-f-]{36}: remember ALPHA-SESSION$/m);
     await t.type("which word?");
     const asked = server.requests.length;
     await t.keys("Enter");

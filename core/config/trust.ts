@@ -216,6 +216,17 @@ export function gatedWorkspaceFiles(cwd: string): string[] {
   return [...names.filter((n) => exists(`${base}/${n.replace(/\/$/, "")}`)), ...claude];
 }
 
+/** Workspace roots whose question was answered "no" in this process (it said so itself). */
+const refusedNow = new Set<string>();
+
+/**
+ * True when the user answered the terminal question for `root` with "no" in this process: its
+ * answer line already said what is ignored, so the workspace does not say it again.
+ */
+export function refusedJustNow(root: string): boolean {
+  return refusedNow.has(root);
+}
+
 /** One line for a run in an untrusted workspace that has gated files (stderr). */
 export function untrustedNote(state: TrustState, files: string[]): string {
   return `coyote: workspace ${state.root} is not trusted: ignoring ${files.join(", ")} ` +
@@ -235,9 +246,10 @@ async function readTerminalLine(): Promise<string | null> {
 }
 
 /**
- * The one-time question on a terminal ("Trust this folder?"), asked on stderr; the answer is
- * remembered for the workspace root (`y`/`yes` trusts, anything else records `untrusted`).
- * Returns the new state.
+ * The one-time question on a terminal ("Trust this folder? [y/N]", asked once in the block, which
+ * names the folder and its gated files), on stderr; the answer is remembered for the workspace
+ * root (`y`/`yes` trusts, anything else records `untrusted`) and acknowledged in one line (after
+ * a "no", {@link refusedJustNow} keeps the workspace from repeating it). Returns the new state.
  */
 export async function askTrust(
   input: TrustInput,
@@ -247,18 +259,20 @@ export async function askTrust(
   const enc = new TextEncoder();
   // The folder's path (a cloned repository chose its name) is shown escaped (core/util/terminal_safe.ts).
   Deno.stderr.writeSync(enc.encode(safeText(
-    `\nTrust this folder? ${state.root}\n` +
-      `It has workspace configuration that can run programs: ${files.join(", ")}.\n` +
+    `\nThe folder ${state.root} has workspace configuration that can run programs: ` +
+      `${files.join(", ")}.\n` +
       `Trusting it starts its MCP servers, loads its plugins and applies its .coyote/ config.\n` +
       `Only trust folders whose contents you trust. Trust this folder? [y/N] `,
   )));
   const answer = ((await readTerminalLine()) ?? "").trim();
   const yes = /^y(es)?$/i.test(answer);
   setTrust(input.dataDir, state.root, yes);
+  // One line either way; after a "no" the workspace's own untrusted note is not repeated.
+  if (!yes) refusedNow.add(state.root);
   Deno.stderr.writeSync(enc.encode(safeText(
     yes
       ? `coyote: trusted ${state.root} (undo with \`coyote trust --revoke\`)\n`
-      : `coyote: not trusted; its workspace configuration is ignored (change with \`coyote trust\`)\n`,
+      : `coyote: not trusted: ignoring ${files.join(", ")} (change with \`coyote trust\`)\n`,
   )));
   return trustState(input, state.root);
 }

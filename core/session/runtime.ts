@@ -5,13 +5,14 @@
  * `createSession` = {@link acquireWorkspace} (once per process and directory: provider,
  * policy, plugin host, MCP connections, skills, agent registry — core/session/workspace.ts) +
  * {@link openSession} (one conversation: transcript and engine — core/session/conversation.ts). Closing
- * the session releases the workspace; the last session of a workspace closes it.
+ * the session releases the workspace; the last session of a workspace closes it. {@link closeRun}
+ * closes a CLI run's session, leaving no stored session when the model never answered.
  * @module
  */
 import type { AppOptions } from "../config/app_options.ts";
 import type { AgentDefinition } from "../../sdk/mod.ts";
 import type { McpServerSpec } from "../extensions/mcp/mod.ts";
-import { listStoredSessions } from "../transcript/store.ts";
+import { listStoredSessions, removeUnanswered } from "../transcript/store.ts";
 import { acquireWorkspace, UsageError } from "./workspace.ts";
 import { openSession } from "./conversation.ts";
 import type { AgentSession, SessionOptions } from "./types.ts";
@@ -93,6 +94,27 @@ export async function createSession(app: AppOptions, init: SessionInit): Promise
       }
     },
   });
+}
+
+/**
+ * Closes the root session of a CLI run (one-shot, headless, REPL) and says whether its stored
+ * session stays: a fresh one that never got a model reply (core/transcript/store.ts
+ * `removeUnanswered`: the server was never reached, or answered with errors only) is removed, so
+ * nothing offers to continue it; a resumed one (`resumed`) is always kept. ACP does not call
+ * this: its client was given the session id. Never throws (a failed close keeps the file).
+ */
+export async function closeRun(
+  app: Pick<AppOptions, "dataDir">,
+  session: AgentSession,
+  resumed: boolean,
+): Promise<boolean> {
+  try {
+    await session.close();
+  } catch {
+    return true;
+  }
+  if (resumed) return true;
+  return !(await removeUnanswered(app.dataDir, session.id).catch(() => false));
 }
 
 export async function listSessions(

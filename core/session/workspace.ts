@@ -35,7 +35,7 @@ import { detectBackend } from "../policy/sandbox/mod.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { loadAgentsAndSkills } from "../agents/prepare.ts";
 import type { SkillEntry } from "../extensions/skills/load.ts";
-import { appTrusts, type TrustState, untrustedNote } from "../config/trust.ts";
+import { appTrusts, refusedJustNow, type TrustState, untrustedNote } from "../config/trust.ts";
 import { applyWorkspace } from "../config/project.ts";
 import { exists } from "../config/workspace_dirs.ts";
 
@@ -186,7 +186,9 @@ export async function createWorkspace(
   // Trust and project config of this directory (core/config/trust.ts, core/config/project.ts).
   app = await applyWorkspace(app, cwd);
   const trust = app.workspace!.trust;
-  if (app.workspace!.ignored.length) log(untrustedNote(trust, app.workspace!.ignored));
+  // Said once: not again right after the user answered the trust question "no" (trust.ts).
+  const ignored = app.workspace!.ignored;
+  if (ignored.length && !refusedJustNow(trust.root)) log(untrustedNote(trust, ignored));
   const flags: ProviderFlags = { model: app.model, baseURL: app.baseURL, apiKey: app.apiKey };
   const resolve = (f: ProviderFlags = flags) =>
     resolveProvider({

@@ -6,7 +6,8 @@
  * This module holds where transcripts are ({@link sessionsDir}, {@link transcriptPath}), session
  * ids (new ones, the shortest unique prefixes), what a user's reference (`--session REF`)
  * resolves to — with the nearest ids when it matches nothing —, the listing of stored sessions
- * (header, first prompt, mtime; newest first), removal, and local-time display.
+ * (header, first prompt, mtime; newest first), removal (also of a session that never got a model
+ * reply, {@link removeUnanswered}), and local-time display.
  * @module
  */
 import { osaDistance } from "../util/text.ts";
@@ -105,6 +106,49 @@ export async function removeSession(dataDir: string, id: string): Promise<boolea
     if (e instanceof Deno.errors.NotFound) return false;
     throw e;
   }
+}
+
+/**
+ * Removes a stored session that holds no model reply, and says whether it did: a transcript of
+ * only its header, the user's prompts, Coyote's own notes (a thought chunk with `_meta.coyote`)
+ * and the ends of turns that failed or were cancelled before the model answered — a run that
+ * never reached the model server (connection refused, HTTP 401, 404) — so `--list-sessions`
+ * does not fill with rows of failed runs. Any other line keeps it: an assistant or tool message,
+ * a model event, a checkpoint, a compaction, a rewind, a graph state, a gate, and a turn the
+ * server read and refused (`rejected`: a 400 or an overflow, recorded so `--continue` leaves it
+ * out). A file that cannot be read or parsed is kept.
+ */
+export async function removeUnanswered(dataDir: string, id: string): Promise<boolean> {
+  if (!ID_RE.test(id)) return false;
+  const path = transcriptPath(dataDir, id);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch {
+    return false;
+  }
+  for (const raw of text.split("\n")) {
+    if (!raw.trim()) continue;
+    let line: TranscriptLine;
+    try {
+      line = JSON.parse(raw);
+    } catch {
+      return false;
+    }
+    if (!promptOnly(line)) return false;
+  }
+  return await removeSession(dataDir, id);
+}
+
+/** True for a transcript line that records no model reply (see {@link removeUnanswered}). */
+function promptOnly(line: TranscriptLine): boolean {
+  if (line.type === "session") return true;
+  if (line.type === "turn_end") return !line.rejected;
+  if (line.type === "message") return line.message.role === "user";
+  if (line.type !== "update") return false;
+  const u = line.update as { sessionUpdate: string; _meta?: { coyote?: unknown } };
+  return u.sessionUpdate === "user_message_chunk" ||
+    (u.sessionUpdate === "agent_thought_chunk" && u._meta?.coyote !== undefined);
 }
 
 /** `2026-11-30 14:05` in the local time zone (`TZ` respected) for an ISO-8601 time. */

@@ -265,6 +265,24 @@ export async function main(argv: string[]): Promise<number> {
       throw e;
     }
   }
+  // The REPL and its `--resume` picker check the provider before drawing anything: a session
+  // that cannot start gets the one-shot run's error (exit 2, README "Exit codes"), no banner.
+  if ((repl || pickResume) && !app.replay) {
+    const { resolveProvider } = await import("../../config/config.ts");
+    try {
+      const flags = { model: app.model, baseURL: app.baseURL, apiKey: app.apiKey };
+      resolveProvider({
+        flags,
+        env: Deno.env,
+        config: app.config ?? {},
+        configPath: app.configPath,
+      });
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      Deno.stderr.writeSync(new TextEncoder().encode(`coyote: ${safeText(e.message)}\n`));
+      return 2;
+    }
+  }
   if (pickResume) {
     const { pick, sessionChoices } = await import("../slash/picker.ts");
     const { openTerminalKeys } = await import("../render/keys.ts");

@@ -53,8 +53,20 @@ export async function rewindCommand(app: AppOptions, args: string[]): Promise<nu
   if (!loaded) return await usageExit(`rewind: ${path} is not a transcript`, false);
   const turns = loaded.turns ?? [];
   if (flag("--list")) {
+    // Named first (short id, title, folder): the latest session of a folder is not always the
+    // one a user has in mind.
+    const info = all.find((s) => s.id === id);
+    const title = info?.name ? `[${info.name}] ${info.title}` : info?.title;
     stdout(
-      turns.length ? safeText(turnList(turns).join("\n")) + "\n" : `session ${id} has no turns\n`,
+      turns.length
+        ? safeText(
+          `session ${id.slice(0, 8)}${
+            title ? ` "${title}"` : ""
+          } (${loaded.header.cwd}), ${turns.length} turn${turns.length === 1 ? "" : "s"}:\n${
+            turnList(turns).join("\n")
+          }`,
+        ) + "\n"
+        : `session ${id} has no turns\n`,
     );
     return 0;
   }

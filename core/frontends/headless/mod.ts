@@ -36,7 +36,7 @@ import type {
   TurnUsage,
 } from "../../protocol/types.ts";
 import type { UserQuestion } from "../../../sdk/mod.ts";
-import { type AgentSession, createSession, UsageError } from "../../session/runtime.ts";
+import { type AgentSession, closeRun, createSession, UsageError } from "../../session/runtime.ts";
 import { costUsd, modelInfo } from "../../config/models.ts";
 import { safeLine, safeText } from "../../util/terminal_safe.ts";
 import { listStoredSessions, resolveSessionRef } from "../../transcript/store.ts";
@@ -244,7 +244,7 @@ function terminalPermission(
   return (req, signal) =>
     oneAtATime(async () => {
       if (signal.aborted) return "cancelled";
-      const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
+      const { answerLine, outcomeForKey, permissionText, rememberAnswer } = await import(
         "../render/permission.ts"
       );
       const { answerKey } = await import("../render/keys.ts");
@@ -259,7 +259,7 @@ function terminalPermission(
           err("\n");
           return "cancelled";
         }
-        err(`${outcomeLabel(outcome, trusted)}\n`);
+        err(answerLine(outcome, trusted));
         // Ctrl+C at a prompt is an interrupt of the run (exit 130), also when the prompt is a
         // sub-agent's (its "cancelled" alone would end only that child).
         if (outcome === "cancelled") ui.interrupt();
@@ -555,8 +555,10 @@ export async function runPrompt(app: AppOptions, o: RunOptions): Promise<number>
     if (o.format === "text" && result.denied.length) {
       err(`coyote: ${result.denied.length} action(s) denied${app.headless ? " (headless)" : ""}\n`);
     }
+    // A run the model never answered (server down, HTTP 401/404) leaves no stored session.
+    const kept = await closeRun(app, session, pick.resumeId !== undefined);
     // Text mode: the id on stderr, so `--session ID` can find this conversation again.
-    if (o.format === "text") {
+    if (o.format === "text" && kept) {
       // A session run by name (`--session mywork`) is continued by that name.
       const name = o.sessionName !== undefined && !sid.startsWith(o.sessionName)
         ? o.sessionName

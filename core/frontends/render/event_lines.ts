@@ -65,17 +65,15 @@ export function formatDuration(ms: number): string {
 }
 
 /**
- * One line per turn: tokens, cost, time. A turn cancelled before the provider reported any usage
- * (`cancelled` and no tokens: the stream's last chunk carries it) says so, not "0 tokens".
+ * One line per turn: tokens, cost, time. A turn the server reported no usage for (a server that
+ * sends none, `provider.stream_options: false`, or a turn cancelled before the stream's last chunk,
+ * which carries it) says `tokens not reported`, never "0 tokens"; a cancelled turn's footer has
+ * the same shape as any other (the `cancelled` line above it says so). A turn that made no model
+ * request (a hook blocked the prompt) says `no model request`.
  */
-export function turnFooter(
-  usage: TurnUsage,
-  ms: number,
-  price?: ModelPrice,
-  cancelled = false,
-): string {
-  if (cancelled && !usage.total_tokens) {
-    return `tokens not reported (cancelled) · ${formatDuration(ms)}`;
+export function turnFooter(usage: TurnUsage, ms: number, price?: ModelPrice): string {
+  if (!usage.total_tokens) {
+    return `${usage.requests ? "tokens not reported" : "no model request"} · ${formatDuration(ms)}`;
   }
   const cost = costUsd(usage, price);
   const parts = [

@@ -116,6 +116,8 @@ export class Renderer {
   #spinFrame = 0;
   #label = "";
   #turnStart = 0;
+  /** The model answered in this turn (text, a tool call, usage; not Coyote's own notes). */
+  #replied = false;
   #titles = new Map<string, string>();
   /** The tool call whose `•` line is the last line printed (rewritten in place when it ends). */
   #lastCallLine: string | null = null;
@@ -281,8 +283,13 @@ export class Renderer {
   #root(env: EventEnvelope) {
     const ev = env.update;
     const s = this.s;
+    const k = ev.sessionUpdate;
+    if (k === "agent_message_chunk" || k === "tool_call" || k === "usage_update") {
+      this.#replied = true;
+    } else if (k === "agent_thought_chunk" && !ev._meta?.coyote) this.#replied = true;
     switch (ev.sessionUpdate) {
       case "turn_started":
+        this.#replied = false;
         this.#turnStart = this.#now();
         this.#titles.clear();
         this.#label = "";
@@ -406,20 +413,15 @@ export class Renderer {
         this.#stopSpinner();
         if (ev.error) this.#statusLine(s.red(`coyote: ${ev.error.message}`));
         if (ev.stopReason === "cancelled") this.#statusLine(s.yellow("cancelled"));
-        if (this.o.footer !== false) {
+        // A turn that failed before the model answered (server down, HTTP 401/404) has no
+        // usage to show: the error line is all.
+        if (this.o.footer !== false && (this.#replied || !ev.error)) {
           const ctx = this.context && this.context.size
             ? ` · context ${Math.round(100 * this.context.used / this.context.size)}%`
             : "";
           this.#statusLine(
             s.dim(
-              `─ ${
-                turnFooter(
-                  ev.usage,
-                  this.#now() - this.#turnStart,
-                  this.o.price?.(),
-                  ev.stopReason === "cancelled",
-                )
-              }${ctx}`,
+              `─ ${turnFooter(ev.usage, this.#now() - this.#turnStart, this.o.price?.())}${ctx}`,
             ),
           );
         }

@@ -2,8 +2,8 @@
  * The terminal permission prompt shared by the REPL and one-shot text mode: one key —
  * `y` allow once, `a` allow always, `n` deny, `d` deny always —
  * after the full request: the right verb (run / write / fetch / read / use), the whole command or
- * path wrapped to the terminal width (never cut), the guard's reason, and for a file write the
- * diff it would make.
+ * path wrapped to the terminal width (never cut), the guard's reason (wrapped at spaces), and for
+ * a file write the diff it would make; the answer goes on a line of its own ({@link answerLine}).
  *
  * "Always" answers are written to `.coyote/config.local.yaml` (core/config/project.ts
  * `appendPermissionRule`) when the workspace is trusted, so later runs, `--continue` and ACP
@@ -16,7 +16,7 @@ import type { ToolAccess } from "../../../sdk/mod.ts";
 import type { PermissionOutcome, PermissionRequest } from "../../protocol/types.ts";
 import { unifiedDiff } from "./diff.ts";
 import { type Style, styles } from "./style.ts";
-import { wrap } from "./style.ts";
+import { wrap, wrapWords } from "./style.ts";
 import { safeLine, safeText } from "../../util/terminal_safe.ts";
 
 /** The verb for an access: what the agent wants to do. */
@@ -96,7 +96,8 @@ export function permissionText(
     // The command, path, host or tool name and the reason come from the model's call (or a
     // plugin): sanitised before styling, so they cannot hide or rewrite what is asked.
     lines.push(s.cyan(wrap(safeText(target(v.access), { tabs: false }), opts.width, "    ")));
-    lines.push(s.dim(wrap(`(${safeText(v.reason, { tabs: false })})`, opts.width, "  ")));
+    // The reason is prose: wrapped at spaces (a command or path above is wrapped exactly).
+    lines.push(s.dim(wrapWords(`(${safeText(v.reason, { tabs: false })})`, opts.width, "  ")));
   }
   if (req.verdicts.some((v) => v.access.type === "write")) {
     const d = requestDiff(req, opts.color, opts.cwd);
@@ -155,6 +156,14 @@ export function outcomeLabel(o: PermissionOutcome, trusted = true): string {
     : o === "cancelled"
     ? "cancelled"
     : "denied";
+}
+
+/**
+ * The answer as printed after the key legend (the cursor waits at its end): on a line of its
+ * own, `  → allowed once`, so it never runs into the legend.
+ */
+export function answerLine(o: PermissionOutcome, trusted = true): string {
+  return `\n  → ${outcomeLabel(o, trusted)}\n`;
 }
 
 /**

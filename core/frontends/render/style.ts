@@ -63,3 +63,28 @@ export function wrap(text: string, width: number, indent = ""): string {
   }
   return out.join("\n");
 }
+
+/**
+ * Word-wraps `text` to `width` columns (each line after `indent`): lines break at spaces (runs of
+ * spaces become one), so a closing `))` stays with its word; a word longer than a line is cut at the width (as
+ * {@link wrap} does). Columns are code points.
+ */
+export function wrapWords(text: string, width: number, indent = ""): string {
+  const w = Math.max(20, width - indent.length);
+  const out: string[] = [];
+  for (const para of text.split("\n")) {
+    let line = "";
+    for (const word of para.split(" ").filter(Boolean)) {
+      const cps = [...word];
+      if (line && [...line].length + 1 + cps.length <= w) {
+        line += " " + word;
+        continue;
+      }
+      if (line) out.push(indent + line);
+      for (; cps.length > w; cps.splice(0, w)) out.push(indent + cps.slice(0, w).join(""));
+      line = cps.join("");
+    }
+    out.push(indent + line);
+  }
+  return out.join("\n");
+}

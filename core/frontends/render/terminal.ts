@@ -12,6 +12,7 @@ import { colorFor, terminalWidth } from "./style.ts";
 export { Renderer };
 export { colorFor, terminalWidth, wrap } from "./style.ts";
 export {
+  answerLine,
   outcomeForKey,
   outcomeLabel,
   permissionText,

@@ -301,7 +301,12 @@ export async function runCommand(ctx: ReplContext, name: string, args: string): 
       const u = ctx.usage;
       const c = costUsd(u, modelInfo(ctx.app.config, session.model).price);
       say(
-        `${u.total_tokens} tokens (${u.prompt_tokens} in, ${u.completion_tokens} out) in ${u.requests} model request(s)` +
+        // No usage from the server: "tokens not reported", as the turn footers say.
+        `${
+          u.total_tokens || !u.requests
+            ? `${u.total_tokens} tokens (${u.prompt_tokens} in, ${u.completion_tokens} out)`
+            : "tokens not reported"
+        } in ${u.requests} model request(s)` +
           (c !== undefined
             ? ` · $${c.toFixed(4)}`
             : " · no price for this model (models: in config.yaml)") +
@@ -402,7 +407,11 @@ async function resume(ctx: ReplContext, args: string): Promise<void> {
       ctx.say("No other stored session for this workspace.");
       return;
     }
-    id = await pick(choices, () => ctx.readKey(), (t) => ctx.write(t));
+    // The picker names the session it would leave (the list holds the others).
+    const title = `Resume which session? (this one is ${
+      ctx.session.id.slice(0, 8)
+    }; ↑/↓ or number, Enter picks, Esc cancels)`;
+    id = await pick(choices, () => ctx.readKey(), (t) => ctx.write(t), title);
     if (!id) return;
   }
   if (id === ctx.session.id) {
@@ -410,5 +419,9 @@ async function resume(ctx: ReplContext, args: string): Promise<void> {
     return;
   }
   await ctx.replaceSession({ resumeId: id });
-  ctx.say(`resumed session ${ctx.session.id}`);
+  // Named by its id and first prompt (its title in --list-sessions), so it is clear what resumed.
+  const { listStoredSessions } = await import("../../transcript/store.ts");
+  const info = (await listStoredSessions(ctx.app.dataDir)).find((x) => x.id === ctx.session.id);
+  const what = info ? (info.name ? `[${info.name}] ${info.title}` : info.title) : "";
+  ctx.say(`resumed session ${ctx.session.id}${what ? `: ${what}` : ""}`);
 }

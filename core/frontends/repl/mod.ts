@@ -112,7 +112,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   const permission = (req: PermissionRequest, signal: AbortSignal) =>
     serial(async (): Promise<PermissionOutcome> => {
       if (signal.aborted) return "cancelled";
-      const { outcomeForKey, outcomeLabel, permissionText, rememberAnswer } = await import(
+      const { answerLine, outcomeForKey, permissionText, rememberAnswer } = await import(
         "../render/permission.ts"
       );
       renderer.suspend(req);
@@ -137,7 +137,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
           }
           outcome = outcomeForKey(key);
         }
-        err(`${outcomeLabel(outcome, trusted)}\n`);
+        err(answerLine(outcome, trusted));
         const note = await rememberAnswer(req, outcome, { cwd: session.cwd, trusted });
         if (note) err(s.dim(`  ${safeText(note)}\n`));
         return outcome;
@@ -198,6 +198,10 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       rl.prompt(true);
     } else err(`${line}\n`);
   };
+  /** Sessions opened from a stored one: always kept (a fresh one without a reply is not). */
+  const resumedIds = new Set<string>();
+  const closeRun = async (sess: AgentSession) =>
+    (await import("../../session/runtime.ts")).closeRun(app, sess, resumedIds.has(sess.id));
   const open = async (init: { resumeId?: string; name?: string }) => {
     const { createSession } = await import("../../session/runtime.ts");
     // A prompt does not wait for MCP servers still starting (core/session/mcp_startup.ts).
@@ -210,6 +214,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
       ...init,
     });
     const sess = next;
+    if (init.resumeId) resumedIds.add(sess.id);
     const { createTerminalRenderer } = await import("../render/terminal.ts");
     renderer = await createTerminalRenderer({
       out,
@@ -353,7 +358,7 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
     async replaceSession(init) {
       const old = session;
       session = await open(init);
-      await old.close().catch(() => {});
+      await closeRun(old);
     },
     runTurn,
     readKey: async () => {
@@ -565,9 +570,9 @@ export async function runRepl(app: AppOptions, o: ReplOptions = {}): Promise<num
   rl.close();
   process.stdin.pause?.();
   Object.assign(console, saved);
-  if (await ready) {
+  // A session the model never answered (server down, HTTP 401/404) is not kept (runtime.ts).
+  if (await ready && await closeRun(session)) {
     err(s.dim(`session ${session.id} (continue with --session ${session.id.slice(0, 8)})\n`));
-    await session.close().catch(() => {});
   }
   return code;
 }

@@ -15,8 +15,9 @@ export interface UsageSoFar {
 }
 
 /**
- * `/status`: model (and its window), agent, session, workspace, trust, permission mode, OS
- * sandbox, tokens and cost so far, MCP servers, custom commands. One `label  value` per line.
+ * `/status`: model (and its window), provider base URL, agent, session, workspace, trust,
+ * permission mode, OS sandbox, tokens and cost so far (`not reported` when the server sent no
+ * usage), MCP servers, custom commands. One `label  value` per line.
  */
 export function statusText(
   session: AgentSession,
@@ -34,6 +35,8 @@ export function statusText(
   const cost = costUsd(u, info.price);
   const rows: [string, string][] = [
     ["model", `${session.model} (context window ${info.contextWindow} tokens)`],
+    // The server the requests go to: the first thing to check when it misbehaves.
+    ["provider", session.workspace.providerConfig.baseURL],
     ["agent", session.agent],
     ["session", session.id],
     ["workspace", session.cwd],
@@ -55,8 +58,12 @@ export function statusText(
     [
       "tokens",
       `${
-        u.prompt_tokens + u.completion_tokens
-      } (${u.prompt_tokens} in, ${u.completion_tokens} out) in ${u.requests} model request(s)` +
+        u.requests && !(u.prompt_tokens + u.completion_tokens)
+          ? "not reported"
+          : `${
+            u.prompt_tokens + u.completion_tokens
+          } (${u.prompt_tokens} in, ${u.completion_tokens} out)`
+      } in ${u.requests} model request(s)` +
       (cost !== undefined ? ` · $${cost.toFixed(4)}` : " · no price for this model"),
     ],
   ];
