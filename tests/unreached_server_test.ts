@@ -202,3 +202,45 @@ Deno.test("repl: a prompt the server never answers shows the error without a foo
     await w.close();
   }
 });
+
+Deno.test("removeUnanswered: a failed turn with no reply is removed; one the user cancelled, or one with a reply, is kept", async () => {
+  const { removeUnanswered, transcriptPath } = await import("../core/transcript/store.ts");
+  const dataDir = await Deno.makeTempDir({ prefix: "coyote-unanswered-" });
+  try {
+    await Deno.mkdir(`${dataDir}/sessions`);
+    const header = { type: "session", id: "x", cwd: "/w", created: "2026-12-03T00:00:00Z" };
+    const prompt = { type: "message", message: { role: "user", content: "fix it" } };
+    const end = (stopReason: string, extra: Record<string, unknown> = {}) => ({
+      type: "turn_end",
+      stopReason,
+      usage: { inputTokens: 0, outputTokens: 0 },
+      ...extra,
+    });
+    const write = (id: string, lines: unknown[]) =>
+      Deno.writeTextFile(
+        transcriptPath(dataDir, id),
+        lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+      );
+    await write("failed", [
+      header,
+      prompt,
+      end("end_turn", { error: { code: "x", message: "refused" } }),
+    ]);
+    await write("cancelled", [header, prompt, end("cancelled")]);
+    await write("answered", [header, prompt, {
+      type: "message",
+      message: { role: "assistant", content: "ok" },
+    }, end("end_turn")]);
+    assert.equal(await removeUnanswered(dataDir, "failed"), true);
+    assert.equal(
+      await removeUnanswered(dataDir, "cancelled"),
+      false,
+      "the user's typed prompt stays",
+    );
+    assert.equal(await removeUnanswered(dataDir, "answered"), false);
+    const left = [...Deno.readDirSync(`${dataDir}/sessions`)].map((e) => e.name).sort();
+    assert.deepEqual(left, ["answered.jsonl", "cancelled.jsonl"]);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

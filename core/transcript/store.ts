@@ -111,11 +111,11 @@ export async function removeSession(dataDir: string, id: string): Promise<boolea
 /**
  * Removes a stored session that holds no model reply, and says whether it did: a transcript of
  * only its header, the user's prompts, Coyote's own notes (a thought chunk with `_meta.coyote`)
- * and the ends of turns that failed or were cancelled before the model answered — a run that
- * never reached the model server (connection refused, HTTP 401, 404) — so `--list-sessions`
+ * and the ends of turns that failed before the model answered — a run that never reached the
+ * model server (connection refused, HTTP 401, 404, 5xx) — so `--list-sessions`
  * does not fill with rows of failed runs. Any other line keeps it: an assistant or tool message,
- * a model event, a checkpoint, a compaction, a rewind, a graph state, a gate, and a turn the
- * server read and refused (`rejected`: a 400 or an overflow, recorded so `--continue` leaves it
+ * a model event, a checkpoint, a compaction, a rewind, a graph state, a gate, a turn the user
+ * cancelled (they may continue the prompt they typed), and a turn the server read and refused (`rejected`: a 400 or an overflow, recorded so `--continue` leaves it
  * out). A file that cannot be read or parsed is kept.
  */
 export async function removeUnanswered(dataDir: string, id: string): Promise<boolean> {
@@ -143,7 +143,8 @@ export async function removeUnanswered(dataDir: string, id: string): Promise<boo
 /** True for a transcript line that records no model reply (see {@link removeUnanswered}). */
 function promptOnly(line: TranscriptLine): boolean {
   if (line.type === "session") return true;
-  if (line.type === "turn_end") return !line.rejected;
+  // A turn the user cancelled keeps the session: they typed the prompt and may continue it.
+  if (line.type === "turn_end") return !line.rejected && line.stopReason !== "cancelled";
   if (line.type === "message") return line.message.role === "user";
   if (line.type !== "update") return false;
   const u = line.update as { sessionUpdate: string; _meta?: { coyote?: unknown } };
