@@ -108,16 +108,19 @@ Deno.test("yields9: a variant name is judged as its program only where that is s
   assert.deepEqual(classify(["bash.static", "-c", "rm -rf v"]).scripts, [
     { via: "bash -c", src: "rm -rf v" },
   ]);
-  // Never more allowed than an unknown program.
-  assert.equal(kind(["grep2", "x"]), "ask");
-  assert.equal(kind(["cat9", "x"]), "ask");
-  assert.equal(kind(["rm2", "-rf", "v"]), "ask");
+  // Never more allowed than an unknown program, which is not understood (eleventh attacker
+  // pass: it yields as a project's code does; core/policy/shell/programs/unknown.ts RUNS_NO_CODE).
+  assert.equal(kind(["grep2", "x"]), "project");
+  assert.equal(kind(["cat9", "x"]), "project");
+  assert.equal(kind(["rm2", "-rf", "v"]), "project");
   assert.equal(kind(["grep", "x"]), "allow");
-  assert.equal(kind(["terraform", "plan"]), "ask");
+  assert.equal(kind(["terraform", "plan"]), "project");
   assert.equal(kind(["rm", "-rf", "v"]), "ask");
+  assert.equal(kind(["mkdir", "-p", "build"]), "ask");
+  assert.equal(kind(["curl", "-K", "opts"]), "opaque");
 });
 
-Deno.test("yields9: a program without a rule yields to Execute(rm *) only when its arguments name rm; ordinary ones stay auto-allowed", async () => {
+Deno.test("yields9 (as the eleventh attacker pass changed it): a program without a rule yields to Execute(rm *); one known to run no code stays auto-allowed; an allow rule naming it chooses it", async () => {
   const ws = await workspace();
   try {
     const deny = Policy.create({}, { allow: [], deny: ["Execute(rm *)"] }, {
@@ -127,8 +130,27 @@ Deno.test("yields9: a program without a rule yields to Execute(rm *) only when i
     const verdict = async (command: string) =>
       (await sandboxGuard(deny, SANDBOX_ON).evaluate({ type: "execute", command })).decision;
     for (const c of ["terraform plan", "gh pr view 12", "prettier --write src", "mytool rmdir-x"]) {
+      assert.equal(await verdict(c), "ask", c);
+    }
+    for (const c of ["mkdir -p build", "cp a b", "tar -xzf a.tgz", "curl -sS https://x.example"]) {
       assert.equal(await verdict(c), "allow", c);
     }
+    // The user chose the program: an allow rule naming it runs it without asking.
+    const chosen = Policy.create({}, {
+      allow: ["Execute(terraform plan*)"],
+      deny: ["Execute(rm *)"],
+    }, {
+      workspace: ws,
+      configDir: "/c",
+    });
+    assert.equal(
+      (await sandboxGuard(chosen, SANDBOX_ON).evaluate({
+        type: "execute",
+        command: "terraform plan",
+      }))
+        .decision,
+      "allow",
+    );
     for (const c of ["mytool 'rm -rf v'", "mytool --run=/usr/bin/rm", "gosu root rm -rf v"]) {
       assert.equal(await verdict(c), "ask", c);
     }

@@ -914,9 +914,17 @@ Deno.test("guard: everyday commands get their verdicts once the parser is loaded
     ["git commit -m x", "ask"],
   ];
   for (const [command, decision] of expected) {
-    const v = await P.R.evaluate({ type: "execute", command });
+    const v = await P.D.evaluate({ type: "execute", command });
     assert.equal(v.decision, decision, command);
   }
+  // A Write allow rule over the hooks (policy R) lets one line plant a hook and run git: git is
+  // then not understood, so even `git status` asks (eleventh attacker pass).
+  const v = await P.R.evaluate({ type: "execute", command: "git status" });
+  assert.equal(v.decision, "ask", v.reason);
+  assert.match(
+    v.reason,
+    /Write\(\.git\/hooks\/\*\*\) lets commands change the repository's configuration and hooks/,
+  );
 });
 
 Deno.test("guard: policyCommand prints rules, sources, defaults and flags; bad rules exit 2", async () => {

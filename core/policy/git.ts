@@ -35,8 +35,19 @@ export function gitUnsafe(core: PolicyCore, ctx: ScriptCtx): string | undefined 
   if (ctx.elsewhere || !ctx.cwds || ctx.cwds.length !== 1 || ctx.cwds[0] !== core.workspace) {
     return "git after cd may pick up a repository configuration written in the workspace";
   }
-  if (!gitDir(core)) {
+  const dir = gitDir(core);
+  if (!dir) {
     return "the workspace has no .git/, so git may read a repository configuration written in the workspace";
+  }
+  // A Write allow rule over the git dir (`Write(.git/**)`, the docs' rule for `git commit`) lets a
+  // command write a hook or `core.fsmonitor` and run git in the same line: the configuration read
+  // here is not the one git will run with (eleventh attacker pass).
+  const probes = [`${dir}/config`, `${dir}/hooks/pre-commit`];
+  const rule = rulesOf(core, "write").find((r) =>
+    r.decision === "allow" && probes.some((p) => matcher(core, r).test(p))
+  );
+  if (rule) {
+    return `${rule.text} lets commands change the repository's configuration and hooks, so git may run what a command wrote`;
   }
   // A repository's own configuration can make git run programs (core.fsmonitor on
   // `git status`, diff.*.textconv on `git log -p`, filter.* on `git diff`, …). A hostile

@@ -41,7 +41,12 @@ import { find, wrapper, WRAPPERS } from "./programs/wrappers.ts";
 import { COMMAND_READERS, COMMAND_RUNNERS, loader, runner } from "./programs/runners.ts";
 import { evalCommand, shell, SHELLS } from "./programs/shells.ts";
 import { sort, tee, uniq } from "./programs/writers.ts";
-import { NAMES_PROGRAMS, namesAProgramItRuns, OTHER_PROGRAMS } from "./programs/unknown.ts";
+import {
+  NAMES_PROGRAMS,
+  namesAProgramItRuns,
+  OTHER_PROGRAMS,
+  RUNS_NO_CODE,
+} from "./programs/unknown.ts";
 import { codeLoader, LOADER_PROGRAMS, MORE_INTERPRETERS } from "./programs/loaders.ts";
 export { secretName };
 export type { Classification, InnerCommand };
@@ -166,7 +171,7 @@ export function classify(words: string[]): Classification {
   if (canon !== words[0]) {
     const c = classify([canon, ...words.slice(1)]);
     if (c.opaque || c.projectCode || c.scripts.length || c.inner.length) return c;
-    return unknownProgram(words);
+    return { ...unknownProgram(words), projectCode: noRuleFor(words[0]) };
   }
   const name = words[0];
   const args = words.slice(1);
@@ -290,9 +295,19 @@ export function classify(words: string[]): Classification {
   }
   const wraps = namesAProgramItRuns(name, args, isKnownProgram);
   if (wraps) return opaque(words, wraps);
-  if (!isKnownProgram(name)) return unknownProgram(words);
-  return ask(words, `"${name}" is not a read-only command`);
+  const c = isKnownProgram(name)
+    ? ask(words, `"${name}" is not a read-only command`)
+    : unknownProgram(words);
+  // Only programs known to run no code count as understood (./programs/unknown.ts RUNS_NO_CODE):
+  // any other yields to an Execute deny or ask rule, as a project's code does.
+  // awk and the code loaders reach here when their own rule found nothing that runs code.
+  const understood = RUNS_NO_CODE.has(name) || AWK.has(name) || LOADER_PROGRAMS.includes(name);
+  return understood ? c : { ...c, projectCode: noRuleFor(name) };
 }
+
+/** Why a program outside ./programs/unknown.ts `RUNS_NO_CODE` is not understood. */
+const noRuleFor = (name: string) =>
+  `the guard has no rule for what "${name}" runs (its options, configuration or the project's files may run code)`;
 
 /**
  * A program the guard has no rule for: a default question, with the words inside its arguments

@@ -98,6 +98,58 @@ export function gitNormalized(words: string[]): string[] | undefined {
   return ["git", ...(alias ? [WILD] : []), ...words.slice(alias ? i + 1 : i)];
 }
 
+/**
+ * git subcommands that change the repository, the index or the working tree and run no program
+ * beyond what the repository's configuration and hooks name (checked by core/policy/git.ts
+ * `gitUnsafe`) and the options above: with {@link GIT_READ_ONLY}, what the guard understands of
+ * git. Any other subcommand yields (see `git` below).
+ */
+const GIT_MODELLED = new Set([
+  "add",
+  "am",
+  "apply",
+  "archive",
+  "bisect",
+  "bundle",
+  "checkout",
+  "cherry-pick",
+  "clean",
+  "clone",
+  "commit",
+  "commit-graph",
+  "config",
+  "fetch",
+  "format-patch",
+  "fsck",
+  "gc",
+  "hash-object",
+  "init",
+  "maintenance",
+  "merge",
+  "mv",
+  "notes",
+  "pack-refs",
+  "prune",
+  "pull",
+  "push",
+  "read-tree",
+  "rebase",
+  "repack",
+  "replace",
+  "rerere",
+  "reset",
+  "restore",
+  "revert",
+  "rm",
+  "sparse-checkout",
+  "submodule",
+  "switch",
+  "symbolic-ref",
+  "update-index",
+  "update-ref",
+  "write-tree",
+]);
+
 /** Subcommand options that name a program git runs (`--upload-pack='cmd'`), prefixes included. */
 const GIT_PROGRAM_OPTIONS = [
   "--upload-pack",
@@ -105,6 +157,13 @@ const GIT_PROGRAM_OPTIONS = [
   "--exec",
   "--output",
   "--open-files-in-pager",
+  // `git daemon --access-hook=CMD`; `git send-email`'s helper commands and sendmail program.
+  "--access-hook",
+  "--to-cmd",
+  "--cc-cmd",
+  "--header-cmd",
+  "--sendmail-cmd",
+  "--smtp-server",
 ];
 /** git subcommands that connect to a remote repository. */
 const GIT_NET = new Set([
@@ -206,7 +265,15 @@ export function git(args: string[]): Classification {
   }
   if (known !== undefined) return no(`git option ${show(known)} is not known to be read-only`);
   const net = GIT_NET.has(sub) ? gitNetRepos(sub, rest) : [];
-  if (!GIT_READ_ONLY.has(sub)) return { ...no(undefined), net };
+  if (!GIT_READ_ONLY.has(sub)) {
+    // A subcommand the guard does not model (eleventh attacker pass: `git daemon --access-hook`,
+    // `send-email`, `credential`, `lfs`, an alias) yields to an Execute deny or ask rule.
+    const unmodelled = GIT_MODELLED.has(sub) ? {} : {
+      projectCode:
+        `the guard has no rule for what "git ${sub}" runs (a server, helper, external command or alias)`,
+    };
+    return { ...no(undefined), net, ...unmodelled };
+  }
   if (rest.some((a) => a === "-O")) return no(`git ${sub} -O writes a file`);
   if (net.length) {
     const c = gitReadOnlyRest(sub, rest, no);

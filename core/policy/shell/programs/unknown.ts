@@ -3,7 +3,9 @@
  * {@link namesAProgramItRuns} tells when one looks like a wrapper of another command
  * (`some-wrapper rm -rf v`, `foo -- rm -rf v`), which makes it opaque, so it yields while an
  * `Execute` deny or ask rule exists; {@link NAMES_PROGRAMS} are the programs that name programs
- * without running them (`man rm`, `which rm`, `apt-get install git`) and stay auto-allowed.
+ * without running them (`man rm`, `which rm`, `apt-get install git`) and stay auto-allowed;
+ * {@link RUNS_NO_CODE} are the only programs without a rule of their own that the guard counts as
+ * understood: any other may run code it does not see, and yields (eleventh attacker pass).
  * @module
  */
 import { show } from "../classification.ts";
@@ -148,3 +150,105 @@ export function namesAProgramItRuns(
   }
   return undefined;
 }
+
+/**
+ * Programs without a rule of their own that run no code whatever their operands (file, archive
+ * and process tools): the only ones such a command counts as understood (eleventh attacker pass,
+ * issue 16 class 5). Every other program the guard has no rule for, or knows only by name, may run
+ * code from its arguments, its configuration or the project that the guard does not see — `groff
+ * -U` (`.sy`), `sftp -D`/`scp -S` (a program as the server or transport), `gpg` (an
+ * `agent-program` in its home's gpg.conf), `keytool -J-agentpath:` (a JVM library), `terraform
+ * apply` (`local-exec` provisioners), `socat EXEC:`, `zip -TT`, `patch` (an ed script runs `ed`,
+ * whose `!` runs a command) — so while an `Execute` deny or ask rule exists it asks, unless an
+ * allow rule names it (shell/commands.ts; core/policy/walk.ts, as a project's code). An allow list
+ * rather than a list of the programs that run code, which can never be complete. Options that
+ * load code are still checked for these (core/policy/shell/programs/runners.ts `LOADS_OPTION` and
+ * the general rule, `tar --to-command`, `curl --engine`, `fd -x`, `socat EXEC:`, `nc -e`, `less
+ * +CMD`, `curl -K`). Not here on purpose: `wget` (`-e use_askpass=…`), `scp`/`sftp` (`-o ProxyCommand`,
+ * `-D`), `apt`/`apt-get` (`-o` hooks), `patch` (ed scripts), `gh` (extensions, aliases).
+ */
+export const RUNS_NO_CODE: ReadonlySet<string> = new Set([
+  "rm",
+  "rmdir",
+  "mv",
+  "cp",
+  "dd",
+  "shred",
+  "unlink",
+  "link",
+  "truncate",
+  "chmod",
+  "chown",
+  "chgrp",
+  "ln",
+  "install",
+  "mkdir",
+  "mkfifo",
+  "mktemp",
+  "touch",
+  "sync",
+  "split",
+  "csplit",
+  "kill",
+  "pkill",
+  "killall",
+  "pgrep",
+  "pidof",
+  "ps",
+  "yes",
+  "expr",
+  "bc",
+  "base64",
+  "base32",
+  "xxd",
+  "iconv",
+  "shuf",
+  "numfmt",
+  "envsubst",
+  "gettext",
+  "tar",
+  "gzip",
+  "gunzip",
+  "zcat",
+  "bzip2",
+  "bunzip2",
+  "bzcat",
+  "xz",
+  "unxz",
+  "xzcat",
+  "lzma",
+  "unlzma",
+  "zstd",
+  "unzstd",
+  "zstdcat",
+  "lz4",
+  "unlz4",
+  "unzip",
+  "7z",
+  "7za",
+  "shellcheck",
+  // Lookups that name programs without running them.
+  "man",
+  "whatis",
+  "apropos",
+  "whereis",
+  "which",
+  "type",
+  "help",
+  "apt-cache",
+  "dpkg-query",
+  "readelf",
+  "objdump",
+  "nm",
+  // Their code-running options have rules (./runners.ts RUNS_OPTION, LOADS_OPTION).
+  "curl",
+  "openssl",
+  "fd",
+  "fdfind",
+  "zip",
+  "nc",
+  "ncat",
+  "netcat",
+  "socat",
+  "less",
+]);
