@@ -307,7 +307,7 @@ export function classify(words: string[]): Classification {
 
 /** Why a program outside ./programs/unknown.ts `RUNS_NO_CODE` is not understood. */
 const noRuleFor = (name: string) =>
-  `the guard has no rule for what "${name}" runs (its options, configuration or the project's files may run code)`;
+  `the guard has no rule for what "${name}" runs (its options, configuration or the project's files may run code; an allow rule naming it, Execute(${name} *), runs it)`;
 
 /**
  * A program the guard has no rule for: a default question, with the words inside its arguments
