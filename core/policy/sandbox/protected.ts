@@ -31,6 +31,7 @@ import {
   isBytecode,
 } from "./host_run.ts";
 import { addConfigKeys } from "./code_configs.ts";
+import { rememberSources, startupSources } from "./startup_sources.ts";
 
 export {
   gitIncludedFiles,
@@ -152,6 +153,13 @@ export const RUNS_LATER: readonly string[] = [
   ".mvn/maven.config",
   "gradle.properties",
   "gradle-wrapper.properties",
+  // Eleventh attacker pass: the wrappers' jars an IDE import runs (binaries: not reviewable by
+  // reading, so protected like the properties that come with them), Maven's too.
+  "gradle-wrapper.jar",
+  "maven-wrapper.jar",
+  "maven-wrapper.properties",
+  // vitest's workspace file is loaded like `vitest.config.*` by the editor's Vitest extension.
+  "vitest.workspace.*",
   ".gemini/extensions",
   ".idea/watcherTasks.xml",
   ".theia/tasks.json",
@@ -564,6 +572,10 @@ export function findProtected(
   unchecked?.push(...stack.map(([d]) => d));
   // package.json and Cargo.toml: the keys that run code, and the files a Cargo.toml names.
   if (hostRun) addConfigKeys(hostRun, fingerprint);
+  // What the start-up files found load (`source("renv/activate.R")`), protected like them.
+  const loaded = startupSources(root, out);
+  rememberSources(root, loaded);
+  for (const [p, why] of loaded) if (exists(p)) add(p, why);
   rememberRepos(root, repos);
   if (repos.length) {
     for (const [p, why] of repoHooks(root, repos)) if (!top.has(p) && exists(p)) add(p, why);
