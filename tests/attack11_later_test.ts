@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { detectBackend } from "../core/policy/sandbox/mod.ts";
 import { headlessTurns } from "./support/headless_attack.ts";
 import { exists, sh } from "./support/sandbox_world.ts";
+import { loadedPaths } from "../core/policy/sandbox/startup_sources.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const FORCED = { COYOTE_TEST_MODE: "1", COYOTE_TEST_GUARD: "allow" };
@@ -303,3 +304,29 @@ Deno.test(
     }
   },
 );
+
+Deno.test("attack11 later: the loading statements start-up files are read for, by language", () => {
+  assert.deepEqual(
+    loadedPaths(
+      'source a.sh\n. "./b.sh"\nsource "$X/c.sh"\nsource_env_if_exists d\ndotenv\nuse nix\nuse flake .#dev\nwatch_file e\nif x; then source f.sh; fi',
+      "sh",
+    ),
+    ["a.sh", "./b.sh", "d", ".env", "shell.nix", "default.nix", "./flake.nix", "f.sh"],
+  );
+  assert.deepEqual(loadedPaths('source("renv/activate.R")\nsys.source(file = "x.R")', "r"), [
+    "renv/activate.R",
+    "x.R",
+  ]);
+  assert.deepEqual(loadedPaths("load 'a.rb'\nrequire_relative 'lib/b'\nrequire 'json'", "rb"), [
+    "a.rb",
+    "lib/b.rb",
+  ]);
+  assert.deepEqual(loadedPaths("so local.vim\nsource $HOME/x.vim\nluafile x.lua", "vim"), [
+    "local.vim",
+    "x.lua",
+  ]);
+  assert.deepEqual(loadedPaths('dofile("a.lua")\nvim.cmd("source b.vim")', "lua"), [
+    "a.lua",
+    "b.vim",
+  ]);
+});

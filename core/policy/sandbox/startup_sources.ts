@@ -22,7 +22,7 @@ export const SOURCE_LIMIT = 64;
 const READ_LIMIT = 256 << 10;
 const DEPTH = 3;
 
-type Lang = "sh" | "r" | "rb" | "vim" | "lua";
+export type Lang = "sh" | "r" | "rb" | "vim" | "lua";
 
 /** The language a start-up file (lower-case name) is read as, or undefined when it is not one. */
 function startupLang(lower: string): Lang | undefined {
