@@ -66,7 +66,7 @@ Deno.test("attack 3: auto-run files planted by a command are removed, existing o
       }),
       `echo '{"servers":{"x":{"command":"sh"}}}' > app/.vscode/mcp.json`,
       `echo '((nil . ((eval . (shell-command "id")))))' > app/.dir-locals.el`,
-      "mkdir -p .run && echo ok > .run/notes.txt; echo ok > mise.md; echo ok > crush.md; echo made",
+      "mkdir -p .run && echo ok > .run/notes.txt; echo ok > mise.md; echo ok > crush.txt; echo made",
     ].join("; ");
     const r = await runTool(makeExecuteCommandTool(sb), { command }, toolContext({ cwd: ws }));
     assert.match(r.content, /made/);
@@ -76,9 +76,10 @@ Deno.test("attack 3: auto-run files planted by a command are removed, existing o
     assert.match(r.content, /the OS sandbox removed \d+ protected paths? the command created/);
     assert.equal(await Deno.readTextFile(join(ws, "app", ".vscode", "mcp.json")), "{}\n");
     assert.equal(await Deno.readTextFile(join(ws, "app", ".dir-locals.el")), "()\n");
-    // Ordinary files with near names stay; a new dot-folder (`.run/`, JetBrains' run
+    // Ordinary files with near names stay (`crush.txt`: `CRUSH.md` is Crush's instruction file, an
+    // agent instruction file since the eleventh pass); a new dot-folder (`.run/`, JetBrains' run
     // configurations live there) is moved to the quarantine by the dot-entry rule and named.
-    for (const p of ["mise.md", "crush.md"]) {
+    for (const p of ["mise.md", "crush.txt"]) {
       assert.equal(await Deno.readTextFile(join(ws, p)), "ok\n", p);
     }
     assert.equal(await exists(join(ws, ".run")), false, ".run is quarantined");

@@ -20,6 +20,7 @@ import { isInside, pathsOverlap, resolvePath, type Rule } from "./rules.ts";
 import { type Level, matcher, type PolicyCore, rulesOf } from "./context.ts";
 import { HIDDEN_HOME_PATHS } from "./home.ts";
 import { isGitDirEntries, repoHooksFor, runsLaterPath } from "./sandbox/protected.ts";
+import { startupSourcesFor } from "./sandbox/startup_sources.ts";
 import { isRepoGitDir } from "./sandbox/git_dir_tree.ts";
 import type { GuardPart } from "./types.ts";
 import { by, SEVERITY } from "./verdict.ts";
@@ -110,6 +111,8 @@ function runsLaterWrite(core: PolicyCore, p: string): string | undefined {
   for (const [h, why] of repoHooksFor(core.workspace, p)) {
     if (isInside(p, h)) return `inside ${h}: ${why}`;
   }
+  const loaded = startupSourcesFor(core.workspace).get(p);
+  if (loaded) return loaded;
   const g = gitDirWrite(core.workspace, p);
   if (g) {
     return `inside ${g}, which is (or this write makes) a git dir (HEAD, objects/, refs/: git runs its hooks and core.fsmonitor)`;

@@ -17,6 +17,8 @@ import {
 import type { NodeModulesWatch } from "./node_modules_scan.ts";
 import { bytecodeCleanup, hostRunCleanup } from "./host_run.ts";
 import { movedAway, quarantine, quarantineUnreadable } from "./quarantine.ts";
+import { loaderOf } from "./startup_sources.ts";
+import { gitProgramLine, gitProgramState } from "./git_programs.ts";
 
 export { quarantine };
 
@@ -134,6 +136,8 @@ export interface ProtectedBefore {
   hostRun?: ReadonlyMap<string, string>;
   /** The workspace's top-level entries before the command, name → identity (device and inode). */
   top?: ReadonlyMap<string, string>;
+  /** The repository's program-running git settings before the command (./git_programs.ts). */
+  git?: ReadonlyMap<string, string>;
 }
 
 /** {@link ProtectedBefore} of the paths a profile's scan found (core/policy/sandbox/profile.ts). */
@@ -165,7 +169,8 @@ export function protectedBefore(
       }
     } catch { /* no workspace listing: every top-level folder past the caps counts as new */ }
   }
-  return { ids, unchecked, dots, ...rest, top } satisfies ProtectedBefore;
+  const git = ws ? gitProgramState(ws) : undefined;
+  return { ids, unchecked, dots, ...rest, top, git } satisfies ProtectedBefore;
 }
 
 /**
@@ -261,7 +266,9 @@ export function removeCreated(
       continue;
     }
     if (was !== undefined) replaced.add(p);
-    if (allowed(p)) {
+    // Loaded by a start-up file the command made (removed itself): nothing loads it any more.
+    const loader = loaderOf(ws, p);
+    if (allowed(p) || (loader && !before.ids.has(loader))) {
       watch?.keep(p);
       continue;
     }
@@ -445,6 +452,8 @@ export function removeCreated(
       );
     }
   }
+  const git = before.git && gitProgramLine(before.git, gitProgramState(ws));
+  if (git) out.push(git);
   const newUndecodable = undecodable.filter((p) => !(before.undecodable ?? []).includes(p));
   if (newUndecodable.length) {
     // Sixth attacker pass: a file no check can name (a `.pth` or workflow loaded by a glob).

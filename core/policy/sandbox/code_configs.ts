@@ -43,6 +43,23 @@ const CODE_CONFIG_NAMES = new Set([
   "pytest.ini",
   "pyproject.toml",
   "gemfile",
+  // Eleventh attacker pass: hie-bios runs `hie.yaml`'s `bios: program:`; an IDE's Maven import
+  // runs `pom.xml`'s build extensions and m2e executions; Nx Console's daemon loads `nx.json`'s
+  // and `project.json`'s plugins and executors; babel-jest and ESLint's babel parser load the
+  // plugins `babel.config.json` names; the editors' PHPStan and Psalm run `bootstrapFiles` and
+  // plugins, PHPUnit's extensions its `bootstrap`.
+  "hie.yaml",
+  "pom.xml",
+  "nx.json",
+  "project.json",
+  "babel.config.json",
+  "phpstan.neon",
+  "phpstan.neon.dist",
+  "phpstan.dist.neon",
+  "psalm.xml",
+  "psalm.xml.dist",
+  "phpunit.xml",
+  "phpunit.xml.dist",
 ]);
 
 /** The config kind of a file named `lower` (lower case), or undefined. */

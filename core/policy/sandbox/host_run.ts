@@ -34,9 +34,9 @@ import { changedKeys, type ConfigKind, configKind } from "./code_configs.ts";
 
 /**
  * A host-run entry's kind in the scan's map: `p` a `.pth`, `r` an entry a loader runs, `y` Python
- * bytecode ({@link isBytecode}), and the configs of ./code_configs.ts (`c`, `j`, `k`, `b`).
+ * bytecode ({@link isBytecode}), `a` an agent instruction file ({@link AGENT_INSTRUCTIONS}), and the configs of ./code_configs.ts (`c`, `j`, `k`, `b`).
  */
-export type HostRunKind = "p" | "r" | "y" | ConfigKind | "b";
+export type HostRunKind = "p" | "r" | "y" | "a" | ConfigKind | "b";
 
 /** Host-run entries fingerprinted per scan at most, and bytecode files apart (past that: said so). */
 export const HOST_RUN_LIMIT = 5_000;
@@ -90,6 +90,19 @@ const OPENED_BY_EDITORS = new Set([
   "directory.solution.targets",
   "global.json",
   "module.bazel",
+  // Eleventh attacker pass: Bazel's LSPs run `bazel query`, which evaluates the workspace files
+  // and runs repository rules (`.bzl` code: `repository_ctx.execute`); Nim's nimsuggest runs
+  // NimScript (`config.nims`, `*.nims`, `*.nimble`: `exec`); IDE imports run the Gradle and
+  // Maven wrapper scripts.
+  "workspace",
+  "workspace.bazel",
+  "workspace.bzlmod",
+  "build.bazel",
+  "config.nims",
+  "gradlew",
+  "gradlew.bat",
+  "mvnw",
+  "mvnw.cmd",
 ]);
 /** Name endings of build files editors evaluate on open (MSBuild projects, cabal, sbt). */
 const OPENED_BY_EDITORS_SUFFIXES = [
@@ -100,7 +113,30 @@ const OPENED_BY_EDITORS_SUFFIXES = [
   ".proj",
   ".cabal",
   ".sbt",
+  ".bzl",
+  ".nims",
+  ".nimble",
 ];
+
+/**
+ * Agent instruction files without a dot (lower case): the next agent session — Coyote's own
+ * (core/config/instructions.ts `INSTRUCTION_FILES`, at any depth) or another agent's, possibly
+ * without a sandbox — reads them as instructions (eleventh attacker pass: prompt injection). Like
+ * their dot-file siblings (`.cursorrules`, `.windsurfrules`, `.clinerules`, the dot-entry rule of
+ * ./cleanup.ts), a created one is moved to the quarantine and a changed one flagged.
+ */
+export const AGENT_INSTRUCTIONS: ReadonlySet<string> = new Set([
+  "coyote.md",
+  "agents.md",
+  "agent.md",
+  "claude.md",
+  "claude.local.md",
+  "gemini.md",
+  "qwen.md",
+  "crush.md",
+  "warp.md",
+  "copilot-instructions.md",
+]);
 const YARN_EXEC = new Set(["releases", "plugins", "sdks"]);
 
 /**
@@ -180,7 +216,8 @@ export function hostRunFile(
   ) {
     return "r";
   }
-  return configs ? configKind(n) : undefined;
+  if (!configs) return undefined;
+  return AGENT_INSTRUCTIONS.has(n) ? "a" : configKind(n);
 }
 
 /**
@@ -205,14 +242,21 @@ const PTH_READ_LIMIT = 1 << 20;
  * Compares the host-run entries of two scans (path → `kind|fingerprint`): each one in `after`
  * that is new or changed, not under a path already handled (`gone`) and not named by a `Write`
  * allow rule (`allowed`). `quarantine`: `.pth` files with a code line ({@link pthRunsCode});
- * `flagged`: the rest (kept).
+ * `flagged`: the rest (kept); `configs`: ./code_configs.ts's (`path\0note`); `agents`: agent
+ * instruction files, `created` ones (quarantined) and `changed` ones (flagged).
  */
 export function reviewHostRun(
   before: ReadonlyMap<string, string>,
   after: ReadonlyMap<string, string>,
   gone: readonly string[],
   allowed: (p: string) => boolean,
-): { quarantine: string[]; flagged: string[]; configs: string[] } {
+): {
+  quarantine: string[];
+  flagged: string[];
+  configs: string[];
+  agents: { created: string[]; changed: string[] };
+} {
+  const agents = { created: [] as string[], changed: [] as string[] };
   const quarantine: string[] = [];
   const flagged: string[] = [];
   const configs: string[] = [];
@@ -221,6 +265,10 @@ export function reviewHostRun(
     if (before.get(p) === f || under(p) || allowed(p)) continue;
     const kind = f[0];
     if (kind === "y") continue; // ./cleanup.ts removes bytecode first ({@link bytecodeCleanup})
+    if (kind === "a") {
+      (before.has(p) ? agents.changed : agents.created).push(p);
+      continue;
+    }
     if (kind === "j" || kind === "k") {
       // Only when a key that runs code changed (./code_configs.ts), a created file's from none.
       const was = before.get(p);
@@ -242,7 +290,7 @@ export function reviewHostRun(
     }
     (code ? quarantine : flagged).push(p);
   }
-  return { quarantine, flagged, configs };
+  return { quarantine, flagged, configs, agents };
 }
 
 /**
@@ -333,6 +381,31 @@ export function hostRunCleanup(
       }${c.length > 20 ? `, … (+${c.length - 20} more)` : ""}`,
     );
   }
+  const agentsMoved: [string, string][] = [];
+  for (const p of r.agents.created) {
+    const to = move(p);
+    if (to) agentsMoved.push([p, to]);
+    else r.agents.changed.push(p);
+  }
+  if (agentsMoved.length) {
+    lines.push(
+      `the OS sandbox moved ${agentsMoved.length} new agent instruction file${
+        agentsMoved.length > 1 ? "s" : ""
+      } the command created to quarantine (the next agent session reads them as instructions, as it does .cursorrules):\n${
+        agentsMoved.map(([p, to]) => `  ${rel(p)} → ${to}`).join("\n")
+      }\nwrite it with the file tools instead, or allow it with --allow 'Write(${
+        rel(agentsMoved[0][0])
+      })'`,
+    );
+  }
+  if (r.agents.changed.length) {
+    const a = r.agents.changed;
+    lines.push(
+      `agent instruction files the command changed (kept; the user should review them — the next agent session reads them as instructions): ${
+        a.slice(0, 20).map(rel).join(", ")
+      }${a.length > 20 ? `, … (+${a.length - 20} more)` : ""}`,
+    );
+  }
   const f = r.flagged;
   if (f.length) {
     lines.push(
@@ -346,5 +419,5 @@ export function hostRunCleanup(
       `the OS sandbox reviewed the first ${HOST_RUN_LIMIT} host-run files (.pth, venv bin/, configs that are code, …) and ${HOST_RUN_LIMIT} Python bytecode files only; the rest was not checked`,
     );
   }
-  return { lines, moved: moved.map(([p]) => p) };
+  return { lines, moved: [...moved, ...agentsMoved].map(([p]) => p) };
 }

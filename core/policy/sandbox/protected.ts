@@ -31,6 +31,7 @@ import {
   isBytecode,
 } from "./host_run.ts";
 import { addConfigKeys } from "./code_configs.ts";
+import { rememberSources, startupSources } from "./startup_sources.ts";
 
 export {
   gitIncludedFiles,
@@ -152,6 +153,13 @@ export const RUNS_LATER: readonly string[] = [
   ".mvn/maven.config",
   "gradle.properties",
   "gradle-wrapper.properties",
+  // Eleventh attacker pass: the wrappers' jars an IDE import runs (binaries: not reviewable by
+  // reading, so protected like the properties that come with them), Maven's too.
+  "gradle-wrapper.jar",
+  "maven-wrapper.jar",
+  "maven-wrapper.properties",
+  // vitest's workspace file is loaded like `vitest.config.*` by the editor's Vitest extension.
+  "vitest.workspace.*",
   ".gemini/extensions",
   ".idea/watcherTasks.xml",
   ".theia/tasks.json",
@@ -249,14 +257,14 @@ export function protectedShowLines(): string[] {
   return [
     `  protected: .git .coyote .mcp.json ${
       RUNS_LATER.join(" ")
-    } (any depth; node_modules too), every repository's core.hooksPath (nested, submodules), folders that are git dirs${
+    } (any depth; node_modules too), every repository's core.hooksPath (nested, submodules), files protected start-up files load (source in .envrc, source() in .Rprofile, …), folders that are git dirs${
       extra.length ? `; from sandbox.protected_paths: ${extra.join(" ")}` : ""
     }`,
     `  dot-entries: new ones a command makes are moved to <data dir>/quarantine/, changed ones flagged (not: ${
       [...INERT_DOT_NAMES].join(" ")
     }, folders with CACHEDIR.TAG, node_modules)`,
-    `  host-run files in kept folders: a created or changed .pth with an import line is quarantined; venv bin/ and pyvenv.cfg, .yarn/{releases,plugins,sdks}, .pnp.cjs, .pnp.loader.mjs, .terraform/providers, .terraform.lock.hcl, build.rs conftest.py build.gradle(.kts) settings.gradle(.kts) CMakeLists.txt CMakePresets.json CMakeUserPresets.json Directory.Build.props/.targets flagged; new names that are not valid UTF-8 quarantined`,
-    `  configs that are code (created or changed, kept and flagged): *.config.{js,cjs,mjs,ts,cts,mts} karma/wdio/protractor.conf.* gulpfile.* gruntfile.* simple-git-hooks.* nano-staged.* mypy.ini setup.cfg tox.ini pytest.ini pyproject.toml Gemfile; package.json when its lifecycle scripts or hook keys change (husky simple-git-hooks pre-commit lint-staged commitlint gitHooks packageManager jest …), deno.json(c) when lint.plugins does; Cargo.toml when [package] build/links or [lib] proc-macro/path change, and the build script or proc-macro root it names`,
+    `  host-run files in kept folders: a created or changed .pth with an import line is quarantined; venv bin/ and pyvenv.cfg, .yarn/{releases,plugins,sdks}, .pnp.cjs, .pnp.loader.mjs, .terraform/providers, .terraform.lock.hcl, build.rs conftest.py build.gradle(.kts) settings.gradle(.kts) CMakeLists.txt CMakePresets.json CMakeUserPresets.json Directory.Build.props/.targets WORKSPACE(.bazel) *.bzl BUILD.bazel *.nims gradlew mvnw … flagged; agent instruction files (AGENTS.md CLAUDE.md GEMINI.md COYOTE.md …) created are quarantined, changed flagged; new names that are not valid UTF-8 quarantined`,
+    `  configs that are code (created or changed, kept and flagged): *.config.{js,cjs,mjs,ts,cts,mts} karma/wdio/protractor.conf.* gulpfile.* gruntfile.* simple-git-hooks.* nano-staged.* mypy.ini setup.cfg tox.ini pytest.ini pyproject.toml Gemfile hie.yaml pom.xml nx.json project.json babel.config.json phpstan.neon psalm.xml phpunit.xml …; package.json when its lifecycle scripts or hook keys change (husky simple-git-hooks pre-commit lint-staged commitlint gitHooks packageManager jest …), deno.json(c) when lint.plugins does; Cargo.toml when [package] build/links or [lib] proc-macro/path change, and the build script or proc-macro root it names`,
     `  Python bytecode: *.pyc/*.pyo a command created or changed outside venvs and inert folders are removed; Python in the sandbox writes no bytecode (PYTHONDONTWRITEBYTECODE) and reads no user site (PYTHONNOUSERSITE)`,
   ];
 }
@@ -564,6 +572,10 @@ export function findProtected(
   unchecked?.push(...stack.map(([d]) => d));
   // package.json and Cargo.toml: the keys that run code, and the files a Cargo.toml names.
   if (hostRun) addConfigKeys(hostRun, fingerprint);
+  // What the start-up files found load (`source("renv/activate.R")`), protected like them.
+  const loaded = startupSources(root, out);
+  rememberSources(root, loaded);
+  for (const [p, why] of loaded) if (exists(p)) add(p, why);
   rememberRepos(root, repos);
   if (repos.length) {
     for (const [p, why] of repoHooks(root, repos)) if (!top.has(p) && exists(p)) add(p, why);
