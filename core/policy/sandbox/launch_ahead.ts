@@ -57,6 +57,20 @@ interface Waiting extends AheadLaunch {
   discard(): void;
 }
 
+/**
+ * Shell text for a waiting shell whose stdin ended: it moves itself to each cgroup's parent and
+ * removes the cgroup (a process cannot remove the cgroup it is in; one with other processes stays
+ * for the teardown or the next probe, ./cgroup.ts).
+ */
+function leave(cg: CommandCgroup): string {
+  const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  return cg.dirs.map((d) =>
+    `{ echo $$ > ${q(`${d.slice(0, d.lastIndexOf("/"))}/cgroup.procs`)}; rmdir ${
+      q(d)
+    }; } 2>/dev/null;`
+  ).join(" ");
+}
+
 /** The one waiting launch of a session's sandbox (see the module doc). */
 export class LaunchAhead {
   #waiting?: Waiting;
@@ -100,7 +114,10 @@ export class LaunchAhead {
     let child: Deno.ChildProcess;
     try {
       child = new Deno.Command("/bin/sh", {
-        args: ["-c", `${setup}IFS= read -r __f || exit 0; exec 0</dev/null; . "$__f"`],
+        args: [
+          "-c",
+          `${setup}IFS= read -r __f || { ${leave(cg)} exit 0; }; exec 0</dev/null; . "$__f"`,
+        ],
         cwd: "/",
         stdin: "piped",
         stdout: "piped",
@@ -133,14 +150,22 @@ export class LaunchAhead {
       discard: () => {
         if (used) return;
         used = true;
-        try {
-          // The shell leads its own process group (detached): it and anything it started.
-          Deno.kill(-child.pid, "SIGKILL");
-        } catch { /* gone */ }
+        // Its stdin ends: the shell leaves its cgroup, removes it and exits — also when Coyote
+        // exits right after (a headless run's close), before a teardown of ours could run.
         void child.stdin.close().catch(() => {});
         void child.stdout.cancel().catch(() => {});
         void child.stderr.cancel().catch(() => {});
-        void child.status.then(() => teardown(cg)).catch(() => {});
+        const stop = setTimeout(() => {
+          try {
+            // Still there after 2 s: it and anything it started (its own process group).
+            Deno.kill(-child.pid, "SIGKILL");
+          } catch { /* gone */ }
+        }, 2000);
+        Deno.unrefTimer(stop);
+        void child.status.then(() => {
+          clearTimeout(stop);
+          return teardown(cg);
+        }).catch(() => {});
       },
     };
     void child.status.then(() => (w.exited = true), () => (w.exited = true));
