@@ -188,3 +188,73 @@ export function secretAssignment(text: string): string | undefined {
   }
   return undefined;
 }
+
+/** Option values that are placeholders or flags, not a credential: `TOKEN`, `<pass>`, `-x`. */
+const PLACEHOLDER = /^([A-Z][A-Z0-9_]*|<[^>]*>|\[[^\]]*\]|-.*)$/;
+
+/**
+ * The known words a `-p` is glued to that are not a mysql password: compiler and linker flags
+ * (`-pthread`, `-pie`, `-pipe`, `-pedantic`, `-print-…`, `-pg`), javac's (`-parameters`,
+ * `-processor…`, `-proc:`, `-profile`), `-param`, `-pass-exit-codes`, `-plugin…`.
+ */
+const P_FLAG =
+  /^(threads?|ie|ipe|g|edantic(-errors)?|rint-.*|arameters|rocessor(path)?|roc:.*|rofile|review|aram.*|ass-exit-codes|lugin.*)$/;
+
+/**
+ * Why `text` (an environment value, a configuration line) passes a credential as a command-line
+ * option (eleventh attacker pass, class 2: `CURL_OPTS=-u admin:pw`, `MYSQL_OPTS=-pPW`), or
+ * undefined:
+ * - `--NAME VALUE` or `--NAME=VALUE` whose NAME's words name a secret by {@link secretKey}
+ *   (`--password`, `--passwd`, `--token`, `--secret`, `--api-key`, `--auth-token`,
+ *   `--client-secret`; `--auth` as a weak key: 8 characters or more, not a lower-case method
+ *   name) — not `--password-file`, `--token-url`, `--no-password`, nor a value that is a flag,
+ *   a placeholder (`TOKEN`, `<pass>`), an expansion or a path (the key rule's value test);
+ * - `-u USER:PASSWORD` / `--user USER:PASSWORD` (curl, httpie, wget): a password of 3 or more
+ *   characters, not all digits and not the user again (`docker -u 1000:1000`, `-u app:app` are
+ *   a uid and a group);
+ * - mysql's `-pPASSWORD`, the password glued to `-p`: 4 characters or more, not a lower-case
+ *   flag word (`-pthread`, `-pedantic`, {@link P_FLAG}), not a port (`-p2222`, `-p8080:80`),
+ *   a path, an msbuild property (`-p:Configuration=Release`) or an expansion;
+ * - a pgpass line (`host:port:database:user:password`, the port digits or `*`).
+ */
+export function optionCredential(text: string): string | undefined {
+  if (text.length < 6) return undefined;
+  const valueOk = (raw: string, weak: boolean) => {
+    const v = /^["']/.test(raw) ? raw.slice(1, -1) : raw;
+    if (v.length < 4 || NOT_A_VALUE.test(v) || PLACEHOLDER.test(v)) return false;
+    return !weak || (v.length >= 8 && !(v.length < 20 && /^[a-z][a-z0-9-]*$/.test(v)));
+  };
+  for (
+    const m of text.matchAll(
+      /(?:^|[\s"'(\[,])--([A-Za-z][\w-]*)(?:=|[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'|;&)]+)/g,
+    )
+  ) {
+    if (/^no-/i.test(m[1])) continue;
+    const kind = secretKey(m[1]);
+    if (kind && valueOk(m[2], kind === "weak")) return `its value passes --${m[1]} with a value`;
+  }
+  for (
+    const m of text.matchAll(
+      /(?:^|[\s"'])(?:-u[ \t]*|--user(?:=|[ \t]+))(["']?)([^\s:"']+):([^\s"']+)\1(?=\s|$)/g,
+    )
+  ) {
+    const [user, pw] = [m[2], m[3]];
+    if (pw.length >= 3 && !/^\d+$/.test(pw) && pw !== user && !NOT_A_VALUE.test(pw)) {
+      return "its value passes a user:password option (-u)";
+    }
+  }
+  for (const m of text.matchAll(/(?:^|[\s"'])-p([^\s"']+)/g)) {
+    const v = m[1];
+    if (v.length < 4 || P_FLAG.test(v) || /^[a-z][a-z-]*$/.test(v)) continue;
+    if (/^[\d.:\/]+((tcp|udp)\b.*)?$/i.test(v) || /^[:=\/~.$%{<(]/.test(v)) continue;
+    return "its value passes a password glued to -p (mysql)";
+  }
+  for (const line of text.split("\n")) {
+    const m = /^\s*([^\s:\/#][^\s:]*):(\d{1,5}|\*):([^\s:]+):([^\s:]+):((?:[^\s:\\]|\\.){3,})\s*$/
+      .exec(line);
+    if (m && !m.slice(1).every((p) => /^[0-9a-f]*$/i.test(p))) {
+      return "its value is a pgpass line (host:port:db:user:password)";
+    }
+  }
+  return undefined;
+}
