@@ -12,6 +12,8 @@
  *   `.node_repl_history`, `fish_history`, `.lesshst`, `.viminfo`): hidden whatever it holds;
  * - web storage ({@link WEB_STORAGE_RE}: Deno's `location_data` — `localStorage` —, `IndexedDB`,
  *   `Local Storage`, `webappsstore.sqlite`): hidden whatever it holds;
+ * - sockets, FIFOs and device nodes ({@link specialFile}): a daemon's endpoint, hidden by type
+ *   (eleventh attacker pass, class 1);
  * - an install prefix's code folders ({@link PREFIX_CODE_DIRS}): not entered, while the rest of
  *   a prefix is (`~/.pyenv/versions/3.12.1/envs/foo`, a prefix's `etc/`).
  * @module
@@ -106,4 +108,18 @@ export function configHoldsCredential(text: string, name: string): boolean {
   if (/^\s*\[credential|^\s*(extraheader|password|token|helper)\s*=/im.test(text)) return true;
   if (!CONFIG_FILE_RE.test(name)) return credentialValue(text, { entropy: false }) !== undefined;
   return text.split("\n").some((l) => credentialValue(l) !== undefined);
+}
+
+/**
+ * Whether `p` is a socket, a FIFO or a device node (`lstat`, links not followed): what a
+ * `Deno.DirEntry` that is neither a file, a folder nor a link is. Called only for such entries,
+ * so it costs one `lstat` per odd entry.
+ */
+export function specialFile(p: string): boolean {
+  try {
+    const st = Deno.lstatSync(p);
+    return !!(st.isSocket || st.isFifo || st.isCharDevice || st.isBlockDevice);
+  } catch {
+    return false;
+  }
 }
