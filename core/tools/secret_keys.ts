@@ -117,11 +117,40 @@ export function keyWords(key: string): string[] {
   return out;
 }
 
-/** Whether a key's words (see {@link keyWords}) name a secret; `"weak"` for an `auth` key. */
+/**
+ * Last words that name the secret itself when an earlier word of the key names one (eleventh
+ * attacker pass: `token_value`, `{"token": {"value": …}}`, `{"auth": {"refresh": …}}`,
+ * `{"credentials": {"default": …}}` — a nested key judged by its joined path, `auth.refresh`).
+ */
+export const SLOT_WORDS: ReadonlySet<string> = new Set([
+  "value",
+  "default",
+  "refresh",
+  "current",
+  "primary",
+  "secondary",
+  "raw",
+  "plain",
+]);
+
+/**
+ * Whether a key's words (see {@link keyWords}) name a secret; `"weak"` for an `auth` key, and for
+ * a {@link SLOT_WORDS} ending after a secret word anywhere earlier (`credentials.default`,
+ * `auth.refresh`: the value test of a weak key — 8 characters or more, not a lower-case word —
+ * keeps `auth.default = oauth2` a setting); `value` right after a secret word is strong
+ * (`token_value`, `password.value`).
+ */
 export function secretKey(key: string): "strong" | "weak" | undefined {
   const w = keyWords(key);
   const last = w.at(-1);
   if (!last) return undefined;
+  if (SLOT_WORDS.has(last) && w.slice(0, -1).some((x) => SECRET_WORDS.has(x))) {
+    // `token_value`, `password.value`: the secret itself, as strong as the word before it.
+    const before = w.at(-2)!;
+    return last === "value" && SECRET_WORDS.has(before) && before !== "auth" && before !== "pin"
+      ? "strong"
+      : "weak";
+  }
   if (last === "key") return w.length >= 2 && KEY_QUALIFIERS.has(w.at(-2)!) ? "strong" : undefined;
   if (last === "seed" || last === "phrase") {
     const q = last === "seed" ? SEED_QUALIFIERS : PHRASE_QUALIFIERS;

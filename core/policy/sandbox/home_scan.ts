@@ -8,6 +8,7 @@ import { dirname, join } from "../../util/path.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
 import { secretAssignment } from "../../tools/secret_keys.ts";
 import { writeTextAtomicSync } from "../../util/files.ts";
+import { configPairs, nestedCredential } from "./store_values.ts";
 import { packageFolder, packageTree } from "./store_packages.ts";
 import {
   CONFIG_FILE_RE,
@@ -419,6 +420,8 @@ function scanCacheKey(): string {
     packageFolder,
     hashBuckets,
     configHoldsCredential,
+    nestedCredential,
+    configPairs,
     credentialValue,
     secretAssignment,
     configShaped,

@@ -19,6 +19,7 @@
  * @module
  */
 import { credentialValue } from "../../tools/secret_value.ts";
+import { nestedCredential } from "./store_values.ts";
 
 /**
  * Files named so are read at any depth with the full value rule (random-looking tokens too): git
@@ -102,12 +103,17 @@ export const PREFIX_CODE_DIRS =
  * Whether `text` (a configuration-shaped file named `name`) holds a credential: a git
  * credential section or an `extraheader`/`password`/`token`/`helper` key, or a line the value
  * rule of core/tools/secret_value.ts flags — with random-looking words for files named by
- * {@link CONFIG_FILE_RE}, without them for any other (lock files and metadata carry digests).
+ * {@link CONFIG_FILE_RE}, without them for any other (lock files and metadata carry digests) —
+ * or a credential under a nested or unusual key, or a random-looking value under a key that is
+ * not a digest's, an id's or a URL's (./store_values.ts `nestedCredential`: `api:\n  key: …`,
+ * `{"auth": {"refresh": …}}`, `token_value = …`; eleventh attacker pass).
  */
 export function configHoldsCredential(text: string, name: string): boolean {
   if (/^\s*\[credential|^\s*(extraheader|password|token|helper)\s*=/im.test(text)) return true;
-  if (!CONFIG_FILE_RE.test(name)) return credentialValue(text, { entropy: false }) !== undefined;
-  return text.split("\n").some((l) => credentialValue(l) !== undefined);
+  if (!CONFIG_FILE_RE.test(name)) {
+    if (credentialValue(text, { entropy: false }) !== undefined) return true;
+  } else if (text.split("\n").some((l) => credentialValue(l) !== undefined)) return true;
+  return nestedCredential(text, name) !== undefined;
 }
 
 /**
