@@ -10,7 +10,8 @@
  *   {@link ENV_STORES}) when they lie inside the home;
  * - minus what {@link scanSecrets} finds inside them, replaced by an empty file or dir: by
  *   structure at any depth to {@link SCAN_DEPTH} (browser profiles, mail caches, keyrings, git
- *   configs holding a token URL or an auth header), by name to {@link NAME_DEPTH} levels
+ *   configs holding a token URL or an auth header; sockets, FIFOs and device nodes by type, except
+ *   a socket a `Net(unix:…)` rule names), by name to {@link NAME_DEPTH} levels
  *   (credential-looking names, {@link SECRET_NAME_RE}; mail, keyring and browser folders);
  * - a generated `~/.gitconfig` ({@link gitconfigText}) with only the identity and safe settings
  *   of the real global git config (also named by `GIT_CONFIG_GLOBAL`);
@@ -433,7 +434,7 @@ export function describeHome(view: HomeView | undefined): string[] {
   l.push("            (the home itself is read-only: a command cannot create files in it)");
   if (view.hidden.length) {
     l.push(
-      "  hidden inside those stores (credentials by name or content, histories, web storage, browser profiles):",
+      "  hidden inside those stores (credentials by name or content, histories, web storage, browser profiles, sockets and FIFOs):",
     );
     for (const h of view.hidden) l.push(`            ${h}`);
   }
