@@ -289,6 +289,7 @@ const OPTION_ORDINARY: Record<string, string> = {
   HTTP_ARGS: "--auth-type basic",
   PW_EXPANDED: "--password $PW",
   CLOCK: "12:30:00",
+  FIND_ARGS: "-type f -print0",
 };
 
 Deno.test("attack11 class 2: the option rule on a table", () => {

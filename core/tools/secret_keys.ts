@@ -242,7 +242,7 @@ const P_FLAG =
  *   characters, not all digits and not the user again (`docker -u 1000:1000`, `-u app:app` are
  *   a uid and a group);
  * - mysql's `-pPASSWORD`, the password glued to `-p`: 4 characters or more, not a lower-case
- *   flag word (`-pthread`, `-pedantic`, {@link P_FLAG}), not a port (`-p2222`, `-p8080:80`),
+ *   flag word, maybe with one digit (`-pthread`, `-pedantic`, find's `-print0`, {@link P_FLAG}), not a port (`-p2222`, `-p8080:80`),
  *   a path, an msbuild property (`-p:Configuration=Release`) or an expansion;
  * - a pgpass line (`host:port:database:user:password`, the port digits or `*`).
  */
@@ -273,8 +273,9 @@ export function optionCredential(text: string): string | undefined {
     }
   }
   for (const m of text.matchAll(/(?:^|[\s"'])-p([^\s"']+)/g)) {
-    const v = m[1];
-    if (v.length < 4 || P_FLAG.test(v) || /^[a-z][a-z-]*$/.test(v)) continue;
+    const v = m[1].replace(/[).,;:]+$/, "");
+    // A flag word, maybe with one digit (`-print0`, `-prettysrc).` in a comment).
+    if (v.length < 4 || P_FLAG.test(v) || /^[a-z][a-z-]*\d?$/.test(v)) continue;
     if (/^[\d.:\/]+((tcp|udp)\b.*)?$/i.test(v) || /^[:=\/~.$%{<(]/.test(v)) continue;
     return "its value passes a password glued to -p (mysql)";
   }
