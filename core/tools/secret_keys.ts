@@ -117,11 +117,40 @@ export function keyWords(key: string): string[] {
   return out;
 }
 
-/** Whether a key's words (see {@link keyWords}) name a secret; `"weak"` for an `auth` key. */
+/**
+ * Last words that name the secret itself when an earlier word of the key names one (eleventh
+ * attacker pass: `token_value`, `{"token": {"value": …}}`, `{"auth": {"refresh": …}}`,
+ * `{"credentials": {"default": …}}` — a nested key judged by its joined path, `auth.refresh`).
+ */
+export const SLOT_WORDS: ReadonlySet<string> = new Set([
+  "value",
+  "default",
+  "refresh",
+  "current",
+  "primary",
+  "secondary",
+  "raw",
+  "plain",
+]);
+
+/**
+ * Whether a key's words (see {@link keyWords}) name a secret; `"weak"` for an `auth` key, and for
+ * a {@link SLOT_WORDS} ending after a secret word anywhere earlier (`credentials.default`,
+ * `auth.refresh`: the value test of a weak key — 8 characters or more, not a lower-case word —
+ * keeps `auth.default = oauth2` a setting); `value` right after a secret word is strong
+ * (`token_value`, `password.value`).
+ */
 export function secretKey(key: string): "strong" | "weak" | undefined {
   const w = keyWords(key);
   const last = w.at(-1);
   if (!last) return undefined;
+  if (SLOT_WORDS.has(last) && w.slice(0, -1).some((x) => SECRET_WORDS.has(x))) {
+    // `token_value`, `password.value`: the secret itself, as strong as the word before it.
+    const before = w.at(-2)!;
+    return last === "value" && SECRET_WORDS.has(before) && before !== "auth" && before !== "pin"
+      ? "strong"
+      : "weak";
+  }
   if (last === "key") return w.length >= 2 && KEY_QUALIFIERS.has(w.at(-2)!) ? "strong" : undefined;
   if (last === "seed" || last === "phrase") {
     const q = last === "seed" ? SEED_QUALIFIERS : PHRASE_QUALIFIERS;
@@ -185,6 +214,77 @@ export function secretAssignment(text: string): string | undefined {
       if (/^(files|compat|systemd|sss|ldap|nis|db|winbind|extrausers)\b/.test(v)) continue;
     }
     return `its value sets ${name}, a key naming a secret`;
+  }
+  return undefined;
+}
+
+/** Option values that are placeholders or flags, not a credential: `TOKEN`, `<pass>`, `-x`. */
+const PLACEHOLDER = /^([A-Z][A-Z0-9_]*|<[^>]*>|\[[^\]]*\]|-.*)$/;
+
+/**
+ * The known words a `-p` is glued to that are not a mysql password: compiler and linker flags
+ * (`-pthread`, `-pie`, `-pipe`, `-pedantic`, `-print-…`, `-pg`), javac's (`-parameters`,
+ * `-processor…`, `-proc:`, `-profile`), `-param`, `-pass-exit-codes`, `-plugin…`.
+ */
+const P_FLAG =
+  /^(threads?|ie|ipe|g|edantic(-errors)?|rint-.*|arameters|rocessor(path)?|roc:.*|rofile|review|aram.*|ass-exit-codes|lugin.*)$/;
+
+/**
+ * Why `text` (an environment value, a configuration line) passes a credential as a command-line
+ * option (eleventh attacker pass, class 2: `CURL_OPTS=-u admin:pw`, `MYSQL_OPTS=-pPW`), or
+ * undefined:
+ * - `--NAME VALUE` or `--NAME=VALUE` whose NAME's words name a secret by {@link secretKey}
+ *   (`--password`, `--passwd`, `--token`, `--secret`, `--api-key`, `--auth-token`,
+ *   `--client-secret`; `--auth` as a weak key: 8 characters or more, not a lower-case method
+ *   name) — not `--password-file`, `--token-url`, `--no-password`, nor a value that is a flag,
+ *   a placeholder (`TOKEN`, `<pass>`), an expansion or a path (the key rule's value test);
+ * - `-u USER:PASSWORD` / `--user USER:PASSWORD` (curl, httpie, wget): a password of 3 or more
+ *   characters, not all digits and not the user again (`docker -u 1000:1000`, `-u app:app` are
+ *   a uid and a group);
+ * - mysql's `-pPASSWORD`, the password glued to `-p`: 4 characters or more, not a lower-case
+ *   flag word, maybe with one digit (`-pthread`, `-pedantic`, find's `-print0`, {@link P_FLAG}), not a port (`-p2222`, `-p8080:80`),
+ *   a path, an msbuild property (`-p:Configuration=Release`) or an expansion;
+ * - a pgpass line (`host:port:database:user:password`, the port digits or `*`).
+ */
+export function optionCredential(text: string): string | undefined {
+  if (text.length < 6) return undefined;
+  const valueOk = (raw: string, weak: boolean) => {
+    const v = /^["']/.test(raw) ? raw.slice(1, -1) : raw;
+    if (v.length < 4 || NOT_A_VALUE.test(v) || PLACEHOLDER.test(v)) return false;
+    return !weak || (v.length >= 8 && !(v.length < 20 && /^[a-z][a-z0-9-]*$/.test(v)));
+  };
+  for (
+    const m of text.matchAll(
+      /(?:^|[\s"'(\[,])--([A-Za-z][\w-]*)(?:=|[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'|;&)]+)/g,
+    )
+  ) {
+    if (/^no-/i.test(m[1])) continue;
+    const kind = secretKey(m[1]);
+    if (kind && valueOk(m[2], kind === "weak")) return `its value passes --${m[1]} with a value`;
+  }
+  for (
+    const m of text.matchAll(
+      /(?:^|[\s"'])(?:-u[ \t]*|--user(?:=|[ \t]+))(["']?)([^\s:"']+):([^\s"']+)\1(?=\s|$)/g,
+    )
+  ) {
+    const [user, pw] = [m[2], m[3]];
+    if (pw.length >= 3 && !/^\d+$/.test(pw) && pw !== user && !NOT_A_VALUE.test(pw)) {
+      return "its value passes a user:password option (-u)";
+    }
+  }
+  for (const m of text.matchAll(/(?:^|[\s"'])-p([^\s"']+)/g)) {
+    const v = m[1].replace(/[).,;:]+$/, "");
+    // A flag word, maybe with one digit (`-print0`, `-prettysrc).` in a comment).
+    if (v.length < 4 || P_FLAG.test(v) || /^[a-z][a-z-]*\d?$/.test(v)) continue;
+    if (/^[\d.:\/]+((tcp|udp)\b.*)?$/i.test(v) || /^[:=\/~.$%{<(]/.test(v)) continue;
+    return "its value passes a password glued to -p (mysql)";
+  }
+  for (const line of text.split("\n")) {
+    const m = /^\s*([^\s:\/#][^\s:]*):(\d{1,5}|\*):([^\s:]+):([^\s:]+):((?:[^\s:\\]|\\.){3,})\s*$/
+      .exec(line);
+    if (m && !m.slice(1).every((p) => /^[0-9a-f]*$/i.test(p))) {
+      return "its value is a pgpass line (host:port:db:user:password)";
+    }
   }
   return undefined;
 }

@@ -14,6 +14,9 @@
  *   a netrc `machine … password …`, an XML `<password>…</password>` (Maven's `settings.xml`), a key ending in `token`/`secret`/`password` set with `=`/`:`
  *   (not to an expansion, a path or a boolean); any key whose words name a secret
  *   (./secret_keys.ts: `aws_secret_access_key`, `PrivateKey`, `db_pass`, `psk`); Tailscale `tskey-…` and age `AGE-SECRET-KEY-1…`;
+ * - from the eleventh attacker pass: credentials passed as command-line options
+ *   (./secret_keys.ts `optionCredential`: `--password X`, `--token X`, `-u user:pw`, mysql's
+ *   `-pPW`) and pgpass lines (`host:5432:db:user:pw`);
  * - a connection-string password (`Password=…`, `Pwd=…`, `AccountKey=…`, `--password=…`), a
  *   `token=`/`secret=`/`api_key=`/`client_secret=` assignment of 8 characters or more, a PEM
  *   private key, a JSON Web Token;
@@ -31,7 +34,7 @@
  * secret_lines.ts: `/etc`, a repository's git config).
  * @module
  */
-import { secretAssignment } from "./secret_keys.ts";
+import { optionCredential, secretAssignment } from "./secret_keys.ts";
 
 /** Schemes whose user name alone is an account, not a credential. */
 const SSH_SCHEMES = /^(ssh|git\+ssh|ssh\+git|sftp|scp)$/i;
@@ -193,7 +196,7 @@ export function credentialValue(
     return "its value is a `token=…` assignment";
   }
   for (const [re, why] of PASSWORD_OPTIONS) if (re.test(value)) return why;
-  const key = secretAssignment(value);
+  const key = secretAssignment(value) ?? optionCredential(value);
   if (key) return key;
   if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value)) return "its value is a private key";
   if (/(^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\./.test(value)) {

@@ -8,6 +8,7 @@ import { dirname, join } from "../../util/path.ts";
 import { credentialValue } from "../../tools/secret_value.ts";
 import { secretAssignment } from "../../tools/secret_keys.ts";
 import { writeTextAtomicSync } from "../../util/files.ts";
+import { configPairs, nestedCredential } from "./store_values.ts";
 import { packageFolder, packageTree } from "./store_packages.ts";
 import {
   CONFIG_FILE_RE,
@@ -18,6 +19,7 @@ import {
   CONTENT_READ_LIMIT,
   historyFile,
   PREFIX_CODE_DIRS,
+  specialFile,
   WEB_STORAGE_RE,
 } from "./store_kinds.ts";
 
@@ -124,7 +126,8 @@ export const NAME_DEPTH = 3;
  *   file, ./store_kinds.ts `configShaped`: a virtualenv's `pip.conf`, a `gradle.properties`, a
  *   tool's `config.json` — the value and key rules of core/tools/secret_value.ts; at most
  *   {@link CONTENT_READ_LIMIT} reads, past it such files are hidden unread), history files and
- *   web storage (./store_kinds.ts `historyFile`, {@link WEB_STORAGE_RE});
+ *   web storage (./store_kinds.ts `historyFile`, {@link WEB_STORAGE_RE}), and sockets, FIFOs and
+ *   device nodes by type ({@link specialFile}: a daemon's endpoint, no cache content);
  * - by name, to {@link NAME_DEPTH} levels: credential-looking names ({@link SECRET_NAME_RE}) and
  *   private folders ({@link PRIVATE_DIR_RE}), except a folder that is a package tree
  *   ({@link packageTree}: the npm packages `cookie`, `google-auth-library` in Deno's cache).
@@ -299,6 +302,12 @@ function scanFolder(
   const prefix = pkg && names.has("bin") && names.has("lib");
   for (const e of entries) {
     const r = rel ? `${rel}/${e.name}` : e.name;
+    // A socket, FIFO or device node (eleventh attacker pass, class 1): a daemon's endpoint (an
+    // ssh ControlMaster, an app's IPC socket), never a cache's content — hidden by type.
+    if (!e.isFile && !e.isDirectory && !e.isSymlink && specialFile(`${abs}/${e.name}`)) {
+      f.push(r);
+      continue;
+    }
     const byKind = (e.isFile && historyFile(e.name)) || WEB_STORAGE_RE.test(e.name);
     if (
       (byKind ||
@@ -370,7 +379,7 @@ function stampOf(p: string, follow: boolean): [number, number, number] {
 /** A store with more folders than this is not kept in the cache file (its size stays bounded). */
 export const SCAN_CACHE_MAX_FOLDERS = 30000;
 /** Bump when the scan's rules change in a way the key below does not see (it hashes the scan's code and rule constants). */
-const SCAN_CACHE_VERSION = 3;
+const SCAN_CACHE_VERSION = 4;
 
 /**
  * The home scan's cache across processes: `<dataDir>/home-scan.json`, `{key, stores: {<store's
@@ -411,10 +420,13 @@ function scanCacheKey(): string {
     packageFolder,
     hashBuckets,
     configHoldsCredential,
+    nestedCredential,
+    configPairs,
     credentialValue,
     secretAssignment,
     configShaped,
     historyFile,
+    specialFile,
     CONTENT_READ_LIMIT,
     CONTENT_READ_BYTES,
     WEB_STORAGE_RE.source,

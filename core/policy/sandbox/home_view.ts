@@ -10,7 +10,8 @@
  *   {@link ENV_STORES}) when they lie inside the home;
  * - minus what {@link scanSecrets} finds inside them, replaced by an empty file or dir: by
  *   structure at any depth to {@link SCAN_DEPTH} (browser profiles, mail caches, keyrings, git
- *   configs holding a token URL or an auth header), by name to {@link NAME_DEPTH} levels
+ *   configs holding a token URL or an auth header; sockets, FIFOs and device nodes by type, except
+ *   a socket a `Net(unix:…)` rule names), by name to {@link NAME_DEPTH} levels
  *   (credential-looking names, {@link SECRET_NAME_RE}; mail, keyring and browser folders);
  * - a generated `~/.gitconfig` ({@link gitconfigText}) with only the identity and safe settings
  *   of the real global git config (also named by `GIT_CONFIG_GLOBAL`);
@@ -281,7 +282,9 @@ function gitconfigFile(workspace: string): string {
  * The home view for `home`, or undefined when one of `visibleRoots` (the workspace, writable and
  * readable roots, real paths) contains the whole home. `env`: where {@link ENV_STORES} are read.
  * `cacheDir` (Coyote's data dir): the store scans are cached there across processes
- * ({@link ScanCache}); without it each process scans.
+ * ({@link ScanCache}); without it each process scans. `sockets`: the socket paths
+ * `Net(unix:…)` allow rules name — the scan hides every socket and FIFO in a store by type, but
+ * not these (they are bound in: ./bwrap.ts).
  */
 export function homeView(
   home: string,
@@ -289,11 +292,12 @@ export function homeView(
   visibleRoots: readonly string[],
   env: (name: string) => string | undefined = (n) => Deno.env.get(n),
   cacheDir?: string,
+  sockets: readonly string[] = [],
 ): HomeView | undefined {
-  const key = [home, workspace, ...visibleRoots].join("\0");
+  const key = [home, workspace, ...visibleRoots, "\0", ...sockets].join("\0");
   const hit = views.get(key);
   if (hit && Date.now() - hit.at < SCAN_TTL_MS) return hit.view;
-  const view = computeView(home, workspace, visibleRoots, env, cacheDir);
+  const view = computeView(home, workspace, visibleRoots, env, cacheDir, sockets);
   views.set(key, { at: Date.now(), view });
   return view;
 }
@@ -306,6 +310,7 @@ function computeView(
   visibleRoots: readonly string[],
   env: (name: string) => string | undefined,
   cacheDir: string | undefined,
+  sockets: readonly string[],
 ): HomeView | undefined {
   const realHome = real(home);
   if (!realHome || home === "/" || realHome === "/") return undefined;
@@ -351,7 +356,11 @@ function computeView(
   if (disk) saveScanCache(disk);
   // What lies inside another hidden entry is hidden with it (and a mount inside the emptied,
   // read-only folder could not be made).
-  const set = new Set(hidden);
+  // A socket a `Net(unix:…)` rule names stays (the scan hid it by type with the others).
+  const named = new Set(sockets.flatMap((p) => [p, real(p) ?? p]));
+  const set = new Set(
+    named.size ? hidden.filter((h) => !named.has(h) && !named.has(real(h) ?? h)) : hidden,
+  );
   const outer = (h: string) => {
     for (let i = h.lastIndexOf("/"); i > home.length; i = h.lastIndexOf("/", i - 1)) {
       if (set.has(h.slice(0, i))) return false;
@@ -425,7 +434,7 @@ export function describeHome(view: HomeView | undefined): string[] {
   l.push("            (the home itself is read-only: a command cannot create files in it)");
   if (view.hidden.length) {
     l.push(
-      "  hidden inside those stores (credentials by name or content, histories, web storage, browser profiles):",
+      "  hidden inside those stores (credentials by name or content, histories, web storage, browser profiles, sockets and FIFOs):",
     );
     for (const h of view.hidden) l.push(`            ${h}`);
   }

@@ -286,6 +286,9 @@ export function deriveProfile(policy: Policy, opts: ProfileOptions = {}): Sandbo
       add(readable, g, "the repository's git dir (linked worktree or submodule)");
     }
   }
+  // `Net(unix:/path)` allow rules: these sockets are mounted in and the unix-socket filter is off.
+  const unixSockets = rules.filter((r) => r.kind === "net" && r.decision === "allow" && isUnix(r))
+    .map((r) => r.pattern!.slice(5)).filter(isSocketFile);
   // Linux (bwrap) only: the macOS profile (./sbpl.ts) keeps the deny list.
   const home = Deno.build.os === "linux"
     ? homeView(
@@ -294,6 +297,7 @@ export function deriveProfile(policy: Policy, opts: ProfileOptions = {}): Sandbo
       [...writable, ...readable].map((r) => r.path),
       undefined,
       policy.dataDir,
+      unixSockets,
     )
     : undefined;
   if (home && plan) home.readOnly = true;
@@ -309,10 +313,12 @@ export function deriveProfile(policy: Policy, opts: ProfileOptions = {}): Sandbo
     hostRun: new Map<string, string>(),
   };
   const vcs = { gitDirs: [] as string[], configs: [] as string[] };
+  const special: string[] = [];
   const protectedPaths = findProtected(ws, undefined, nodeModules, protectedUnchecked, {
     dots: dotEntries,
     ...dotScan,
     vcs,
+    special,
   });
   const prot: [string | undefined, string][] = [
     ...protectedPaths.map((
@@ -360,6 +366,17 @@ export function deriveProfile(policy: Policy, opts: ProfileOptions = {}): Sandbo
       h,
     ): [string, string] => [h, "another user's home (default)"]),
   ];
+  // Sockets, FIFOs and device nodes the same walk met in the workspace (eleventh attacker pass,
+  // class 1: a host daemon's socket there is reachable while a `Net(unix:…)` rule lifts the
+  // filter; a FIFO a host process reads, always): hidden by type unless a rule names the socket.
+  const named = new Set(unixSockets.flatMap((u) => [u, real(u) ?? u]));
+  for (const p of special) {
+    if (
+      !named.has(p) && !named.has(real(p) ?? p) && pathRuleDecision(policy, "read", p) !== "allow"
+    ) {
+      add(hidden, p, "a socket, FIFO or device in the workspace (by type)");
+    }
+  }
   for (const [p, why] of defaults) {
     if (!p) continue;
     const rp = real(p);
@@ -417,9 +434,6 @@ export function deriveProfile(policy: Policy, opts: ProfileOptions = {}): Sandbo
 
   // Network.
   const network = networkOf(rules);
-  // `Net(unix:/path)` allow rules: these sockets are mounted in and the unix-socket filter is off.
-  const unixSockets = rules.filter((r) => r.kind === "net" && r.decision === "allow" && isUnix(r))
-    .map((r) => r.pattern!.slice(5)).filter(isSocketFile);
 
   return {
     workspace: ws,

@@ -32,6 +32,7 @@ import {
 } from "./host_run.ts";
 import { addConfigKeys } from "./code_configs.ts";
 import { rememberSources, startupSources } from "./startup_sources.ts";
+import { specialFile } from "./store_kinds.ts";
 
 export {
   gitIncludedFiles,
@@ -406,6 +407,8 @@ export interface ScanExtras {
    * ./profile.ts masks credential lines in (./repo_configs.ts; tenth attacker pass).
    */
   vcs?: { gitDirs: string[]; configs: string[] };
+  /** Filled with the sockets, FIFOs and device nodes met (./store_kinds.ts `specialFile`; ./profile.ts hides them). */
+  special?: string[];
 }
 
 const fingerprint = (p: string): string | undefined => {
@@ -505,6 +508,9 @@ export function findProtected(
         if (e.isDirectory) extras.unreadable?.push(path);
         else extras.undecodable?.push(path);
         continue;
+      }
+      if (extras.special && !e.isFile && !e.isDirectory && !e.isSymlink && specialFile(path)) {
+        extras.special.push(path);
       }
       const lower = e.name.toLowerCase();
       if (extras.vcs && e.isDirectory && (lower === ".hg" || lower === ".jj")) {

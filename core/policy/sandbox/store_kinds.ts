@@ -12,11 +12,14 @@
  *   `.node_repl_history`, `fish_history`, `.lesshst`, `.viminfo`): hidden whatever it holds;
  * - web storage ({@link WEB_STORAGE_RE}: Deno's `location_data` — `localStorage` —, `IndexedDB`,
  *   `Local Storage`, `webappsstore.sqlite`): hidden whatever it holds;
+ * - sockets, FIFOs and device nodes ({@link specialFile}): a daemon's endpoint, hidden by type
+ *   (eleventh attacker pass, class 1);
  * - an install prefix's code folders ({@link PREFIX_CODE_DIRS}): not entered, while the rest of
  *   a prefix is (`~/.pyenv/versions/3.12.1/envs/foo`, a prefix's `etc/`).
  * @module
  */
 import { credentialValue } from "../../tools/secret_value.ts";
+import { nestedCredential } from "./store_values.ts";
 
 /**
  * Files named so are read at any depth with the full value rule (random-looking tokens too): git
@@ -100,10 +103,29 @@ export const PREFIX_CODE_DIRS =
  * Whether `text` (a configuration-shaped file named `name`) holds a credential: a git
  * credential section or an `extraheader`/`password`/`token`/`helper` key, or a line the value
  * rule of core/tools/secret_value.ts flags — with random-looking words for files named by
- * {@link CONFIG_FILE_RE}, without them for any other (lock files and metadata carry digests).
+ * {@link CONFIG_FILE_RE}, without them for any other (lock files and metadata carry digests) —
+ * or a credential under a nested or unusual key, or a random-looking value under a key that is
+ * not a digest's, an id's or a URL's (./store_values.ts `nestedCredential`: `api:\n  key: …`,
+ * `{"auth": {"refresh": …}}`, `token_value = …`; eleventh attacker pass).
  */
 export function configHoldsCredential(text: string, name: string): boolean {
   if (/^\s*\[credential|^\s*(extraheader|password|token|helper)\s*=/im.test(text)) return true;
-  if (!CONFIG_FILE_RE.test(name)) return credentialValue(text, { entropy: false }) !== undefined;
-  return text.split("\n").some((l) => credentialValue(l) !== undefined);
+  if (!CONFIG_FILE_RE.test(name)) {
+    if (credentialValue(text, { entropy: false }) !== undefined) return true;
+  } else if (text.split("\n").some((l) => credentialValue(l) !== undefined)) return true;
+  return nestedCredential(text, name) !== undefined;
+}
+
+/**
+ * Whether `p` is a socket, a FIFO or a device node (`lstat`, links not followed): what a
+ * `Deno.DirEntry` that is neither a file, a folder nor a link is. Called only for such entries,
+ * so it costs one `lstat` per odd entry.
+ */
+export function specialFile(p: string): boolean {
+  try {
+    const st = Deno.lstatSync(p);
+    return !!(st.isSocket || st.isFifo || st.isCharDevice || st.isBlockDevice);
+  } catch {
+    return false;
+  }
 }
