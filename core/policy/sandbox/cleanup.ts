@@ -16,7 +16,7 @@ import {
 } from "./protected.ts";
 import type { NodeModulesWatch } from "./node_modules_scan.ts";
 import { bytecodeCleanup, hostRunCleanup } from "./host_run.ts";
-import { movedAway, quarantine, quarantineUnreadable } from "./quarantine.ts";
+import { copyBudget, movedAway, quarantine, quarantineUnreadable } from "./quarantine.ts";
 import { loaderOf } from "./startup_sources.ts";
 import { gitProgramLine, gitProgramState } from "./git_programs.ts";
 
@@ -251,6 +251,8 @@ export function removeCreated(
   const qid = `${new Date().toISOString().replace(/[:.]/g, "-")}-${
     crypto.randomUUID().slice(0, 8)
   }`;
+  // One copy budget for everything this command's cleanup takes out (./quarantine.ts).
+  const budget = copyBudget();
   const quarantined: [string, string][] = [];
   const originals = new Map([...before.ids].map(([p, id]) => [id, p]));
   const moved: string[] = [];
@@ -276,7 +278,7 @@ export function removeCreated(
     // folder turned into one: moved to the quarantine (nothing lost), not deleted.
     if (p === `${ws}/HEAD`) {
       // The workspace made a git dir (./protected.ts): its HEAD to the quarantine.
-      const to = quarantine(p, ws, policy.dataDir, qid);
+      const to = quarantine(p, ws, policy.dataDir, qid, budget);
       if (to) {
         removed.push(p);
         quarantined.push([p, to]);
@@ -289,7 +291,7 @@ export function removeCreated(
       // git dir): only its HEAD goes, which is enough for git not to take it for one.
       const whole = gitDirOnly(p);
       if (!whole) reasons.set(p, `${reasons.get(p)}; only its HEAD was moved`);
-      const to = quarantine(whole ? p : `${p}/HEAD`, ws, policy.dataDir, qid);
+      const to = quarantine(whole ? p : `${p}/HEAD`, ws, policy.dataDir, qid, budget);
       if (to) {
         watch?.forget(p);
         removed.push(p);
@@ -356,7 +358,7 @@ export function removeCreated(
     for (const name of [...tops].sort()) {
       const p = `${ws}/${name}`;
       if (allowed(p)) continue;
-      const to = quarantine(p, ws, policy.dataDir, qid);
+      const to = quarantine(p, ws, policy.dataDir, qid, budget);
       if (to) capMoved.push([p, to]);
     }
     if (capMoved.length) {
@@ -388,7 +390,7 @@ export function removeCreated(
     const moved: [string, string][] = [];
     const failed: string[] = [];
     for (const p of review.created) {
-      const to = quarantine(p, ws, policy.dataDir, qid);
+      const to = quarantine(p, ws, policy.dataDir, qid, budget);
       if (to) moved.push([p, to]);
       else failed.push(p);
     }
@@ -445,7 +447,7 @@ export function removeCreated(
           hostRun,
           gone,
           (p) => allowed(p) || dots.has(p),
-          (p) => quarantine(p, ws, policy.dataDir, qid),
+          (p) => quarantine(p, ws, policy.dataDir, qid, budget),
           rel,
           extras.hostRunTruncated,
         ).lines,
@@ -460,7 +462,7 @@ export function removeCreated(
     const moved: [string, string][] = [];
     const left: string[] = [];
     for (const p of newUndecodable.slice(0, 50)) {
-      const to = quarantineUnreadable(p, ws, policy.dataDir, qid);
+      const to = quarantineUnreadable(p, ws, policy.dataDir, qid, budget);
       if (to) moved.push([p, to]);
       else left.push(p);
     }
@@ -488,7 +490,7 @@ export function removeCreated(
     const moved: [string, string][] = [];
     const left: string[] = [];
     for (const p of unreadable) {
-      const to = was.has(p) ? undefined : quarantineUnreadable(p, ws, policy.dataDir, qid);
+      const to = was.has(p) ? undefined : quarantineUnreadable(p, ws, policy.dataDir, qid, budget);
       if (to) moved.push([p, to]);
       else left.push(p);
     }

@@ -32,7 +32,13 @@
  * @module
  */
 import { isAbsolute, join, relative } from "../../util/path.ts";
-import { type ChangeWatcher, ignoreStamp, layWatcher, MAX_WATCHED_DIRS } from "./watch.ts";
+import {
+  type ChangeWatcher,
+  ignoreStamp,
+  layWatcher,
+  MAX_BEYOND,
+  MAX_WATCHED_DIRS,
+} from "./watch.ts";
 import { CheckpointError, parseRawDiff, type RestoreChange, writeCommit } from "./objects.ts";
 import {
   checkLimits,
@@ -396,7 +402,7 @@ export class CheckpointStore {
    * Starts the change detector (./watch.ts) in the background: the watches are laid, then one
    * full scan makes the baseline, after which a checkpoint stages only the paths that changed.
    * Resolves when that is done, or when watching is not possible (more than
-   * {@link MAX_WATCHED_DIRS} folders, the inotify limits; every checkpoint then rescans the
+   * {@link MAX_WATCHED_DIRS} folders or {@link MAX_BEYOND} past the bounds of ./watch.ts, the inotify limits; every checkpoint then rescans the
    * tree, as without a watcher); never rejects. Only after a checkpoint of this store succeeded
    * (the size limits were checked). {@link close} removes the watches.
    */
@@ -411,7 +417,8 @@ export class CheckpointStore {
     try {
       const w = await this.#layWatcher("no full scan since the watcher started");
       if (!w) {
-        this.watchError = `more than ${MAX_WATCHED_DIRS} folders to watch`;
+        this.watchError =
+          `more than ${MAX_WATCHED_DIRS} folders to watch, or more than ${MAX_BEYOND} past the watch bounds`;
         return;
       }
       if (this.#closed) return w.close();

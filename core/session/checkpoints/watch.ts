@@ -23,6 +23,16 @@
  * A moved folder's old watch reports its events under the old path (inotify watches follow the
  * inode): the moved folder is a created one at its new path, so it is scanned whole as well.
  *
+ * Bounded set-up (eleventh attacker pass: 1,800 nested folders made by a command stalled the session
+ * for over a minute): `Deno.watchFs` lays its watches synchronously, on the session's event loop,
+ * at a cost that grows with the square of each folder's depth (measured: 100 nested folders 24 ms,
+ * 400: 1 s, 800: 7 s). So a folder is watched only down to {@link MAX_WATCH_DEPTH} levels below the
+ * workspace and while the summed cost ({@link WATCH_COST}, the squares of the folders' absolute
+ * depths) stays within budget; a folder past either bound is one of {@link ChangeWatcher.beyond}:
+ * not walked, not watched, and scanned whole (git) at every checkpoint. More than
+ * {@link MAX_BEYOND} of those, or more than {@link MAX_WATCHED_DIRS} folders: no watcher, every
+ * checkpoint rescans the tree.
+ *
  * Events are asynchronous: {@link ChangeWatcher.flush} writes a sentinel file into a folder of the
  * store that the same watcher watches and waits for its event — the kernel queues the events of one
  * inotify instance in order, so every change made before the flush has been recorded by then.
@@ -36,6 +46,16 @@ import { join, relative, sep } from "../../util/path.ts";
 
 /** Most folders watched; a tree with more is rescanned at every checkpoint instead. */
 export const MAX_WATCHED_DIRS = 20_000;
+/** Deepest folder watched, in levels below the workspace; deeper ones are scanned whole instead. */
+export const MAX_WATCH_DEPTH = 64;
+/**
+ * Budget of one watcher's set-up: the sum over its folders of the square of each one's absolute
+ * depth (path components), the shape of `Deno.watchFs`'s cost (here about 50 ns a unit, so
+ * 6,000,000 is some 0.3 s: 20,000 folders 17 levels deep). Folders past it are scanned whole.
+ */
+export const WATCH_COST = 6_000_000;
+/** Most folders scanned whole for lying past the bounds above; more: no watcher at all. */
+export const MAX_BEYOND = 256;
 /** How long a flush waits for its sentinel's event before the watcher is doubted. */
 const FLUSH_MS = 2_000;
 
@@ -53,24 +73,61 @@ export interface WatchPlan {
   nested: string[];
   /** The folders left out on purpose (ignored ones, the data dir). */
   skip: Set<string>;
+  /**
+   * Folders past {@link MAX_WATCH_DEPTH} or {@link WATCH_COST} (their parent is watched): not
+   * walked, not watched, scanned whole at every checkpoint.
+   */
+  beyond: string[];
 }
 
+/** The bounds of {@link planWatch}; the module's constants by default. */
+export interface WatchBounds {
+  /** Most folders watched (past it: null). */
+  dirs: number;
+  /** Deepest folder watched, in levels below the workspace. */
+  depth: number;
+  /** Budget of the summed squares of the watched folders' absolute depths. */
+  cost: number;
+  /** Most folders past `depth` or `cost` (past it: null). */
+  beyond: number;
+}
+
+/** The module's bounds: {@link MAX_WATCHED_DIRS}, {@link MAX_WATCH_DEPTH}, {@link WATCH_COST}, {@link MAX_BEYOND}. */
+export const WATCH_BOUNDS: Readonly<WatchBounds> = {
+  dirs: MAX_WATCHED_DIRS,
+  depth: MAX_WATCH_DEPTH,
+  cost: WATCH_COST,
+  beyond: MAX_BEYOND,
+};
+
 /**
- * Lists the folders of `workTree` to watch: every folder but symlinks, `.git`, nested git
- * repositories (listed apart in `nested`: their gitlink is restaged at every checkpoint) and the
- * `skip` folders (ignored ones, the data dir; workspace-relative). Resolves null past `max`
- * folders.
+ * Lists the folders of `workTree` to watch, breadth first: every folder but symlinks, `.git`,
+ * nested git repositories (listed apart in `nested`: their gitlink is restaged at every
+ * checkpoint), the `skip` folders (ignored ones, the data dir; workspace-relative) and the
+ * folders past `bounds.depth` or `bounds.cost` (listed apart in `beyond`, their insides not
+ * walked). Resolves null past `bounds.dirs` folders or `bounds.beyond` folders beyond.
  */
 export async function planWatch(
   workTree: string,
   skip: Set<string>,
-  max = MAX_WATCHED_DIRS,
+  bounds: Partial<WatchBounds> = {},
 ): Promise<WatchPlan | null> {
+  const b = { ...WATCH_BOUNDS, ...bounds };
+  const base = workTree.split(sep).filter(Boolean).length;
   const dirs: string[] = [];
   const nested: string[] = [];
+  const beyond: string[] = [];
+  let cost = 0;
   const queue = [""];
-  while (queue.length) {
-    const rel = queue.shift()!;
+  for (let head = 0; head < queue.length; head++) {
+    const rel = queue[head];
+    const depth = rel ? rel.split("/").length : 0;
+    const unit = (base + depth) ** 2;
+    if (rel && (depth > b.depth || cost + unit > b.cost)) {
+      beyond.push(rel);
+      if (beyond.length > b.beyond) return null;
+      continue;
+    }
     const sub: string[] = [];
     let isRepo = false;
     try {
@@ -86,18 +143,20 @@ export async function planWatch(
       continue;
     }
     dirs.push(rel);
-    if (dirs.length > max) return null;
+    cost += unit;
+    if (dirs.length > b.dirs) return null;
     for (const s of sub) if (!skip.has(s)) queue.push(s);
   }
-  return { dirs, nested, skip };
+  return { dirs, nested, skip, beyond };
 }
 
 /**
  * A watcher over `workTree` as it is now, minus the `skip` folders (ignored ones) and the data
  * dir (`dataInside`, workspace-relative, when inside): the folders are walked once before the
  * watches are laid and once after — a folder the second walk finds that has no watch (created in
- * between) is one of {@link ChangeWatcher.unwatched}. Resolves null past {@link MAX_WATCHED_DIRS}
- * folders. `doubt`: see the {@link ChangeWatcher} constructor.
+ * between) is one of {@link ChangeWatcher.unwatched}, one it finds past the bounds is one of
+ * {@link ChangeWatcher.beyond}. Resolves null past the bounds of {@link planWatch}
+ * ({@link WATCH_BOUNDS}). `doubt`: see the {@link ChangeWatcher} constructor.
  * @throws when a watch cannot be laid.
  */
 export async function layWatcher(
@@ -106,15 +165,17 @@ export async function layWatcher(
   skip: Set<string>,
   dataInside: string | null,
   doubt: string | null,
+  bounds: Partial<WatchBounds> = {},
 ): Promise<ChangeWatcher | null> {
   if (dataInside) skip.add(dataInside);
-  const plan = await planWatch(workTree, skip);
+  const plan = await planWatch(workTree, skip, bounds);
   if (!plan) return null;
   const w = new ChangeWatcher(workTree, sentinelDir, plan, doubt, dataInside ? [dataInside] : []);
-  const again = await planWatch(workTree, skip, Infinity);
+  const again = await planWatch(workTree, skip, { ...bounds, dirs: Infinity, beyond: Infinity });
   for (const d of [...again!.dirs, ...again!.nested]) {
-    if (!w.watched.has(d) && !plan.nested.includes(d)) w.unwatched.add(d);
+    if (!w.covers(d)) w.unwatched.add(d);
   }
+  for (const d of again!.beyond) if (!w.covers(d)) w.beyond.add(d);
   return w;
 }
 
@@ -161,6 +222,11 @@ export class ChangeWatcher {
   stale = false;
   /** Folders with no watch (created after the watches were laid): scanned at every checkpoint. */
   readonly unwatched = new Set<string>();
+  /**
+   * Folders past the watch bounds (./watch.ts module doc; {@link WatchPlan.beyond}): no watch
+   * inside, scanned whole at every checkpoint; a relay does not change that.
+   */
+  readonly beyond: Set<string>;
   /** Folders watched (workspace-relative). */
   readonly watched: Set<string>;
   /** Nested repositories: restaged (their gitlink) at every checkpoint. */
@@ -185,6 +251,7 @@ export class ChangeWatcher {
     this.#doubt = doubt;
     this.#plan = plan;
     this.watched = new Set(plan.dirs);
+    this.beyond = new Set(plan.beyond);
     this.nested = plan.nested;
     const paths = plan.dirs.map((d) => d ? join(workTree, d) : workTree);
     // The user's `.git` and `.git/info`: only to see `info/exclude` change.
@@ -303,11 +370,19 @@ export class ChangeWatcher {
         if ((await Deno.lstat(join(this.workTree, p))).isDirectory) this.unwatched.add(p);
       } catch { /* gone: staged as deleted */ }
     }
-    const paths = new Set([...dirty, ...once, ...this.unwatched, ...this.nested]);
-    // An unwatched folder that is gone is staged (as deleted) this once.
-    for (const p of this.unwatched) {
-      if (!(await Deno.lstat(join(this.workTree, p)).then(() => true, () => false))) {
-        this.unwatched.delete(p);
+    const paths = new Set([
+      ...dirty,
+      ...once,
+      ...this.unwatched,
+      ...this.beyond,
+      ...this.nested,
+    ]);
+    // An unwatched folder (or one beyond the bounds) that is gone is staged (as deleted) this once.
+    for (const set of [this.unwatched, this.beyond]) {
+      for (const p of set) {
+        if (!(await Deno.lstat(join(this.workTree, p)).then(() => true, () => false))) {
+          set.delete(p);
+        }
       }
     }
     if (doubt) return { doubt, paths: [] };
@@ -316,17 +391,21 @@ export class ChangeWatcher {
 
   /**
    * Takes over from `old` (flushed by the caller; this watcher was laid after `old` started): its
-   * unstaged changes and doubt carry over; its unwatched folders that this one watches are scanned
-   * once more (their changes before this watcher started are unknown), the others stay unwatched.
-   * `old` is closed.
+   * unstaged changes and doubt carry over; its unwatched folders (and those beyond its bounds)
+   * that this one accounts for are scanned once more (their changes before this watcher started
+   * are unknown), the others stay unwatched (beyond). `old` is closed.
    */
   absorb(old: ChangeWatcher): void {
     for (const p of old.#dirty) this.#dirty.add(p);
     for (const p of old.#created) this.#created.add(p);
     for (const p of old.#scanOnce) this.#scanOnce.add(p);
     for (const p of old.unwatched) {
-      if (this.#covers(p)) this.#scanOnce.add(p);
+      if (this.covers(p)) this.#scanOnce.add(p);
       else this.unwatched.add(p);
+    }
+    for (const p of old.beyond) {
+      if (this.covers(p)) this.#scanOnce.add(p);
+      else this.beyond.add(p);
     }
     this.#doubt ??= old.#doubt;
     this.stale ||= old.stale;
@@ -334,15 +413,18 @@ export class ChangeWatcher {
   }
 
   /**
-   * Whether this watcher's plan accounted for folder `p`: watched, or left out on purpose (it or a
-   * folder above it ignored, the data dir, a nested repository).
+   * Whether this watcher accounts for folder `p` (workspace-relative): watched, left out on
+   * purpose (it or a folder above it ignored, the data dir, a nested repository), or scanned whole
+   * (it or a folder above it one of {@link beyond}).
    */
-  #covers(p: string): boolean {
+  covers(p: string): boolean {
     if (this.watched.has(p)) return true;
     const parts = p.split("/");
     for (let i = parts.length; i > 0; i--) {
       const up = parts.slice(0, i).join("/");
-      if (this.#plan.skip.has(up) || this.#plan.nested.includes(up)) return true;
+      if (this.#plan.skip.has(up) || this.#plan.nested.includes(up) || this.beyond.has(up)) {
+        return true;
+      }
     }
     return false;
   }
