@@ -13,7 +13,8 @@
  * @module
  */
 import { hasRules, type Level, type PolicyCore, rulesOf } from "./context.ts";
-import { scriptParts, yieldNote, yieldsTo } from "./walk.ts";
+import { scriptParts } from "./walk.ts";
+import { yieldNote, yieldsTo } from "./yields.ts";
 import { parseShell } from "./shell/parse.ts";
 import { lexSimple } from "./shell/fast_path.ts";
 import type { GuardPart } from "./types.ts";

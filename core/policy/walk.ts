@@ -18,21 +18,14 @@
  * @module
  */
 import { basename } from "../util/path.ts";
-import { CODE_VARIABLE } from "./shell/programs/runners.ts";
 import { commandMatch, resolvePath, type Rule, starMatch, WILD } from "./rules.ts";
-import {
-  guardOnlyPathRule,
-  hasRules,
-  type Level,
-  type PolicyCore,
-  rulesOf,
-  type ScriptCtx,
-} from "./context.ts";
+import { hasRules, type Level, type PolicyCore, rulesOf, type ScriptCtx } from "./context.ts";
 import { argParts, globReadParts, pathTargetParts, readPathParts, urlParts } from "./arguments.ts";
 import { gitConfig, gitContentParts, gitNetPart, gitUnsafe } from "./git.ts";
 import { envSetPart, namePart } from "./names.ts";
 import { physical } from "./paths.ts";
 import { projectFileOperand } from "./project_files.ts";
+import { codeVariablePart, yieldNote, yieldsTo } from "./yields.ts";
 import { cdTarget, classify, gitNormalized, safePrefixName, secretName } from "./shell/commands.ts";
 import { parseShell } from "./shell/parse.ts";
 import type { ShellScript } from "./shell/script.ts";
@@ -219,7 +212,15 @@ export function simpleParts(
     if (a === "IFS" && /^(read|mapfile|readarray)$/.test(words[0] ?? "")) continue;
     const p = envSetPart(core, a, display, level, ctx);
     if (p) parts.push(p);
-    codeVariablePart(core, a, display, ctx, level, parts);
+    codeVariablePart(
+      core,
+      a,
+      display,
+      ctx,
+      level,
+      parts,
+      () => !words.length || classify(words).allowed,
+    );
   }
   if (!words.length) return;
   const name = words[0];
@@ -395,7 +396,7 @@ export function simpleParts(
       if (p) parts.push(p);
     }
   }
-  for (const n of c.sets ?? []) codeVariablePart(core, n, display, ctx, level, parts);
+  for (const n of c.sets ?? []) codeVariablePart(core, n, display, ctx, level, parts, c.allowed);
   for (const repo of c.net ?? []) {
     const p = gitNetPart(core, repo, display, level);
     // A line approved as it is ("allow always") lifts the default question, not a Net rule.
@@ -474,44 +475,6 @@ export function simpleParts(
 }
 
 /**
- * A variable set for a command that makes programs run a command or load code
- * (shell/programs/runners.ts `CODE_VARIABLE`: `PAGER`, `LD_PRELOAD`, `GIT_SSH_COMMAND`, …): while
- * an `Execute` deny or ask rule exists, it asks with that rule (auto-allow yields).
- */
-function codeVariablePart(
-  core: PolicyCore,
-  name: string,
-  display: string,
-  ctx: ScriptCtx,
-  level: Level,
-  parts: GuardPart[],
-): void {
-  if (ctx.approved || !CODE_VARIABLE.test(name)) return;
-  const y = yieldsTo(core, level);
-  if (!y) return;
-  parts.push({
-    decision: "ask",
-    reason: `${q(display)}: ${name} makes programs run a command or load code${yieldNote(y)}`,
-    rule: y.text,
-    subject: display,
-  });
-}
-
-/**
- * The rule a command the guard does not fully understand yields to: the first `Execute` deny
- * rule, or (not under `--dangerously-skip-permissions`) the first `Execute` ask rule, else the
- * first `Read`/`Write` rule only the guard enforces (./context.ts `guardOnlyPathRule`);
- * undefined when there is none. Its part asks with this rule, so the OS sandbox's auto-allow (which lifts only
- * default asks, sandbox/mod.ts `sandboxGuard`) does not run it and headless denies it.
- */
-export function yieldsTo(core: PolicyCore, level: Level): Rule | undefined {
-  const ex = rulesOf(core, "execute");
-  return ex.find((r) => r.decision === "deny") ??
-    (level === "skip" ? undefined : ex.find((r) => r.decision === "ask")) ??
-    guardOnlyPathRule(core, level);
-}
-
-/**
  * Why a program without a rule may run what an `Execute` deny or ask rule restricts: one of the
  * words of its arguments (`mentions`, ./shell/classification.ts) is that rule's program (its
  * first word, a `*` pattern matched). Undefined when none is.
@@ -541,11 +504,6 @@ const elsewhereCtx = (ctx: ScriptCtx, words: string[]): ScriptCtx => ({
   elsewhere: true,
   cwds: words.some((w) => /(^|\/)\.\.(\/|$)/.test(w)) ? null : ctx.cwds,
 });
-
-export const yieldNote = (r: Rule) =>
-  `; the guard cannot see what it runs and ${
-    by(r)
-  } restricts what commands do, so it asks (auto-allow yields)`;
 
 /** The star pattern of an Execute rule (`*` escaped for exact session rules). */
 function execPattern(r: Rule): string | undefined {

@@ -38,7 +38,13 @@ import { builtin, cdTarget } from "./programs/builtins.ts";
 import { readOnlySedScript, sed } from "./programs/sed.ts";
 import { git, gitNormalized, gitRepoHost } from "./programs/git.ts";
 import { find, wrapper, WRAPPERS } from "./programs/wrappers.ts";
-import { COMMAND_READERS, COMMAND_RUNNERS, loader, runner } from "./programs/runners.ts";
+import {
+  COMMAND_READERS,
+  COMMAND_RUNNERS,
+  expandLongOptions,
+  loader,
+  runner,
+} from "./programs/runners.ts";
 import { evalCommand, shell, SHELLS } from "./programs/shells.ts";
 import { sort, tee, uniq } from "./programs/writers.ts";
 import {
@@ -174,7 +180,9 @@ export function classify(words: string[]): Classification {
     return { ...unknownProgram(words), projectCode: noRuleFor(words[0]) };
   }
   const name = words[0];
-  const args = words.slice(1);
+  // `--to-com=sh` is tar's `--to-command` to getopt_long: abbreviations are judged as the option.
+  const args = expandLongOptions(name, words.slice(1));
+  words = [name, ...args];
   if (name.includes("/")) {
     return projectCode(
       words,
@@ -285,7 +293,9 @@ export function classify(words: string[]): Classification {
   if (
     AWK.has(name) && args.some((x) =>
       hasWild(x) ||
-      /system|getline|[|>]|^-f|^--file|^-E|^--exec|@load|^-l|^--load|^-i|^--include/.test(x)
+      /system|getline|[|>]|^-[^-]*f|^--file|^-E|^--exec|@load|@[A-Za-z_]\w*\s*\(|^-l|^--load|^-i|^--include|^-W/.test(
+        x,
+      )
     )
   ) {
     return opaque(

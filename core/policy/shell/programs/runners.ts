@@ -272,3 +272,67 @@ function makeProgramText(args: string[]): string | undefined {
  */
 export const CODE_VARIABLE =
   /^(LD_\w+|DYLD_\w+|BASH_FUNC_.*|GCONV_PATH|PATH|HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|ZDOTDIR|SHELLOPTS|BASHOPTS|PS[0-4]|BASH_LOADABLES_PATH|OPENSSL_CONF|OPENSSL_ENGINES|OPENSSL_MODULES|PYTHONWARNINGS|PYTHONBREAKPOINT|LUA_INIT|LUA_INIT_\w+|LUA_PATH|LUA_CPATH|PERL5DB|PERLLIB|GIT_COMMON_DIR|BASH_ENV|ENV|PROMPT_COMMAND|SHELL|BROWSER|LESSOPEN|LESSCLOSE|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PYTHONUSERBASE|PYTHONNOUSERSITE|PYTHONPYCACHEPREFIX|NODE_OPTIONS|NODE_PATH|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|GIT_EXEC_PATH|GIT_ASKPASS|SSH_ASKPASS|GIT_EXTERNAL_DIFF|GIT_SSH|GIT_SSH_COMMAND|GIT_PROXY_COMMAND|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_CONFIG|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_DIR|GIT_TEMPLATE_DIR|\w*PAGER|\w*EDITOR|VISUAL|TAR_OPTIONS|RSYNC_RSH|MAKEFLAGS|MFLAGS)$/;
+
+/**
+ * Environment variables set for a command that the guard knows change no program's code or
+ * options: locale, terminal and colour, CI markers, log levels, git's identity. Every other
+ * upper-case name yields to an `Execute` deny or ask rule (core/policy/walk.ts `codeVariablePart`):
+ * programs read options from such variables (`ZIPOPT='-TT sh'`, `MANOPT`, `LESS='+!…'`,
+ * `LESSKEYIN`), which no list of bad names covers (the pass after the eleventh).
+ */
+export const SAFE_VARIABLE =
+  /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLORTERM|COLUMNS|LINES|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|CI|DEBUG|VERBOSE|NODE_ENV|RUST_LOG|RUST_BACKTRACE|CARGO_TERM_COLOR|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONHASHSEED|PYTHONIOENCODING|PYTHONUTF8|TMPDIR|GIT_AUTHOR_(NAME|EMAIL|DATE)|GIT_COMMITTER_(NAME|EMAIL|DATE)|GIT_TERMINAL_PROMPT|GIT_OPTIONAL_LOCKS|SOURCE_DATE_EPOCH|HTTPS?_PROXY|NO_PROXY|ALL_PROXY)$/;
+
+/**
+ * Long options that run or load code, by program, as getopt_long spells them in full: every
+ * unambiguous prefix of a long option is that option (`tar --to-com=sh`, `sort --com=sh`,
+ * `split --fil=sh`, `install --strip-p=sh`, `zip --unzip-c=…`, `nm --plu=lib`: the pass after the
+ * eleventh). {@link expandLongOptions} spells such prefixes out before the option rules look.
+ */
+const LONG_CODE_OPTIONS: Record<string, readonly string[]> = {
+  split: ["--filter"],
+  sort: ["--compress-program"],
+  install: ["--strip-program"],
+  tar: [
+    "--to-command",
+    "--checkpoint-action",
+    "--use-compress-program",
+    "--info-script",
+    "--new-volume-script",
+    "--rsh-command",
+    "--rmt-command",
+  ],
+  zip: ["--unzip-command"],
+  nm: ["--plugin"],
+  objdump: ["--plugin"],
+  ar: ["--plugin"],
+  ranlib: ["--plugin"],
+  strip: ["--plugin"],
+  awk: ["--exec", "--file", "--include", "--load", "--source"],
+  gawk: ["--exec", "--file", "--include", "--load", "--source"],
+  man: ["--pager", "--html", "--preprocessor", "--config-file"],
+  less: ["--lesskey-file", "--lesskey-src", "--lesskey-content"],
+  fd: ["--exec", "--exec-batch"],
+  fdfind: ["--exec", "--exec-batch"],
+  ncat: ["--exec", "--sh-exec", "--lua-exec"],
+  sdiff: ["--diff-program"],
+  diff3: ["--diff-program"],
+};
+
+/**
+ * `args` with every long option of `name` that is a prefix (3 characters or more with the dashes)
+ * of one of its code-running options ({@link LONG_CODE_OPTIONS}) spelled out in full, its
+ * `=value` kept; other words as they are.
+ */
+export function expandLongOptions(name: string, args: string[]): string[] {
+  const full = LONG_CODE_OPTIONS[name];
+  if (!full) return args;
+  return args.map((a) => {
+    if (!a.startsWith("--") || a === "--") return a;
+    const eq = a.indexOf("=");
+    const opt = eq < 0 ? a : a.slice(0, eq);
+    if (opt.length < 3 || full.includes(opt)) return a;
+    const hit = full.find((f) => f.startsWith(opt));
+    return hit ? hit + (eq < 0 ? "" : a.slice(eq)) : a;
+  });
+}

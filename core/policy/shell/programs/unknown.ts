@@ -142,7 +142,8 @@ export function namesAProgramItRuns(
     seen++;
     if (seen === 1) first = a;
     if (seen > 2 || seen === 2 && /^[a-z][a-z0-9-]*$/.test(first)) return undefined;
-    if (isKnownProgram(a)) {
+    // `.` and `..` as operands are folders (`prettier --check .`), not the `.` builtin.
+    if (isKnownProgram(a) && a !== "." && a !== "..") {
       return `"${name}" may run the program it names (${
         show(a)
       }), which the guard does not analyse`;
