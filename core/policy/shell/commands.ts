@@ -293,9 +293,10 @@ export function classify(words: string[]): Classification {
   if (
     AWK.has(name) && args.some((x) =>
       hasWild(x) ||
-      /system|getline|[|>]|^-[^-]*f|^--file|^-E|^--exec|@load|@[A-Za-z_]\w*\s*\(|^-l|^--load|^-i|^--include|^-W/.test(
-        x,
-      )
+      /system|getline|[|>]|^-[^-]*f|^--file|^-E|^--exec|@load|@[A-Za-z_]\w*\s*\(|^-l|^--load|^-i|^--include|^-W/
+        .test(
+          x,
+        )
     )
   ) {
     return opaque(
