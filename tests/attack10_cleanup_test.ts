@@ -21,6 +21,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { headlessTurns } from "./support/headless_attack.ts";
+import { attackRoot, exists, sh } from "./support/sandbox_world.ts";
 import { detectBackend } from "../core/policy/sandbox/mod.ts";
 import {
   copyBounded,
@@ -35,30 +36,12 @@ const ON = !!(await detectBackend()).backend;
 const ROOT = Deno.uid() === 0;
 const FORCED = { COYOTE_TEST_MODE: "1", COYOTE_TEST_GUARD: "allow" };
 
-async function sh(cmd: string, cwd?: string): Promise<string> {
-  const o = await new Deno.Command("bash", { args: ["-c", cmd], cwd }).output();
-  return dec.decode(o.stdout) + dec.decode(o.stderr);
-}
-const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
-
 /** A temp root with `home` and `ws` (a git repository set up by `setup`). */
-async function world(setup = "") {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-a10c-" }));
-  const home = join(root, "home"), ws = join(root, "ws");
-  await sh(
-    `set -e; mkdir -p ${home}/.cache ${ws}
+function world(setup = "") {
+  return attackRoot("coyote-a10c-", (home, ws) =>
+    `mkdir -p ${home}/.cache
 cd ${ws}; git init -q; git -c user.name=a -c user.email=a@a commit -q --allow-empty -m init
-${setup}`,
-  );
-  return {
-    root,
-    home,
-    ws,
-    cleanup: async () => {
-      await sh(`chmod -R u+rwx '${root}'`);
-      await Deno.remove(root, { recursive: true });
-    },
-  };
+${setup}`);
 }
 
 async function run(

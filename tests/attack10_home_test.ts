@@ -21,18 +21,13 @@ import { Policy } from "../core/policy/policy.ts";
 import { detectBackend } from "../core/policy/sandbox/mod.ts";
 import { sandboxPath } from "../core/policy/sandbox/env.ts";
 import { headlessTurns } from "./support/headless_attack.ts";
+import { attackRoot, exists, sh } from "./support/sandbox_world.ts";
 
-const dec = new TextDecoder();
 const ON = !!(await detectBackend()).backend;
 const opts = { ignore: !ON, sanitizeOps: false, sanitizeResources: false };
 const FORCED = { COYOTE_TEST_MODE: "1", COYOTE_TEST_GUARD: "allow" };
 
-async function sh(cmd: string, cwd?: string): Promise<string> {
-  const o = await new Deno.Command("bash", { args: ["-c", cmd], cwd }).output();
-  return dec.decode(o.stdout) + dec.decode(o.stderr);
-}
 const has = (cmd: string) => sh(`command -v ${cmd} >/dev/null && echo yes`).then((o) => !!o.trim());
-const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
 
 /**
  * A root in /var/tmp (not under /tmp, so PATH entries in the home are not dropped for lying in
@@ -40,27 +35,13 @@ const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
  * `.local/bin` store holding a Python program named `yq` (a program the guard allows) — and `ws`,
  * a git repository with folders `v0`…`v9`.
  */
-async function world() {
-  const root = await Deno.realPath(
-    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "coyote-a10home-" }),
-  );
-  const home = join(root, "home"), ws = join(root, "ws");
-  await sh(
-    `set -e; mkdir -p ${home}/.ssh ${home}/.local/bin ${ws}
+function world() {
+  return attackRoot("coyote-a10home-", (home, ws) =>
+    `mkdir -p ${home}/.ssh ${home}/.local/bin
 echo 'SSHKEY-SECRET' > ${home}/.ssh/id_ed25519
 printf '#!/usr/bin/env python3\\nprint("yq 4.0")\\n' > ${home}/.local/bin/yq; chmod +x ${home}/.local/bin/yq
 cd ${ws}; git init -q; git -c user.name=a -c user.email=a@a commit -q --allow-empty -m init
-for i in 0 1 2 3 4 5 6 7 8 9; do mkdir -p v$i; echo x > v$i/f; done`,
-  );
-  return {
-    root,
-    home,
-    ws,
-    cleanup: async () => {
-      await sh(`chmod -R u+rwx '${root}'`);
-      await Deno.remove(root, { recursive: true });
-    },
-  };
+for i in 0 1 2 3 4 5 6 7 8 9; do mkdir -p v$i; echo x > v$i/f; done`, "/var/tmp");
 }
 
 /** One headless run, one turn per command (ids c0, c1, …), HOME = the world's, PATH with its stores. */

@@ -23,7 +23,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { detectBackend } from "../core/policy/sandbox/mod.ts";
 import { headlessTurns } from "./support/headless_attack.ts";
-import { exists, sh } from "./support/sandbox_world.ts";
+import { attackRoot, exists } from "./support/sandbox_world.ts";
 import { loadedPaths } from "../core/policy/sandbox/startup_sources.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -34,21 +34,10 @@ const GIT = "git -c user.name=a -c user.email=a@a";
 async function world(setup = "") {
   const { backend } = await detectBackend();
   assert.ok(backend, "bwrap must be installed for these tests");
-  const root = await Deno.realPath(
-    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "coyote-a11later-" }),
-  );
-  const home = join(root, "home"), ws = join(root, "ws");
-  await sh(`set -e; mkdir -p ${home} ${ws}; cd ${ws}; git init -q
+  return attackRoot("coyote-a11later-", (_home, ws) =>
+    `cd ${ws}; git init -q
 ${setup}
-git add -A; ${GIT} commit -q --allow-empty -m init`);
-  return {
-    home,
-    ws,
-    cleanup: async () => {
-      await sh(`chmod -R u+rwx '${root}'`);
-      await Deno.remove(root, { recursive: true });
-    },
-  };
+git add -A; ${GIT} commit -q --allow-empty -m init`, "/var/tmp");
 }
 
 /** One headless run, one turn per call (ids c0, c1, …). */

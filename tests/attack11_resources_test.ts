@@ -19,39 +19,20 @@ import { detectBackend } from "../core/policy/sandbox/mod.ts";
 import { CheckpointStore } from "../core/session/checkpoints/store.ts";
 import { MAX_WATCH_DEPTH, planWatch } from "../core/session/checkpoints/watch.ts";
 import { headlessTurns } from "./support/headless_attack.ts";
+import { attackRoot, exists, sh } from "./support/sandbox_world.ts";
 import { makeRepo, snapshot } from "./support/rewind_scene.ts";
 
-const dec = new TextDecoder();
 const ON = !!(await detectBackend()).backend;
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
-async function sh(cmd: string, cwd?: string): Promise<string> {
-  const o = await new Deno.Command("bash", { args: ["-c", cmd], cwd }).output();
-  return dec.decode(o.stdout) + dec.decode(o.stderr);
-}
-const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
-
 /** A root in /var/tmp with `home` and `ws` (a git repository with folders `v0`…`v9`). */
-async function world(setup = "") {
-  const root = await Deno.realPath(
-    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "coyote-a11r-" }),
-  );
-  const home = join(root, "home"), ws = join(root, "ws");
-  await sh(
-    `set -e; mkdir -p ${home}/.cache ${ws}
+function world(setup = "") {
+  return attackRoot("coyote-a11r-", (home, ws) =>
+    `mkdir -p ${home}/.cache
 cd ${ws}; git init -q; git -c user.name=a -c user.email=a@a commit -q --allow-empty -m init
-for i in 0 1 2 3 4 5 6 7 8 9; do mkdir -p v$i; echo x > v$i/f; done`,
-  );
-  if (setup) await sh(setup, ws);
-  return {
-    root,
-    home,
-    ws,
-    cleanup: async () => {
-      await sh(`chmod -R u+rwx '${root}'`);
-      await Deno.remove(root, { recursive: true });
-    },
-  };
+for i in 0 1 2 3 4 5 6 7 8 9; do mkdir -p v$i; echo x > v$i/f; done
+set +e
+${setup}`, "/var/tmp");
 }
 
 /** One headless run, one turn per command (ids c0, c1, …), HOME = the world's. */

@@ -40,6 +40,35 @@ export async function sh(cmd: string, cwd?: string): Promise<string> {
 /** Whether `p` exists (a dangling symlink counts). */
 export const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
 
+/**
+ * An attacker pass's world: a temp root (real path; under `dir`, default the system temp dir)
+ * holding `home` and `ws`, built by the bash text `script(home, ws)` run with `set -e` (it fails
+ * the test when a step fails). `cleanup` makes everything writable again (a command may have
+ * left read-only folders) and removes the root.
+ */
+export async function attackRoot(
+  prefix: string,
+  script: (home: string, ws: string) => string,
+  dir?: string,
+) {
+  const root = await Deno.realPath(await Deno.makeTempDir({ dir, prefix }));
+  const home = join(root, "home"), ws = join(root, "ws");
+  const o = await new Deno.Command("bash", {
+    args: ["-c", `set -e; mkdir -p '${home}' '${ws}'\n${script(home, ws)}`],
+    stderr: "piped",
+  }).output();
+  if (!o.success) throw new Error(`world set-up failed: ${dec.decode(o.stderr)}`);
+  return {
+    root,
+    home,
+    ws,
+    cleanup: async () => {
+      await sh(`chmod -R u+rwx '${root}'`);
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
 /** git's identity options for commits made by a test. */
 export const GIT_ID = "-c user.name=a -c user.email=a@example.com";
 
