@@ -25,16 +25,10 @@ import { detectBackend } from "../core/policy/sandbox/mod.ts";
 import { configHoldsCredential } from "../core/policy/sandbox/store_kinds.ts";
 import { credentialValue } from "../core/tools/secret_value.ts";
 import { headlessTurns } from "./support/headless_attack.ts";
+import { attackRoot, exists, sh } from "./support/sandbox_world.ts";
 
-const dec = new TextDecoder();
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const FORCED = { COYOTE_TEST_MODE: "1", COYOTE_TEST_GUARD: "allow" };
-
-async function sh(cmd: string, cwd?: string): Promise<string> {
-  const o = await new Deno.Command("bash", { args: ["-c", cmd], cwd }).output();
-  return dec.decode(o.stdout) + dec.decode(o.stderr);
-}
-const exists = (p: string) => Deno.lstat(p).then(() => true, () => false);
 
 /** The sandbox must work here: these tests do not skip. */
 async function requireSandbox() {
@@ -43,25 +37,16 @@ async function requireSandbox() {
 
 /** A root in /var/tmp with `home` (a `.cache` store, `homeSetup` run in it) and `ws` (a git repository). */
 async function world(homeSetup = "") {
-  const root = await Deno.realPath(
-    await Deno.makeTempDir({ dir: "/var/tmp", prefix: "coyote-a11h-" }),
-  );
-  const home = join(root, "home"), ws = join(root, "ws");
-  await sh(
-    `set -e; mkdir -p ${home}/.ssh ${home}/.cache ${ws}
+  const w = await attackRoot(
+    "coyote-a11h-",
+    (home, ws) =>
+      `mkdir -p ${home}/.ssh ${home}/.cache
 echo 'SSHKEY-SECRET' > ${home}/.ssh/id_ed25519
 cd ${ws}; git init -q; git -c user.name=a -c user.email=a@a commit -q --allow-empty -m init`,
+    "/var/tmp",
   );
-  if (homeSetup) await sh(homeSetup, home);
-  return {
-    root,
-    home,
-    ws,
-    cleanup: async () => {
-      await sh(`chmod -R u+rwx '${root}'`);
-      await Deno.remove(root, { recursive: true });
-    },
-  };
+  if (homeSetup) await sh(homeSetup, w.home);
+  return w;
 }
 
 /** One headless run, one turn per command (ids c0, c1, …), HOME = the world's. */

@@ -185,18 +185,24 @@ Deno.test("attack11 class 4: planWatch stops at its depth and cost bounds (the r
 
 const ROOT = Deno.uid() === 0;
 
+/** A 1 GB tmpfs mounted at `<root>/mnt` (as root): another file system for the data dir. */
+async function tmpfsIn(root: string): Promise<{ mnt: string; mounted: boolean }> {
+  const mnt = join(root, "mnt");
+  await Deno.mkdir(mnt);
+  const mounted = (await new Deno.Command("mount", {
+    args: ["-t", "tmpfs", "-o", "size=1g", "tmpfs", mnt],
+    stderr: "null",
+  }).output()).success;
+  return { mnt, mounted };
+}
+
 Deno.test(
   "attack11 class 4: a data dir on another file system (tmpfs, as root): many new dot-folders sharing one hard-linked file are not copied once each",
   opts,
   async () => {
     assert.ok(ROOT, "mounting the tmpfs needs root (a container's root will do)");
     const w = await world();
-    const mnt = join(w.root, "mnt");
-    await Deno.mkdir(mnt);
-    const mounted = (await new Deno.Command("mount", {
-      args: ["-t", "tmpfs", "-o", "size=1g", "tmpfs", mnt],
-      stderr: "null",
-    }).output()).success;
+    const { mnt, mounted } = await tmpfsIn(w.root);
     try {
       assert.ok(mounted, "mount a tmpfs (root)");
       // 10 MB written by the command; 30 more dot-folders each hold a hard link to it. Each is
@@ -239,12 +245,7 @@ Deno.test(
   async () => {
     assert.ok(ROOT, "mounting the tmpfs needs root (a container's root will do)");
     const w = await world();
-    const mnt = join(w.root, "mnt");
-    await Deno.mkdir(mnt);
-    const mounted = (await new Deno.Command("mount", {
-      args: ["-t", "tmpfs", "-o", "size=1g", "tmpfs", mnt],
-      stderr: "null",
-    }).output()).success;
+    const { mnt, mounted } = await tmpfsIn(w.root);
     try {
       assert.ok(mounted, "mount a tmpfs (root)");
       await Deno.mkdir(join(mnt, "tmp"));

@@ -7,23 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { startModelServer } from "./support/model_server.ts";
-import { childEnv, coyoteCommand, makeCoyoteEnv, runCoyote } from "./support/run_coyote.ts";
+import { childEnv, cliWorld, coyoteCommand, runCoyote } from "./support/run_coyote.ts";
 import { Tmux } from "./support/tmux.ts";
 
 const NO_USAGE = "provider:\n  stream_options: false\n";
 
-async function world(config?: string) {
-  const env = await makeCoyoteEnv();
-  if (config) await Deno.writeTextFile(`${env.configDir}/config.yaml`, config);
-  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-footers-" }));
-  return {
-    env,
-    cwd,
-    async close() {
-      await env.cleanup();
-      await Deno.remove(cwd, { recursive: true }).catch(() => {});
-    },
-  };
+function world(config?: string) {
+  return cliWorld("coyote-footers-", config);
 }
 
 Deno.test("one-shot: a server that reports no usage gets 'tokens not reported', not '0 tokens'", async () => {

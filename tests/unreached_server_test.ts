@@ -10,9 +10,9 @@ import assert from "node:assert/strict";
 import { startModelServer } from "./support/model_server.ts";
 import {
   childEnv,
+  cliWorld,
   coyoteCommand,
   type CoyoteEnv,
-  makeCoyoteEnv,
   parseJsonLines,
   runCoyote,
 } from "./support/run_coyote.ts";
@@ -35,17 +35,8 @@ async function stored(env: CoyoteEnv): Promise<string[]> {
   return out;
 }
 
-async function world() {
-  const env = await makeCoyoteEnv();
-  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "coyote-unreached-" }));
-  return {
-    env,
-    cwd,
-    async close() {
-      await env.cleanup();
-      await Deno.remove(cwd, { recursive: true }).catch(() => {});
-    },
-  };
+function world() {
+  return cliWorld("coyote-unreached-");
 }
 
 Deno.test("one-shot: refused, 401 and 404 runs print the error alone and leave no stored session", async () => {

@@ -172,3 +172,21 @@ export function toolCallTexts(stdout: string): Record<string, string> {
   }
   return out;
 }
+
+/**
+ * A CLI test's world: a fresh {@link makeCoyoteEnv} (with `config` written as its config.yaml when
+ * given) and an empty working folder `cwd` (real path); `close` removes both.
+ */
+export async function cliWorld(prefix: string, config?: string) {
+  const env = await makeCoyoteEnv();
+  if (config) await Deno.writeTextFile(`${env.configDir}/config.yaml`, config);
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+  return {
+    env,
+    cwd,
+    async close() {
+      await env.cleanup();
+      await Deno.remove(cwd, { recursive: true }).catch(() => {});
+    },
+  };
+}
